@@ -1,0 +1,2 @@
+// `quorate/broker`: the reference broker for tests and embedding.
+export {};

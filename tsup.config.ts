@@ -1,0 +1,17 @@
+import { defineConfig } from 'tsup';
+
+export default defineConfig({
+  entry: {
+    index: 'src/index.ts',
+    broker: 'src/broker.ts',
+    'bin/quorate-broker': 'src/cluster-broker/cli/main.ts',
+  },
+  format: ['esm', 'cjs'],
+  dts: { entry: { index: 'src/index.ts', broker: 'src/broker.ts' } },
+  sourcemap: true,
+  clean: true,
+  target: 'node20',
+  splitting: false,
+  // p-retry 7 is ESM-only: bundle it so require('quorate') works from CommonJS.
+  noExternal: ['p-retry', 'is-network-error'],
+});
