@@ -1,11 +1,13 @@
 import { defineConfig } from 'vitest/config';
 
-// Tests that start servers (brokers, clusters, RabbitMQ) live in test/integration and run one
-// file at a time; pure tests run in parallel. Both run with `npm test`.
+// `npm test` runs both projects. Pure tests (test/**) run in parallel; tests that start servers
+// (test/integration/**) run one file at a time and share one RabbitMQ node started by the global
+// setup. Under CI the JSON reporter also writes .vitest-results.json, which .ci/run counts.
 export default defineConfig({
   test: {
     testTimeout: 60_000,
-    hookTimeout: 120_000,
+    hookTimeout: 180_000,
+    reporters: process.env.CI ? ['default', ['json', { outputFile: '.vitest-results.json' }]] : ['default'],
     projects: [
       {
         extends: true,
@@ -17,7 +19,7 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           fileParallelism: false,
-          sequence: { groupOrder: 1 },
+          globalSetup: ['test/integration/setup/rabbitmq-global.ts'],
         },
       },
     ],
