@@ -1,0 +1,68 @@
+/**
+ * Error classes of quorate. Every error carries the AMQP error `condition` (a symbol such as
+ * 'amqp:decode-error'), a human `description`, optional `info` and the standard `cause`.
+ * One subclass per condition family; other layers append their own subclasses below.
+ */
+
+export interface AmqpErrorOptions {
+  info?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+export class AmqpError extends Error {
+  readonly condition: string;
+  readonly description: string;
+  readonly info?: Record<string, unknown>;
+
+  constructor(condition: string, description: string, options: AmqpErrorOptions = {}) {
+    super(`${condition}: ${description}`, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AmqpError';
+    this.condition = condition;
+    this.description = description;
+    if (options.info !== undefined) this.info = options.info;
+  }
+}
+
+/**
+ * Bytes that cannot be decoded: 'amqp:decode-error' (a malformed value),
+ * 'amqp:connection:framing-error' (a malformed or oversized frame),
+ * 'amqp:frame-size-too-small' and similar codec conditions.
+ */
+export class AmqpDecodeError extends AmqpError {
+  constructor(condition: string, description: string, options: AmqpErrorOptions = {}) {
+    super(condition, description, options);
+    this.name = 'AmqpDecodeError';
+  }
+}
+
+/** A value that cannot be encoded as asked (out of range, missing mandatory field): 'amqp:invalid-field'. */
+export class AmqpEncodeError extends AmqpError {
+  constructor(description: string, options: AmqpErrorOptions = {}) {
+    super('amqp:invalid-field', description, options);
+    this.name = 'AmqpEncodeError';
+  }
+}
+
+/** Connection-scope failures: 'amqp:connection:*' conditions and connection-level closes (protocol engine). */
+export class ConnectionError extends AmqpError {
+  constructor(condition: string, description: string, options: AmqpErrorOptions = {}) {
+    super(condition, description, options);
+    this.name = 'ConnectionError';
+  }
+}
+
+/** Session-scope failures: 'amqp:session:*' conditions and session ends with an error (protocol engine). */
+export class SessionError extends AmqpError {
+  constructor(condition: string, description: string, options: AmqpErrorOptions = {}) {
+    super(condition, description, options);
+    this.name = 'SessionError';
+  }
+}
+
+/** Link-scope failures: 'amqp:link:*' conditions and detaches with an error (protocol engine). */
+export class LinkError extends AmqpError {
+  constructor(condition: string, description: string, options: AmqpErrorOptions = {}) {
+    super(condition, description, options);
+    this.name = 'LinkError';
+  }
+}
