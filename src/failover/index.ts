@@ -1,0 +1,74 @@
+/**
+ * failover/: plain state and policy that survives a connection (no sockets, timers or clocks).
+ * client/ drives it; see each module's header for how.
+ */
+export {
+  AdmissionGate,
+  type AdmissionLimits,
+  type Grant,
+  type Reservation,
+  type ReserveResult,
+} from './admission.js';
+export { type CreditFlow, CreditWindow, type CreditWindowOptions } from './credit-window.js';
+export {
+  FAILOVER_SERVER_LIST,
+  failoverListFromOpenProperties,
+  MEMBERSHIP_ADDRESS,
+  type MemberInfo,
+  mapGet,
+  type ParsedMemberList,
+  parseMember,
+  parseMemberList,
+  unwrapValue,
+} from './membership.js';
+export {
+  describeMessageId,
+  ensureMessageId,
+  hasMessageId,
+  type MessageId,
+  messageIdKey,
+  type WithMessageId,
+} from './message-id.js';
+export { type Random, randomIndex, seededRandom, shuffled } from './random.js';
+export {
+  type DedupDecision,
+  type FinalOutcome,
+  ReceiverDedup,
+  type ReceiverDedupOptions,
+} from './receiver-dedup.js';
+export {
+  type PRetryOptionsShape,
+  type ReconnectDecision,
+  type ReconnectHistory,
+  type ReconnectOptions,
+  ReconnectPolicy,
+} from './reconnect-policy.js';
+export {
+  type AdmitResult,
+  type DeliveryPhase,
+  type JournalEntry,
+  type OnFull,
+  ReplayJournal,
+  type ReplayJournalOptions,
+  type ReplayPlan,
+} from './replay-journal.js';
+export {
+  type AmqpScheme,
+  DEFAULT_PORTS,
+  describeServer,
+  isAmqpScheme,
+  parseServerUrl,
+  type ServerAddress,
+  type ServerConfig,
+  type ServerSource,
+  serverKey,
+} from './server-address.js';
+export {
+  type NextServer,
+  type NotQuorateBackoff,
+  type PoolChange,
+  type ServerListAction,
+  ServerPool,
+  type ServerPoolOptions,
+  type ServerStats,
+} from './server-pool.js';

@@ -1,0 +1,136 @@
+/**
+ * Decoding of cluster membership lists: the Open frame's `failover-server-list` property, the
+ * `$cluster/membership` feed and the `info` of an `amqp:connection:redirect` error all use the
+ * same map shape (symbol keys `network-host`, `port`, `scheme`, `hostname`, plus our
+ * `quorate:member-id`, `quorate:quorate`, `quorate:leader`).
+ *
+ * Liberal on purpose: maps may arrive as plain objects (string keys) or as `Map`s whose keys are
+ * strings or symbol-typed values; values may be plain or Typed wrappers; `port` may be an int,
+ * a bigint or a string. Entries that cannot be used (no host, bad port) are skipped and counted.
+ */
+import { type AmqpScheme, isAmqpScheme } from './server-address.js';
+
+export const FAILOVER_SERVER_LIST = 'failover-server-list';
+export const MEMBERSHIP_ADDRESS = '$cluster/membership';
+
+export interface MemberInfo {
+  host: string;
+  /** absent: the default port of the scheme the client ends up using */
+  port?: number;
+  scheme?: AmqpScheme;
+  hostname?: string;
+  memberId?: string;
+  quorate?: boolean;
+  leader?: boolean;
+}
+
+export interface ParsedMemberList {
+  members: MemberInfo[];
+  /** entries that were present but unusable (skipped) */
+  invalid: number;
+}
+
+function isTypedLike(v: unknown): v is { type: string; value: unknown } {
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    !(v instanceof Map) &&
+    !(v instanceof Uint8Array) &&
+    typeof (v as { type?: unknown }).type === 'string' &&
+    'value' in v
+  );
+}
+
+/** Strip Typed wrappers (symbol, ushort, list, map, described...) down to the plain value. */
+export function unwrapValue(v: unknown): unknown {
+  let cur = v;
+  for (let depth = 0; depth < 8 && isTypedLike(cur); depth++) cur = cur.value;
+  return cur;
+}
+
+/** Look a key up in a decoded map: a plain object, or a Map keyed by strings or Typed symbols. */
+export function mapGet(map: unknown, key: string): unknown {
+  const m = unwrapValue(map);
+  if (m instanceof Map) {
+    if (m.has(key)) return unwrapValue(m.get(key));
+    for (const [k, v] of m) if (unwrapValue(k) === key) return unwrapValue(v);
+    return undefined;
+  }
+  if (typeof m === 'object' && m !== null && !Array.isArray(m) && !(m instanceof Uint8Array)) {
+    return Object.hasOwn(m, key) ? unwrapValue((m as Record<string, unknown>)[key]) : undefined;
+  }
+  return undefined;
+}
+
+function asString(v: unknown): string | undefined {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'bigint') return String(v);
+  return undefined;
+}
+
+function asPort(v: unknown): number | undefined | 'invalid' {
+  if (v === undefined || v === null) return undefined;
+  let n: number;
+  if (typeof v === 'number') n = v;
+  else if (typeof v === 'bigint') n = Number(v);
+  else if (typeof v === 'string' && /^\s*\d+\s*$/.test(v)) n = Number(v.trim());
+  else return 'invalid';
+  return Number.isInteger(n) && n > 0 && n <= 65535 ? n : 'invalid';
+}
+
+function asBoolean(v: unknown): boolean | undefined {
+  if (typeof v === 'boolean') return v;
+  if (v === 'true' || v === 1) return true;
+  if (v === 'false' || v === 0) return false;
+  return undefined;
+}
+
+/** One member map; undefined when unusable. */
+export function parseMember(entry: unknown): MemberInfo | undefined {
+  const rawHost = asString(mapGet(entry, 'network-host'));
+  if (rawHost === undefined) return undefined;
+  const host = rawHost.trim().replace(/^\[(.*)\]$/, '$1');
+  if (host === '') return undefined;
+  const port = asPort(mapGet(entry, 'port'));
+  if (port === 'invalid') return undefined;
+  const member: MemberInfo = { host };
+  if (port !== undefined) member.port = port;
+  const scheme = asString(mapGet(entry, 'scheme'))?.toLowerCase();
+  if (scheme !== undefined) {
+    if (!isAmqpScheme(scheme)) return undefined; // e.g. ws: not something we can dial
+    member.scheme = scheme;
+  }
+  const hostname = asString(mapGet(entry, 'hostname'));
+  if (hostname !== undefined && hostname !== '') member.hostname = hostname;
+  const memberId = asString(mapGet(entry, 'quorate:member-id'));
+  if (memberId !== undefined) member.memberId = memberId;
+  const quorate = asBoolean(mapGet(entry, 'quorate:quorate'));
+  if (quorate !== undefined) member.quorate = quorate;
+  const leader = asBoolean(mapGet(entry, 'quorate:leader'));
+  if (leader !== undefined) member.leader = leader;
+  return member;
+}
+
+/**
+ * A membership list. `undefined` when the value is absent (null/undefined) or not a list at all:
+ * the pool is then left alone. An empty list parses to `{ members: [] }`.
+ */
+export function parseMemberList(value: unknown): ParsedMemberList | undefined {
+  const list = unwrapValue(value);
+  if (!Array.isArray(list)) return undefined;
+  const members: MemberInfo[] = [];
+  let invalid = 0;
+  for (const entry of list) {
+    const m = parseMember(entry);
+    if (m === undefined) invalid++;
+    else members.push(m);
+  }
+  return { members, invalid };
+}
+
+/** The `failover-server-list` property of an Open frame's `properties` (a fields map). */
+export function failoverListFromOpenProperties(properties: unknown): ParsedMemberList | undefined {
+  if (properties === undefined || properties === null) return undefined;
+  return parseMemberList(mapGet(properties, FAILOVER_SERVER_LIST));
+}

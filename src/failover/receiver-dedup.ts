@@ -1,0 +1,149 @@
+/**
+ * Per-receiver duplicate suppression by message-id (delivery contract #10).
+ *
+ * A receiver never hands its application the same message-id twice within the window:
+ * - an id the application accepted or rejected: settle the redelivery again with that outcome,
+ *   do not hand it out;
+ * - an id it released or modified: forgotten, so the redelivery is handed out again;
+ * - an id that is buffered or handed out and not yet settled: bind the redelivery to that
+ *   pending delivery (the client settles it with whatever the application decides for the
+ *   original);
+ * - no message-id: no dedup.
+ * Remembered settled ids are bounded by count and by age (time passed in, same clock always).
+ * Keys are canonical (type and value): string 'a', symbol 'a' and binary 0x61 differ.
+ *
+ * `T` is the client's token for a pending delivery (whatever it needs to settle it later).
+ */
+import type { DeliveryState } from '../codec/contract.js';
+import { messageIdKey } from './message-id.js';
+
+export interface ReceiverDedupOptions {
+  /** settled ids remembered, default 10,000 */
+  maxIds?: number;
+  /** how long a settled id is remembered after it was last seen (ms), default 10 min */
+  maxAgeMs?: number;
+}
+
+/** Outcomes that end a message's life at the broker: a redelivery is settled again, not handed out. */
+export type FinalOutcome = Extract<DeliveryState, { type: 'accepted' } | { type: 'rejected' }>;
+
+export type DedupDecision<T> =
+  /** hand it to the application (after calling onHandedOut); `key` is undefined when it has no id */
+  | { action: 'deliver'; key: string | undefined }
+  /** do not hand out: settle this transfer with `outcome` now */
+  | { action: 'settle'; key: string; outcome: FinalOutcome }
+  /** do not hand out: settle this transfer together with the pending delivery `pending` */
+  | { action: 'bind'; key: string; pending: T; handedOut: boolean };
+
+interface OpenEntry<T> {
+  token: T;
+  handedOut: boolean;
+}
+interface SettledEntry {
+  outcome: FinalOutcome;
+  at: number;
+}
+
+function finalOutcome(outcome: DeliveryState): FinalOutcome | undefined {
+  if (outcome.type === 'accepted' || outcome.type === 'rejected') return outcome;
+  if (outcome.type === 'transactional-state' && outcome.outcome !== undefined)
+    return finalOutcome(outcome.outcome);
+  return undefined;
+}
+
+export class ReceiverDedup<T = unknown> {
+  readonly maxIds: number;
+  readonly maxAgeMs: number;
+  private readonly open = new Map<string, OpenEntry<T>>();
+  /** insertion order == order of last touch (refreshes delete and re-insert) */
+  private readonly settled = new Map<string, SettledEntry>();
+
+  constructor(options: ReceiverDedupOptions = {}) {
+    this.maxIds = Math.max(0, options.maxIds ?? 10_000);
+    this.maxAgeMs = Math.max(0, options.maxAgeMs ?? 600_000);
+  }
+
+  /** Settled ids remembered now. */
+  get rememberedCount(): number {
+    return this.settled.size;
+  }
+  /** Ids buffered or handed out, not yet settled. */
+  get pendingCount(): number {
+    return this.open.size;
+  }
+
+  /** A transfer arrived with this message-id. `token` identifies it if it becomes the pending one. */
+  onDelivery(messageId: unknown, token: T, now: number): DedupDecision<T> {
+    const key = messageIdKey(messageId);
+    if (key === undefined) return { action: 'deliver', key: undefined };
+    this.prune(now);
+    const open = this.open.get(key);
+    if (open !== undefined) return { action: 'bind', key, pending: open.token, handedOut: open.handedOut };
+    const settled = this.settled.get(key);
+    if (settled !== undefined) {
+      // seen again: the broker still has it, so remember it for a full window from now
+      this.settled.delete(key);
+      this.settled.set(key, { outcome: settled.outcome, at: now });
+      return { action: 'settle', key, outcome: settled.outcome };
+    }
+    this.open.set(key, { token, handedOut: false });
+    return { action: 'deliver', key };
+  }
+
+  /** The delivery was handed to the application. */
+  onHandedOut(messageId: unknown, token: T): void {
+    const key = messageIdKey(messageId);
+    if (key === undefined) return;
+    const open = this.open.get(key);
+    if (open === undefined) this.open.set(key, { token, handedOut: true });
+    else open.handedOut = true;
+  }
+
+  /**
+   * The application settled it (call when it settles, not when the broker confirms: an accept in
+   * doubt must still suppress the redelivery). accepted/rejected are remembered; released,
+   * modified and anything else are forgotten so a redelivery is handed out again.
+   */
+  onSettled(messageId: unknown, outcome: DeliveryState, now: number): void {
+    const key = messageIdKey(messageId);
+    if (key === undefined) return;
+    this.open.delete(key);
+    const final = finalOutcome(outcome);
+    this.settled.delete(key);
+    if (final !== undefined) this.settled.set(key, { outcome: final, at: now });
+    this.prune(now);
+  }
+
+  /**
+   * The connection died: deliveries buffered but not handed out are dropped by the client (the
+   * broker offers them again), so forget them. Handed-out ones stay pending. Returns how many.
+   */
+  connectionLost(): number {
+    let dropped = 0;
+    for (const [key, e] of this.open) {
+      if (!e.handedOut) {
+        this.open.delete(key);
+        dropped++;
+      }
+    }
+    return dropped;
+  }
+
+  /** Drop a pending id without an outcome (e.g. the receiver closed with it buffered). */
+  forgetPending(messageId: unknown): void {
+    const key = messageIdKey(messageId);
+    if (key !== undefined) this.open.delete(key);
+  }
+
+  /** Evict settled ids older than maxAgeMs, then the oldest beyond maxIds. */
+  prune(now: number): void {
+    for (const [key, e] of this.settled) {
+      if (now - e.at < this.maxAgeMs) break;
+      this.settled.delete(key);
+    }
+    while (this.settled.size > this.maxIds) {
+      const oldest = this.settled.keys().next().value as string;
+      this.settled.delete(oldest);
+    }
+  }
+}

@@ -1,0 +1,346 @@
+/**
+ * The server pool: which members exist, and which one to try next.
+ *
+ * Members come from the configured URLs, from the Open frame's `failover-server-list` and from
+ * the `$cluster/membership` feed; every update reports `{ added, removed }`. Update policy as in
+ * Qpid JMS (`amqpOpenServerListAction`): an absent key or an empty list leaves the pool alone;
+ * 'replace' (default) makes the pool the broker's list plus the server we are connected to;
+ * 'add' merges; 'ignore' drops updates. Learned members inherit credentials and per-endpoint
+ * options from the member they were learned through.
+ *
+ * Selection is round-robin over a (seeded-random, by default) order. Members that closed us as
+ * not quorate are tried last and only after their own backoff expires; when nothing else is
+ * left, the one whose backoff ends first is returned with `notBefore` (never skipped for good:
+ * the whole cluster may have lost quorum and come back).
+ *
+ * Plain state: no timers, no sockets; `now` is passed in (any monotonic millisecond clock).
+ */
+import { AmqpError } from '../errors.js';
+import {
+  failoverListFromOpenProperties,
+  type MemberInfo,
+  parseMember,
+  parseMemberList,
+} from './membership.js';
+import { type Random, randomIndex, shuffled } from './random.js';
+import {
+  DEFAULT_PORTS,
+  parseServerUrl,
+  type ServerAddress,
+  type ServerConfig,
+  type ServerSource,
+  serverKey,
+} from './server-address.js';
+
+export type ServerListAction = 'replace' | 'add' | 'ignore';
+
+export interface NotQuorateBackoff {
+  /** first backoff after a not-quorate close (ms), default 1000 */
+  initialMs?: number;
+  /** cap (ms), default 30000 */
+  maxMs?: number;
+  /** growth per consecutive not-quorate close, default 2 */
+  factor?: number;
+  /** extra random fraction in [0, jitter), default 0.5 */
+  jitter?: number;
+}
+
+export interface ServerPoolOptions {
+  /** shuffle configured and learned members (seeded by `random`), default true */
+  randomize?: boolean;
+  /** [0, 1) generator; default Math.random. Pass a seeded one for reproducible order. */
+  random?: Random;
+  /** what a non-empty broker list does to the pool, default 'replace' */
+  serverListAction?: ServerListAction;
+  notQuorateBackoff?: NotQuorateBackoff;
+}
+
+/** Per-member reconnect accounting. */
+export interface ServerStats {
+  /** connection attempts handed out by next() */
+  attempts: number;
+  /** failures since the last successful connection */
+  consecutiveFailures: number;
+  lastFailureAt?: number;
+  lastFailureReason?: unknown;
+  /** consecutive not-quorate closes (reset by connected()) */
+  notQuorateCount: number;
+  /** not tried before this time (set by notQuorate()) */
+  notQuorateUntil?: number;
+  connections: number;
+}
+
+export interface PoolChange<O = unknown> {
+  added: ServerAddress<O>[];
+  removed: ServerAddress<O>[];
+}
+
+export interface NextServer<O = unknown> {
+  server: ServerAddress<O>;
+  /** earliest time to dial it (== now unless only backed-off not-quorate members remain) */
+  notBefore: number;
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+export class ServerPool<O = unknown> {
+  private readonly entries = new Map<string, ServerAddress<O>>();
+  private readonly statsByKey = new Map<string, ServerStats>();
+  private order: string[] = [];
+  private lastKey: string | undefined;
+  private lastIndex = -1;
+  private preferredKey: string | undefined;
+  private currentKey: string | undefined;
+  private readonly random: Random;
+  private readonly randomize: boolean;
+  readonly serverListAction: ServerListAction;
+  private readonly nq: Required<NotQuorateBackoff>;
+
+  constructor(configured: readonly ServerConfig<O>[], options: ServerPoolOptions = {}) {
+    if (configured.length === 0)
+      throw new AmqpError('amqp:invalid-field', 'at least one server URL is needed');
+    this.random = options.random ?? Math.random;
+    this.randomize = options.randomize ?? true;
+    this.serverListAction = options.serverListAction ?? 'replace';
+    this.nq = {
+      initialMs: options.notQuorateBackoff?.initialMs ?? 1000,
+      maxMs: options.notQuorateBackoff?.maxMs ?? 30_000,
+      factor: options.notQuorateBackoff?.factor ?? 2,
+      jitter: options.notQuorateBackoff?.jitter ?? 0.5,
+    };
+    const parsed = configured.map((c) => parseServerUrl<O>(c));
+    for (const s of parsed) {
+      if (this.entries.has(s.key)) continue; // same host:port twice: first wins
+      this.entries.set(s.key, s);
+      this.statsByKey.set(s.key, newStats());
+      this.order.push(s.key);
+    }
+    if (this.randomize) this.order = shuffled(this.order, this.random);
+  }
+
+  get size(): number {
+    return this.order.length;
+  }
+
+  /** Members in selection order. */
+  servers(): ServerAddress<O>[] {
+    return this.order.map((k) => this.entries.get(k)!);
+  }
+
+  get(key: string): ServerAddress<O> | undefined {
+    return this.entries.get(key);
+  }
+
+  stats(server: ServerAddress<O> | string): Readonly<ServerStats> | undefined {
+    return this.statsByKey.get(typeof server === 'string' ? server : server.key);
+  }
+
+  /** The member we are connected to, if any. */
+  get current(): ServerAddress<O> | undefined {
+    return this.currentKey === undefined ? undefined : this.entries.get(this.currentKey);
+  }
+
+  /**
+   * The server to try next (and count the attempt). Round-robin from the last one tried;
+   * members reported or found not quorate come last.
+   */
+  next(now: number): NextServer<O> {
+    const n = this.order.length;
+    if (this.preferredKey !== undefined && this.entries.has(this.preferredKey)) {
+      const key = this.preferredKey;
+      this.preferredKey = undefined;
+      return this.take(key, now, now);
+    }
+    this.preferredKey = undefined;
+    const start = this.startIndex();
+    let reportedNotQuorate: string | undefined;
+    let expiredNotQuorate: string | undefined;
+    let soonest: { key: string; until: number } | undefined;
+    for (let i = 0; i < n; i++) {
+      const key = this.order[(start + i) % n]!;
+      const stats = this.statsByKey.get(key)!;
+      const until = stats.notQuorateUntil;
+      if (until !== undefined) {
+        if (until <= now) expiredNotQuorate ??= key;
+        else if (soonest === undefined || until < soonest.until) soonest = { key, until };
+        continue;
+      }
+      if (this.entries.get(key)!.quorate === false) {
+        reportedNotQuorate ??= key;
+        continue;
+      }
+      return this.take(key, now, now);
+    }
+    const key = reportedNotQuorate ?? expiredNotQuorate;
+    if (key !== undefined) return this.take(key, now, now);
+    // only backed-off not-quorate members remain: the one that comes back first
+    return this.take(soonest!.key, now, soonest!.until);
+  }
+
+  /** A connection to `server` is open (and its Open accepted): reset its failure accounting. */
+  connected(server: ServerAddress<O> | string): void {
+    const key = typeof server === 'string' ? server : server.key;
+    const stats = this.statsByKey.get(key);
+    if (stats === undefined) return;
+    stats.consecutiveFailures = 0;
+    stats.notQuorateCount = 0;
+    delete stats.notQuorateUntil;
+    stats.connections++;
+    this.currentKey = key;
+  }
+
+  /** The connection to the current member is gone (whatever the reason). */
+  disconnected(): void {
+    this.currentKey = undefined;
+  }
+
+  /** An attempt on `server` failed, or its connection died. */
+  failed(server: ServerAddress<O> | string, reason: unknown, now: number): void {
+    const key = typeof server === 'string' ? server : server.key;
+    if (this.currentKey === key) this.currentKey = undefined;
+    const stats = this.statsByKey.get(key);
+    if (stats === undefined) return;
+    stats.consecutiveFailures++;
+    stats.lastFailureAt = now;
+    stats.lastFailureReason = reason;
+  }
+
+  /**
+   * `server` closed us (or refused us) because it is not quorate: try it last, after a backoff
+   * that grows with consecutive not-quorate closes. Returns the time until which it is held back.
+   */
+  notQuorate(server: ServerAddress<O> | string, now: number): number {
+    const key = typeof server === 'string' ? server : server.key;
+    this.failed(key, 'not-quorate', now);
+    const stats = this.statsByKey.get(key);
+    if (stats === undefined) return now;
+    stats.notQuorateCount++;
+    const base = Math.min(this.nq.maxMs, this.nq.initialMs * this.nq.factor ** (stats.notQuorateCount - 1));
+    const until = now + Math.round(base * (1 + this.nq.jitter * this.random()));
+    stats.notQuorateUntil = until;
+    return until;
+  }
+
+  /** Apply an Open frame's `properties` (looks for `failover-server-list`). */
+  applyOpenProperties(properties: unknown, via?: ServerAddress<O> | string): PoolChange<O> {
+    const parsed = failoverListFromOpenProperties(properties);
+    return this.applyMembers(parsed?.members, via);
+  }
+
+  /** Apply a membership list (a decoded `failover-server-list` value or `$cluster/membership` body). */
+  applyMemberList(value: unknown, via?: ServerAddress<O> | string): PoolChange<O> {
+    return this.applyMembers(parseMemberList(value)?.members, via);
+  }
+
+  /**
+   * An `amqp:connection:redirect` error's `info` map: add the target (if new) and make it the
+   * next server returned by next(). Returns it, or undefined when the info is unusable.
+   */
+  redirect(info: unknown, via?: ServerAddress<O> | string): ServerAddress<O> | undefined {
+    const member = parseMember(info);
+    if (member === undefined) return undefined;
+    const resolved = this.resolve(member, this.viaEntry(via), 'redirect');
+    const existing = this.entries.get(resolved.key);
+    if (existing === undefined) this.insert(resolved);
+    this.preferredKey = resolved.key;
+    return this.entries.get(resolved.key);
+  }
+
+  /** Apply already-parsed members. `undefined` or `[]` leaves the pool alone. */
+  applyMembers(members: readonly MemberInfo[] | undefined, via?: ServerAddress<O> | string): PoolChange<O> {
+    const change: PoolChange<O> = { added: [], removed: [] };
+    if (members === undefined || members.length === 0 || this.serverListAction === 'ignore') return change;
+    const viaEntry = this.viaEntry(via);
+    const incoming = new Map<string, ServerAddress<O>>();
+    for (const m of members) {
+      const r = this.resolve(m, viaEntry, 'learned');
+      if (!incoming.has(r.key)) incoming.set(r.key, r);
+    }
+    // refresh broker-reported state of members we already know (credentials stay as they were)
+    for (const [key, r] of incoming) {
+      const existing = this.entries.get(key);
+      if (existing === undefined) continue;
+      const updated: Mutable<ServerAddress<O>> = { ...existing };
+      for (const f of ['hostname', 'memberId', 'quorate', 'leader'] as const) {
+        if (r[f] !== undefined) (updated as Record<string, unknown>)[f] = r[f];
+      }
+      this.entries.set(key, updated);
+      if (r.quorate === true) delete this.statsByKey.get(key)!.notQuorateUntil;
+    }
+    if (this.serverListAction === 'replace') {
+      const keep = new Set(incoming.keys());
+      if (this.currentKey !== undefined) keep.add(this.currentKey);
+      if (viaEntry !== undefined) keep.add(viaEntry.key);
+      for (const key of [...this.order]) {
+        if (keep.has(key)) continue;
+        change.removed.push(this.entries.get(key)!);
+        this.remove(key);
+      }
+    }
+    const fresh = [...incoming.values()].filter((r) => !this.entries.has(r.key));
+    for (const r of this.randomize ? shuffled(fresh, this.random) : fresh) {
+      this.insert(r);
+      change.added.push(r);
+    }
+    return change;
+  }
+
+  private viaEntry(via: ServerAddress<O> | string | undefined): ServerAddress<O> | undefined {
+    if (via === undefined) return this.current;
+    return typeof via === 'string' ? this.entries.get(via) : (this.entries.get(via.key) ?? via);
+  }
+
+  private resolve(m: MemberInfo, via: ServerAddress<O> | undefined, source: ServerSource): ServerAddress<O> {
+    const scheme = m.scheme ?? via?.scheme ?? 'amqp';
+    const port = m.port ?? DEFAULT_PORTS[scheme];
+    const r: Mutable<ServerAddress<O>> = { key: serverKey(m.host, port), scheme, host: m.host, port, source };
+    if (m.hostname !== undefined) r.hostname = m.hostname;
+    if (via?.username !== undefined) r.username = via.username;
+    if (via?.password !== undefined) r.password = via.password;
+    if (via?.options !== undefined) r.options = via.options;
+    if (m.memberId !== undefined) r.memberId = m.memberId;
+    if (m.quorate !== undefined) r.quorate = m.quorate;
+    if (m.leader !== undefined) r.leader = m.leader;
+    return r;
+  }
+
+  private insert(r: ServerAddress<O>): void {
+    this.entries.set(r.key, r);
+    if (!this.statsByKey.has(r.key)) this.statsByKey.set(r.key, newStats());
+    const at = this.randomize ? randomIndex(this.random, this.order.length + 1) : this.order.length;
+    this.order.splice(at, 0, r.key);
+    if (at <= this.lastIndex) this.lastIndex++;
+  }
+
+  private remove(key: string): void {
+    const at = this.order.indexOf(key);
+    if (at >= 0) {
+      this.order.splice(at, 1);
+      if (at < this.lastIndex) this.lastIndex--;
+    }
+    this.entries.delete(key);
+    this.statsByKey.delete(key);
+    if (this.preferredKey === key) this.preferredKey = undefined;
+  }
+
+  private startIndex(): number {
+    const n = this.order.length;
+    if (this.lastKey !== undefined) {
+      const i = this.order.indexOf(this.lastKey);
+      if (i >= 0) return (i + 1) % n;
+    }
+    // last one tried was removed: continue from where it stood
+    return this.lastIndex < 0 ? 0 : this.lastIndex % n;
+  }
+
+  private take(key: string, now: number, notBefore: number): NextServer<O> {
+    this.lastKey = key;
+    this.lastIndex = this.order.indexOf(key);
+    this.statsByKey.get(key)!.attempts++;
+    return { server: this.entries.get(key)!, notBefore: Math.max(now, notBefore) };
+  }
+}
+
+function newStats(): ServerStats {
+  return { attempts: 0, consecutiveFailures: 0, notQuorateCount: 0, connections: 0 };
+}
