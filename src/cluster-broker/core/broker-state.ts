@@ -1,0 +1,397 @@
+/**
+ * BrokerState: the broker as a deterministic state machine over BrokerEvents.
+ *
+ * Pure: no clock, no randomness, no I/O. Two states that applied the same events produce
+ * identical snapshots, so a single node (event log) and every cluster member (Raft log) share
+ * this code. `apply` never throws for an event that cannot be satisfied any more (unknown queue,
+ * empty queue, message already settled): its result says so, because by the time an event
+ * applies the world may have moved on (the log orders competing proposals).
+ */
+import type {
+  AcquireEvent,
+  BrokerEvent,
+  DeclareQueueEvent,
+  EnqueueEvent,
+  QueueOptions,
+  SettleEvent,
+} from './events.js';
+import { ExpiryHeap } from './expiry-heap.js';
+import { Queue } from './queue.js';
+import { QueuedMessage } from './queued-message.js';
+import type {
+  AcquiredMessage,
+  AcquireResult,
+  ApplyResult,
+  DeclareResult,
+  DeleteResult,
+  EnqueueResult,
+  ExpireResult,
+  ReleaseResult,
+  ResultOf,
+  SettleResult,
+} from './results.js';
+import { readSnapshot, writeSnapshot } from './snapshot-codec.js';
+
+export interface QueueInfo {
+  name: string;
+  options: QueueOptions;
+  /** Messages in the queue, available and acquired. */
+  depth: number;
+  available: number;
+  acquired: number;
+  bytes: number;
+}
+
+/** Takes ownership of message bytes without pinning a larger buffer (see EnqueueEvent.message). */
+function ownBytes(b: Uint8Array): Uint8Array {
+  if (
+    b.byteOffset === 0 &&
+    b.byteLength === b.buffer.byteLength &&
+    !(b.buffer instanceof SharedArrayBuffer)
+  ) {
+    return b;
+  }
+  return b.slice();
+}
+
+export class BrokerState {
+  /** @internal */ queues = new Map<string, Queue>();
+  /** @internal consumer key -> its acquired messages by seq. */
+  consumers = new Map<string, Map<number, QueuedMessage>>();
+  /** @internal */ expiry = new ExpiryHeap();
+  /** @internal */ nextSeq = 1;
+  /** Largest leaderTime applied so far (monotonic even if a new leader's clock is behind). */
+  now = 0;
+  /** Events applied since creation or restore's snapshot point (not part of the snapshot). */
+  appliedCount = 0;
+
+  apply<E extends BrokerEvent>(event: E): ResultOf<E>;
+  apply(event: BrokerEvent): ApplyResult {
+    if (event.leaderTime > this.now) this.now = event.leaderTime;
+    this.appliedCount++;
+    switch (event.type) {
+      case 'declare':
+        return this.declare(event);
+      case 'delete':
+        return this.deleteQueue(event.queue);
+      case 'enqueue':
+        return this.enqueue(event);
+      case 'acquire':
+        return this.acquire(event);
+      case 'settle':
+        return this.settle(event);
+      case 'release-consumer':
+        return { type: 'release-consumer', released: this.releaseConsumer(event.consumer) };
+      case 'release-all': {
+        const released: number[] = [];
+        for (const consumer of [...this.consumers.keys()]) released.push(...this.releaseConsumer(consumer));
+        released.sort((a, b) => a - b);
+        return { type: 'release-all', released } satisfies ReleaseResult;
+      }
+      case 'expire':
+        return this.expire();
+    }
+  }
+
+  // ---- queries ----
+
+  hasQueue(name: string): boolean {
+    return this.queues.has(name);
+  }
+
+  queueInfo(name: string): QueueInfo | undefined {
+    const q = this.queues.get(name);
+    if (!q) return undefined;
+    return {
+      name,
+      options: q.options,
+      depth: q.messageCount,
+      available: q.available.size,
+      acquired: q.acquired.size,
+      bytes: q.byteCount,
+    };
+  }
+
+  listQueues(): QueueInfo[] {
+    return [...this.queues.keys()].map((n) => this.queueInfo(n)!);
+  }
+
+  /** Seqs a consumer holds (acquired, not yet settled), ascending. */
+  acquiredBy(consumer: string): number[] {
+    const m = this.consumers.get(consumer);
+    return m ? [...m.keys()].sort((a, b) => a - b) : [];
+  }
+
+  /** Consumer keys holding at least one message. */
+  listConsumers(): string[] {
+    return [...this.consumers.keys()];
+  }
+
+  /** Seqs of a queue's available messages in delivery order (for tests and diagnostics). */
+  availableSeqs(queue: string): number[] {
+    const out: number[] = [];
+    for (let m = this.queues.get(queue)?.available.head; m; m = m.next) out.push(m.seq);
+    return out;
+  }
+
+  // ---- snapshot ----
+
+  snapshot(): Uint8Array {
+    return writeSnapshot(this);
+  }
+
+  /** Replaces this state's contents with a snapshot's. */
+  restore(bytes: Uint8Array): void {
+    readSnapshot(this, bytes);
+  }
+
+  static fromSnapshot(bytes: Uint8Array): BrokerState {
+    const s = new BrokerState();
+    s.restore(bytes);
+    return s;
+  }
+
+  // ---- event handlers ----
+
+  private declare(e: DeclareQueueEvent): DeclareResult {
+    if (this.queues.has(e.queue)) return { type: 'declare', created: false };
+    this.queues.set(e.queue, new Queue(e.queue, e.options));
+    return { type: 'declare', created: true };
+  }
+
+  private deleteQueue(name: string): DeleteResult {
+    const q = this.queues.get(name);
+    if (!q) return { type: 'delete', deleted: false, dropped: 0 };
+    const dropped = q.messageCount;
+    for (const m of [...q.acquired.values()]) {
+      this.forgetAcquired(m, m.owner!);
+      m.kill();
+    }
+    for (let m = q.available.head; m; ) {
+      const next = m.next;
+      m.kill();
+      m.prev = m.next = undefined;
+      m = next;
+    }
+    this.queues.delete(name);
+    return { type: 'delete', deleted: true, dropped };
+  }
+
+  private enqueue(e: EnqueueEvent): EnqueueResult {
+    const q = this.queues.get(e.queue);
+    if (!q) {
+      return {
+        type: 'enqueue',
+        status: 'refused',
+        condition: 'amqp:not-found',
+        description: `no queue ${e.queue}`,
+      };
+    }
+    if (e.dedupKey !== undefined && q.isDuplicate(e.dedupKey, this.now))
+      return { type: 'enqueue', status: 'duplicate' };
+    const full = q.limitExceeded(e.message.length);
+    if (full !== undefined) {
+      return {
+        type: 'enqueue',
+        status: 'refused',
+        condition: 'amqp:resource-limit-exceeded',
+        description: full,
+      };
+    }
+    const m = this.newMessage(q, ownBytes(e.message), e.expiresAt ?? -1, e.deliveryCount ?? 0);
+    q.add(m);
+    if (e.dedupKey !== undefined) q.rememberDedup(e.dedupKey, this.now);
+    return { type: 'enqueue', status: 'enqueued', seq: m.seq };
+  }
+
+  /** @internal also used by restore */
+  newMessage(
+    q: Queue,
+    bytes: Uint8Array,
+    expiresAt: number,
+    deliveryCount: number,
+    seq = this.nextSeq++,
+  ): QueuedMessage {
+    const m = new QueuedMessage(q, seq, bytes, expiresAt, deliveryCount);
+    if (expiresAt >= 0) this.expiry.push(m);
+    return m;
+  }
+
+  private acquire(e: AcquireEvent): AcquireResult {
+    const messages: AcquiredMessage[] = [];
+    const q = this.queues.get(e.queue);
+    if (!q) return { type: 'acquire', messages };
+    const max = e.max ?? 1;
+    let m = q.available.head;
+    while (m !== undefined && messages.length < max) {
+      const next = m.next;
+      if (m.isExpired(this.now)) {
+        q.available.remove(m);
+        q.uncount(m);
+        m.kill();
+      } else if (m.undeliverable === undefined || !m.undeliverable.includes(e.consumer)) {
+        q.available.remove(m);
+        messages.push(this.takeFor(q, m, e.consumer));
+      }
+      m = next;
+    }
+    return { type: 'acquire', messages };
+  }
+
+  private takeFor(q: Queue, m: QueuedMessage, consumer: string): AcquiredMessage {
+    const firstAcquirer = !m.acquiredBefore;
+    m.acquiredBefore = true;
+    m.owner = consumer;
+    q.acquired.set(m.seq, m);
+    let held = this.consumers.get(consumer);
+    if (!held) {
+      held = new Map();
+      this.consumers.set(consumer, held);
+    }
+    held.set(m.seq, m);
+    const out: AcquiredMessage = {
+      seq: m.seq,
+      queue: q.name,
+      message: m.bytes,
+      deliveryCount: m.deliveryCount,
+      firstAcquirer,
+    };
+    if (m.deadLetter) out.deadLetter = m.deadLetter;
+    return out;
+  }
+
+  /** @internal registers an acquired message restored from a snapshot */
+  restoreAcquired(q: Queue, m: QueuedMessage, consumer: string): void {
+    m.owner = consumer;
+    q.acquired.set(m.seq, m);
+    let held = this.consumers.get(consumer);
+    if (!held) {
+      held = new Map();
+      this.consumers.set(consumer, held);
+    }
+    held.set(m.seq, m);
+  }
+
+  private forgetAcquired(m: QueuedMessage, consumer: string): Queue {
+    const q = m.queue;
+    q.acquired.delete(m.seq);
+    const held = this.consumers.get(consumer);
+    if (held) {
+      held.delete(m.seq);
+      if (held.size === 0) this.consumers.delete(consumer);
+    }
+    return q;
+  }
+
+  private settle(e: SettleEvent): SettleResult {
+    const result: SettleResult = { type: 'settle', settled: [], stale: [], deadLettered: [] };
+    const held = this.consumers.get(e.consumer);
+    for (const seq of e.seqs) {
+      const m = held?.get(seq);
+      if (m === undefined) {
+        result.stale.push(seq);
+        continue;
+      }
+      const q = this.forgetAcquired(m, e.consumer);
+      m.owner = undefined;
+      result.settled.push(seq);
+      const o = e.outcome;
+      switch (o.type) {
+        case 'accepted':
+          q.uncount(m);
+          m.kill();
+          break;
+        case 'rejected': {
+          q.uncount(m);
+          const moved = this.deadLetter(q, m, o.error);
+          if (moved) result.deadLettered.push(moved);
+          m.kill();
+          break;
+        }
+        case 'released':
+          this.makeAvailable(q, m);
+          break;
+        case 'modified':
+          if (o.deliveryFailed) m.deliveryCount++;
+          if (o.undeliverableHere) {
+            if (m.undeliverable === undefined) m.undeliverable = [e.consumer];
+            else if (!m.undeliverable.includes(e.consumer)) m.undeliverable.push(e.consumer);
+          }
+          this.makeAvailable(q, m);
+          break;
+      }
+    }
+    return result;
+  }
+
+  /** Back to available at its FIFO position, unless its deadline passed meanwhile (then dropped). */
+  private makeAvailable(q: Queue, m: QueuedMessage): boolean {
+    if (m.isExpired(this.now)) {
+      q.uncount(m);
+      m.kill();
+      return false;
+    }
+    q.available.insertBySeq(m);
+    return true;
+  }
+
+  /**
+   * Moves a rejected message's bytes into the queue's dead-letter queue as a new message (new
+   * seq, no expiry, delivery-count kept), auto-declaring the DLQ (with no DLQ of its own). Dropped
+   * when the queue has no DLQ or the DLQ is full.
+   */
+  private deadLetter(
+    from: Queue,
+    m: QueuedMessage,
+    error: { condition: string; description?: string } | undefined,
+  ): { seq: number; queue: string; newSeq: number } | undefined {
+    const dlqName = from.resolved.deadLetterQueue;
+    if (dlqName === null) return undefined;
+    let dlq = this.queues.get(dlqName);
+    if (!dlq) {
+      dlq = new Queue(dlqName, { deadLetterQueue: null });
+      this.queues.set(dlqName, dlq);
+    }
+    if (dlq.limitExceeded(m.bytes.length) !== undefined) return undefined;
+    const moved = this.newMessage(dlq, m.bytes, -1, m.deliveryCount);
+    moved.acquiredBefore = m.acquiredBefore;
+    moved.deadLetter = error ? { fromQueue: from.name, error: { ...error } } : { fromQueue: from.name };
+    dlq.add(moved);
+    return { seq: m.seq, queue: dlqName, newSeq: moved.seq };
+  }
+
+  private releaseConsumer(consumer: string): number[] {
+    const held = this.consumers.get(consumer);
+    if (!held) return [];
+    const released: number[] = [];
+    const seqs = [...held.keys()].sort((a, b) => a - b);
+    for (const seq of seqs) {
+      const m = held.get(seq)!;
+      const q = this.forgetAcquired(m, consumer);
+      m.owner = undefined;
+      if (this.makeAvailable(q, m)) released.push(seq);
+    }
+    return released;
+  }
+
+  private expire(): ExpireResult {
+    const expired: number[] = [];
+    for (
+      let top = this.expiry.peek();
+      top !== undefined && top.expiresAt <= this.now;
+      top = this.expiry.peek()
+    ) {
+      this.expiry.pop();
+      // Acquired messages are judged again when they come back (makeAvailable).
+      if (!top.live || top.owner !== undefined) continue;
+      const q = top.queue;
+      q.available.remove(top);
+      q.uncount(top);
+      top.kill();
+      expired.push(top.seq);
+    }
+    for (const q of this.queues.values()) q.trimDedup(this.now);
+    expired.sort((a, b) => a - b);
+    return { type: 'expire', expired };
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * Binary encoding of BrokerEvents for the event log and the Raft log.
+ *
+ * Layout: [version u8 = 1][type u8][leaderTime f64 BE][type-specific fields]. Integers are
+ * varints, strings UTF-8 with a varint length, message bodies raw with a varint length (never
+ * base64/JSON: they are the bulk of the log). decodeEvent copies message bodies out of the input,
+ * so a decoded event never pins the buffer it was read from.
+ */
+import { ByteReader, ByteReaderError, ByteWriter } from './binary.js';
+import type { BrokerEvent, SettleOutcome } from './events.js';
+import { readQueueOptions, writeQueueOptions } from './options-codec.js';
+
+export const EVENT_CODEC_VERSION = 1;
+
+const TYPE_CODES = {
+  declare: 1,
+  delete: 2,
+  enqueue: 3,
+  acquire: 4,
+  settle: 5,
+  'release-consumer': 6,
+  'release-all': 7,
+  expire: 8,
+} as const;
+
+const ENQ_DEDUP = 1;
+const ENQ_EXPIRES = 2;
+const ENQ_DELIVERY_COUNT = 4;
+
+export class EventDecodeError extends ByteReaderError {}
+
+export function encodeEvent(e: BrokerEvent): Uint8Array {
+  const w = new ByteWriter(e.type === 'enqueue' ? e.message.length + 64 + e.queue.length * 3 : 64);
+  w.u8(EVENT_CODEC_VERSION);
+  w.u8(TYPE_CODES[e.type]);
+  w.f64(e.leaderTime);
+  switch (e.type) {
+    case 'declare':
+      w.str(e.queue);
+      writeQueueOptions(w, e.options);
+      break;
+    case 'delete':
+      w.str(e.queue);
+      break;
+    case 'enqueue': {
+      let flags = 0;
+      if (e.dedupKey !== undefined) flags |= ENQ_DEDUP;
+      if (e.expiresAt !== undefined) flags |= ENQ_EXPIRES;
+      if (e.deliveryCount !== undefined) flags |= ENQ_DELIVERY_COUNT;
+      w.u8(flags);
+      w.str(e.queue);
+      if (e.dedupKey !== undefined) w.str(e.dedupKey);
+      if (e.expiresAt !== undefined) w.f64(e.expiresAt);
+      if (e.deliveryCount !== undefined) w.uint(e.deliveryCount);
+      w.bytes(e.message);
+      break;
+    }
+    case 'acquire':
+      w.str(e.queue);
+      w.str(e.consumer);
+      w.uint(e.max ?? 1);
+      break;
+    case 'settle':
+      w.str(e.consumer);
+      w.uint(e.seqs.length);
+      for (const s of e.seqs) w.uint(s);
+      writeOutcome(w, e.outcome);
+      break;
+    case 'release-consumer':
+      w.str(e.consumer);
+      break;
+    case 'release-all':
+    case 'expire':
+      break;
+  }
+  return w.finish();
+}
+
+function writeOutcome(w: ByteWriter, o: SettleOutcome): void {
+  switch (o.type) {
+    case 'accepted':
+      w.u8(1);
+      break;
+    case 'rejected':
+      w.u8(2);
+      if (o.error === undefined) w.u8(0);
+      else {
+        w.u8(o.error.description === undefined ? 1 : 2);
+        w.str(o.error.condition);
+        if (o.error.description !== undefined) w.str(o.error.description);
+      }
+      break;
+    case 'released':
+      w.u8(3);
+      break;
+    case 'modified':
+      w.u8(4);
+      w.u8((o.deliveryFailed ? 1 : 0) | (o.undeliverableHere ? 2 : 0));
+      break;
+  }
+}
+
+function readOutcome(r: ByteReader): SettleOutcome {
+  const code = r.u8();
+  switch (code) {
+    case 1:
+      return { type: 'accepted' };
+    case 2: {
+      const has = r.u8();
+      if (has === 0) return { type: 'rejected' };
+      const condition = r.str();
+      if (has === 1) return { type: 'rejected', error: { condition } };
+      return { type: 'rejected', error: { condition, description: r.str() } };
+    }
+    case 3:
+      return { type: 'released' };
+    case 4: {
+      const f = r.u8();
+      const o: SettleOutcome = { type: 'modified' };
+      if (f & 1) o.deliveryFailed = true;
+      if (f & 2) o.undeliverableHere = true;
+      return o;
+    }
+    default:
+      throw new EventDecodeError(`unknown outcome code ${code}`);
+  }
+}
+
+export function decodeEvent(bytes: Uint8Array): BrokerEvent {
+  const r = new ByteReader(bytes);
+  const version = r.u8();
+  if (version !== EVENT_CODEC_VERSION) throw new EventDecodeError(`unsupported event version ${version}`);
+  const code = r.u8();
+  const leaderTime = r.f64();
+  let e: BrokerEvent;
+  switch (code) {
+    case TYPE_CODES.declare: {
+      const queue = r.str();
+      e = { type: 'declare', leaderTime, queue, options: readQueueOptions(r) };
+      break;
+    }
+    case TYPE_CODES.delete:
+      e = { type: 'delete', leaderTime, queue: r.str() };
+      break;
+    case TYPE_CODES.enqueue: {
+      const flags = r.u8();
+      const queue = r.str();
+      const dedupKey = flags & ENQ_DEDUP ? r.str() : undefined;
+      const expiresAt = flags & ENQ_EXPIRES ? r.f64() : undefined;
+      const deliveryCount = flags & ENQ_DELIVERY_COUNT ? r.uint() : undefined;
+      const message = r.bytesCopy();
+      e = { type: 'enqueue', leaderTime, queue, message };
+      if (dedupKey !== undefined) e.dedupKey = dedupKey;
+      if (expiresAt !== undefined) e.expiresAt = expiresAt;
+      if (deliveryCount !== undefined) e.deliveryCount = deliveryCount;
+      break;
+    }
+    case TYPE_CODES.acquire: {
+      const queue = r.str();
+      const consumer = r.str();
+      e = { type: 'acquire', leaderTime, queue, consumer, max: r.uint() };
+      break;
+    }
+    case TYPE_CODES.settle: {
+      const consumer = r.str();
+      const n = r.uint();
+      if (n > r.remaining) throw new EventDecodeError('settle seq count exceeds input');
+      const seqs: number[] = new Array(n);
+      for (let i = 0; i < n; i++) seqs[i] = r.uint();
+      e = { type: 'settle', leaderTime, consumer, seqs, outcome: readOutcome(r) };
+      break;
+    }
+    case TYPE_CODES['release-consumer']:
+      e = { type: 'release-consumer', leaderTime, consumer: r.str() };
+      break;
+    case TYPE_CODES['release-all']:
+      e = { type: 'release-all', leaderTime };
+      break;
+    case TYPE_CODES.expire:
+      e = { type: 'expire', leaderTime };
+      break;
+    default:
+      throw new EventDecodeError(`unknown event type code ${code}`);
+  }
+  r.end();
+  return e;
+}

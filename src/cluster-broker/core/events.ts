@@ -1,0 +1,122 @@
+/**
+ * Broker events: the only inputs of BrokerState. Single node: appended to the local event log,
+ * then applied. Cluster: replicated through the Raft log and applied by every member in log order.
+ *
+ * Every event carries `leaderTime` (ms since the epoch, written by whoever proposed it). The state
+ * never reads a clock: TTL and dedup age are judged against the largest leaderTime applied so far
+ * (so a new leader whose clock is behind cannot move time backwards).
+ */
+
+/** Options of a queue, fixed when it is first declared (a later declare does not change them). */
+export interface QueueOptions {
+  /** Enqueues beyond this many messages (available + acquired) are refused. Default unlimited. */
+  maxMessages?: number;
+  /** Enqueues that would push the sum of message sizes beyond this are refused. Default unlimited. */
+  maxBytes?: number;
+  /**
+   * Where rejected messages go. `undefined` = the default `<queue>.dlq` (auto-declared on first
+   * use), except for a queue whose own name ends in `.dlq`, which defaults to none. `null` = none:
+   * rejected messages are dropped.
+   */
+  deadLetterQueue?: string | null;
+  /** Dedup window: at most this many remembered message-ids (default 10_000; 0 disables dedup). */
+  dedupWindowCount?: number;
+  /** Dedup window: a remembered message-id is forgotten this many ms (leader time) after its enqueue. Default 600_000. */
+  dedupWindowMs?: number;
+}
+
+export const DEFAULT_DEDUP_WINDOW_COUNT = 10_000;
+export const DEFAULT_DEDUP_WINDOW_MS = 600_000;
+export const DLQ_SUFFIX = '.dlq';
+
+/** A rejection's error, as in the rejected outcome. */
+export interface DeadLetterError {
+  condition: string;
+  description?: string;
+}
+
+export type SettleOutcome =
+  | { type: 'accepted' }
+  | { type: 'rejected'; error?: DeadLetterError }
+  | { type: 'released' }
+  | { type: 'modified'; deliveryFailed?: boolean; undeliverableHere?: boolean };
+
+export interface DeclareQueueEvent {
+  type: 'declare';
+  leaderTime: number;
+  queue: string;
+  options: QueueOptions;
+}
+
+export interface DeleteQueueEvent {
+  type: 'delete';
+  leaderTime: number;
+  queue: string;
+}
+
+export interface EnqueueEvent {
+  type: 'enqueue';
+  leaderTime: number;
+  queue: string;
+  /**
+   * The encoded AMQP message, opaque to the state. Ownership passes to the state on apply: it is
+   * kept as is when it is a whole ArrayBuffer of its own, copied when it is a view into a larger
+   * buffer (so it never pins a socket chunk).
+   */
+  message: Uint8Array;
+  /** Canonical (message-id type, value) string computed by the proposer; undefined = never deduplicated. */
+  dedupKey?: string;
+  /** Absolute expiry deadline in leader time (ms); undefined = never expires. */
+  expiresAt?: number;
+  /** The header's delivery-count as received (default 0). */
+  deliveryCount?: number;
+}
+
+/** Acquire up to `max` (default 1) messages from `queue` for the link `consumer` (e.g. `containerId/linkName`). */
+export interface AcquireEvent {
+  type: 'acquire';
+  leaderTime: number;
+  queue: string;
+  consumer: string;
+  max?: number;
+}
+
+/** Settle acquired messages (by sequence number) with one outcome, as a disposition range does. */
+export interface SettleEvent {
+  type: 'settle';
+  leaderTime: number;
+  consumer: string;
+  seqs: number[];
+  outcome: SettleOutcome;
+}
+
+/** A link or connection went away: its acquired messages become available, delivery-count unchanged. */
+export interface ReleaseConsumerEvent {
+  type: 'release-consumer';
+  leaderTime: number;
+  consumer: string;
+}
+
+/** Every consumer went away (single-node restart): all acquired messages become available. */
+export interface ReleaseAllEvent {
+  type: 'release-all';
+  leaderTime: number;
+}
+
+/** Time passed: drop messages whose expiry deadline passed and forget aged dedup entries. */
+export interface ExpireEvent {
+  type: 'expire';
+  leaderTime: number;
+}
+
+export type BrokerEvent =
+  | DeclareQueueEvent
+  | DeleteQueueEvent
+  | EnqueueEvent
+  | AcquireEvent
+  | SettleEvent
+  | ReleaseConsumerEvent
+  | ReleaseAllEvent
+  | ExpireEvent;
+
+export type BrokerEventType = BrokerEvent['type'];

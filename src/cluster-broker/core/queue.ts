@@ -1,0 +1,91 @@
+/** One queue's contents: available list, acquired set, byte/message counts, dedup window. */
+import {
+  DEFAULT_DEDUP_WINDOW_COUNT,
+  DEFAULT_DEDUP_WINDOW_MS,
+  DLQ_SUFFIX,
+  type QueueOptions,
+} from './events.js';
+import { AvailableList, type QueuedMessage } from './queued-message.js';
+
+export interface ResolvedQueueOptions {
+  maxMessages: number;
+  maxBytes: number;
+  deadLetterQueue: string | null;
+  dedupWindowCount: number;
+  dedupWindowMs: number;
+}
+
+export function resolveQueueOptions(name: string, o: QueueOptions): ResolvedQueueOptions {
+  let dlq: string | null;
+  if (o.deadLetterQueue === undefined) dlq = name.endsWith(DLQ_SUFFIX) ? null : name + DLQ_SUFFIX;
+  else dlq = o.deadLetterQueue;
+  if (dlq === name) dlq = null;
+  return {
+    maxMessages: o.maxMessages ?? Number.POSITIVE_INFINITY,
+    maxBytes: o.maxBytes ?? Number.POSITIVE_INFINITY,
+    deadLetterQueue: dlq,
+    dedupWindowCount: o.dedupWindowCount ?? DEFAULT_DEDUP_WINDOW_COUNT,
+    dedupWindowMs: o.dedupWindowMs ?? DEFAULT_DEDUP_WINDOW_MS,
+  };
+}
+
+export class Queue {
+  readonly available = new AvailableList();
+  /** Acquired messages by seq (insertion order is not observable: results are sorted). */
+  readonly acquired = new Map<number, QueuedMessage>();
+  messageCount = 0;
+  byteCount = 0;
+  /** message-id key -> leader time of its enqueue; Map order = log order, so the oldest is first. */
+  readonly dedup = new Map<string, number>();
+  readonly resolved: ResolvedQueueOptions;
+
+  constructor(
+    readonly name: string,
+    /** The options exactly as declared (what snapshots record). */
+    readonly options: QueueOptions,
+  ) {
+    this.resolved = resolveQueueOptions(name, options);
+  }
+
+  /** Forgets dedup entries older than the window's age, then beyond its count. */
+  trimDedup(now: number): void {
+    const { dedupWindowMs, dedupWindowCount } = this.resolved;
+    for (const [key, time] of this.dedup) {
+      if (time + dedupWindowMs > now && this.dedup.size <= dedupWindowCount) break;
+      this.dedup.delete(key);
+    }
+  }
+
+  isDuplicate(key: string, now: number): boolean {
+    this.trimDedup(now);
+    return this.dedup.has(key);
+  }
+
+  rememberDedup(key: string, now: number): void {
+    if (this.resolved.dedupWindowCount <= 0) return;
+    this.dedup.set(key, now);
+    this.trimDedup(now);
+  }
+
+  /** A refusal description if one more message of `size` bytes would exceed a limit. */
+  limitExceeded(size: number): string | undefined {
+    const { maxMessages, maxBytes } = this.resolved;
+    if (this.messageCount + 1 > maxMessages)
+      return `queue ${this.name} is full (max-messages ${maxMessages})`;
+    if (this.byteCount + size > maxBytes) return `queue ${this.name} is full (max-bytes ${maxBytes})`;
+    return undefined;
+  }
+
+  /** Adds a new message (already counted nowhere) at the tail. */
+  add(m: QueuedMessage): void {
+    this.available.pushBack(m);
+    this.messageCount++;
+    this.byteCount += m.bytes.length;
+  }
+
+  /** Removes a message from the counts (the caller unlinked it from available/acquired). */
+  uncount(m: QueuedMessage): void {
+    this.messageCount--;
+    this.byteCount -= m.bytes.length;
+  }
+}

@@ -1,0 +1,83 @@
+/** What applying an event did: the broker's network layer acts on these (answer, send, confirm). */
+import type { BrokerEvent, DeadLetterError } from './events.js';
+
+export interface DeclareResult {
+  type: 'declare';
+  /** false when the queue already existed (its options are left as they were). */
+  created: boolean;
+}
+
+export interface DeleteResult {
+  type: 'delete';
+  deleted: boolean;
+  /** Messages dropped with the queue, acquired ones included. */
+  dropped: number;
+}
+
+export type EnqueueResult =
+  | { type: 'enqueue'; status: 'enqueued'; seq: number }
+  /** Already in the dedup window: not enqueued again; the broker settles the transfer accepted. */
+  | { type: 'enqueue'; status: 'duplicate' }
+  /** Not enqueued: the broker settles the transfer rejected with this condition. */
+  | { type: 'enqueue'; status: 'refused'; condition: string; description: string };
+
+/** One acquired message, with the header values the broker must send in place of the stored header. */
+export interface AcquiredMessage {
+  seq: number;
+  queue: string;
+  /** The message exactly as enqueued (the bare message is never rewritten). */
+  message: Uint8Array;
+  /** Header delivery-count to send. */
+  deliveryCount: number;
+  /** Header first-acquirer to send: true only if no link acquired this message before. */
+  firstAcquirer: boolean;
+  /** Set for a message in a dead-letter queue: why it was dead-lettered and from where. */
+  deadLetter?: DeadLetterInfo;
+}
+
+export interface DeadLetterInfo {
+  fromQueue: string;
+  error?: DeadLetterError;
+}
+
+export interface AcquireResult {
+  type: 'acquire';
+  /** Empty when nothing was available for this consumer (also for an unknown queue). */
+  messages: AcquiredMessage[];
+}
+
+export interface SettleResult {
+  type: 'settle';
+  /** Seqs this event settled. */
+  settled: number[];
+  /** Seqs not acquired by this consumer when the event applied (released meanwhile, queue deleted...). */
+  stale: number[];
+  /** Rejected messages moved to a dead-letter queue (seq there). Rejected messages not listed were dropped. */
+  deadLettered: Array<{ seq: number; queue: string; newSeq: number }>;
+}
+
+export interface ReleaseResult {
+  type: 'release-consumer' | 'release-all';
+  /** Seqs made available again (ascending). */
+  released: number[];
+}
+
+export interface ExpireResult {
+  type: 'expire';
+  /** Seqs of messages dropped because their deadline passed (ascending). */
+  expired: number[];
+}
+
+export type ApplyResult =
+  | DeclareResult
+  | DeleteResult
+  | EnqueueResult
+  | AcquireResult
+  | SettleResult
+  | ReleaseResult
+  | ExpireResult;
+
+/** The result type for an event type, so `state.apply(enqueueEvent)` is typed as EnqueueResult. */
+export type ResultOf<E extends BrokerEvent> = E['type'] extends 'release-consumer' | 'release-all'
+  ? ReleaseResult
+  : Extract<ApplyResult, { type: E['type'] }>;

@@ -1,0 +1,149 @@
+/**
+ * Deterministic binary snapshot of a BrokerState. Two states that applied the same events give
+ * byte-identical snapshots: queues in declaration order, each queue's messages in seq order
+ * (available and acquired together), dedup entries in log order. Derived structures (consumer
+ * index, expiry heap) are rebuilt on restore, not stored.
+ *
+ * Layout: [magic 'QBS1'][now f64][nextSeq][queue count] then per queue: name, options, message
+ * count, messages, dedup count, dedup entries (key, time f64).
+ * Message: seq, flags u8, [expiresAt f64], deliveryCount, [owner], [undeliverable list],
+ * [dead-letter: fromQueue, error?], bytes.
+ */
+import { ByteReader, ByteReaderError, ByteWriter } from './binary.js';
+import type { BrokerState } from './broker-state.js';
+import { ExpiryHeap } from './expiry-heap.js';
+import { readQueueOptions, writeQueueOptions } from './options-codec.js';
+import { Queue } from './queue.js';
+import type { QueuedMessage } from './queued-message.js';
+
+const MAGIC = [0x51, 0x42, 0x53, 0x31]; // 'QBS1'
+
+const F_ACQUIRED_BEFORE = 1;
+const F_EXPIRES = 2;
+const F_OWNER = 4;
+const F_UNDELIVERABLE = 8;
+const F_DEAD_LETTER = 16;
+const F_DL_ERROR = 32;
+const F_DL_DESCRIPTION = 64;
+
+function queueMessagesInSeqOrder(q: Queue): QueuedMessage[] {
+  const acquired = [...q.acquired.values()].sort((a, b) => a.seq - b.seq);
+  const out: QueuedMessage[] = [];
+  let i = 0;
+  for (let m = q.available.head; m; m = m.next) {
+    while (i < acquired.length && acquired[i].seq < m.seq) out.push(acquired[i++]);
+    out.push(m);
+  }
+  while (i < acquired.length) out.push(acquired[i++]);
+  return out;
+}
+
+export function writeSnapshot(s: BrokerState): Uint8Array {
+  let size = 64;
+  for (const q of s.queues.values()) size += q.byteCount + q.messageCount * 24 + q.dedup.size * 48;
+  const w = new ByteWriter(size);
+  for (const b of MAGIC) w.u8(b);
+  w.f64(s.now);
+  w.uint(s.nextSeq);
+  w.uint(s.queues.size);
+  for (const q of s.queues.values()) {
+    w.str(q.name);
+    writeQueueOptions(w, q.options);
+    const msgs = queueMessagesInSeqOrder(q);
+    w.uint(msgs.length);
+    for (const m of msgs) writeMessage(w, m);
+    w.uint(q.dedup.size);
+    for (const [key, time] of q.dedup) {
+      w.str(key);
+      w.f64(time);
+    }
+  }
+  return w.finish();
+}
+
+function writeMessage(w: ByteWriter, m: QueuedMessage): void {
+  let flags = 0;
+  if (m.acquiredBefore) flags |= F_ACQUIRED_BEFORE;
+  if (m.expiresAt >= 0) flags |= F_EXPIRES;
+  if (m.owner !== undefined) flags |= F_OWNER;
+  if (m.undeliverable !== undefined) flags |= F_UNDELIVERABLE;
+  if (m.deadLetter !== undefined) {
+    flags |= F_DEAD_LETTER;
+    if (m.deadLetter.error !== undefined) {
+      flags |= F_DL_ERROR;
+      if (m.deadLetter.error.description !== undefined) flags |= F_DL_DESCRIPTION;
+    }
+  }
+  w.uint(m.seq);
+  w.u8(flags);
+  if (flags & F_EXPIRES) w.f64(m.expiresAt);
+  w.uint(m.deliveryCount);
+  if (m.owner !== undefined) w.str(m.owner);
+  if (m.undeliverable !== undefined) {
+    w.uint(m.undeliverable.length);
+    for (const c of m.undeliverable) w.str(c);
+  }
+  if (m.deadLetter !== undefined) {
+    w.str(m.deadLetter.fromQueue);
+    if (m.deadLetter.error !== undefined) {
+      w.str(m.deadLetter.error.condition);
+      if (m.deadLetter.error.description !== undefined) w.str(m.deadLetter.error.description);
+    }
+  }
+  w.bytes(m.bytes);
+}
+
+export function readSnapshot(s: BrokerState, bytes: Uint8Array): void {
+  const r = new ByteReader(bytes);
+  for (const b of MAGIC) if (r.u8() !== b) throw new ByteReaderError('not a broker state snapshot');
+  const now = r.f64();
+  const nextSeq = r.uint();
+  s.queues = new Map();
+  s.consumers = new Map();
+  s.expiry = new ExpiryHeap();
+  s.now = now;
+  s.nextSeq = nextSeq;
+  s.appliedCount = 0;
+  const queueCount = r.uint();
+  for (let qi = 0; qi < queueCount; qi++) {
+    const name = r.str();
+    const q = new Queue(name, readQueueOptions(r));
+    s.queues.set(name, q);
+    const n = r.uint();
+    for (let i = 0; i < n; i++) {
+      const seq = r.uint();
+      const flags = r.u8();
+      const expiresAt = flags & F_EXPIRES ? r.f64() : -1;
+      const deliveryCount = r.uint();
+      const owner = flags & F_OWNER ? r.str() : undefined;
+      let undeliverable: string[] | undefined;
+      if (flags & F_UNDELIVERABLE) {
+        const k = r.uint();
+        undeliverable = [];
+        for (let j = 0; j < k; j++) undeliverable.push(r.str());
+      }
+      let deadLetter: QueuedMessage['deadLetter'];
+      if (flags & F_DEAD_LETTER) {
+        deadLetter = { fromQueue: r.str() };
+        if (flags & F_DL_ERROR) {
+          const condition = r.str();
+          deadLetter.error = flags & F_DL_DESCRIPTION ? { condition, description: r.str() } : { condition };
+        }
+      }
+      const m = s.newMessage(q, r.bytesCopy(), expiresAt, deliveryCount, seq);
+      m.acquiredBefore = (flags & F_ACQUIRED_BEFORE) !== 0;
+      m.undeliverable = undeliverable;
+      m.deadLetter = deadLetter;
+      q.messageCount++;
+      q.byteCount += m.bytes.length;
+      if (owner !== undefined) s.restoreAcquired(q, m, owner);
+      else q.available.pushBack(m);
+    }
+    const d = r.uint();
+    for (let i = 0; i < d; i++) {
+      const key = r.str();
+      q.dedup.set(key, r.f64());
+    }
+  }
+  r.end();
+}

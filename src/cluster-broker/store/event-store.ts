@@ -1,0 +1,363 @@
+/**
+ * The single-node durable store: an append-only event log with group-committed fsync, snapshots
+ * and recovery, wrapped around a BrokerState.
+ *
+ * commit(event) applies the event to the state at once (so the state is always "every event
+ * committed so far", in log order) and queues its record; `durable` resolves when the record is
+ * written and fsynced. All commits made while a write+fsync is in flight share the next single
+ * write and fsync (group commit).
+ *
+ * What waits for `durable` (the network layer's rule):
+ * - settle a publisher's transfer (accepted / duplicate-accepted / refused) only after `durable`;
+ * - confirm a consumer's accept (rcv-settle-mode second) only after `durable`;
+ * - acquire, release, modified, expire, declare need not wait: after a crash every acquisition
+ *   is void anyway (open() releases them all) and the rest is at-least-once.
+ * Because the log order is the apply order, a durable record implies every earlier one is durable.
+ *
+ * Recovery (openStore): load snapshot.bin (state as of index N), replay records after N from the
+ * segments, truncate a torn or corrupt tail of the LAST segment (a kill -9 mid-write), refuse to
+ * open on damage anywhere else, then release every acquisition left in the state (its consumers
+ * died with the process).
+ *
+ * Compaction: when the current segment passes `segmentBytes`, the state is snapshotted (sync, at
+ * the current index), a new segment is started, the snapshot is written atomically in the
+ * background, and only once it is durable are the older segments deleted.
+ */
+import type { FileHandle } from 'node:fs/promises';
+import { mkdir, open, readFile, rm, truncate } from 'node:fs/promises';
+import { join } from 'node:path';
+import { BrokerState } from '../core/broker-state.js';
+import { decodeEvent, encodeEvent } from '../core/event-codec.js';
+import type { BrokerEvent } from '../core/events.js';
+import type { ResultOf } from '../core/results.js';
+import { StoreError } from './errors.js';
+import { frameRecord, RECORD_HEADER_BYTES, scanRecords } from './record-format.js';
+import { listSegments, segmentName } from './segments.js';
+import { fsyncDir, readSnapshotFile, removeStaleTemp, writeSnapshotFile } from './snapshot-file.js';
+import { writeAll } from './write-all.js';
+
+export interface StoreLogger {
+  debug?(msg: string, ...args: unknown[]): void;
+  info?(msg: string, ...args: unknown[]): void;
+  warn?(msg: string, ...args: unknown[]): void;
+  error?(msg: string, ...args: unknown[]): void;
+}
+
+export interface StoreOptions {
+  /** Start a new segment (and snapshot) once the current one holds this many bytes. Default 64 MiB. */
+  segmentBytes?: number;
+  /** Leader time for the events the store itself proposes (the release-all on open). Default Date.now. */
+  clock?: () => number;
+  logger?: StoreLogger;
+  /** Called once when a write or fsync fails: the store is unusable from then on and the broker must stop. */
+  onFailure?: (err: StoreError) => void;
+}
+
+export interface Committed<R> {
+  /** What applying the event did (it is already applied). */
+  result: R;
+  /** Resolves when the event's record is fsynced; rejects with StoreError if the disk failed. */
+  durable: Promise<void>;
+}
+
+export interface StoreStats {
+  /** Log index of the last committed event (events since the beginning of the store). */
+  index: number;
+  /** Log index of the last event known durable. */
+  durableIndex: number;
+  fsyncs: number;
+  writes: number;
+  bytesWritten: number;
+  snapshotsWritten: number;
+  segmentsDeleted: number;
+  /** Events replayed from the log on open (after the snapshot). */
+  recoveredEvents: number;
+  /** Index the snapshot loaded on open covered (0 = none). */
+  recoveredSnapshotIndex: number;
+  /** Bytes cut from a torn/corrupt log tail on open. */
+  truncatedBytes: number;
+}
+
+export interface EventStore {
+  readonly state: BrokerState;
+  readonly dir: string;
+  commit<E extends BrokerEvent>(event: E): Committed<ResultOf<E>>;
+  /** commit() and wait until durable. */
+  commitDurable<E extends BrokerEvent>(event: E): Promise<ResultOf<E>>;
+  /** Resolves when everything committed so far is durable. */
+  flush(): Promise<void>;
+  stats(): StoreStats;
+  /** Flushes, waits for a running compaction, closes files. Later commits throw. */
+  close(): Promise<void>;
+}
+
+interface Batch {
+  records: Uint8Array[];
+  bytes: number;
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+function newBatch(): Batch {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // Callers that do not wait (acquire, release) must not cause unhandled rejections.
+  promise.catch(() => {});
+  return { records: [], bytes: 0, promise, resolve, reject };
+}
+
+const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
+
+class FileEventStore implements EventStore {
+  private index: number;
+  private writtenIndex: number;
+  private segmentStart: number;
+  private segmentBytes: number;
+  private pending: Batch | undefined;
+  private lastBatch: Promise<void> = Promise.resolve();
+  private flushing = false;
+  private flushScheduled = false;
+  private compaction: Promise<void> | undefined;
+  private failure: StoreError | undefined;
+  private closed = false;
+  private readonly counters: StoreStats;
+
+  constructor(
+    readonly dir: string,
+    readonly state: BrokerState,
+    private fh: FileHandle,
+    tail: { index: number; segmentStart: number; segmentBytes: number; counters: StoreStats },
+    private readonly opts: StoreOptions,
+  ) {
+    this.index = tail.index;
+    this.writtenIndex = tail.index;
+    this.segmentStart = tail.segmentStart;
+    this.segmentBytes = tail.segmentBytes;
+    this.counters = tail.counters;
+  }
+
+  commit<E extends BrokerEvent>(event: E): Committed<ResultOf<E>> {
+    if (this.failure) throw this.failure;
+    if (this.closed) throw new StoreError('the event store is closed');
+    const payload = encodeEvent(event);
+    const result = this.state.apply(event);
+    this.index++;
+    if (this.pending === undefined) this.pending = newBatch();
+    const batch = this.pending;
+    batch.records.push(payload);
+    batch.bytes += RECORD_HEADER_BYTES + payload.length;
+    this.lastBatch = batch.promise;
+    this.scheduleFlush();
+    return { result, durable: batch.promise };
+  }
+
+  async commitDurable<E extends BrokerEvent>(event: E): Promise<ResultOf<E>> {
+    const c = this.commit(event);
+    await c.durable;
+    return c.result;
+  }
+
+  flush(): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    return this.lastBatch;
+  }
+
+  stats(): StoreStats {
+    return { ...this.counters, index: this.index, durableIndex: this.writtenIndex };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      await this.lastBatch;
+    } catch {
+      // the failure is already reported through durable promises and onFailure
+    }
+    while (this.flushing) await new Promise((r) => setImmediate(r));
+    await this.compaction;
+    await this.fh.close();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushing || this.flushScheduled) return;
+    this.flushScheduled = true;
+    // setImmediate, not a microtask: every commit made while handling this I/O phase (e.g. all
+    // transfers in one socket read) joins the batch.
+    setImmediate(() => {
+      this.flushScheduled = false;
+      void this.runFlush();
+    });
+  }
+
+  private async runFlush(): Promise<void> {
+    if (this.flushing) return;
+    this.flushing = true;
+    let batch: Batch | undefined;
+    try {
+      while (this.pending) {
+        batch = this.pending;
+        this.pending = undefined;
+        const buf = new Uint8Array(batch.bytes);
+        let off = 0;
+        for (const r of batch.records) off = frameRecord(r, buf, off);
+        await writeAll(this.fh, buf);
+        await this.fh.datasync();
+        this.counters.fsyncs++;
+        this.counters.writes++;
+        this.counters.bytesWritten += buf.length;
+        this.segmentBytes += buf.length;
+        this.writtenIndex += batch.records.length;
+        batch.resolve();
+        batch = undefined;
+        if (this.segmentBytes >= (this.opts.segmentBytes ?? DEFAULT_SEGMENT_BYTES) && !this.compaction) {
+          await this.roll();
+        }
+      }
+    } catch (err) {
+      this.fail(err, batch);
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  private fail(err: unknown, inFlight: Batch | undefined): void {
+    const failure =
+      err instanceof StoreError ? err : new StoreError('event log write failed', { cause: err });
+    this.failure = failure;
+    inFlight?.reject(failure);
+    this.pending?.reject(failure);
+    this.pending = undefined;
+    this.lastBatch = Promise.reject(failure);
+    this.lastBatch.catch(() => {});
+    this.opts.logger?.error?.(failure.message);
+    this.opts.onFailure?.(failure);
+  }
+
+  /** New segment now; snapshot + deletion of older segments in the background. */
+  private async roll(): Promise<void> {
+    const snapIndex = this.index;
+    const snapState = this.state.snapshot();
+    const newStart = this.writtenIndex + 1;
+    const older = (await listSegments(this.dir)).filter((s) => s.start < newStart);
+    await this.fh.close();
+    this.fh = await open(join(this.dir, segmentName(newStart)), 'a');
+    await fsyncDir(this.dir);
+    this.segmentStart = newStart;
+    this.segmentBytes = 0;
+    this.compaction = (async () => {
+      await writeSnapshotFile(this.dir, { index: snapIndex, state: snapState });
+      this.counters.snapshotsWritten++;
+      for (const s of older) {
+        await rm(join(this.dir, s.name), { force: true });
+        this.counters.segmentsDeleted++;
+      }
+      await fsyncDir(this.dir);
+    })()
+      .catch((err: unknown) => {
+        // Not fatal: the older segments are still there, the next roll tries again.
+        this.opts.logger?.warn?.(`snapshot/compaction failed: ${String(err)}`);
+      })
+      .finally(() => {
+        this.compaction = undefined;
+      });
+  }
+
+  /** @internal for tests */
+  get currentSegmentStart(): number {
+    return this.segmentStart;
+  }
+}
+
+/** Opens (creating if needed) the store in `dir` and recovers its state. */
+export async function openStore(dir: string, opts: StoreOptions = {}): Promise<EventStore> {
+  await mkdir(dir, { recursive: true });
+  await removeStaleTemp(dir);
+  const counters: StoreStats = {
+    index: 0,
+    durableIndex: 0,
+    fsyncs: 0,
+    writes: 0,
+    bytesWritten: 0,
+    snapshotsWritten: 0,
+    segmentsDeleted: 0,
+    recoveredEvents: 0,
+    recoveredSnapshotIndex: 0,
+    truncatedBytes: 0,
+  };
+  const state = new BrokerState();
+  const snap = await readSnapshotFile(dir);
+  let index = 0;
+  if (snap) {
+    state.restore(snap.state);
+    index = snap.index;
+    counters.recoveredSnapshotIndex = index;
+  }
+  const snapIndex = index;
+  const segments = await listSegments(dir);
+  let appendTo: { name: string; start: number; bytes: number } | undefined;
+  for (let i = 0; i < segments.length; i++) {
+    const seg = segments[i];
+    const next = segments[i + 1];
+    const path = join(dir, seg.name);
+    if (next && next.start <= snapIndex + 1) {
+      // Wholly covered by the snapshot (a compaction crashed before deleting it).
+      await rm(path, { force: true });
+      counters.segmentsDeleted++;
+      continue;
+    }
+    if (seg.start > index + 1) {
+      throw new StoreError(
+        `event log gap in ${dir}: ${seg.name} starts at ${seg.start}, expected <= ${index + 1}`,
+      );
+    }
+    const buf = await readFile(path);
+    const { payloads, validBytes } = scanRecords(buf);
+    for (let k = 0; k < payloads.length; k++) {
+      const at = seg.start + k;
+      if (at <= index) continue;
+      state.apply(decodeEvent(payloads[k]));
+      index = at;
+      counters.recoveredEvents++;
+    }
+    if (validBytes < buf.length) {
+      if (next) {
+        throw new StoreError(
+          `event log ${seg.name} in ${dir} is damaged at byte ${validBytes} (not its tail)`,
+        );
+      }
+      opts.logger?.warn?.(`truncating ${buf.length - validBytes} torn bytes at the end of ${seg.name}`);
+      await truncate(path, validBytes);
+      const fh = await open(path, 'r+');
+      await fh.sync();
+      await fh.close();
+      counters.truncatedBytes += buf.length - validBytes;
+    }
+    const end = seg.start + payloads.length - 1;
+    appendTo = !next && end === index ? { name: seg.name, start: seg.start, bytes: validBytes } : undefined;
+  }
+  if (!appendTo) {
+    // No segment, or the snapshot is ahead of the last one's records: continue in a new segment
+    // whose first index is the next one, so record positions keep matching log indexes.
+    appendTo = { name: segmentName(index + 1), start: index + 1, bytes: 0 };
+  }
+  const fh = await open(join(dir, appendTo.name), 'a');
+  await fsyncDir(dir);
+  const store = new FileEventStore(
+    dir,
+    state,
+    fh,
+    { index, segmentStart: appendTo.start, segmentBytes: appendTo.bytes, counters },
+    opts,
+  );
+  if (state.listConsumers().length > 0) {
+    // Every consumer died with the previous process: its acquisitions are void.
+    store.commit({ type: 'release-all', leaderTime: (opts.clock ?? Date.now)() });
+  }
+  return store;
+}

@@ -1,0 +1,24 @@
+/** Log segment files: `log-<first index, 16 digits>.seg`, each a run of framed event records. */
+import { readdir } from 'node:fs/promises';
+
+const SEGMENT_RE = /^log-(\d{16})\.seg$/;
+
+export interface SegmentFile {
+  /** Log index of its first record (indexes start at 1). */
+  start: number;
+  name: string;
+}
+
+export function segmentName(start: number): string {
+  return `log-${String(start).padStart(16, '0')}.seg`;
+}
+
+/** Segment files in `dir`, ascending by first index. */
+export async function listSegments(dir: string): Promise<SegmentFile[]> {
+  const out: SegmentFile[] = [];
+  for (const name of await readdir(dir)) {
+    const m = SEGMENT_RE.exec(name);
+    if (m) out.push({ start: Number(m[1]), name });
+  }
+  return out.sort((a, b) => a.start - b.start);
+}

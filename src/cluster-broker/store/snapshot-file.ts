@@ -1,0 +1,76 @@
+/**
+ * The snapshot file: the broker state as of log index N, written atomically (temp file, fsync,
+ * rename, fsync of the directory) so a crash leaves either the old snapshot or the new one.
+ *
+ * Layout: [magic 'QSF1'][index f64 LE][state length f64 LE][crc32 u32 LE of state][state bytes].
+ */
+import { open, readFile, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { crc32 } from './crc32.js';
+import { StoreError } from './errors.js';
+import { writeAll } from './write-all.js';
+
+export const SNAPSHOT_FILE = 'snapshot.bin';
+const MAGIC = [0x51, 0x53, 0x46, 0x31];
+const HEADER_BYTES = 4 + 8 + 8 + 4;
+
+export interface SnapshotContents {
+  index: number;
+  state: Uint8Array;
+}
+
+export async function fsyncDir(dir: string): Promise<void> {
+  const d = await open(dir, 'r');
+  try {
+    await d.sync();
+  } finally {
+    await d.close();
+  }
+}
+
+export async function writeSnapshotFile(dir: string, snap: SnapshotContents): Promise<void> {
+  const header = new Uint8Array(HEADER_BYTES);
+  const view = new DataView(header.buffer);
+  header.set(MAGIC, 0);
+  view.setFloat64(4, snap.index, true);
+  view.setFloat64(12, snap.state.length, true);
+  view.setUint32(20, crc32(snap.state), true);
+  const tmp = join(dir, `${SNAPSHOT_FILE}.tmp`);
+  const fh = await open(tmp, 'w');
+  try {
+    await writeAll(fh, header);
+    await writeAll(fh, snap.state);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(tmp, join(dir, SNAPSHOT_FILE));
+  await fsyncDir(dir);
+}
+
+/** The snapshot, or undefined when there is none. A damaged snapshot is an error, never skipped. */
+export async function readSnapshotFile(dir: string): Promise<SnapshotContents | undefined> {
+  let buf: Buffer;
+  try {
+    buf = await readFile(join(dir, SNAPSHOT_FILE));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  if (buf.length < HEADER_BYTES || MAGIC.some((b, i) => buf[i] !== b)) {
+    throw new StoreError(`${SNAPSHOT_FILE} in ${dir} is not a snapshot`);
+  }
+  const index = view.getFloat64(4, true);
+  const length = view.getFloat64(12, true);
+  const crc = view.getUint32(20, true);
+  const state = buf.subarray(HEADER_BYTES);
+  if (state.length !== length || crc32(state) !== crc) {
+    throw new StoreError(`${SNAPSHOT_FILE} in ${dir} is damaged (length or checksum mismatch)`);
+  }
+  return { index, state };
+}
+
+export async function removeStaleTemp(dir: string): Promise<void> {
+  await rm(join(dir, `${SNAPSHOT_FILE}.tmp`), { force: true });
+}
