@@ -12,7 +12,7 @@ export interface AmqpErrorOptions {
 export class AmqpError extends Error {
   readonly condition: string;
   readonly description: string;
-  readonly info?: Record<string, unknown>;
+  declare readonly info?: Record<string, unknown>;
 
   constructor(condition: string, description: string, options: AmqpErrorOptions = {}) {
     super(`${condition}: ${description}`, options.cause === undefined ? undefined : { cause: options.cause });

@@ -71,6 +71,8 @@ export interface Target {
 }
 /** Transaction coordinator target (part 4). */
 export interface Coordinator {
+  /** marks a coordinator (encoded as descriptor 0x30, not a target); set on decode */
+  coordinator?: true;
   capabilities?: string[];
 }
 
@@ -204,26 +206,3 @@ export type Frame =
 
 /** Protocol ids from the 8-byte protocol header: 0 AMQP, 2 TLS, 3 SASL. */
 export type ProtocolId = 0 | 2 | 3;
-
-/**
- * The functions the codec provides for the engine (implemented in src/codec/, re-exported from
- * src/codec/index.ts):
- *
- *   encodeAmqpFrame(channel: number, p: Performative, payload?: Uint8Array): Uint8Array
- *   encodeSaslFrame(p: SaslPerformative): Uint8Array
- *   encodeHeartbeat(): Uint8Array                       // 8 bytes: 00 00 00 08 02 00 00 00
- *   encodeProtocolHeader(id: ProtocolId): Uint8Array    // "AMQP" id 1 0 0
- *   parseProtocolHeader(b: Uint8Array): { id: ProtocolId; major; minor; revision } // throws AmqpDecodeError
- *   class FrameReader {
- *     constructor(opts?: { maxFrameSize?: number })     // default 512 until told otherwise
- *     setMaxFrameSize(n: number): void
- *     expectProtocolHeader(): void                      // next 8 bytes are a protocol header
- *     push(chunk: Uint8Array): void                     // bytes split anywhere
- *     next(): Frame | { kind: 'protocol-header'; id: ProtocolId; ... } | undefined  // throws AmqpDecodeError
- *   }
- *   encodeDeliveryState / decodeDeliveryState via the generic composite tables.
- *
- * Errors: every failure throws AmqpDecodeError (src/codec/errors.ts) with
- * `condition` ('amqp:decode-error' | 'amqp:connection:framing-error' | ...) and `description`.
- */
-export {};

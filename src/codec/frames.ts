@@ -1,0 +1,159 @@
+/**
+ * Frame encoding and frame-body decoding (part 2, 2.3). A frame is written into the scratch
+ * writer with its size back-filled; the result is one exact-size buffer.
+ *
+ * Transfers: `encodeAmqpFrame(ch, transfer, payload)` copies the payload exactly once (into the
+ * result). `encodeAmqpFrameParts` copies it zero times: it returns [header+performative, payload]
+ * for writev / cork+write.
+ */
+import { AmqpDecodeError } from '../errors.js';
+import { readCompositeBody, readDescriptor, writeComposite } from './composite-codec.js';
+import { BY_NAME, type CompositeDef } from './composites.js';
+import type { Frame, Performative, ProtocolId, SaslPerformative } from './contract.js';
+import { Decoder, decodeError } from './decoder.js';
+import { scratch, type Writer } from './writer.js';
+
+export const FRAME_TYPE_AMQP = 0x00;
+export const FRAME_TYPE_SASL = 0x01;
+/** MIN-MAX-FRAME-SIZE: the limit before Open is exchanged */
+export const MIN_MAX_FRAME_SIZE = 512;
+
+export function framingError(description: string): AmqpDecodeError {
+  return new AmqpDecodeError('amqp:connection:framing-error', description);
+}
+
+function defOf(type: string, kind: 'performative' | 'sasl'): CompositeDef {
+  const def = BY_NAME.get(type);
+  if (def === undefined || def.kind !== kind) throw decodeError(`not a ${kind}: ${type}`);
+  return def;
+}
+
+function writeFrameHeader(w: Writer, type: number, channel: number): void {
+  w.ensure(8);
+  const b = w.buf;
+  b[4] = 2;
+  b[5] = type;
+  b[6] = channel >>> 8;
+  b[7] = channel & 0xff;
+  w.pos = 8;
+}
+
+function writeAmqp(channel: number, p: Performative): Writer {
+  const w = scratch();
+  writeFrameHeader(w, FRAME_TYPE_AMQP, channel);
+  writeComposite(w, defOf(p.type, 'performative'), p.body as unknown as Record<string, unknown>);
+  return w;
+}
+
+/** one AMQP frame: header, performative, then the payload (copied once) */
+export function encodeAmqpFrame(channel: number, p: Performative, payload?: Uint8Array): Uint8Array {
+  const w = writeAmqp(channel, p);
+  const head = w.pos;
+  const size = head + (payload === undefined ? 0 : payload.length);
+  w.view.setUint32(0, size);
+  if (payload === undefined || payload.length === 0) return w.copyOut();
+  const out = Buffer.allocUnsafe(size);
+  w.buf.copy(out, 0, 0, head);
+  out.set(payload, head);
+  return out;
+}
+
+/** one AMQP frame as [header + performative, payload]: the payload is not copied (for writev) */
+export function encodeAmqpFrameParts(
+  channel: number,
+  p: Performative,
+  payload: Uint8Array,
+): [Uint8Array, Uint8Array] {
+  const w = writeAmqp(channel, p);
+  w.view.setUint32(0, w.pos + payload.length);
+  return [w.copyOut(), payload];
+}
+
+export function encodeSaslFrame(p: SaslPerformative): Uint8Array {
+  const w = scratch();
+  writeFrameHeader(w, FRAME_TYPE_SASL, 0);
+  writeComposite(w, defOf(p.type, 'sasl'), p.body as unknown as Record<string, unknown>);
+  w.view.setUint32(0, w.pos);
+  return w.copyOut();
+}
+
+const HEARTBEAT = [0, 0, 0, 8, 2, 0, 0, 0];
+/** an empty AMQP frame (channel 0) */
+export function encodeHeartbeat(): Uint8Array {
+  return Uint8Array.from(HEARTBEAT);
+}
+
+export function encodeProtocolHeader(id: ProtocolId): Uint8Array {
+  return Uint8Array.of(0x41, 0x4d, 0x51, 0x50, id, 1, 0, 0);
+}
+
+export interface ProtocolHeader {
+  id: ProtocolId;
+  major: number;
+  minor: number;
+  revision: number;
+}
+
+/**
+ * Parse the 8-byte protocol header. Throws AmqpDecodeError (framing-error) unless it starts with
+ * "AMQP" and has id 0, 2 or 3; the version is returned, not checked (the engine answers an
+ * unsupported version with its own header).
+ */
+export function parseProtocolHeader(b: Uint8Array): ProtocolHeader {
+  if (b.length < 8) throw framingError(`protocol header needs 8 bytes, got ${b.length}`);
+  if (b[0] !== 0x41 || b[1] !== 0x4d || b[2] !== 0x51 || b[3] !== 0x50)
+    throw new AmqpDecodeError('amqp:connection:framing-error', 'not an AMQP protocol header', {
+      info: { bytes: Array.from(b.subarray(0, 8)) },
+    });
+  const id = b[4];
+  if (id !== 0 && id !== 2 && id !== 3) throw framingError(`unknown protocol id ${id}`);
+  return { id, major: b[5], minor: b[6], revision: b[7] };
+}
+
+/** decode a performative from bytes [start, end); returns it and the offset after it */
+export function decodePerformativeAt(
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  kind: 'performative' | 'sasl',
+): { performative: Performative | SaslPerformative; end: number } {
+  const d = new Decoder(bytes, start, end);
+  if (d.u8() !== 0x00) throw decodeError(`frame body is not a described ${kind}`);
+  const def = readDescriptor(d);
+  if (def === undefined || def.kind !== kind)
+    throw decodeError(`frame body: unknown or unexpected ${kind} descriptor`);
+  const body = readCompositeBody(d, def);
+  return { performative: { type: def.name, body } as unknown as Performative, end: d.pos };
+}
+
+/**
+ * Decode one whole frame held in bytes [start, start + size) (size already validated against
+ * the max frame size). Payload views point into `bytes`.
+ */
+export function decodeFrame(bytes: Uint8Array, start: number, size: number): Frame {
+  if (size < 8) throw framingError(`frame size ${size} < 8`);
+  const doff = bytes[start + 4];
+  if (doff < 2) throw framingError(`frame data offset ${doff} < 2`);
+  if (size < doff * 4) throw framingError(`frame size ${size} < data offset ${doff * 4}`);
+  const type = bytes[start + 5];
+  const bodyStart = start + doff * 4;
+  const end = start + size;
+  if (type === FRAME_TYPE_AMQP) {
+    const channel = (bytes[start + 6] << 8) | bytes[start + 7];
+    if (bodyStart === end) return { kind: 'heartbeat', channel };
+    const r = decodePerformativeAt(bytes, bodyStart, end, 'performative');
+    const performative = r.performative as Performative;
+    if (performative.type === 'transfer') {
+      const payload = new Uint8Array(bytes.buffer, bytes.byteOffset + r.end, end - r.end);
+      return { kind: 'amqp', channel, performative, payload };
+    }
+    return { kind: 'amqp', channel, performative };
+  }
+  if (type === FRAME_TYPE_SASL) {
+    if (bodyStart === end) throw framingError('empty SASL frame');
+    const r = decodePerformativeAt(bytes, bodyStart, end, 'sasl');
+    if (r.end !== end) throw decodeError('SASL frame has bytes after its performative');
+    return { kind: 'sasl', performative: r.performative as SaslPerformative };
+  }
+  throw framingError(`unknown frame type ${type}`);
+}

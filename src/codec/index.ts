@@ -1,0 +1,27 @@
+/** The codec's internal API for the other layers (protocol/, client/, cluster-broker/). */
+
+export { AmqpDecodeError, AmqpEncodeError, AmqpError } from '../errors.js';
+export {
+  BY_CODE,
+  BY_NAME,
+  COMPOSITES,
+  type CompositeDef,
+  type FieldDef,
+  type FieldType,
+} from './composites.js';
+export * from './contract.js';
+export { FrameReader, type FrameReaderOptions, type ProtocolHeaderFrame } from './frame-reader.js';
+export {
+  decodeFrame,
+  encodeAmqpFrame,
+  encodeAmqpFrameParts,
+  encodeHeartbeat,
+  encodeProtocolHeader,
+  encodeSaslFrame,
+  MIN_MAX_FRAME_SIZE,
+  type ProtocolHeader,
+  parseProtocolHeader,
+} from './frames.js';
+export * from './typed.js';
+export { decodeDeliveryState, decodeValue, encodeDeliveryState, encodeValue } from './value.js';
+export type { AmqpTypeName, AmqpValue, TypedValue } from './values.js';
