@@ -22,6 +22,18 @@ export {
   type ProtocolHeader,
   parseProtocolHeader,
 } from './frames.js';
+export {
+  DEFAULT_MAX_MESSAGE_SIZE,
+  decodeMessage,
+  encodeMessage,
+  type Message,
+  type MessageHeader,
+  type MessageId,
+  type MessageProperties,
+  peekMessage,
+  splitMessage,
+  withHeader,
+} from './message.js';
 export * from './typed.js';
 export { decodeDeliveryState, decodeValue, encodeDeliveryState, encodeValue } from './value.js';
 export type { AmqpTypeName, AmqpValue, TypedValue } from './values.js';
