@@ -1,0 +1,593 @@
+/**
+ * RaftCore: the sans-I/O replication state machine of one member (Ongaro & Ousterhout, with
+ * pre-vote, check-quorum and leader stickiness from the Raft thesis / etcd).
+ *
+ * Inputs: `tick(now)`, `step(message, now)`, `propose(data, now)`, `compact(index, data)`.
+ * Output: `takeReady()` -> Ready { persist, messages, restoreSnapshot, apply, softState }.
+ * The driver persists (fsync), THEN sends, THEN applies, THEN calls `advance(ready)`. Every
+ * message in a Ready may depend on the writes of that same Ready (a vote on the persisted vote,
+ * an append-response on the persisted entries, a leader's append on its persisted term), which
+ * is why nothing is sent before the fsync.
+ */
+import { NotLeaderError } from './errors.js';
+import { RaftLog } from './log.js';
+import { Progress } from './progress.js';
+import type {
+  AppendMessage,
+  AppendResponseMessage,
+  Entry,
+  HardState,
+  InitialState,
+  Message,
+  RaftConfig,
+  Ready,
+  Role,
+  Snapshot,
+  SnapshotMessage,
+  SoftState,
+  UnsafeFlags,
+  VoteMessage,
+  VoteResponseMessage,
+} from './types.js';
+
+export type ProposalStatus = 'committed' | 'pending' | 'lost' | 'unknown';
+
+export class RaftCore {
+  readonly id: string;
+  readonly members: readonly string[];
+  readonly peers: readonly string[];
+  private readonly quorum: number;
+  private readonly electionMin: number;
+  private readonly electionMax: number;
+  private readonly heartbeatInterval: number;
+  private readonly preVote: boolean;
+  private readonly checkQuorum: boolean;
+  private readonly random: () => number;
+  private readonly maxBytesPerAppend: number;
+  private readonly maxInflight: number;
+  private readonly unsafe: UnsafeFlags;
+
+  private term: number;
+  private vote: string | null;
+  private role: Role = 'follower';
+  private leader: string | null = null;
+  readonly log: RaftLog;
+  private commit: number;
+  /** Entries <= applied were handed to the driver to apply. */
+  private applied: number;
+
+  private now: number;
+  private electionDeadline = 0;
+  private heartbeatDue = 0;
+  private lastLeaderContact = Number.NEGATIVE_INFINITY;
+  private votes = new Map<string, boolean>();
+  private progress = new Map<string, Progress>();
+
+  private outbox: Message[] = [];
+  private hardStateDirty = false;
+  private snapshotToPersist: Snapshot | undefined;
+  private snapshotToRestore: Snapshot | undefined;
+  private truncateFromPending: number | undefined;
+  private lastSoft: SoftState;
+
+  constructor(config: RaftConfig, initial: InitialState, now: number) {
+    this.id = config.id;
+    this.members = [...config.members];
+    if (!this.members.includes(this.id))
+      throw new Error(`member ${this.id} not in ${this.members.join(',')}`);
+    this.peers = this.members.filter((m) => m !== this.id);
+    this.quorum = Math.floor(this.members.length / 2) + 1;
+    this.electionMin = config.electionTimeoutMin ?? 150;
+    this.electionMax = config.electionTimeoutMax ?? 300;
+    this.heartbeatInterval = config.heartbeatInterval ?? 50;
+    this.preVote = config.preVote ?? true;
+    this.checkQuorum = config.checkQuorum ?? true;
+    this.random = config.random ?? Math.random;
+    this.maxBytesPerAppend = config.maxBytesPerAppend ?? 1024 * 1024;
+    this.maxInflight = config.maxInflight ?? 256;
+    this.unsafe = config.unsafe ?? {};
+    this.term = initial.hardState.term;
+    this.vote = initial.hardState.vote;
+    this.log = new RaftLog(initial.snapshot, initial.entries);
+    this.commit = this.log.snapshotIndex;
+    this.applied = this.log.snapshotIndex;
+    this.now = now;
+    this.resetElectionDeadline();
+    this.lastSoft = this.softState();
+  }
+
+  // ---- status ------------------------------------------------------------------------------
+
+  get currentTerm(): number {
+    return this.term;
+  }
+  get currentRole(): Role {
+    return this.role;
+  }
+  get leaderId(): string | null {
+    return this.leader;
+  }
+  get commitIndex(): number {
+    return this.commit;
+  }
+  get appliedIndex(): number {
+    return this.applied;
+  }
+  get votedFor(): string | null {
+    return this.vote;
+  }
+  isLeader(): boolean {
+    return this.role === 'leader';
+  }
+
+  softState(): SoftState {
+    return { role: this.role, term: this.term, leaderId: this.leader };
+  }
+
+  /**
+   * Leader: heard from a majority (itself included) within the max election timeout.
+   * Follower: heard from a current leader within the max election timeout. Otherwise false.
+   * A member that is not quorate must stop serving clients.
+   */
+  isQuorate(now: number): boolean {
+    if (this.role === 'leader') {
+      let heard = 1;
+      for (const pr of this.progress.values()) if (now - pr.lastHeard <= this.electionMax) heard++;
+      return heard >= this.quorum;
+    }
+    return (
+      this.role === 'follower' && this.leader !== null && now - this.lastLeaderContact < this.electionMax
+    );
+  }
+
+  /** Leader that is quorate and has committed an entry of its own term: its committed state is current. */
+  canServeReads(now: number): boolean {
+    return this.role === 'leader' && this.isQuorate(now) && this.log.term(this.commit) === this.term;
+  }
+
+  /** The earliest time at which `tick` has something to do. */
+  nextDeadline(): number {
+    return this.role === 'leader' ? this.heartbeatDue : this.electionDeadline;
+  }
+
+  /** What became of a proposal answered with (index, term). */
+  proposalStatus(index: number, term: number): ProposalStatus {
+    const t = this.log.term(index);
+    if (t !== undefined && t !== term) return 'lost';
+    if (t === term) return index <= this.commit ? 'committed' : 'pending';
+    return 'unknown';
+  }
+
+  // ---- inputs ------------------------------------------------------------------------------
+
+  tick(now: number): void {
+    this.now = now;
+    if (this.role === 'leader') {
+      if (this.checkQuorum && !this.isQuorate(now)) {
+        this.becomeFollower(this.term, null);
+        return;
+      }
+      if (now >= this.heartbeatDue) {
+        this.heartbeatDue = now + this.heartbeatInterval;
+        for (const p of this.peers) this.sendAppend(p, true);
+      }
+      return;
+    }
+    if (now >= this.electionDeadline) this.campaign();
+  }
+
+  /** Append `data` as a new entry (leader only). Resolve the returned index/term by watching `apply`. */
+  propose(data: Uint8Array, now: number): { index: number; term: number } {
+    this.now = now;
+    if (this.role !== 'leader') throw new NotLeaderError(this.leader);
+    const index = this.log.lastIndex() + 1;
+    this.log.append({ index, term: this.term, data });
+    if (this.peers.length === 0) this.maybeCommit();
+    return { index, term: this.term };
+  }
+
+  /**
+   * The application took a snapshot of its state after applying `index`: drop the log prefix.
+   * `index` must be <= the last index handed out in `apply`.
+   */
+  compact(index: number, data: Uint8Array): void {
+    if (index > this.applied) throw new Error(`compact ${index} beyond applied ${this.applied}`);
+    if (index <= this.log.snapshotIndex) return;
+    const term = this.log.term(index)!;
+    const snap: Snapshot = { index, term, data };
+    this.log.compact(snap);
+    this.snapshotToPersist = snap;
+  }
+
+  step(m: Message, now: number): void {
+    this.now = now;
+    if (m.to !== this.id || !this.members.includes(m.from) || m.from === this.id) return;
+    if (m.term > this.term) {
+      if (m.type === 'vote') {
+        if (!m.pre) {
+          if (this.inLease()) return; // leader stickiness: a healthy leader exists, ignore
+          this.becomeFollower(m.term, null);
+        }
+      } else if (m.type === 'vote-response' && m.pre && m.granted) {
+        // a granted pre-vote carries the term we would campaign in; nothing to adopt
+      } else {
+        const leader = m.type === 'append' || m.type === 'snapshot' ? m.from : null;
+        this.becomeFollower(m.term, leader);
+      }
+    } else if (m.term < this.term) {
+      if (m.type === 'append' || m.type === 'snapshot') {
+        // tell the stale leader about the newer term
+        this.send(this.appendResponse(m.from, false, 0, 0, 0));
+      } else if (m.type === 'vote') {
+        this.send(this.voteResponse(m.from, m.pre, false, this.term));
+      }
+      return;
+    }
+    switch (m.type) {
+      case 'vote':
+        this.handleVote(m);
+        break;
+      case 'vote-response':
+        this.handleVoteResponse(m);
+        break;
+      case 'append':
+        if (this.role !== 'follower') this.becomeFollower(this.term, m.from);
+        this.handleAppend(m);
+        break;
+      case 'snapshot':
+        if (this.role !== 'follower') this.becomeFollower(this.term, m.from);
+        this.handleSnapshot(m);
+        break;
+      case 'append-response':
+        if (this.role === 'leader') this.handleAppendResponse(m);
+        break;
+    }
+  }
+
+  // ---- output ------------------------------------------------------------------------------
+
+  hasReady(): boolean {
+    if (this.outbox.length > 0 || this.hardStateDirty || this.snapshotToPersist) return true;
+    if (this.log.handedOut < this.log.lastIndex() || this.commit > this.applied) return true;
+    if (this.role === 'leader') {
+      for (const p of this.peers) if (this.wantsAppend(this.progress.get(p)!)) return true;
+    }
+    const s = this.lastSoft;
+    return s.role !== this.role || s.term !== this.term || s.leaderId !== this.leader;
+  }
+
+  takeReady(): Ready {
+    if (this.role === 'leader') for (const p of this.peers) this.sendAppend(p, false);
+    const entries = this.log.takeUnpersisted();
+    const hardState: HardState | undefined = this.hardStateDirty
+      ? { term: this.term, vote: this.vote }
+      : undefined;
+    this.hardStateDirty = false;
+    const persist = {
+      entries,
+      ...(hardState ? { hardState } : {}),
+      ...(this.snapshotToPersist ? { snapshot: this.snapshotToPersist } : {}),
+      ...(this.truncateFromPending !== undefined ? { truncateFrom: this.truncateFromPending } : {}),
+    };
+    const truncatedFrom = this.truncateFromPending;
+    this.snapshotToPersist = undefined;
+    this.truncateFromPending = undefined;
+    const restoreSnapshot = this.snapshotToRestore;
+    this.snapshotToRestore = undefined;
+    // Entries up to lastIndex are persisted by this Ready before anything is applied.
+    const apply = this.commit > this.applied ? this.log.slice(this.applied + 1, this.commit) : [];
+    if (apply.length > 0) this.applied = apply[apply.length - 1]!.index;
+    const soft = this.softState();
+    const s = this.lastSoft;
+    const softChanged = s.role !== soft.role || s.term !== soft.term || s.leaderId !== soft.leaderId;
+    this.lastSoft = soft;
+    const messages = this.outbox;
+    this.outbox = [];
+    return {
+      persist,
+      messages,
+      apply,
+      ...(restoreSnapshot ? { restoreSnapshot } : {}),
+      ...(softChanged ? { softState: soft } : {}),
+      ...(truncatedFrom !== undefined ? { truncatedFrom } : {}),
+    };
+  }
+
+  /** The driver persisted, sent and applied `ready`. */
+  advance(ready: Ready): void {
+    this.log.markDurable(ready.persist.entries);
+    if (this.role === 'leader') this.maybeCommit();
+  }
+
+  // ---- roles -------------------------------------------------------------------------------
+
+  private resetElectionDeadline(): void {
+    this.electionDeadline =
+      this.now + this.electionMin + this.random() * (this.electionMax - this.electionMin);
+  }
+
+  private inLease(): boolean {
+    if (!this.checkQuorum) return false;
+    if (this.role === 'leader') return this.isQuorate(this.now);
+    return this.leader !== null && this.now - this.lastLeaderContact < this.electionMin;
+  }
+
+  private becomeFollower(term: number, leader: string | null): void {
+    if (term > this.term) {
+      this.term = term;
+      this.vote = null;
+      this.hardStateDirty = true;
+    }
+    this.role = 'follower';
+    this.leader = leader;
+    this.votes.clear();
+    this.progress.clear();
+    if (leader !== null) this.lastLeaderContact = this.now;
+    this.resetElectionDeadline();
+  }
+
+  private campaign(): void {
+    if (this.preVote) this.becomePreCandidate();
+    else this.becomeCandidate();
+  }
+
+  private becomePreCandidate(): void {
+    this.role = 'pre-candidate';
+    this.leader = null;
+    this.votes = new Map([[this.id, true]]);
+    this.resetElectionDeadline();
+    if (this.quorum <= 1) {
+      this.becomeCandidate();
+      return;
+    }
+    for (const p of this.peers) this.send(this.voteRequest(p, true));
+  }
+
+  private becomeCandidate(): void {
+    this.role = 'candidate';
+    this.term += 1;
+    this.vote = this.id;
+    this.hardStateDirty = true;
+    this.leader = null;
+    this.votes = new Map([[this.id, true]]);
+    this.resetElectionDeadline();
+    if (this.quorum <= 1) {
+      this.becomeLeader();
+      return;
+    }
+    for (const p of this.peers) this.send(this.voteRequest(p, false));
+  }
+
+  private becomeLeader(): void {
+    this.role = 'leader';
+    this.leader = this.id;
+    this.votes.clear();
+    this.progress = new Map(this.peers.map((p) => [p, new Progress(this.log.lastIndex() + 1, this.now)]));
+    // A no-op of the new term: committing it commits every earlier entry (Raft 5.4.2).
+    this.log.append({ index: this.log.lastIndex() + 1, term: this.term, data: null });
+    this.heartbeatDue = this.now + this.heartbeatInterval;
+    for (const p of this.peers) this.sendAppend(p, true);
+    if (this.peers.length === 0) this.maybeCommit();
+  }
+
+  // ---- elections ---------------------------------------------------------------------------
+
+  private voteRequest(to: string, pre: boolean): VoteMessage {
+    return {
+      type: 'vote',
+      from: this.id,
+      to,
+      term: pre ? this.term + 1 : this.term,
+      pre,
+      lastIndex: this.log.lastIndex(),
+      lastTerm: this.log.lastTerm(),
+    };
+  }
+
+  private voteResponse(to: string, pre: boolean, granted: boolean, term: number): VoteResponseMessage {
+    return { type: 'vote-response', from: this.id, to, term, pre, granted };
+  }
+
+  private handleVote(m: VoteMessage): void {
+    const canVote =
+      this.vote === m.from || (this.vote === null && this.leader === null) || (m.pre && m.term > this.term);
+    const leaseBlocks = m.pre && this.inLease();
+    const upToDate = this.unsafe.skipUpToDateCheck === true || this.log.isUpToDate(m.lastIndex, m.lastTerm);
+    if (canVote && upToDate && !leaseBlocks) {
+      if (!m.pre) {
+        this.vote = m.from;
+        this.hardStateDirty = true;
+        this.resetElectionDeadline();
+      }
+      this.send(this.voteResponse(m.from, m.pre, true, m.term));
+    } else {
+      this.send(this.voteResponse(m.from, m.pre, false, this.term));
+    }
+  }
+
+  private handleVoteResponse(m: VoteResponseMessage): void {
+    if (m.pre) {
+      if (this.role !== 'pre-candidate') return;
+      if (m.term !== (m.granted ? this.term + 1 : this.term)) return; // from an older round
+    } else if (this.role !== 'candidate' || m.term !== this.term) {
+      return;
+    }
+    this.votes.set(m.from, m.granted);
+    let yes = 0;
+    let no = 0;
+    for (const g of this.votes.values()) g ? yes++ : no++;
+    if (yes >= this.quorum) {
+      if (m.pre) this.becomeCandidate();
+      else this.becomeLeader();
+    } else if (no >= this.quorum) {
+      this.becomeFollower(this.term, null);
+    }
+  }
+
+  // ---- replication (follower side) ---------------------------------------------------------
+
+  private appendResponse(
+    to: string,
+    success: boolean,
+    matchIndex: number,
+    rejectedPrev: number,
+    hintIndex: number,
+  ): AppendResponseMessage {
+    return {
+      type: 'append-response',
+      from: this.id,
+      to,
+      term: this.term,
+      success,
+      matchIndex,
+      rejectedPrev,
+      hintIndex,
+    };
+  }
+
+  private handleAppend(m: AppendMessage): void {
+    this.leader = m.from;
+    this.lastLeaderContact = this.now;
+    this.resetElectionDeadline();
+    let prevIndex = m.prevIndex;
+    let prevTerm = m.prevTerm;
+    let entries = m.entries;
+    const snapIndex = this.log.snapshotIndex;
+    if (prevIndex < snapIndex) {
+      // Entries up to our snapshot are committed, so they match the leader's: skip them.
+      entries = entries.filter((e) => e.index > snapIndex);
+      if (entries.length === 0) {
+        this.send(this.appendResponse(m.from, true, snapIndex, 0, 0));
+        return;
+      }
+      prevIndex = snapIndex;
+      prevTerm = this.log.snapshotTerm;
+      if (entries[0]!.index !== snapIndex + 1) return;
+    }
+    const myPrevTerm = this.log.term(prevIndex);
+    if (myPrevTerm !== prevTerm) {
+      let hint = Math.min(prevIndex - 1, this.log.lastIndex());
+      if (myPrevTerm !== undefined) {
+        // skip back over the whole conflicting term in one round trip
+        while (hint > this.commit && hint > snapIndex && this.log.term(hint) === myPrevTerm) hint--;
+      }
+      this.send(this.appendResponse(m.from, false, 0, m.prevIndex, hint));
+      return;
+    }
+    for (let k = 0; k < entries.length; k++) {
+      const e = entries[k]!;
+      const t = this.log.term(e.index);
+      if (t === e.term) continue;
+      if (t !== undefined) {
+        if (e.index <= this.commit) throw new Error(`${this.id}: conflict at committed index ${e.index}`);
+        this.log.truncateFrom(e.index);
+        this.truncateFromPending = Math.min(this.truncateFromPending ?? e.index, e.index);
+      }
+      for (let j = k; j < entries.length; j++) this.log.append(entries[j]!);
+      break;
+    }
+    const lastNew = prevIndex + entries.length;
+    const newCommit = Math.min(m.commit, lastNew);
+    if (newCommit > this.commit) this.commit = newCommit;
+    this.send(this.appendResponse(m.from, true, lastNew, 0, 0));
+  }
+
+  private handleSnapshot(m: SnapshotMessage): void {
+    this.leader = m.from;
+    this.lastLeaderContact = this.now;
+    this.resetElectionDeadline();
+    const snap = m.snapshot;
+    if (snap.index <= this.commit) {
+      this.send(this.appendResponse(m.from, true, this.commit, 0, 0));
+      return;
+    }
+    const discarded = this.log.install(snap);
+    if (discarded) this.truncateFromPending = snap.index + 1;
+    this.snapshotToPersist = snap;
+    this.snapshotToRestore = snap;
+    this.commit = snap.index;
+    this.applied = snap.index;
+    this.send(this.appendResponse(m.from, true, snap.index, 0, 0));
+  }
+
+  // ---- replication (leader side) -----------------------------------------------------------
+
+  private wantsAppend(pr: Progress): boolean {
+    if (pr.mode === 'snapshot') return false;
+    if (pr.mode === 'probe') return !pr.paused;
+    return pr.next <= this.log.lastIndex() && pr.inflight.length < this.maxInflight;
+  }
+
+  /** Send the follower what it is missing; `heartbeat` sends even when there is nothing new. */
+  private sendAppend(to: string, heartbeat: boolean): void {
+    const pr = this.progress.get(to)!;
+    if (pr.mode === 'snapshot') {
+      if (heartbeat && this.now - pr.snapshotSentAt > this.electionMax * 2) pr.becomeProbe(pr.match + 1);
+      else return;
+    }
+    if (!heartbeat && !this.wantsAppend(pr)) return;
+    const prevIndex = pr.next - 1;
+    const prevTerm = this.log.term(prevIndex);
+    if (prevTerm === undefined) {
+      // compacted away: the follower needs the snapshot
+      const snap = this.log.snapshot!;
+      pr.becomeSnapshot(snap.index, this.now);
+      this.send({ type: 'snapshot', from: this.id, to, term: this.term, snapshot: snap });
+      return;
+    }
+    const room = pr.mode !== 'replicate' || pr.inflight.length < this.maxInflight;
+    const entries = room ? this.log.slice(pr.next, this.log.lastIndex(), this.maxBytesPerAppend) : [];
+    this.send({
+      type: 'append',
+      from: this.id,
+      to,
+      term: this.term,
+      prevIndex,
+      prevTerm,
+      entries,
+      commit: this.commit,
+    });
+    if (pr.mode === 'replicate' && entries.length > 0) {
+      const last = entries[entries.length - 1]!.index;
+      pr.next = last + 1;
+      pr.inflight.push(last);
+    } else if (pr.mode === 'probe') {
+      pr.paused = true;
+    }
+  }
+
+  private handleAppendResponse(m: AppendResponseMessage): void {
+    const pr = this.progress.get(m.from);
+    if (!pr) return;
+    pr.lastHeard = this.now;
+    if (m.success) {
+      const advanced = pr.acknowledge(m.matchIndex);
+      if (pr.mode === 'probe' || (pr.mode === 'snapshot' && pr.match >= pr.pendingSnapshot))
+        pr.becomeReplicate();
+      else if (pr.mode === 'replicate' && pr.next <= pr.match) pr.next = pr.match + 1;
+      if (advanced) this.maybeCommit();
+      this.sendAppend(m.from, false);
+      return;
+    }
+    if (m.rejectedPrev <= pr.match) return; // stale
+    if (pr.mode === 'probe' && m.rejectedPrev !== pr.next - 1) return; // answer to an older probe
+    if (pr.mode === 'snapshot') return;
+    pr.becomeProbe(Math.min(m.rejectedPrev, m.hintIndex + 1));
+    this.sendAppend(m.from, false);
+  }
+
+  private maybeCommit(): void {
+    const matches = [this.log.durable];
+    for (const pr of this.progress.values()) matches.push(pr.match);
+    matches.sort((a, b) => b - a);
+    const n = matches[this.quorum - 1]!;
+    if (n <= this.commit) return;
+    if (this.unsafe.commitOldTermsByCount === true || this.log.term(n) === this.term) this.commit = n;
+  }
+
+  private send(m: Message): void {
+    this.outbox.push(m);
+  }
+}
+
+export type { Entry };

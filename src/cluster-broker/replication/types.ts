@@ -1,0 +1,171 @@
+/**
+ * Types of the sans-I/O replication core (Raft). The core knows no sockets, files or clocks:
+ * it takes messages and the time and hands back a `Ready` (what to persist, then what to send,
+ * then what to apply). See core.ts for the rules.
+ */
+
+/** One log entry. `data === null` is the no-op a new leader appends to commit its term. */
+export interface Entry {
+  readonly index: number;
+  readonly term: number;
+  readonly data: Uint8Array | null;
+}
+
+/** A snapshot of the application state covering the log up to and including `index`. */
+export interface Snapshot {
+  readonly index: number;
+  readonly term: number;
+  readonly data: Uint8Array;
+}
+
+/** What must survive a crash besides the log: the current term and the vote cast in it. */
+export interface HardState {
+  readonly term: number;
+  readonly vote: string | null;
+}
+
+export type Role = 'follower' | 'pre-candidate' | 'candidate' | 'leader';
+
+interface MessageBase {
+  readonly from: string;
+  readonly to: string;
+  readonly term: number;
+}
+
+/** AppendEntries (also the heartbeat, with no entries). */
+export interface AppendMessage extends MessageBase {
+  readonly type: 'append';
+  readonly prevIndex: number;
+  readonly prevTerm: number;
+  readonly entries: readonly Entry[];
+  readonly commit: number;
+}
+
+/**
+ * Answer to append or snapshot. On success `matchIndex` is the last index known to match the
+ * leader. On failure `rejectedPrev` is the prevIndex that did not match and `hintIndex` the
+ * follower's guess of the last index that may match (fast back-up).
+ */
+export interface AppendResponseMessage extends MessageBase {
+  readonly type: 'append-response';
+  readonly success: boolean;
+  readonly matchIndex: number;
+  readonly rejectedPrev: number;
+  readonly hintIndex: number;
+}
+
+/** RequestVote; `pre` marks a pre-vote (term is the candidate's term + 1, nobody changes state). */
+export interface VoteMessage extends MessageBase {
+  readonly type: 'vote';
+  readonly pre: boolean;
+  readonly lastIndex: number;
+  readonly lastTerm: number;
+}
+
+export interface VoteResponseMessage extends MessageBase {
+  readonly type: 'vote-response';
+  readonly pre: boolean;
+  readonly granted: boolean;
+}
+
+/** InstallSnapshot, sent whole (the broker's state is small enough for one frame). */
+export interface SnapshotMessage extends MessageBase {
+  readonly type: 'snapshot';
+  readonly snapshot: Snapshot;
+}
+
+export type Message =
+  | AppendMessage
+  | AppendResponseMessage
+  | VoteMessage
+  | VoteResponseMessage
+  | SnapshotMessage;
+
+/**
+ * Writes the driver must make durable (one fsync is enough for all of them) BEFORE it sends any
+ * message of the same Ready. Apply order: snapshot, then truncateFrom, then entries (an entry at
+ * index i also replaces every entry >= i already stored), then hardState.
+ */
+export interface PersistOps {
+  /** New term/vote, when they changed. */
+  readonly hardState?: HardState;
+  /** A snapshot to store; the log prefix up to snapshot.index may then be dropped. */
+  readonly snapshot?: Snapshot;
+  /** Drop every stored entry with index >= truncateFrom (before appending `entries`). */
+  readonly truncateFrom?: number;
+  /** Entries to append, contiguous and ascending. */
+  readonly entries: readonly Entry[];
+}
+
+/** What changed about the member's role, for the broker ("close client links", "serve"). */
+export interface SoftState {
+  readonly role: Role;
+  readonly term: number;
+  readonly leaderId: string | null;
+}
+
+/**
+ * The output of the core. The driver MUST:
+ *   1. make `persist` durable (write + fsync),
+ *   2. then send `messages`,
+ *   3. then restore `restoreSnapshot` (if any) and apply `apply` in order,
+ *   4. then call `core.advance(ready)`.
+ * Readies must be handled strictly one after another, in the order they were taken.
+ */
+export interface Ready {
+  readonly persist: PersistOps;
+  readonly messages: readonly Message[];
+  /** A snapshot the application must load (installed from the leader) before applying `apply`. */
+  readonly restoreSnapshot?: Snapshot;
+  /** Committed entries, in index order, to apply to the state machine. */
+  readonly apply: readonly Entry[];
+  /** Set when role, term or leader changed since the previous Ready. */
+  readonly softState?: SoftState;
+  /**
+   * Set when the log was cut: every proposal with index >= truncatedFrom that was not re-appended
+   * with the same term is lost.
+   */
+  readonly truncatedFrom?: number;
+}
+
+/** State the core starts from (what storage recovered). */
+export interface InitialState {
+  readonly hardState: HardState;
+  readonly snapshot?: Snapshot;
+  /** Entries after the snapshot, contiguous. */
+  readonly entries: readonly Entry[];
+}
+
+/**
+ * Deliberately broken rules, so the simulation can prove that its checker catches them.
+ * Never set outside tests.
+ */
+export interface UnsafeFlags {
+  /** Grant votes without the "candidate's log is at least as up to date" check. */
+  readonly skipUpToDateCheck?: boolean;
+  /** Commit entries of earlier terms by counting replicas (Raft paper, figure 8). */
+  readonly commitOldTermsByCount?: boolean;
+}
+
+export interface RaftConfig {
+  /** This member's id. */
+  readonly id: string;
+  /** Every member's id, this one included (static membership). */
+  readonly members: readonly string[];
+  /** Election timeout is uniformly random in [min, max) ms. Defaults 150 / 300. */
+  readonly electionTimeoutMin?: number;
+  readonly electionTimeoutMax?: number;
+  /** Heartbeat interval, ms. Default 50. */
+  readonly heartbeatInterval?: number;
+  /** Pre-vote (Raft thesis 9.6). Default true. */
+  readonly preVote?: boolean;
+  /** A leader that hears from no majority for an election timeout steps down. Default true. */
+  readonly checkQuorum?: boolean;
+  /** Random number in [0, 1); inject a seeded one for simulation. Default Math.random. */
+  readonly random?: () => number;
+  /** Upper bound of entry bytes per append message. Default 1 MiB. */
+  readonly maxBytesPerAppend?: number;
+  /** Append messages in flight per follower (pipelining). Default 256. */
+  readonly maxInflight?: number;
+  readonly unsafe?: UnsafeFlags;
+}

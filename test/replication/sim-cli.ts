@@ -1,0 +1,75 @@
+/**
+ * Soak runner for the deterministic Raft simulation.
+ *   tsx test/replication/sim-cli.ts --seeds 100000 [--start 1] [--nodes 3|5|mixed]
+ *       [--fault-ms 3000] [--unsafe skip-up-to-date|commit-old-terms|send-before-sync]
+ *       [--seed S --trace 400]     (replay one seed and print its trace)
+ */
+import { runSeed, type SimOptions } from './sim/simulation.js';
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+const unsafeName = arg('unsafe');
+const base: Omit<SimOptions, 'seed'> = {
+  ...(arg('fault-ms') ? { faultMs: Number(arg('fault-ms')) } : {}),
+  ...(unsafeName === 'skip-up-to-date' ? { unsafe: { skipUpToDateCheck: true } } : {}),
+  ...(unsafeName === 'commit-old-terms' ? { unsafe: { commitOldTermsByCount: true } } : {}),
+  ...(unsafeName === 'send-before-sync' ? { sendBeforeSync: true } : {}),
+};
+const nodesArg = arg('nodes') ?? 'mixed';
+const nodesFor = (seed: number): number =>
+  nodesArg === 'mixed' ? (seed % 2 === 0 ? 3 : 5) : Number(nodesArg);
+
+const single = arg('seed');
+if (single !== undefined) {
+  const seed = Number(single);
+  const r = runSeed({ ...base, seed, nodes: nodesFor(seed), trace: Number(arg('trace') ?? 400) });
+  for (const line of r.trace ?? []) console.log(line);
+  console.log(JSON.stringify({ ...r, trace: undefined }));
+  process.exit(r.ok ? 0 : 1);
+}
+
+const seeds = Number(arg('seeds') ?? 1000);
+const start = Number(arg('start') ?? 1);
+const maxReports = Number(arg('max-failures') ?? 5);
+const t0 = Date.now();
+let failures = 0;
+let steps = 0;
+let lastReport = t0;
+const failed: number[] = [];
+for (let seed = start; seed < start + seeds; seed++) {
+  const r = runSeed({ ...base, seed, nodes: nodesFor(seed) });
+  steps += r.steps;
+  if (!r.ok) {
+    failures++;
+    failed.push(seed);
+    if (failures <= maxReports) {
+      console.log(`seed ${seed} (nodes ${nodesFor(seed)}) FAILED: ${r.error}`);
+      for (const line of (r.trace ?? []).slice(-60)) console.log(`  ${line}`);
+    }
+  }
+  const now = Date.now();
+  if (now - lastReport > 10_000) {
+    lastReport = now;
+    console.log(
+      `... ${seed - start + 1}/${seeds} seeds, ${failures} failures, ${((now - t0) / 1000).toFixed(0)} s`,
+    );
+  }
+}
+const secs = (Date.now() - t0) / 1000;
+console.log(
+  JSON.stringify({
+    seeds,
+    start,
+    nodes: nodesArg,
+    unsafe: unsafeName ?? null,
+    failures,
+    failedSeeds: failed.slice(0, 50),
+    seconds: Number(secs.toFixed(1)),
+    seedsPerMinute: Math.round((seeds / secs) * 60),
+    steps,
+  }),
+);
+process.exit(failures > 0 && !unsafeName ? 1 : 0);
