@@ -17,7 +17,7 @@ describe('ReconnectPolicy', () => {
       fc.property(
         fc.integer(),
         fc.integer({ min: 1, max: 12 }),
-        fc.double({ min: 0, max: 1 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
         (seed, f, jitter) => {
           const p = new ReconnectPolicy({
             minTimeout: 50,
