@@ -1,0 +1,592 @@
+/**
+ * The sans-I/O AMQP 1.0 connection engine, for both roles.
+ *
+ * Drive it with bytes and time; drain bytes and events:
+ *   engine.receive(chunk, nowMs)   // bytes from the socket, split anywhere
+ *   engine.tick(nowMs)             // heartbeats / idle timeout; call again by engine.nextDeadline()
+ *   engine.pollEvents()            // typed events (handle them before takeOutput: handlers may send)
+ *   engine.takeOutput()            // Uint8Array[] to write with one writev
+ * API calls (begin, attach, send, flow, disposition, close) append output; nothing is written
+ * to any socket and no clock is read here.
+ */
+import {
+  type AmqpErrorBody,
+  type Begin,
+  encodeAmqpFrame,
+  encodeAmqpFrameParts,
+  encodeHeartbeat,
+  encodeProtocolHeader,
+  encodeSaslFrame,
+  type Frame,
+  FrameReader,
+  type Open,
+  type Performative,
+  type ProtocolId,
+  type SaslPerformative,
+} from './codec-port.js';
+import { Condition } from './conditions.js';
+import { defaultAuthenticator, identityFrom, SaslCode, saslInitFor } from './sasl.js';
+import { Session } from './session.js';
+import type {
+  BeginOptions,
+  ConnectionState,
+  EngineEvent,
+  EngineOptions,
+  Role,
+  SaslClientOptions,
+  SaslIdentity,
+  SaslServerOptions,
+} from './types.js';
+
+const UINT_MAX = 0xffffffff;
+const MIN_MAX_FRAME_SIZE = 512;
+/** Payloads at least this big are not copied into the frame buffer. */
+const COPY_LIMIT = 4096;
+const NO_OUTPUT: Uint8Array[] = [];
+const NO_EVENTS: EngineEvent[] = [];
+
+/** Where the byte stream is: which header or frames we expect next. */
+type Phase = 'header' | 'sasl' | 'auth-pending' | 'amqp' | 'done';
+
+interface HeaderFrame {
+  kind: 'protocol-header';
+  id: ProtocolId;
+  major?: number;
+  minor?: number;
+  revision?: number;
+}
+
+export class ProtocolConnection {
+  readonly role: Role;
+  state: ConnectionState = 'start';
+  readonly localOpen: Open;
+  remoteOpen: Open | undefined = undefined;
+  /** The error that closed (or is closing) the connection, ours or the peer's. */
+  error: AmqpErrorBody | undefined = undefined;
+  /** Largest frame we write (the peer's max-frame-size, capped by ours). 512 until Open. */
+  outgoingMaxFrameSize = MIN_MAX_FRAME_SIZE;
+  readonly defaultIncomingWindow: number;
+  readonly defaultMaxMessageSize: number;
+  context: unknown = undefined;
+
+  private readonly opts: EngineOptions;
+  private readonly reader: FrameReader;
+  private phase: Phase = 'header';
+  /** Server: true until the first header arrived (any header is answered then). */
+  private firstHeader = true;
+  private out: Uint8Array[] = [];
+  private events: EngineEvent[] = [];
+  private now: number;
+  private lastReceived: number;
+  private lastSent: number;
+  private openSent = false;
+  private readonly localIdle: number;
+  private remoteIdle = 0;
+  private readonly localChannelMax: number;
+  private remoteChannelMax = 65535;
+  private readonly sessions: (Session | undefined)[] = [];
+  private readonly remoteSessions = new Map<number, Session>();
+  private dirty: Session[] = [];
+
+  constructor(opts: EngineOptions) {
+    this.opts = opts;
+    this.role = opts.role;
+    this.now = opts.now ?? 0;
+    this.lastReceived = this.now;
+    this.lastSent = this.now;
+    this.defaultIncomingWindow = opts.incomingWindow ?? 2048;
+    this.defaultMaxMessageSize = opts.maxMessageSize ?? 64 * 1024 * 1024;
+    const o = opts.open;
+    this.localChannelMax = o.channelMax ?? 255;
+    this.localIdle = o.idleTimeOut ?? 0;
+    const open: Open = {
+      containerId: o.containerId,
+      maxFrameSize: o.maxFrameSize ?? 1024 * 1024,
+      channelMax: this.localChannelMax,
+    };
+    if (o.hostname !== undefined) open.hostname = o.hostname;
+    if (this.localIdle > 0) open.idleTimeOut = this.localIdle;
+    if (o.offeredCapabilities) open.offeredCapabilities = o.offeredCapabilities;
+    if (o.desiredCapabilities) open.desiredCapabilities = o.desiredCapabilities;
+    if (o.properties) open.properties = o.properties;
+    this.localOpen = open;
+    this.reader = new FrameReader({ maxFrameSize: MIN_MAX_FRAME_SIZE });
+    this.reader.expectProtocolHeader();
+    if (this.role === 'client') {
+      if (this.clientSasl) {
+        this.state = 'sasl';
+        this.out.push(encodeProtocolHeader(3));
+      } else {
+        this.sendAmqpHeaderAndOpen();
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- driving
+
+  /** Feed bytes from the peer (split anywhere). `now` (ms) updates the clock if given. */
+  receive(chunk: Uint8Array, now?: number): void {
+    if (now !== undefined) this.now = now;
+    if (this.state === 'closed') return;
+    this.lastReceived = this.now;
+    this.reader.push(chunk);
+    this.process();
+  }
+
+  /** Advance the clock: sends heartbeats, closes on the peer's silence. */
+  tick(now: number): void {
+    this.now = now;
+    if (this.state !== 'open' && this.state !== 'opening') return;
+    if (this.localIdle > 0 && this.openSent && now - this.lastReceived > this.localIdle) {
+      const description = `no frame from the peer for ${now - this.lastReceived} ms (idle-time-out ${this.localIdle} ms)`;
+      this.reportError('connection', Condition.resourceLimitExceeded, description);
+      this.close({ condition: Condition.resourceLimitExceeded, description });
+      // the peer is silent: do not wait for its Close
+      this.finish(false);
+      return;
+    }
+    if (this.remoteIdle > 0 && now - this.lastSent >= this.remoteIdle / 2) {
+      this.out.push(encodeHeartbeat());
+      this.lastSent = now;
+    }
+  }
+
+  /** The time (ms) by which tick() should be called next, or undefined if no timer is needed. */
+  nextDeadline(): number | undefined {
+    if (this.state !== 'open' && this.state !== 'opening') return undefined;
+    let t: number | undefined;
+    if (this.localIdle > 0 && this.openSent) t = this.lastReceived + this.localIdle + 1;
+    if (this.remoteIdle > 0) {
+      const hb = this.lastSent + Math.floor(this.remoteIdle / 2);
+      if (t === undefined || hb < t) t = hb;
+    }
+    return t;
+  }
+
+  /** Bytes to write, in order (flushes batched dispositions and flows first). */
+  takeOutput(): Uint8Array[] {
+    if (this.dirty.length > 0) this.flushSessions();
+    const out = this.out;
+    if (out.length === 0) return NO_OUTPUT;
+    this.out = [];
+    return out;
+  }
+
+  /** Events since the last poll, in order. */
+  pollEvents(): EngineEvent[] {
+    const ev = this.events;
+    if (ev.length === 0) return NO_EVENTS;
+    this.events = [];
+    return ev;
+  }
+
+  /** True when takeOutput() or pollEvents() has something. */
+  get hasPending(): boolean {
+    return this.out.length > 0 || this.events.length > 0 || this.dirty.length > 0;
+  }
+
+  // ---------------------------------------------------------------- API
+
+  /** Begin a session. Frames may be pipelined before the peer's Open arrives. */
+  begin(opts: BeginOptions = {}): Session {
+    if ((this.state !== 'open' && this.state !== 'opening') || !this.openSent) {
+      throw new Error(`begin() in state ${this.state}`);
+    }
+    const ch = this.allocChannel();
+    const s = new Session(this, ch, opts);
+    this.sessions[ch] = s;
+    return s;
+  }
+
+  /** Close the connection (optionally with an error). Further input is ignored except Close. */
+  close(error?: AmqpErrorBody): void {
+    if (this.state === 'closed' || this.state === 'close-sent') return;
+    if (error) this.error = error;
+    if (!this.openSent) {
+      // no AMQP layer yet: nothing to send, just stop
+      this.finish(false);
+      return;
+    }
+    this.flushSessions();
+    this.writeFrame(0, { type: 'close', body: error ? { error } : {} });
+    this.state = 'close-sent';
+  }
+
+  /** Sessions not yet ended. */
+  activeSessions(): Session[] {
+    return this.sessions.filter((s): s is Session => s !== undefined);
+  }
+
+  get canTransfer(): boolean {
+    return this.state === 'open';
+  }
+
+  // ---------------------------------------------------------------- internals for sessions/links
+
+  /** @internal */
+  emit(ev: EngineEvent): void {
+    this.events.push(ev);
+  }
+
+  /** @internal the engine raised an error at some scope: tell the user. */
+  reportError(scope: 'connection' | 'session' | 'link', condition: string, description?: string): void {
+    const error: AmqpErrorBody = { condition };
+    if (description !== undefined) error.description = description;
+    this.opts.logger?.warn?.({ scope, condition, description }, 'amqp protocol error');
+    this.emit({ type: 'protocol-error', scope, error });
+  }
+
+  /** @internal close the connection on a connection-scope violation. */
+  fail(condition: string, description: string): void {
+    this.reportError('connection', condition, description);
+    this.close({ condition, description });
+  }
+
+  /** @internal */
+  writeFrame(channel: number, p: Performative, payload?: Uint8Array): void {
+    if (this.state === 'close-sent' || this.state === 'closed') return;
+    if (payload !== undefined && payload.length >= COPY_LIMIT) {
+      // large payloads go out as their own buffer (writev), never copied
+      const [head, body] = encodeAmqpFrameParts(channel, p, payload);
+      this.out.push(head, body);
+    } else {
+      this.out.push(encodeAmqpFrame(channel, p, payload));
+    }
+    this.lastSent = this.now;
+  }
+
+  /** @internal */
+  markDirty(s: Session): void {
+    if (s.dirty) return;
+    s.dirty = true;
+    this.dirty.push(s);
+  }
+
+  /** @internal */
+  freeChannel(s: Session): void {
+    if (this.sessions[s.channel] === s) this.sessions[s.channel] = undefined;
+    if (s.remoteChannel >= 0 && this.remoteSessions.get(s.remoteChannel) === s) {
+      this.remoteSessions.delete(s.remoteChannel);
+    }
+  }
+
+  // ---------------------------------------------------------------- processing
+
+  private get clientSasl(): SaslClientOptions | undefined {
+    return this.role === 'client' ? (this.opts.sasl as SaslClientOptions | undefined) : undefined;
+  }
+
+  private get serverSasl(): SaslServerOptions {
+    return (this.opts.sasl as SaslServerOptions | undefined) ?? {};
+  }
+
+  private flushSessions(): void {
+    const d = this.dirty;
+    this.dirty = [];
+    for (const s of d) s.flush();
+  }
+
+  private process(): void {
+    while (this.phase !== 'done' && this.phase !== 'auth-pending') {
+      let f: Frame | HeaderFrame | undefined;
+      try {
+        f = this.reader.next() as Frame | HeaderFrame | undefined;
+      } catch (e) {
+        this.onDecodeError(e);
+        return;
+      }
+      if (f === undefined) return;
+      switch (f.kind) {
+        case 'protocol-header':
+          this.onHeader(f);
+          break;
+        case 'sasl':
+          this.onSasl(f.performative);
+          break;
+        case 'amqp':
+          this.onAmqp(f.channel, f.performative, f.payload);
+          break;
+        case 'heartbeat':
+          if (this.phase !== 'amqp')
+            this.terminate(Condition.framingError, 'empty frame outside the AMQP layer');
+          break;
+      }
+    }
+  }
+
+  private onDecodeError(e: unknown): void {
+    const err = e as { condition?: unknown; description?: unknown; message?: unknown };
+    const condition = typeof err.condition === 'string' ? err.condition : Condition.decodeError;
+    const description =
+      typeof err.description === 'string' ? err.description : String(err.message ?? 'undecodable input');
+    this.reportError('connection', condition, description);
+    // a server answers a header it cannot parse with the one it supports
+    if (this.role === 'server' && this.firstHeader) {
+      this.out.push(encodeProtocolHeader(this.opts.allowNoSasl === false ? 3 : 0));
+    }
+    this.close({ condition, description });
+    // the byte stream is no longer parseable: do not wait for the peer's Close
+    this.finish(false);
+  }
+
+  /** Stop without a Close frame (before the AMQP layer, or when the stream is unusable). */
+  private terminate(condition: string, description: string): void {
+    const error = { condition, description };
+    this.error = error;
+    this.reportError('connection', condition, description);
+    this.finish(false);
+  }
+
+  private finish(byPeer: boolean): void {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    this.phase = 'done';
+    for (const s of this.sessions) s?.onConnectionGone();
+    this.emit({ type: 'closed', error: this.error, byPeer });
+  }
+
+  private sendAmqpHeaderAndOpen(): void {
+    this.state = 'opening';
+    this.out.push(encodeProtocolHeader(0));
+    this.sendOpen();
+  }
+
+  private sendOpen(): void {
+    this.phase = 'amqp';
+    this.writeFrame(0, { type: 'open', body: this.localOpen });
+    this.openSent = true;
+    this.reader.setMaxFrameSize(this.localOpen.maxFrameSize!);
+  }
+
+  private onHeader(h: HeaderFrame): void {
+    const v10 = (h.major ?? 1) === 1 && (h.minor ?? 0) === 0 && (h.revision ?? 0) === 0;
+    if (this.role === 'client') {
+      const want: ProtocolId = this.state === 'sasl' ? 3 : 0;
+      if (h.id !== want || !v10) {
+        this.terminate(Condition.framingError, `peer answered protocol header id ${h.id}, expected ${want}`);
+        return;
+      }
+      this.phase = want === 3 ? 'sasl' : 'amqp';
+      return;
+    }
+    // server
+    const first = this.firstHeader;
+    this.firstHeader = false;
+    const allowBare = this.opts.allowNoSasl !== false;
+    if (first && v10 && h.id === 3) {
+      this.out.push(encodeProtocolHeader(3));
+      this.state = 'sasl';
+      this.phase = 'sasl';
+      const mechs = this.serverSasl.mechanisms ?? ['PLAIN', 'ANONYMOUS'];
+      this.out.push(encodeSaslFrame({ type: 'sasl-mechanisms', body: { saslServerMechanisms: mechs } }));
+      return;
+    }
+    if (v10 && h.id === 0 && (!first || allowBare)) {
+      this.out.push(encodeProtocolHeader(0));
+      this.state = 'opening';
+      this.phase = 'amqp';
+      return;
+    }
+    // unsupported: answer with the header we do support, then close
+    this.out.push(encodeProtocolHeader(!first || allowBare ? 0 : 3));
+    this.terminate(
+      Condition.framingError,
+      `unsupported protocol header id ${h.id} ${h.major}.${h.minor}.${h.revision}`,
+    );
+  }
+
+  private onSasl(p: SaslPerformative): void {
+    if (this.phase !== 'sasl') {
+      this.terminate(Condition.framingError, `unexpected ${p.type}`);
+      return;
+    }
+    const client = this.clientSasl;
+    if (client) {
+      if (p.type === 'sasl-mechanisms') {
+        if (!p.body.saslServerMechanisms.includes(client.mechanism)) {
+          this.terminate(
+            Condition.unauthorizedAccess,
+            `server does not offer ${client.mechanism} (offers ${p.body.saslServerMechanisms.join(', ')})`,
+          );
+          return;
+        }
+        this.out.push(
+          encodeSaslFrame({ type: 'sasl-init', body: saslInitFor(client, this.localOpen.hostname) }),
+        );
+        return;
+      }
+      if (p.type === 'sasl-outcome') {
+        const ok = p.body.code === SaslCode.ok;
+        this.emit({ type: 'sasl-outcome', ok, code: p.body.code, mechanism: client.mechanism });
+        if (!ok) {
+          this.terminate(Condition.unauthorizedAccess, `SASL authentication failed (code ${p.body.code})`);
+          return;
+        }
+        this.reader.expectProtocolHeader();
+        this.sendAmqpHeaderAndOpen();
+        this.phase = 'header';
+        return;
+      }
+      this.terminate(Condition.notImplemented, `unexpected ${p.type} for ${client.mechanism}`);
+      return;
+    }
+    if (p.type !== 'sasl-init') {
+      this.terminate(Condition.framingError, `unexpected ${p.type}`);
+      return;
+    }
+    const mechs = this.serverSasl.mechanisms ?? ['PLAIN', 'ANONYMOUS'];
+    const mechanism = p.body.mechanism;
+    const identity = mechs.includes(mechanism) ? identityFrom(p.body) : undefined;
+    if (!identity) {
+      this.finishAuth(false, mechanism, undefined);
+      return;
+    }
+    const auth = this.serverSasl.authenticate ?? defaultAuthenticator;
+    let verdict: boolean | Promise<boolean>;
+    try {
+      verdict = auth(mechanism, identity);
+    } catch {
+      verdict = false;
+    }
+    if (typeof verdict === 'boolean') {
+      this.finishAuth(verdict, mechanism, identity);
+      return;
+    }
+    this.phase = 'auth-pending';
+    verdict.then(
+      (ok) => this.resumeAfterAuth(ok === true, mechanism, identity),
+      () => this.resumeAfterAuth(false, mechanism, identity),
+    );
+  }
+
+  private resumeAfterAuth(ok: boolean, mechanism: string, identity: SaslIdentityLike): void {
+    if (this.state === 'closed') return;
+    this.finishAuth(ok, mechanism, identity);
+    this.process();
+    this.opts.onAsyncWork?.();
+  }
+
+  private finishAuth(ok: boolean, mechanism: string, identity: SaslIdentityLike): void {
+    const code = ok ? SaslCode.ok : SaslCode.auth;
+    this.out.push(encodeSaslFrame({ type: 'sasl-outcome', body: { code } }));
+    this.emit({ type: 'sasl-outcome', ok, code, mechanism, identity });
+    if (!ok) {
+      this.terminate(Condition.unauthorizedAccess, `SASL ${mechanism} authentication failed`);
+      return;
+    }
+    this.phase = 'header';
+    this.reader.expectProtocolHeader();
+  }
+
+  private onAmqp(channel: number, p: Performative, payload: Uint8Array | undefined): void {
+    if (this.phase !== 'amqp') {
+      this.terminate(Condition.framingError, `unexpected AMQP frame ${p.type}`);
+      return;
+    }
+    if (this.state === 'close-sent') {
+      if (p.type === 'close') this.onClose(p.body.error);
+      return;
+    }
+    if (!this.remoteOpen) {
+      if (p.type !== 'open') {
+        this.fail(Condition.illegalState, `${p.type} before open`);
+        return;
+      }
+      this.onOpen(p.body);
+      return;
+    }
+    switch (p.type) {
+      case 'begin':
+        this.onBegin(channel, p.body);
+        return;
+      case 'close':
+        this.onClose(p.body.error);
+        return;
+      case 'open':
+        this.fail(Condition.illegalState, 'second open');
+        return;
+      default: {
+        const s = this.remoteSessions.get(channel);
+        if (!s) {
+          this.fail(Condition.illegalState, `${p.type} on channel ${channel} with no session`);
+          return;
+        }
+        s.onFrame(p, payload);
+      }
+    }
+  }
+
+  private onOpen(o: Open): void {
+    this.remoteOpen = o;
+    const remoteMax = o.maxFrameSize ?? UINT_MAX;
+    if (remoteMax < MIN_MAX_FRAME_SIZE) {
+      this.fail(Condition.invalidField, `peer max-frame-size ${remoteMax} below ${MIN_MAX_FRAME_SIZE}`);
+      return;
+    }
+    this.outgoingMaxFrameSize = Math.min(remoteMax, this.localOpen.maxFrameSize!);
+    this.remoteChannelMax = o.channelMax ?? 65535;
+    this.remoteIdle = o.idleTimeOut ?? 0;
+    if (!this.openSent) this.sendOpen();
+    this.state = 'open';
+    this.emit({ type: 'remote-open', open: o });
+    // links attached before the peer's Open may hold queued deliveries
+    for (const s of this.sessions) {
+      if (!s) continue;
+      for (const l of s.activeLinks()) if (l.isSender) (l as unknown as { pump(): void }).pump();
+    }
+  }
+
+  private onClose(error: AmqpErrorBody | undefined): void {
+    const byPeer = this.state !== 'close-sent';
+    if (byPeer) {
+      if (error) this.error = error;
+      this.emit({ type: 'remote-close', error });
+      this.writeFrame(0, { type: 'close', body: {} });
+    }
+    this.finish(byPeer);
+  }
+
+  private onBegin(channel: number, b: Begin): void {
+    if (channel > this.localChannelMax) {
+      this.fail(
+        Condition.framingError,
+        `begin on channel ${channel} above channel-max ${this.localChannelMax}`,
+      );
+      return;
+    }
+    if (this.remoteSessions.has(channel)) {
+      this.fail(Condition.illegalState, `begin on channel ${channel} in use`);
+      return;
+    }
+    let s: Session;
+    if (b.remoteChannel !== undefined) {
+      const mine = this.sessions[b.remoteChannel];
+      if (mine?.state !== 'begin-sent') {
+        this.fail(Condition.illegalState, `begin answers channel ${b.remoteChannel}, which began no session`);
+        return;
+      }
+      s = mine;
+      s.onRemoteBegin(channel, b);
+    } else {
+      let ch: number;
+      try {
+        ch = this.allocChannel();
+      } catch {
+        this.fail(Condition.resourceLimitExceeded, 'no free channel');
+        return;
+      }
+      s = new Session(this, ch, {}, { channel, begin: b });
+      this.sessions[ch] = s;
+    }
+    this.remoteSessions.set(channel, s);
+    this.emit({ type: 'session-begin', session: s, begin: b });
+  }
+
+  private allocChannel(): number {
+    const max = Math.min(this.localChannelMax, this.remoteChannelMax);
+    for (let c = 0; c <= max; c++) if (this.sessions[c] === undefined) return c;
+    throw new Error('no free channel (channel-max reached)');
+  }
+}
+
+type SaslIdentityLike = SaslIdentity | undefined;

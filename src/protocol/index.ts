@@ -1,0 +1,32 @@
+/** The sans-I/O AMQP 1.0 protocol engine (internal: used by client/ and cluster-broker/). */
+export { Condition } from './conditions.js';
+export { ProtocolConnection } from './connection.js';
+export {
+  ACCEPTED,
+  IncomingDelivery,
+  isTerminal,
+  OutgoingDelivery,
+  type OutgoingStatus,
+  REJECTED,
+  RELEASED,
+} from './delivery.js';
+export { DispositionBatcher, sameState } from './dispositions.js';
+export { type ErrorScope, toAmqpError } from './errors.js';
+export type { AcceptOptions, Link, LinkOptions, LinkState, RcvSettleMode, SndSettleMode } from './link.js';
+export { ReceiverLink } from './receiver.js';
+export { SaslCode } from './sasl.js';
+export { SenderLink, type SendOptions } from './sender.js';
+export { Session, type SessionState } from './session.js';
+export type {
+  BeginOptions,
+  ConnectionState,
+  EngineEvent,
+  EngineOptions,
+  LocalOpenOptions,
+  ProtocolLogger,
+  Role,
+  SaslAuthenticator,
+  SaslClientOptions,
+  SaslIdentity,
+  SaslServerOptions,
+} from './types.js';

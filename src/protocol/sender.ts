@@ -1,0 +1,218 @@
+/**
+ * Sending side of a link: credit per spec 2.6.7, a queue of deliveries not yet written (credit
+ * or session window exhausted), multi-frame splitting to the negotiated max frame size.
+ */
+import type { Attach, DeliveryState, Flow, Transfer } from './codec-port.js';
+import { Condition, serialDiff } from './conditions.js';
+import { isTerminal, OutgoingDelivery } from './delivery.js';
+import { Link } from './link.js';
+
+export interface SendOptions {
+  /** Send pre-settled. Default: per snd-settle-mode (settled mode: true, otherwise false). */
+  settled?: boolean;
+  messageFormat?: number;
+}
+
+const EMPTY = new Uint8Array(0);
+
+export class SenderLink extends Link {
+  readonly role = 'sender' as const;
+  /** Settle locally as soon as the peer reports an outcome (the usual client behaviour). */
+  autoSettle = true;
+  /** The receiver asked to drain and we have not answered yet. */
+  drainPending = false;
+  /** The receiver's last flow had drain set. */
+  drain = false;
+  private queue: (OutgoingDelivery | undefined)[] = [];
+  private head = 0;
+
+  /** Deliveries not completely written yet. */
+  get queued(): number {
+    return this.queue.length - this.head;
+  }
+
+  /** True when a send() now would be written at once (credit, window and attach state allow). */
+  get sendable(): boolean {
+    return this.state === 'attached' && this.credit > 0 && this.queued === 0 && this.session.canTransfer();
+  }
+
+  /** The peer's max-message-size (0: none). */
+  get remoteMaxMessageSize(): number {
+    return this.remote?.maxMessageSize ?? 0;
+  }
+
+  /**
+   * Queue a message and write as much as credit and the session window allow. The returned
+   * delivery's `status`/`written` tell whether it reached the output or still waits.
+   */
+  send(tag: Uint8Array, payload: Uint8Array, opts?: SendOptions): OutgoingDelivery {
+    if (this.state === 'detach-sent' || this.state === 'detached') {
+      throw new Error(`send() on a detached link '${this.name}'`);
+    }
+    if (tag.length > 32) throw new Error('delivery-tag longer than 32 bytes');
+    const max = this.remoteMaxMessageSize;
+    if (max > 0 && payload.length > max) {
+      throw new Error(`${Condition.messageSizeExceeded}: ${payload.length} > peer's max-message-size ${max}`);
+    }
+    const mode = this.local?.sndSettleMode ?? 2;
+    const settled = mode === 1 ? true : mode === 0 ? false : (opts?.settled ?? false);
+    const d = new OutgoingDelivery(this, tag, payload, settled, opts?.messageFormat ?? 0);
+    this.queue.push(d);
+    if (this.queue.length - this.head === 1) this.pump();
+    return d;
+  }
+
+  /** @internal write what credit and the session window allow. */
+  pump(): void {
+    if (this.state !== 'attached') return;
+    const session = this.session;
+    while (this.head < this.queue.length) {
+      const d = this.queue[this.head]!;
+      if (!d.written && this.credit <= 0) break;
+      if (!session.canTransfer()) {
+        session.blockOnWindow(this);
+        break;
+      }
+      if (this.writeFrame(d)) {
+        this.queue[this.head++] = undefined;
+      }
+    }
+    if (this.head === this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+    if (this.drainPending && (this.credit === 0 || this.head === this.queue.length))
+      this.session.markFlow(this);
+  }
+
+  /** Writes one frame of `d`; true when it was its last. */
+  private writeFrame(d: OutgoingDelivery): boolean {
+    const session = this.session;
+    const maxPayload = session.maxTransferPayload();
+    const total = d.payload.length;
+    const end = Math.min(total, d.offset + maxPayload);
+    const more = end < total;
+    let t: Transfer;
+    if (!d.written) {
+      d.written = true;
+      d.id = session.allocDeliveryId();
+      this.credit--;
+      this.deliveryCount = (this.deliveryCount + 1) >>> 0;
+      t = { handle: this.handle, deliveryId: d.id, deliveryTag: d.tag, messageFormat: d.messageFormat };
+      if (d.presettled) t.settled = true;
+      else session.trackOutgoing(d);
+    } else {
+      t = { handle: this.handle };
+    }
+    if (more) t.more = true;
+    const chunk = d.offset === 0 && !more ? d.payload : d.payload.subarray(d.offset, end);
+    session.writeTransfer(t, chunk);
+    d.offset = end;
+    if (more) {
+      d.status = 'partial';
+      return false;
+    }
+    d.payload = EMPTY;
+    d.status = d.presettled ? 'settled' : 'sent';
+    return true;
+  }
+
+  /** @internal */
+  settleDelivery(d: OutgoingDelivery, state?: DeliveryState): void {
+    if (d.settled) return;
+    if (!d.written) {
+      this.abortDelivery(d);
+      return;
+    }
+    d.status = 'settled';
+    d.localState = state;
+    this.session.untrackOutgoing(d);
+    if (!d.remoteSettled) this.session.queueDisposition(false, d.id, state, true);
+  }
+
+  /** @internal */
+  abortDelivery(d: OutgoingDelivery): void {
+    if (d.settled) return;
+    if (!d.written) {
+      const i = this.queue.indexOf(d, this.head);
+      if (i >= 0) this.queue.splice(i, 1);
+      d.status = 'aborted';
+      return;
+    }
+    if (d.status === 'partial') {
+      this.session.writeTransfer({ handle: this.handle, aborted: true }, EMPTY);
+      const i = this.queue.indexOf(d, this.head);
+      if (i >= 0) this.queue.splice(i, 1);
+      d.status = 'aborted';
+      d.payload = EMPTY;
+      this.session.untrackOutgoing(d);
+      this.pump();
+    }
+  }
+
+  /** @internal the receiver's disposition for one of our deliveries. */
+  onDisposition(d: OutgoingDelivery, state: DeliveryState | undefined, settled: boolean): void {
+    if (state) d.remoteState = state;
+    if (settled) d.remoteSettled = true;
+    if (this.autoSettle && !d.settled && (settled || isTerminal(state))) {
+      // rcv-settle-mode second: the receiver waits for us to settle before it settles
+      this.settleDelivery(d, undefined);
+    } else if (settled && !d.settled) {
+      d.status = 'settled';
+      this.session.untrackOutgoing(d);
+    }
+  }
+
+  /** All deliveries not yet completely written, oldest first (for failover replay). */
+  pendingDeliveries(): OutgoingDelivery[] {
+    return this.queue.slice(this.head) as OutgoingDelivery[];
+  }
+
+  protected override onLocalAttach(a: Attach): void {
+    this.deliveryCount = a.initialDeliveryCount ?? 0;
+  }
+
+  protected override onAttached(): void {
+    if (this.queued > 0) this.pump();
+  }
+
+  override onFlow(flow: Flow): void {
+    if (flow.linkCredit !== undefined) {
+      const dcRemote = flow.deliveryCount ?? this.local?.initialDeliveryCount ?? 0;
+      this.credit = Math.max(0, flow.linkCredit + serialDiff(dcRemote, this.deliveryCount));
+    }
+    this.drain = flow.drain === true;
+    if (this.drain) {
+      this.drainPending = true;
+      this.session.markFlow(this);
+    }
+    if (flow.echo) this.session.markFlow(this);
+    this.pump();
+    this.session.conn.emit({ type: 'link-credit', link: this, drain: this.drain });
+  }
+
+  /** Answer a drain request at the next flush (also done automatically at the next takeOutput()). */
+  completeDrain(): void {
+    if (this.drainPending) this.session.markFlow(this);
+  }
+
+  override fillFlow(flow: Flow): void {
+    if (this.drainPending) {
+      this.pump();
+      // still sending: the drain completes when credit or the queue runs out (see pump)
+      if (!(this.credit > 0 && this.queued > 0)) {
+        this.drainPending = false;
+        this.deliveryCount = (this.deliveryCount + this.credit) >>> 0;
+        this.credit = 0;
+      }
+    }
+    flow.handle = this.handle;
+    flow.deliveryCount = this.deliveryCount;
+    flow.linkCredit = this.credit;
+    flow.available = this.queued;
+    if (this.drain) flow.drain = true;
+  }
+}
