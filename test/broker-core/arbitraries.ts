@@ -1,0 +1,133 @@
+import fc from 'fast-check';
+import type { BrokerEvent, QueueOptions, SettleOutcome } from '../../src/cluster-broker/core/events.js';
+
+const queues = ['a', 'b', 'a.dlq', 'dead'];
+const consumers = ['c/1', 'c/2', 'c/3'];
+
+const options: fc.Arbitrary<QueueOptions> = fc.record(
+  {
+    maxMessages: fc.integer({ min: 1, max: 20 }),
+    maxBytes: fc.integer({ min: 20, max: 400 }),
+    deadLetterQueue: fc.constantFrom<string | null>('dead', null, 'a.dlq'),
+    dedupWindowCount: fc.integer({ min: 0, max: 5 }),
+    dedupWindowMs: fc.integer({ min: 0, max: 500 }),
+  },
+  { requiredKeys: [] },
+);
+
+const outcome: fc.Arbitrary<SettleOutcome> = fc.oneof(
+  fc.constant<SettleOutcome>({ type: 'accepted' }),
+  fc.constant<SettleOutcome>({ type: 'released' }),
+  fc.record(
+    {
+      type: fc.constant('rejected' as const),
+      error: fc.option(
+        fc.record(
+          { condition: fc.constantFrom('x:a', 'x:b'), description: fc.string() },
+          { requiredKeys: ['condition'] },
+        ),
+        { nil: undefined },
+      ),
+    },
+    { requiredKeys: ['type'] },
+  ),
+  fc.record(
+    {
+      type: fc.constant('modified' as const),
+      deliveryFailed: fc.constant(true),
+      undeliverableHere: fc.constant(true),
+    },
+    { requiredKeys: ['type'] },
+  ),
+);
+
+/** An event without its leaderTime (added by `eventSequence`). */
+type Timeless = BrokerEvent extends infer E ? (E extends BrokerEvent ? Omit<E, 'leaderTime'> : never) : never;
+
+const timeless: fc.Arbitrary<Timeless> = fc.oneof(
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      type: fc.constant('declare' as const),
+      queue: fc.constantFrom(...queues),
+      options,
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ type: fc.constant('delete' as const), queue: fc.constantFrom(...queues) }),
+  },
+  {
+    weight: 8,
+    arbitrary: fc.record(
+      {
+        type: fc.constant('enqueue' as const),
+        queue: fc.constantFrom(...queues),
+        message: fc.uint8Array({ maxLength: 24 }),
+        dedupKey: fc.constantFrom('s:1', 's:2', 's:3', 'u:1'),
+        expiresAt: fc.integer({ min: 0, max: 12_000 }),
+        deliveryCount: fc.integer({ min: 0, max: 3 }),
+      },
+      { requiredKeys: ['type', 'queue', 'message'] },
+    ),
+  },
+  {
+    weight: 6,
+    arbitrary: fc.record(
+      {
+        type: fc.constant('acquire' as const),
+        queue: fc.constantFrom(...queues),
+        consumer: fc.constantFrom(...consumers),
+        max: fc.integer({ min: 1, max: 3 }),
+      },
+      { requiredKeys: ['type', 'queue', 'consumer'] },
+    ),
+  },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      type: fc.constant('settle' as const),
+      consumer: fc.constantFrom(...consumers),
+      seqs: fc.uniqueArray(fc.integer({ min: 1, max: 40 }), { maxLength: 3 }),
+      outcome,
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      type: fc.constant('release-consumer' as const),
+      consumer: fc.constantFrom(...consumers),
+    }),
+  },
+  { weight: 1, arbitrary: fc.constant({ type: 'release-all' as const }) },
+  { weight: 2, arbitrary: fc.constant({ type: 'expire' as const }) },
+);
+
+/** Random event sequences; leader time mostly moves forward, sometimes back (a slower new leader). */
+export const eventSequence: fc.Arbitrary<BrokerEvent[]> = fc
+  .tuple(
+    options,
+    fc.array(fc.tuple(timeless, fc.integer({ min: -50, max: 200 })), {
+      minLength: 20,
+      maxLength: 150,
+      size: 'max',
+    }),
+  )
+  .map(([aOptions, items]) => {
+    let t = 1_000;
+    const start: BrokerEvent[] = [
+      { type: 'declare', leaderTime: t, queue: 'a', options: aOptions },
+      { type: 'declare', leaderTime: t, queue: 'b', options: {} },
+    ];
+    return start.concat(
+      items.map(([e, dt]) => {
+        t += dt;
+        return { ...e, leaderTime: t } as BrokerEvent;
+      }),
+    );
+  });
+
+/** Random events including every optional field shape, for codec round trips. */
+export const anyEvent: fc.Arbitrary<BrokerEvent> = fc
+  .tuple(timeless, fc.oneof(fc.integer({ min: 0, max: 2 ** 45 }), fc.double({ noNaN: true })))
+  .map(([e, t]) => ({ ...e, leaderTime: t }) as BrokerEvent);
