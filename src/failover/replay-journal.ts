@@ -178,16 +178,19 @@ export class ReplayJournal<C = unknown, W = unknown> {
     return { entry: e, inDoubt: e.writes > 0, granted: this.free(e) };
   }
 
-  /** The connection died: every `sent` entry becomes `in-doubt`. Returns how many. */
-  connectionLost(): { inDoubt: number } {
-    let inDoubt = 0;
+  /**
+   * The connection died: every `sent` entry becomes `in-doubt`. Returns how many and which (for
+   * the client's `inDoubt` event), in send order.
+   */
+  connectionLost(): { inDoubt: number; entries: JournalEntry<C>[] } {
+    const entries: JournalEntry<C>[] = [];
     for (const e of this.bySeq.values()) {
       if (e.state === 'sent') {
         e.state = 'in-doubt';
-        inDoubt++;
+        entries.push(e);
       }
     }
-    return { inDoubt };
+    return { inDoubt: entries.length, entries };
   }
 
   /** Queued and in-doubt entries in original send order (what a new connection must write first). */

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkTotalQueue, type HistoryOp } from './checker.js';
 
@@ -206,5 +207,45 @@ describe('checkTotalQueue (Jepsen total-queue)', () => {
     const r = checkTotalQueue(h);
     expect(r['lost-count']).toBe(1);
     expect(r['unexpected-count']).toBe(1);
+  });
+});
+
+describe('checkTotalQueue properties', () => {
+  it('a history where every acknowledged or recovered value comes out once is valid; dropping one acknowledged dequeue is lost', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ outcome: fc.constantFrom('ok', 'fail', 'info'), dequeued: fc.boolean() }), {
+          minLength: 1,
+          maxLength: 30,
+        }),
+        fc.nat(),
+        (plan, pick) => {
+          const h: HistoryOp[] = [];
+          plan.forEach((p, i) => {
+            h.push({ process: 0, type: 'invoke', f: 'enqueue', value: `v${i}` });
+            h.push({ process: 0, type: p.outcome as HistoryOp['type'], f: 'enqueue', value: `v${i}` });
+          });
+          const out = plan
+            .map((p, i) => ({ p, i }))
+            .filter(({ p }) => p.outcome === 'ok' || (p.outcome === 'info' && p.dequeued));
+          for (const { i } of out) h.push({ process: 1, type: 'ok', f: 'dequeue', value: `v${i}` });
+          const r = checkTotalQueue(h);
+          expect(r.valid).toBe(true);
+          expect(r['attempt-count']).toBe(plan.length);
+          expect(r['ok-count']).toBe(out.length);
+          expect(r['recovered-count']).toBe(out.length - r['acknowledged-count']);
+          const acked = out.filter(({ p }) => p.outcome === 'ok');
+          if (acked.length > 0) {
+            const drop = `v${acked[pick % acked.length]!.i}`;
+            const idx = h.findIndex((o) => o.f === 'dequeue' && o.value === drop);
+            const broken = h.filter((_, j) => j !== idx);
+            const b = checkTotalQueue(broken);
+            expect(b['lost-count']).toBe(1);
+            expect(b.details.lost).toEqual([drop]);
+            expect(b.valid).toBe(false);
+          }
+        },
+      ),
+    );
   });
 });
