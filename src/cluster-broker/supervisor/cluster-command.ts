@@ -1,0 +1,152 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { formatPeers } from '../netproxy/index.js';
+import { CLUSTER_USAGE, parseClusterArgs } from './cluster-args.js';
+import { planCluster } from './cluster-plan.js';
+import { type ClusterMemberLaunch, defaultMemberCommand, memberNodeArgs } from './default-member-command.js';
+import { Supervisor } from './supervisor.js';
+import type { MemberCommand, MemberInfo, RestartPolicy, SupervisorLogger } from './types.js';
+
+interface LineSink {
+  write(chunk: string): unknown;
+}
+
+/** What `runClusterCommand` talks to; the CLI passes the real process streams. */
+export interface ClusterCommandIo {
+  stdout: LineSink;
+  stderr: LineSink;
+  /** Where SIGTERM / SIGINT arrive. Default `process`. */
+  signals?: Pick<NodeJS.EventEmitter, 'on' | 'off'>;
+  /** Stops the cluster like SIGTERM does (for embedding and tests). */
+  abort?: AbortSignal;
+  /** How to start a member. Default `selfMemberCommand` (this same CLI entry, `node` subcommand). */
+  memberCommand?: (member: ClusterMemberLaunch) => MemberCommand;
+  restartPolicy?: Partial<RestartPolicy>;
+  logger?: SupervisorLogger;
+}
+
+/**
+ * Re-runs the program that is running now (same Node, same flags such as tsx's loader, same
+ * entry script) with the `node` subcommand, so `quorate-broker cluster` starts members of its own
+ * version whether it runs from `dist/` or from source.
+ */
+export function selfMemberCommand(member: ClusterMemberLaunch): MemberCommand {
+  const entry = process.argv[1];
+  if (entry === undefined) return defaultMemberCommand(member);
+  return { command: process.execPath, args: [...process.execArgv, entry, ...memberNodeArgs(member)] };
+}
+
+function memberLine(event: string, m: MemberInfo): string {
+  return `${JSON.stringify({
+    event,
+    id: m.id,
+    pid: m.pid,
+    amqpPort: m.amqpPort,
+    clusterPort: m.clusterPort,
+    url: m.url,
+    restarts: m.restarts,
+  })}\n`;
+}
+
+/**
+ * `quorate-broker cluster --nodes 3 --base-port 5672 --data-dir D`: runs a supervised local
+ * cluster (members dial each other directly, no proxies) with auto-restart, until SIGTERM/SIGINT.
+ * stdout carries JSON lines: `{"event":"member-ready",id,pid,amqpPort,clusterPort,url,restarts}`
+ * for every member start (restarts included), `{"event":"cluster-ready",nodes,dataDir,members}`
+ * once all are up, `member-exit` / `member-restart` lines, and `{"event":"cluster-stopped"}`.
+ * Resolves with the exit code: 0 after a clean stop, 1 if the cluster could not start, 2 on bad flags.
+ */
+export async function runClusterCommand(argv: readonly string[], io: ClusterCommandIo): Promise<number> {
+  let args: ReturnType<typeof parseClusterArgs>;
+  try {
+    args = parseClusterArgs(argv);
+  } catch (err) {
+    io.stderr.write(`${(err as Error).message}\n${CLUSTER_USAGE}`);
+    return 2;
+  }
+  if (args.help) {
+    io.stdout.write(CLUSTER_USAGE);
+    return 0;
+  }
+
+  const plan = await planCluster({ nodes: args.nodes, basePort: args.basePort, dataDir: args.dataDir });
+  const peersArg = formatPeers(
+    plan.ids.map((id, i) => ({ id, host: '127.0.0.1', port: plan.clusterPorts[i]! })),
+  );
+  const peers = plan.ids.map((id, i) => ({ id, host: '127.0.0.1', port: plan.clusterPorts[i]! }));
+  const memberCommand = io.memberCommand ?? selfMemberCommand;
+  const supervisor = new Supervisor({
+    members: plan.ids.map((id, index) => ({
+      id,
+      amqpPort: plan.amqpPorts[index]!,
+      clusterPort: plan.clusterPorts[index]!,
+      command: () =>
+        memberCommand({
+          id,
+          index,
+          amqpPort: plan.amqpPorts[index]!,
+          clusterPort: plan.clusterPorts[index]!,
+          peers,
+          peersArg,
+          dataDir: join(plan.dataDir, id),
+        }),
+    })),
+    autoRestart: true,
+    restartPolicy: io.restartPolicy,
+    logger: io.logger,
+  });
+  supervisor.on('member-ready', (m) => io.stdout.write(memberLine('member-ready', m)));
+  supervisor.on('member-exit', (e) => io.stdout.write(`${JSON.stringify({ event: 'member-exit', ...e })}\n`));
+  supervisor.on('member-restart', (r) =>
+    io.stdout.write(`${JSON.stringify({ event: 'member-restart', ...r })}\n`),
+  );
+
+  let requestStop!: () => void;
+  const stopRequested = new Promise<void>((resolve) => {
+    requestStop = resolve;
+  });
+  const signals = io.signals ?? process;
+  signals.on('SIGTERM', requestStop);
+  signals.on('SIGINT', requestStop);
+  const onAbort = (): void => requestStop();
+  io.abort?.addEventListener('abort', onAbort);
+  if (io.abort?.aborted) requestStop();
+
+  let code = 0;
+  try {
+    const started = supervisor.start().then(
+      () => true,
+      (err: unknown) => err,
+    );
+    const outcome = await Promise.race([started, stopRequested.then(() => 'stop' as const)]);
+    if (outcome === true) {
+      io.stdout.write(
+        `${JSON.stringify({
+          event: 'cluster-ready',
+          nodes: args.nodes,
+          dataDir: plan.dataDir,
+          members: supervisor.members().map(({ id, pid, amqpPort, clusterPort, url }) => ({
+            id,
+            pid,
+            amqpPort,
+            clusterPort,
+            url,
+          })),
+        })}\n`,
+      );
+      await stopRequested;
+    } else if (outcome !== 'stop') {
+      const message = outcome instanceof Error ? outcome.message : String(outcome);
+      io.stderr.write(`cluster did not start: ${message}\n`);
+      code = 1;
+    }
+  } finally {
+    signals.off('SIGTERM', requestStop);
+    signals.off('SIGINT', requestStop);
+    io.abort?.removeEventListener('abort', onAbort);
+    await supervisor.stop();
+    if (plan.createdDataDir) await rm(plan.dataDir, { recursive: true, force: true });
+    io.stdout.write(`${JSON.stringify({ event: 'cluster-stopped' })}\n`);
+  }
+  return code;
+}

@@ -1,0 +1,97 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, sep } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { PeerAddress } from '../netproxy/index.js';
+import { SupervisorError } from './errors.js';
+import type { MemberCommand } from './types.js';
+
+/** Everything needed to start one member of a local cluster. */
+export interface ClusterMemberLaunch {
+  id: string;
+  /** Position in the cluster, 0-based. */
+  index: number;
+  amqpPort: number;
+  clusterPort: number;
+  /** The member's peer list (itself at its real cluster port, others via their proxies). */
+  peers: PeerAddress[];
+  /** `peers` as the `--peers` flag value: `n1=127.0.0.1:6672,n2=127.0.0.1:40123,...`. */
+  peersArg: string;
+  /** The member's own store directory (`<cluster data dir>/<id>`), created before it starts. */
+  dataDir: string;
+}
+
+/** The `quorate-broker node ...` arguments (after the entry script) for one member. */
+export function memberNodeArgs(member: ClusterMemberLaunch): string[] {
+  return [
+    'node',
+    '--id',
+    member.id,
+    '--port',
+    String(member.amqpPort),
+    '--cluster-port',
+    String(member.clusterPort),
+    '--peers',
+    member.peersArg,
+    '--data-dir',
+    member.dataDir,
+  ];
+}
+
+function thisModulePath(): string | undefined {
+  // ESM build and tsx: import.meta.url. CJS build: esbuild empties import.meta, __filename exists.
+  const url: string | undefined = import.meta.url;
+  if (typeof url === 'string' && url.startsWith('file:')) return fileURLToPath(url);
+  return typeof __filename === 'string' ? __filename : undefined;
+}
+
+function findPackageRoot(from: string): string | undefined {
+  let dir = dirname(from);
+  for (;;) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest)) {
+      try {
+        if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === 'quorate') return dir;
+      } catch {
+        // not ours; keep walking up
+      }
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+/**
+ * The Node arguments that run the `quorate-broker` bin (before its subcommand): the built
+ * `dist/bin/quorate-broker.js` when this code runs from `dist/`, else the TypeScript entry
+ * `src/cluster-broker/cli/main.ts` through tsx (running from source: tests, `tsx`).
+ * THE LEAD: if the entry moves, change the two paths here.
+ */
+export function brokerEntryNodeArgs(): string[] {
+  const here = thisModulePath();
+  const root = here === undefined ? undefined : findPackageRoot(here);
+  if (root === undefined || here === undefined) {
+    throw new SupervisorError('amqp:internal-error', 'cannot locate the quorate package to start members');
+  }
+  const builtBin = join(root, 'dist', 'bin', 'quorate-broker.js');
+  const sourceEntry = join(root, 'src', 'cluster-broker', 'cli', 'main.ts');
+  const runningFromDist = here.startsWith(join(root, 'dist') + sep);
+  if ((runningFromDist || !existsSync(sourceEntry)) && existsSync(builtBin)) return [builtBin];
+  if (existsSync(sourceEntry)) {
+    const tsxLoader = createRequire(join(root, 'package.json')).resolve('tsx');
+    return ['--import', pathToFileURL(tsxLoader).href, sourceEntry];
+  }
+  throw new SupervisorError(
+    'amqp:internal-error',
+    `no quorate-broker entry at ${builtBin} or ${sourceEntry}`,
+  );
+}
+
+/**
+ * The default command for a member of `startCluster`: this Node binary running the real
+ * `quorate-broker node --id ... --port ... --cluster-port ... --peers ... --data-dir ...`.
+ */
+export function defaultMemberCommand(member: ClusterMemberLaunch): MemberCommand {
+  return { command: process.execPath, args: [...brokerEntryNodeArgs(), ...memberNodeArgs(member)] };
+}

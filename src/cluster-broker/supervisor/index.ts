@@ -1,0 +1,30 @@
+// Process supervision of local cluster members, and the test cluster built on it.
+export { RestartBackoff } from './backoff.js';
+export { CLUSTER_USAGE, type ClusterCommandArgs, parseClusterArgs } from './cluster-args.js';
+export { type ClusterCommandIo, runClusterCommand, selfMemberCommand } from './cluster-command.js';
+export { type ClusterPlan, planCluster } from './cluster-plan.js';
+export {
+  brokerEntryNodeArgs,
+  type ClusterMemberLaunch,
+  defaultMemberCommand,
+  memberNodeArgs,
+} from './default-member-command.js';
+export { SupervisorError } from './errors.js';
+export { MemberProcess, parseReadyLine } from './member-process.js';
+export { allocateFreePorts } from './ports.js';
+export { isProcessStopped, processAlive, waitForProcessState } from './process-state.js';
+export { type ClusterHandle, type StartClusterOptions, startCluster } from './start-cluster.js';
+export { Supervisor, type SupervisorMemberSpec, type SupervisorOptions } from './supervisor.js';
+export {
+  DEFAULT_RESTART_POLICY,
+  type MemberCommand,
+  type MemberExit,
+  type MemberInfo,
+  type MemberReadyLine,
+  type MemberRestart,
+  type MemberState,
+  memberUrl,
+  type RestartPolicy,
+  type SupervisorEvents,
+  type SupervisorLogger,
+} from './types.js';

@@ -1,0 +1,157 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type CutMode, ProxyMesh } from '../netproxy/index.js';
+import { planCluster } from './cluster-plan.js';
+import { type ClusterMemberLaunch, defaultMemberCommand } from './default-member-command.js';
+import { Supervisor } from './supervisor.js';
+import type { MemberCommand, MemberInfo, RestartPolicy, SupervisorLogger } from './types.js';
+
+export interface StartClusterOptions {
+  /** Number of members (ids n1..nN). Default 3. */
+  nodes?: number;
+  /** Parent of the members' store dirs (`<dataDir>/<id>`). Default: a fresh temp dir, removed by `stop()`. */
+  dataDir?: string;
+  /**
+   * AMQP ports basePort..basePort+N-1 and cluster ports basePort+1000.. (5672 -> 6672 as in the
+   * docs). 0 or undefined: free ports chosen by the OS.
+   */
+  basePort?: number;
+  /** How to start a member. Default `defaultMemberCommand` (the real `quorate-broker node`). */
+  memberCommand?: (member: ClusterMemberLaunch) => MemberCommand;
+  /**
+   * Restart members that die unexpectedly (crash, or SIGKILLed by PID from outside the handle),
+   * with backoff. Default true. `kill(id)` through the handle never auto-restarts: the member
+   * stays down until `restart(id)`, so a test controls when it returns.
+   */
+  autoRestart?: boolean;
+  restartPolicy?: Partial<RestartPolicy>;
+  /** Deadline for every member's ready line. Default 60_000 ms. */
+  readyTimeoutMs?: number;
+  /** SIGTERM grace before SIGKILL on stop/restart. Default 10_000 ms. */
+  stopTimeoutMs?: number;
+  /** Seed of the lossy-link PRNGs. Default 1. */
+  seed?: number;
+  /** How partitions cut links: 'reset' (default) or 'blackhole' (see `CutMode`). */
+  cutMode?: CutMode;
+  logger?: SupervisorLogger;
+}
+
+/** A running local cluster, for tests: process faults by PID, network faults through proxies. */
+export interface ClusterHandle {
+  /** `amqp://127.0.0.1:PORT`, one per member, in id order. */
+  readonly urls: string[];
+  /** Member ids, `n1`..`nN`. */
+  readonly ids: string[];
+  /** Parent of the members' store dirs. */
+  readonly dataDir: string;
+  /** The supervisor (typed events: member-ready, member-exit, member-restart). */
+  readonly supervisor: Supervisor;
+  /** The proxies between members (for per-link faults: `mesh.cutLink(from, to)`). */
+  readonly mesh: ProxyMesh;
+  members(): MemberInfo[];
+  /** A real SIGKILL; the member stays down until `restart(id)` (`{ restart: true }`: auto-restart it). */
+  kill(id: string, options?: { restart?: boolean }): Promise<void>;
+  /** Starts the member again (stopping it first if running); resolves when it is ready. */
+  restart(id: string): Promise<MemberInfo>;
+  /** SIGSTOP; resolves once the process is stopped. */
+  pause(id: string): Promise<void>;
+  /** SIGCONT. */
+  resume(id: string): Promise<void>;
+  /** Cuts every link between groups (members named in no group are isolated). */
+  partition(groups: readonly (readonly string[])[]): void;
+  /** Each member reaches only its two neighbours in `order` (default n1..nN). */
+  ring(order?: readonly string[]): void;
+  /** Heals every link. */
+  heal(): void;
+  /** Delays every chunk between members by `ms` (0: full speed). */
+  slow(ms: number): void;
+  /** Resets links between members at random with probability `p` per chunk (0: off). */
+  lossy(p: number, seed?: number): void;
+  /** Resolves when the member (or every member) has printed its ready line. */
+  waitReady(id?: string, timeoutMs?: number): Promise<void>;
+  /** Stops every member (resuming paused ones first), closes the proxies, removes a temp data dir. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a local cluster of `nodes` member processes under a `Supervisor`, members talking to
+ * each other through a `ProxyMesh`. All members start at once; resolves when all are ready.
+ */
+export async function startCluster(options: StartClusterOptions = {}): Promise<ClusterHandle> {
+  const { ids, amqpPorts, clusterPorts, dataDir, createdDataDir } = await planCluster({
+    nodes: options.nodes ?? 3,
+    basePort: options.basePort,
+    dataDir: options.dataDir,
+  });
+
+  const mesh = await ProxyMesh.start({
+    members: ids.map((id, i) => ({ id, clusterPort: clusterPorts[i]! })),
+    seed: options.seed,
+    cutMode: options.cutMode,
+  });
+  const memberCommand = options.memberCommand ?? defaultMemberCommand;
+  const supervisor = new Supervisor({
+    members: ids.map((id, index) => ({
+      id,
+      amqpPort: amqpPorts[index]!,
+      clusterPort: clusterPorts[index]!,
+      command: () => {
+        const peers = mesh.peersFor(id);
+        return memberCommand({
+          id,
+          index,
+          amqpPort: amqpPorts[index]!,
+          clusterPort: clusterPorts[index]!,
+          peers,
+          peersArg: mesh.peersArg(id),
+          dataDir: join(dataDir, id),
+        });
+      },
+    })),
+    autoRestart: options.autoRestart ?? true,
+    restartPolicy: options.restartPolicy,
+    readyTimeoutMs: options.readyTimeoutMs,
+    stopTimeoutMs: options.stopTimeoutMs,
+    logger: options.logger,
+  });
+
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopped ??= (async () => {
+      try {
+        await supervisor.stop();
+      } finally {
+        await mesh.close();
+        if (createdDataDir) await rm(dataDir, { recursive: true, force: true });
+      }
+    })();
+    return stopped;
+  };
+
+  try {
+    await supervisor.start();
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+
+  return {
+    urls: supervisor.members().map((m) => m.url),
+    ids,
+    dataDir,
+    supervisor,
+    mesh,
+    members: () => supervisor.members(),
+    kill: (id, killOptions) => supervisor.kill(id, killOptions),
+    restart: (id) => supervisor.restart(id),
+    pause: (id) => supervisor.pause(id),
+    resume: (id) => supervisor.resume(id),
+    partition: (groups) => mesh.partition(groups),
+    ring: (order) => mesh.ring(order),
+    heal: () => mesh.heal(),
+    slow: (ms) => mesh.slow(ms),
+    lossy: (p, seed) => mesh.lossy(p, seed),
+    waitReady: (id, timeoutMs) => supervisor.waitReady(id, timeoutMs),
+    stop,
+  };
+}

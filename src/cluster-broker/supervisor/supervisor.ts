@@ -1,0 +1,402 @@
+import { EventEmitter } from 'eventemitter3';
+import { RestartBackoff } from './backoff.js';
+import { SupervisorError } from './errors.js';
+import { MemberProcess } from './member-process.js';
+import { waitForProcessState } from './process-state.js';
+import {
+  DEFAULT_RESTART_POLICY,
+  type MemberCommand,
+  type MemberInfo,
+  type MemberReadyLine,
+  type MemberState,
+  memberUrl,
+  type RestartPolicy,
+  type SupervisorEvents,
+  type SupervisorLogger,
+} from './types.js';
+
+export interface SupervisorMemberSpec {
+  id: string;
+  /** Called for every spawn (first start and each restart). */
+  command: () => MemberCommand;
+  /** Ports reported by `members()` before the member's ready line says otherwise. */
+  amqpPort?: number;
+  clusterPort?: number;
+}
+
+export interface SupervisorOptions {
+  members: readonly SupervisorMemberSpec[];
+  /**
+   * Restart a member that dies unexpectedly (crash, or killed by PID from outside), with
+   * exponential backoff. Default true. Members killed through `kill(id)` stay down regardless,
+   * unless `kill(id, { restart: true })`.
+   */
+  autoRestart?: boolean;
+  restartPolicy?: Partial<RestartPolicy>;
+  /** A member without a ready line this long after its spawn is killed (a crash). Default 60_000. */
+  readyTimeoutMs?: number;
+  /** SIGTERM grace before SIGKILL in `stop()` and `restart(id)`. Default 10_000. */
+  stopTimeoutMs?: number;
+  logger?: SupervisorLogger;
+}
+
+/** Why the supervisor itself ended a member's current process. */
+type PlannedExit = 'hold' | 'respawn' | 'crash';
+
+interface MemberRecord {
+  spec: SupervisorMemberSpec;
+  process: MemberProcess | undefined;
+  state: MemberState;
+  readyLine: MemberReadyLine | undefined;
+  readyAt: number;
+  restarts: number;
+  started: boolean;
+  plannedExit: PlannedExit | undefined;
+  restartTimer: NodeJS.Timeout | undefined;
+  readyTimer: NodeJS.Timeout | undefined;
+  backoff: RestartBackoff;
+  /** Called on every state change, so waiters can re-check. */
+  watchers: Set<() => void>;
+}
+
+/**
+ * Runs one OS process per cluster member and keeps them running: parses each member's ready
+ * line, restarts crashed members with backoff, and injects process faults by PID (SIGKILL,
+ * SIGSTOP/SIGCONT). Generic over the command that starts a member.
+ */
+export class Supervisor extends EventEmitter<SupervisorEvents> {
+  private readonly records = new Map<string, MemberRecord>();
+  private readonly policy: RestartPolicy;
+  private readonly autoRestart: boolean;
+  private readonly readyTimeoutMs: number;
+  private readonly stopTimeoutMs: number;
+  private readonly logger: SupervisorLogger | undefined;
+  private stopping: Promise<void> | undefined;
+
+  constructor(options: SupervisorOptions) {
+    super();
+    this.policy = { ...DEFAULT_RESTART_POLICY, ...options.restartPolicy };
+    this.autoRestart = options.autoRestart ?? true;
+    this.readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
+    this.stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
+    this.logger = options.logger;
+    for (const spec of options.members) {
+      if (this.records.has(spec.id)) {
+        throw new SupervisorError('amqp:invalid-field', `duplicate member id ${spec.id}`);
+      }
+      this.records.set(spec.id, {
+        spec,
+        process: undefined,
+        state: 'dead',
+        readyLine: undefined,
+        readyAt: 0,
+        restarts: 0,
+        started: false,
+        plannedExit: undefined,
+        restartTimer: undefined,
+        readyTimer: undefined,
+        backoff: new RestartBackoff(this.policy),
+        watchers: new Set(),
+      });
+    }
+  }
+
+  /** Starts every member at once (none waits for another); resolves when all are ready. */
+  async start(timeoutMs = this.readyTimeoutMs): Promise<void> {
+    for (const record of this.records.values()) {
+      if (!record.started) this.spawn(record);
+    }
+    await this.waitReady(undefined, timeoutMs);
+  }
+
+  /** Snapshot of every member, in configuration order. */
+  members(): MemberInfo[] {
+    return [...this.records.values()].map((r) => this.info(r));
+  }
+
+  member(id: string): MemberInfo {
+    return this.info(this.record(id));
+  }
+
+  /**
+   * Waits until the member (or every member) is ready. Rejects if it is, or becomes, dead
+   * (held down) or the deadline passes. A member restarting after a crash is waited for.
+   */
+  async waitReady(id?: string, timeoutMs = this.readyTimeoutMs): Promise<void> {
+    const targets = id === undefined ? [...this.records.values()] : [this.record(id)];
+    await Promise.all(targets.map((r) => this.waitForRecord(r, timeoutMs)));
+  }
+
+  /**
+   * SIGKILLs the member's process by PID and resolves once it has exited. By default the member
+   * stays down until `restart(id)`; with `{ restart: true }` the supervisor treats it as a crash
+   * and restarts it per its backoff policy.
+   */
+  async kill(id: string, options: { restart?: boolean } = {}): Promise<void> {
+    const record = this.record(id);
+    this.assertNotStopped();
+    this.clearRestartTimer(record);
+    const proc = record.process;
+    if (proc === undefined) {
+      if (!options.restart) this.setState(record, 'dead');
+      return;
+    }
+    record.plannedExit = options.restart ? 'crash' : 'hold';
+    proc.signal('SIGKILL');
+    await proc.exited;
+  }
+
+  /**
+   * Starts the member again and resolves when it is ready. A member still running is stopped
+   * first (SIGTERM, SIGKILL after the stop deadline); a pending backoff is skipped.
+   */
+  async restart(id: string, timeoutMs = this.readyTimeoutMs): Promise<MemberInfo> {
+    const record = this.record(id);
+    this.assertNotStopped();
+    this.clearRestartTimer(record);
+    if (record.process !== undefined) {
+      record.plannedExit = 'respawn';
+      this.setState(record, 'restarting');
+      await this.terminate(record.process);
+    }
+    this.assertNotStopped();
+    this.emit('member-restart', {
+      id,
+      reason: 'manual',
+      delayMs: 0,
+      consecutiveCrashes: record.backoff.consecutiveCrashes,
+    });
+    this.spawn(record);
+    await this.waitForRecord(record, timeoutMs);
+    return this.info(record);
+  }
+
+  /**
+   * SIGSTOPs the member: it keeps its sockets but answers nothing until `resume(id)`. Resolves
+   * once the OS reports the process stopped (on Linux, via /proc).
+   */
+  async pause(id: string): Promise<void> {
+    const record = this.record(id);
+    const proc = record.process;
+    if (proc === undefined || !proc.alive) {
+      throw new SupervisorError('amqp:illegal-state', `cannot pause member ${id}: it is ${record.state}`);
+    }
+    if (record.state === 'paused') return;
+    proc.signal('SIGSTOP');
+    this.setState(record, 'paused');
+    await waitForProcessState(proc.pid, 'stopped');
+  }
+
+  /** SIGCONTs a paused member; resolves once the OS reports it running again. */
+  async resume(id: string): Promise<void> {
+    const record = this.record(id);
+    const proc = record.process;
+    if (record.state !== 'paused' || proc === undefined) return;
+    proc.signal('SIGCONT');
+    this.setState(record, record.readyLine === undefined ? 'starting' : 'running');
+    await waitForProcessState(proc.pid, 'running');
+  }
+
+  /**
+   * Stops every member: paused ones are resumed first (a stopped process cannot handle SIGTERM),
+   * then SIGTERM, then SIGKILL for any still alive after the stop deadline. Resolves once every
+   * process has exited. Idempotent.
+   */
+  stop(): Promise<void> {
+    this.stopping ??= this.stopAll();
+    return this.stopping;
+  }
+
+  private async stopAll(): Promise<void> {
+    const procs: MemberProcess[] = [];
+    for (const record of this.records.values()) {
+      this.clearRestartTimer(record);
+      if (record.process !== undefined) {
+        record.plannedExit = 'hold';
+        procs.push(record.process);
+      }
+    }
+    await Promise.all(procs.map((p) => this.terminate(p)));
+    for (const record of this.records.values()) this.setState(record, 'dead');
+  }
+
+  private async terminate(proc: MemberProcess): Promise<void> {
+    proc.signal('SIGCONT');
+    proc.signal('SIGTERM');
+    const timer = setTimeout(() => {
+      this.logger?.warn?.({ pid: proc.pid }, 'member ignored SIGTERM; sending SIGKILL');
+      proc.signal('SIGKILL');
+    }, this.stopTimeoutMs);
+    await proc.exited;
+    clearTimeout(timer);
+    proc.closeStdin();
+  }
+
+  private spawn(record: MemberRecord): void {
+    const id = record.spec.id;
+    if (record.started) record.restarts++;
+    record.started = true;
+    record.readyLine = undefined;
+    record.plannedExit = undefined;
+    let proc: MemberProcess;
+    try {
+      proc = new MemberProcess(id, record.spec.command(), this.logger);
+    } catch (err) {
+      this.logger?.error?.({ member: id, err }, 'cannot compute or spawn member command');
+      record.process = undefined;
+      this.setState(record, 'dead');
+      return;
+    }
+    record.process = proc;
+    this.setState(record, 'starting');
+    this.logger?.info?.({ member: id, pid: proc.pid }, 'member spawned');
+    record.readyTimer = setTimeout(() => this.onReadyTimeout(record, proc), this.readyTimeoutMs);
+    proc.ready.then(
+      (line) => this.onReady(record, proc, line),
+      () => {},
+    );
+    void proc.exited.then((exit) => this.onExit(record, proc, exit.code, exit.signal));
+  }
+
+  private onReady(record: MemberRecord, proc: MemberProcess, line: MemberReadyLine): void {
+    if (record.process !== proc) return;
+    this.clearReadyTimer(record);
+    record.readyLine = line;
+    record.readyAt = Date.now();
+    if (record.state !== 'paused') this.setState(record, 'running');
+    this.logger?.info?.({ member: record.spec.id, pid: proc.pid, ready: line }, 'member ready');
+    this.emit('member-ready', this.info(record));
+  }
+
+  private onReadyTimeout(record: MemberRecord, proc: MemberProcess): void {
+    record.readyTimer = undefined;
+    if (record.process !== proc || record.readyLine !== undefined) return;
+    if (record.state === 'paused') {
+      record.readyTimer = setTimeout(() => this.onReadyTimeout(record, proc), this.readyTimeoutMs);
+      return;
+    }
+    this.logger?.error?.({ member: record.spec.id, pid: proc.pid }, 'member not ready in time; killing it');
+    proc.signal('SIGKILL');
+  }
+
+  private onExit(
+    record: MemberRecord,
+    proc: MemberProcess,
+    code: number | null,
+    signal: NodeJS.Signals | null,
+  ): void {
+    if (record.process !== proc) return;
+    this.clearReadyTimer(record);
+    const id = record.spec.id;
+    const planned = record.plannedExit;
+    record.process = undefined;
+    record.plannedExit = undefined;
+    const upFor = record.readyLine === undefined ? 0 : Date.now() - record.readyAt;
+    record.readyLine = undefined;
+    const crashed = planned === undefined || planned === 'crash';
+    const willRestart =
+      this.stopping === undefined && (planned === 'crash' || (planned === undefined && this.autoRestart));
+    const log = crashed ? this.logger?.warn : this.logger?.info;
+    log?.call(this.logger, { member: id, pid: proc.pid, code, signal, willRestart }, 'member exited');
+    if (planned === 'respawn') this.setState(record, 'restarting');
+    else if (willRestart) this.scheduleRestart(record, upFor);
+    else this.setState(record, 'dead');
+    this.emit('member-exit', {
+      id,
+      pid: proc.pid,
+      code,
+      signal,
+      expected: planned !== undefined,
+      willRestart,
+    });
+  }
+
+  private scheduleRestart(record: MemberRecord, upForMs: number): void {
+    const delayMs = record.backoff.nextDelay(upForMs);
+    this.setState(record, 'restarting');
+    this.emit('member-restart', {
+      id: record.spec.id,
+      reason: 'crash',
+      delayMs,
+      consecutiveCrashes: record.backoff.consecutiveCrashes,
+    });
+    record.restartTimer = setTimeout(() => {
+      record.restartTimer = undefined;
+      if (this.stopping === undefined) this.spawn(record);
+    }, delayMs);
+  }
+
+  private waitForRecord(record: MemberRecord, timeoutMs: number): Promise<void> {
+    const id = record.spec.id;
+    return new Promise((resolve, reject) => {
+      const check = (): boolean => {
+        if (record.readyLine !== undefined && record.state !== 'dead') {
+          finish();
+          resolve();
+          return true;
+        }
+        if (record.state === 'dead' && record.process === undefined) {
+          finish();
+          reject(new SupervisorError('amqp:illegal-state', `member ${id} is dead (not restarting)`));
+          return true;
+        }
+        return false;
+      };
+      const timer = setTimeout(() => {
+        finish();
+        reject(
+          new SupervisorError(
+            'amqp:resource-limit-exceeded',
+            `member ${id} not ready within ${timeoutMs} ms`,
+          ),
+        );
+      }, timeoutMs);
+      const watcher = (): void => {
+        check();
+      };
+      const finish = (): void => {
+        clearTimeout(timer);
+        record.watchers.delete(watcher);
+      };
+      if (!check()) record.watchers.add(watcher);
+    });
+  }
+
+  private setState(record: MemberRecord, state: MemberState): void {
+    record.state = state;
+    for (const watcher of [...record.watchers]) watcher();
+  }
+
+  private info(record: MemberRecord): MemberInfo {
+    const amqpPort = record.readyLine?.amqpPort ?? record.spec.amqpPort ?? 0;
+    return {
+      id: record.spec.id,
+      pid: record.process?.pid ?? null,
+      amqpPort,
+      clusterPort: record.readyLine?.clusterPort ?? record.spec.clusterPort ?? 0,
+      url: memberUrl(amqpPort),
+      state: record.state,
+      restarts: record.restarts,
+    };
+  }
+
+  private record(id: string): MemberRecord {
+    const record = this.records.get(id);
+    if (record === undefined) throw new SupervisorError('amqp:not-found', `no member ${id}`);
+    return record;
+  }
+
+  private assertNotStopped(): void {
+    if (this.stopping !== undefined) throw new SupervisorError('amqp:illegal-state', 'supervisor stopped');
+  }
+
+  private clearRestartTimer(record: MemberRecord): void {
+    if (record.restartTimer !== undefined) clearTimeout(record.restartTimer);
+    record.restartTimer = undefined;
+  }
+
+  private clearReadyTimer(record: MemberRecord): void {
+    if (record.readyTimer !== undefined) clearTimeout(record.readyTimer);
+    record.readyTimer = undefined;
+  }
+}

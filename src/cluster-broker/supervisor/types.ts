@@ -1,0 +1,99 @@
+/** pino-compatible logger subset; the supervisor is silent without one. */
+export interface SupervisorLogger {
+  debug?(obj: unknown, msg?: string): void;
+  info?(obj: unknown, msg?: string): void;
+  warn?(obj: unknown, msg?: string): void;
+  error?(obj: unknown, msg?: string): void;
+}
+
+/** How to start one member process (no shell: `command` is executed directly). */
+export interface MemberCommand {
+  command: string;
+  args: readonly string[];
+  /** Full environment of the member. Default: the supervisor's own. */
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+/** The JSON line a member prints once it listens (contract of `quorate-broker node`). */
+export interface MemberReadyLine {
+  ready: true;
+  id: string;
+  amqpPort: number;
+  clusterPort: number;
+  pid: number;
+}
+
+/**
+ * - starting: spawned, no ready line yet;
+ * - running: printed its ready line;
+ * - paused: SIGSTOPped by `pause(id)`;
+ * - restarting: exited, a restart is scheduled (backoff) or in progress;
+ * - dead: exited and will stay down until `restart(id)` (killed via `kill(id)`, stopped, or
+ *   crashed with auto-restart off).
+ */
+export type MemberState = 'starting' | 'running' | 'paused' | 'dead' | 'restarting';
+
+export interface MemberInfo {
+  id: string;
+  /** PID of the current process; null while none runs. */
+  pid: number | null;
+  amqpPort: number;
+  clusterPort: number;
+  /** `amqp://127.0.0.1:<amqpPort>` */
+  url: string;
+  state: MemberState;
+  /** How many times the member was started again after its first start. */
+  restarts: number;
+}
+
+export interface MemberExit {
+  id: string;
+  pid: number;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** True when the supervisor caused it (kill/restart/stop), false for a crash. */
+  expected: boolean;
+  /** True when the supervisor will start it again on its own. */
+  willRestart: boolean;
+}
+
+export interface MemberRestart {
+  id: string;
+  /** 'crash': automatic restart after an unexpected exit; 'manual': `restart(id)`. */
+  reason: 'crash' | 'manual';
+  /** Backoff before the new process is spawned (0 for manual restarts). */
+  delayMs: number;
+  /** Consecutive crashes counted by the backoff (reset once a member stays up long enough). */
+  consecutiveCrashes: number;
+}
+
+/** Typed events of `Supervisor` (eventemitter3 event map). */
+export interface SupervisorEvents {
+  'member-ready': (member: MemberInfo) => void;
+  'member-exit': (exit: MemberExit) => void;
+  'member-restart': (restart: MemberRestart) => void;
+}
+
+/** Exponential backoff of automatic restarts. */
+export interface RestartPolicy {
+  /** First delay after a crash, ms. Default 100. */
+  initialDelayMs: number;
+  /** Largest delay, ms. Default 5_000. */
+  maxDelayMs: number;
+  /** Growth per consecutive crash. Default 2. */
+  factor: number;
+  /** A member that stays ready this long has its crash count reset, ms. Default 10_000. */
+  resetAfterMs: number;
+}
+
+export const DEFAULT_RESTART_POLICY: RestartPolicy = {
+  initialDelayMs: 100,
+  maxDelayMs: 5_000,
+  factor: 2,
+  resetAfterMs: 10_000,
+};
+
+export function memberUrl(amqpPort: number, host = '127.0.0.1'): string {
+  return `amqp://${host}:${amqpPort}`;
+}
