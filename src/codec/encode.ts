@@ -169,7 +169,7 @@ export function endCompound(w: Writer, at: number, count: number): void {
   }
   w.widen(at + 3, 6);
   w.buf[at] += 0x10;
-  w.view.setUint32(at + 1, size + 6);
+  w.view.setUint32(at + 1, size + 3);
   w.view.setUint32(at + 5, count);
 }
 

@@ -35,5 +35,12 @@ export {
   withHeader,
 } from './message.js';
 export * from './typed.js';
-export { decodeDeliveryState, decodeValue, encodeDeliveryState, encodeValue } from './value.js';
+export {
+  decodeComposite,
+  decodeDeliveryState,
+  decodeValue,
+  encodeComposite,
+  encodeDeliveryState,
+  encodeValue,
+} from './value.js';
 export type { AmqpTypeName, AmqpValue, TypedValue } from './values.js';

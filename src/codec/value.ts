@@ -1,6 +1,16 @@
 /** Whole-value encode/decode in the value model of values.ts. */
 
-import { readDeliveryState, writeDeliveryState } from './composite-codec.js';
+import { AmqpEncodeError } from '../errors.js';
+import {
+  readCompositeBody,
+  readDeliveryState,
+  readDescriptor,
+  readField,
+  writeComposite,
+  writeDeliveryState,
+  writeRestricted,
+} from './composite-codec.js';
+import { BY_NAME } from './composites.js';
 import type { DeliveryState } from './contract.js';
 import { Decoder, decodeError } from './decoder.js';
 import { writeValue } from './encode.js';
@@ -33,4 +43,25 @@ export function decodeDeliveryState(bytes: Uint8Array): DeliveryState | undefine
   const s = readDeliveryState(d);
   if (d.pos !== bytes.length) throw decodeError(`${bytes.length - d.pos} bytes after the delivery state`);
   return s;
+}
+
+/** encode any composite of composites.ts by its spec name (e.g. 'declare', 'source', 'header') */
+export function encodeComposite(name: string, body: Record<string, unknown>): Uint8Array {
+  const def = BY_NAME.get(name);
+  if (def === undefined) throw new AmqpEncodeError(`unknown composite ${name}`);
+  const w = scratch();
+  if (def.value !== undefined) writeRestricted(w, def, body);
+  else writeComposite(w, def, body);
+  return w.copyOut();
+}
+
+/** decode one described composite of composites.ts: its spec name and decoded body */
+export function decodeComposite(bytes: Uint8Array): { name: string; body: unknown } {
+  const d = new Decoder(bytes);
+  if (d.u8() !== 0x00) throw decodeError('not a described value');
+  const def = readDescriptor(d);
+  if (def === undefined) throw decodeError('unknown descriptor');
+  const body = def.value !== undefined ? readField(d, def.value, def) : readCompositeBody(d, def);
+  if (d.pos !== bytes.length) throw decodeError(`${bytes.length - d.pos} bytes after the ${def.name}`);
+  return { name: def.name, body };
 }
