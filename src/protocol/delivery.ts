@@ -28,6 +28,8 @@ export class OutgoingDelivery {
   localState: DeliveryState | undefined = undefined;
   /** Bytes of the payload already written. */
   offset = 0;
+  /** @internal abort() was called while partially written; the aborting frame is pending. */
+  abortRequested = false;
   /** Opaque slot for the engine's user (e.g. the client's pending-send record). */
   context: unknown = undefined;
 

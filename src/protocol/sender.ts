@@ -91,6 +91,13 @@ export class SenderLink extends Link {
   /** Writes one frame of `d`; true when it was its last. */
   private writeFrame(d: OutgoingDelivery): boolean {
     const session = this.session;
+    if (d.abortRequested) {
+      session.writeTransfer({ handle: this.handle, aborted: true }, EMPTY);
+      d.status = 'aborted';
+      d.payload = EMPTY;
+      session.untrackOutgoing(d);
+      return true;
+    }
     const maxPayload = session.maxTransferPayload();
     const total = d.payload.length;
     const end = Math.min(total, d.offset + maxPayload);
@@ -140,15 +147,12 @@ export class SenderLink extends Link {
       const i = this.queue.indexOf(d, this.head);
       if (i >= 0) this.queue.splice(i, 1);
       d.status = 'aborted';
+      d.payload = EMPTY;
       return;
     }
     if (d.status === 'partial') {
-      this.session.writeTransfer({ handle: this.handle, aborted: true }, EMPTY);
-      const i = this.queue.indexOf(d, this.head);
-      if (i >= 0) this.queue.splice(i, 1);
-      d.status = 'aborted';
-      d.payload = EMPTY;
-      this.session.untrackOutgoing(d);
+      // the aborting transfer needs session window like any other: pump writes it
+      d.abortRequested = true;
       this.pump();
     }
   }

@@ -226,6 +226,7 @@ export class Session {
   }
 
   private sessionFlow(): Flow {
+    this.incomingWindow = this.maxIncomingWindow;
     return {
       nextIncomingId: this.nextIncomingId,
       incomingWindow: this.incomingWindow,
@@ -290,8 +291,9 @@ export class Session {
     }
     this.nextIncomingId = (this.nextIncomingId + 1) >>> 0;
     this.remoteOutgoingWindow--;
-    if (--this.incomingWindow <= this.maxIncomingWindow >>> 1) {
-      this.incomingWindow = this.maxIncomingWindow;
+    // the refill takes effect when our flow is written (sessionFlow), not before: a peer that
+    // overruns the window it was told about is in violation even if a refill is pending
+    if (--this.incomingWindow <= this.maxIncomingWindow >>> 1 && !this.windowDirty) {
       this.windowDirty = true;
       this.conn.markDirty(this);
     }

@@ -12,7 +12,13 @@ import {
   type ProtocolHeaderFrame,
   type SaslPerformative,
 } from '../../src/codec/index.js';
-import { type EngineEvent, type EngineOptions, ProtocolConnection } from '../../src/protocol/index.js';
+import {
+  type EngineEvent,
+  type EngineOptions,
+  ProtocolConnection,
+  type ReceiverLink,
+  type Session,
+} from '../../src/protocol/index.js';
 
 /** Small seeded PRNG (mulberry32) so failures replay. */
 export function rng(seed: number): () => number {
@@ -67,9 +73,41 @@ export function deliver(bytes: Uint8Array, to: ProtocolConnection, r: () => numb
   }
 }
 
+/** Decodes one direction of traffic for assertions about what went on the wire. */
+export class Tap {
+  private readonly reader = new FrameReader({ maxFrameSize: 1 << 30 });
+  readonly performatives: Performative[] = [];
+  /** transfer frames seen (count), for multi-frame checks */
+  transfers = 0;
+  heartbeats = 0;
+  constructor() {
+    this.reader.expectProtocolHeader();
+  }
+  push(b: Uint8Array): void {
+    this.reader.push(b);
+    for (;;) {
+      const f = this.reader.next();
+      if (!f) return;
+      if (f.kind === 'amqp') {
+        this.performatives.push(f.performative);
+        if (f.performative.type === 'transfer') this.transfers++;
+      } else if (f.kind === 'heartbeat') this.heartbeats++;
+      else if (f.kind === 'sasl' && f.performative.type === 'sasl-outcome')
+        this.reader.expectProtocolHeader();
+      else if (f.kind === 'sasl' && f.performative.type === 'sasl-init') this.reader.expectProtocolHeader();
+    }
+  }
+  of<T extends Performative['type']>(type: T): Body<T>[] {
+    return this.performatives.filter((p) => p.type === type).map((p) => p.body) as Body<T>[];
+  }
+}
+
 export interface Pair {
   client: Peer;
   server: Peer;
+  /** What each side wrote, decoded. */
+  c2s: Tap;
+  s2c: Tap;
   /** Move bytes both ways until neither side has anything left to say. */
   run(maxRounds?: number): void;
   /** Bytes moved so far, client->server and server->client. */
@@ -89,6 +127,8 @@ export function pair(
     new ProtocolConnection({ role: 'server', open: { containerId: 'server' }, ...serverOpts }),
   );
   const bytes = { c2s: 0, s2c: 0 };
+  const c2s = new Tap();
+  const s2c = new Tap();
   const run = (maxRounds = 100000): void => {
     for (let i = 0; i < maxRounds; i++) {
       const ev = client.drainEvents() + server.drainEvents();
@@ -98,18 +138,47 @@ export function pair(
       if (a.length) {
         const buf = concat(a);
         bytes.c2s += buf.length;
+        c2s.push(buf);
         deliver(buf, server.engine, r);
       }
       if (b.length) {
         const buf = concat(b);
         bytes.s2c += buf.length;
+        s2c.push(buf);
         deliver(buf, client.engine, r);
       }
     }
     throw new Error('engines did not go quiet');
   };
-  return { client, server, run, bytes };
+  return { client, server, run, bytes, c2s, s2c };
 }
+
+/** Server answers every attach (echoing the termini and rcv-settle-mode) and grants credit. */
+export function autoServer(p: Pair, credit = 100): void {
+  p.server.onEvent = (e) => {
+    if (e.type === 'attach-request') {
+      const a = e.attach;
+      e.link.accept({
+        source: a.source,
+        target: a.target,
+        rcvSettleMode: a.rcvSettleMode as 0 | 1 | undefined,
+      });
+      if (e.link.role === 'receiver') (e.link as ReceiverLink).flow(credit);
+    }
+  };
+}
+
+/** Open the pair and begin one client session. */
+export function openSession(p: Pair): Session {
+  p.run();
+  const s = p.client.engine.begin();
+  p.run();
+  return s;
+}
+
+export const tag = (n: number): Uint8Array => Uint8Array.of(n >>> 24, n >>> 16, n >>> 8, n);
+export const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s);
+export const text = (b: Uint8Array): string => new TextDecoder().decode(b);
 
 /** A hand-driven peer: writes crafted frames into an engine and decodes what it answers. */
 export class RawPeer {

@@ -1,36 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { Typed } from '../../src/codec/index.js';
-import type { ReceiverLink, SenderLink, Session } from '../../src/protocol/index.js';
-import { type Pair, pair } from './harness.js';
-
-const enc = new TextEncoder();
-const tag = (n: number) => Uint8Array.of(n >>> 24, n >>> 16, n >>> 8, n);
-
-/** A server that accepts every session/attach and grants 100 credit to its receivers. */
-export function autoServer(p: Pair, credit = 100): void {
-  p.server.onEvent = (e) => {
-    if (e.type === 'attach-request') {
-      const a = e.attach;
-      e.link.accept({
-        source: a.source,
-        target: a.target,
-        rcvSettleMode: a.rcvSettleMode as 0 | 1 | undefined,
-      });
-      if (e.link.role === 'receiver') (e.link as ReceiverLink).flow(credit);
-    }
-  };
-}
-
-export function open(p: Pair): Session {
-  p.run();
-  const s = p.client.engine.begin();
-  p.run();
-  return s;
-}
+import type { SenderLink } from '../../src/protocol/index.js';
+import { autoServer, openSession as open, pair, tag, utf8 } from './harness.js';
 
 describe('engine pair: open / begin / attach / transfer', () => {
   it('opens with properties and capabilities passing through both ways', () => {
-    const serverList = [{ [`network-host`]: 'h1', port: 5672 }];
+    const serverList = [{ 'network-host': 'h1', port: 5672 }];
     const p = pair(
       {
         open: {
@@ -81,7 +56,7 @@ describe('engine pair: open / begin / attach / transfer', () => {
     expect(snd.state).toBe('attached');
     expect(snd.credit).toBe(100);
     const ds = [];
-    for (let i = 0; i < 50; i++) ds.push(snd.send(tag(i), enc.encode(`m${i}`)));
+    for (let i = 0; i < 50; i++) ds.push(snd.send(tag(i), utf8(`m${i}`)));
     expect(ds.every((d) => d.written && d.status === 'sent')).toBe(true);
     p.run();
     const got = p.server.of('message');
@@ -95,7 +70,7 @@ describe('engine pair: open / begin / attach / transfer', () => {
     rcv.flow(10);
     p.run();
     expect(sl.credit).toBe(10);
-    for (let i = 0; i < 12; i++) sl.send(tag(i), enc.encode(`r${i}`));
+    for (let i = 0; i < 12; i++) sl.send(tag(i), utf8(`r${i}`));
     expect(sl.queued).toBe(2);
     p.run();
     expect(p.client.of('message')).toHaveLength(10);
