@@ -122,6 +122,28 @@ export class BrokerState {
     return m ? [...m.keys()].sort((a, b) => a - b) : [];
   }
 
+  /**
+   * A queue's messages in seq order, acquired ones included, without acquiring them (browsing,
+   * management, tests). `message` is the stored bytes: do not mutate.
+   */
+  browse(
+    queue: string,
+    limit = Number.POSITIVE_INFINITY,
+  ): Array<{ seq: number; message: Uint8Array; acquiredBy?: string }> {
+    const q = this.queues.get(queue);
+    if (!q) return [];
+    const all = [...q.acquired.values()];
+    for (let m = q.available.head; m; m = m.next) all.push(m);
+    all.sort((a, b) => a.seq - b.seq);
+    return all
+      .slice(0, limit)
+      .map((m) =>
+        m.owner === undefined
+          ? { seq: m.seq, message: m.bytes }
+          : { seq: m.seq, message: m.bytes, acquiredBy: m.owner },
+      );
+  }
+
   /** Consumer keys holding at least one message. */
   listConsumers(): string[] {
     return [...this.consumers.keys()];
