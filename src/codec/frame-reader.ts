@@ -75,7 +75,8 @@ export class FrameReader {
   private read(): Frame | ProtocolHeaderFrame | undefined {
     if (this.headerExpected) {
       if (this.available < 8) return undefined;
-      const h = parseProtocolHeader(this.take(8).bytes);
+      const { bytes, start } = this.take(8);
+      const h = parseProtocolHeader(bytes.subarray(start, start + 8));
       this.headerExpected = false;
       return { kind: 'protocol-header', ...h };
     }
