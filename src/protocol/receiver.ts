@@ -22,6 +22,7 @@ export class ReceiverLink extends Link {
   readonly role = 'receiver' as const;
   /** We sent a flow with drain and the sender has not answered it yet. */
   draining = false;
+  private echoRequested = false;
   private partial: Partial | undefined = undefined;
 
   /** Largest message we reassemble (ours, or the engine default when we declared none). */
@@ -29,10 +30,14 @@ export class ReceiverLink extends Link {
     return this.local?.maxMessageSize || this.session.conn.defaultMaxMessageSize;
   }
 
-  /** Set link-credit to `credit` (absolute) and optionally ask the sender to drain it. */
-  flow(credit: number, drain = false): void {
+  /**
+   * Set link-credit to `credit` (absolute) and optionally ask the sender to drain it; `echo` asks
+   * the sender to answer with its own flow state (available, delivery-count).
+   */
+  flow(credit: number, drain = false, echo = false): void {
     this.credit = credit >>> 0;
     this.draining = drain;
+    if (echo) this.echoRequested = true;
     this.session.markFlow(this);
   }
 
@@ -191,6 +196,10 @@ export class ReceiverLink extends Link {
     flow.deliveryCount = this.deliveryCount;
     flow.linkCredit = this.credit;
     if (this.draining) flow.drain = true;
+    if (this.echoRequested) {
+      flow.echo = true;
+      this.echoRequested = false;
+    }
   }
 
   protected override onLocalAttach(_a: Attach): void {}

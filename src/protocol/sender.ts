@@ -205,10 +205,12 @@ export class SenderLink extends Link {
 
   override fillFlow(flow: Flow): void {
     if (this.drainPending) {
+      this.drainPending = false; // so pump() does not queue another flow for this one
       this.pump();
-      // still sending: the drain completes when credit or the queue runs out (see pump)
-      if (!(this.credit > 0 && this.queued > 0)) {
-        this.drainPending = false;
+      if (this.credit > 0 && this.queued > 0) {
+        // still sending: the drain completes when credit or the queue runs out (see pump)
+        this.drainPending = true;
+      } else {
         this.deliveryCount = (this.deliveryCount + this.credit) >>> 0;
         this.credit = 0;
       }
