@@ -22,7 +22,8 @@ export async function waitFor(
   const deadline = Date.now() + opts.timeoutMs;
   for (;;) {
     if (await cond()) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${opts.timeoutMs} ms waiting for ${opts.what}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${opts.timeoutMs} ms waiting for ${opts.what}`);
     await new Promise((r) => setTimeout(r, opts.intervalMs ?? 100));
   }
 }

@@ -4,7 +4,7 @@
  * Recipe and measurements: ../shared/design/peers.md.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -101,10 +101,10 @@ async function makeNode(dirs: NodeDirs, name: string, epmdPort: number): Promise
         stdio: 'ignore',
       });
       child.unref();
-      await waitFor(
-        () => existsSync(logFile) && countStartups(readFileSync(logFile, 'utf8')) > before,
-        { timeoutMs: 120_000, what: `RabbitMQ ${name} startup` },
-      );
+      await waitFor(() => existsSync(logFile) && countStartups(readFileSync(logFile, 'utf8')) > before, {
+        timeoutMs: 120_000,
+        what: `RabbitMQ ${name} startup`,
+      });
       startedOnce = true;
     },
     async kill() {
