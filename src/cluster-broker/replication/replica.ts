@@ -1,0 +1,294 @@
+/**
+ * Replica: the real driver of one member. It feeds the RaftCore with TCP messages and the clock,
+ * and handles each Ready in the required order: persist (FileStorage, fsync) -> send (TCP) ->
+ * apply (the application's StateMachine) -> advance. While one Ready is being made durable, new
+ * proposals and messages accumulate in the core and go into the next Ready together: that is the
+ * group commit.
+ */
+import { EventEmitter } from 'eventemitter3';
+import { RaftCore } from './core.js';
+import { ProposalOutcomeError, ReplicationError } from './errors.js';
+import { FileStorage } from './file-storage.js';
+import type { Logger } from './logger.js';
+import { type PeerAddress, TcpTransport } from './tcp-transport.js';
+import type { Entry, RaftConfig, Ready, Role, Snapshot, SoftState } from './types.js';
+import type { WireCodec } from './wire.js';
+import { binaryWireCodec } from './wire-binary.js';
+
+/** The application replicated by the log (the broker's event applier). */
+export interface StateMachine {
+  /** Apply one committed entry, in log order. `entry.data === null` is a leader no-op. */
+  apply(entry: Entry): void;
+  /** Replace the whole state by a snapshot (at start-up, and when the leader sends one). */
+  restore(snapshot: Snapshot): void;
+  /** Serialize the state as of the last applied entry; enables log compaction. */
+  snapshot?(): Uint8Array;
+}
+
+export interface ReplicaOptions {
+  readonly id: string;
+  readonly clusterId: string;
+  /** Every member (this one included) and the address to dial it at. */
+  readonly members: Readonly<Record<string, PeerAddress>>;
+  /** Where to listen; defaults to this member's own entry in `members`. */
+  readonly listen?: PeerAddress;
+  readonly dataDir: string;
+  readonly stateMachine: StateMachine;
+  /** Timeouts and flags of the core (ids and members come from above). */
+  readonly raft?: Omit<RaftConfig, 'id' | 'members'>;
+  /** One write + fsync per Ready (default true) or one per entry. */
+  readonly groupCommit?: boolean;
+  /** Compact after this many applied entries (default 10000; 0 never). Needs stateMachine.snapshot. */
+  readonly snapshotEvery?: number;
+  readonly codec?: WireCodec;
+  readonly logger?: Logger;
+  /** Monotonic milliseconds; default performance.now. */
+  readonly clock?: () => number;
+  /** Timer resolution, ms (default 10). */
+  readonly tickMs?: number;
+}
+
+export interface ReplicaEvents {
+  /** Role, term or leader changed. */
+  role: (s: SoftState) => void;
+  /** isQuorate() changed. */
+  quorate: (quorate: boolean) => void;
+  /** Entries up to index were applied. */
+  applied: (index: number) => void;
+  /** Storage failed: the member stopped (it must not go on without durability). */
+  error: (err: Error) => void;
+}
+
+export interface Committed {
+  readonly index: number;
+  readonly term: number;
+}
+
+interface Waiter {
+  term: number;
+  resolve: (c: Committed) => void;
+  reject: (e: Error) => void;
+}
+
+export class Replica extends EventEmitter<ReplicaEvents> {
+  readonly id: string;
+  /** The port the member listens on. */
+  port = 0;
+  private readonly core: RaftCore;
+  private readonly waiters = new Map<number, Waiter>();
+  private readonly clock: () => number;
+  private ticker: NodeJS.Timeout | undefined;
+  private busy = false;
+  private scheduled = false;
+  private closed = false;
+  private loopDone: Promise<void> = Promise.resolve();
+  private wasQuorate = false;
+  private lastRole: Role = 'follower';
+
+  private constructor(
+    private readonly opts: ReplicaOptions,
+    private readonly storage: FileStorage,
+    private readonly transport: TcpTransport,
+  ) {
+    super();
+    this.id = opts.id;
+    this.clock = opts.clock ?? (() => performance.now());
+    const init = storage.initialState();
+    if (init.snapshot) opts.stateMachine.restore(init.snapshot);
+    this.core = new RaftCore(
+      { ...opts.raft, id: opts.id, members: Object.keys(opts.members) },
+      init,
+      this.clock(),
+    );
+  }
+
+  /** Recover the store, listen, connect to peers and start the timers. */
+  static async start(opts: ReplicaOptions): Promise<Replica> {
+    const storage = await FileStorage.open({
+      dir: opts.dataDir,
+      clusterId: opts.clusterId,
+      memberId: opts.id,
+      ...(opts.groupCommit !== undefined ? { groupCommit: opts.groupCommit } : {}),
+      ...(opts.logger ? { logger: opts.logger } : {}),
+    });
+    let replica: Replica | undefined;
+    const listen = opts.listen ?? opts.members[opts.id];
+    if (!listen) throw new ReplicationError('amqp:invalid-field', `no address for member ${opts.id}`);
+    const transport = new TcpTransport({
+      id: opts.id,
+      clusterId: opts.clusterId,
+      listen,
+      peers: opts.members,
+      codec: opts.codec ?? binaryWireCodec,
+      onMessage: (m) => replica?.onMessage(m),
+      ...(opts.logger ? { logger: opts.logger } : {}),
+    });
+    replica = new Replica(opts, storage, transport);
+    replica.port = await transport.start();
+    replica.ticker = setInterval(() => replica!.onTick(), opts.tickMs ?? 10);
+    return replica;
+  }
+
+  // ---- state for the broker ----------------------------------------------------------------
+
+  get role(): Role {
+    return this.core.currentRole;
+  }
+  get term(): number {
+    return this.core.currentTerm;
+  }
+  get leaderId(): string | null {
+    return this.core.leaderId;
+  }
+  get commitIndex(): number {
+    return this.core.commitIndex;
+  }
+  get appliedIndex(): number {
+    return this.core.appliedIndex;
+  }
+  get lastIndex(): number {
+    return this.core.log.lastIndex();
+  }
+  isLeader(): boolean {
+    return this.core.isLeader();
+  }
+  /** See RaftCore.isQuorate: false means "stop serving clients now". */
+  isQuorate(): boolean {
+    return this.core.isQuorate(this.clock());
+  }
+  /** Leader, quorate, with an entry of its own term committed: its applied state is current. */
+  canServeReads(): boolean {
+    return this.core.canServeReads(this.clock());
+  }
+  /** fsync/write counters of the store. */
+  get storageStats(): { fsyncs: number; writes: number; bytes: number } {
+    return this.storage.stats;
+  }
+
+  /**
+   * Replicate `data`. Resolves once it is committed (durable on a majority) and applied here.
+   * Throws NotLeaderError at once on a follower; rejects with ProposalOutcomeError when the
+   * outcome becomes unknown (leadership lost) or the entry was overwritten (`lost: true`).
+   */
+  propose(data: Uint8Array): Promise<Committed> {
+    if (this.closed) return Promise.reject(new ReplicationError('amqp:connection:forced', 'replica closed'));
+    let pos: { index: number; term: number };
+    try {
+      pos = this.core.propose(data, this.clock());
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return new Promise<Committed>((resolve, reject) => {
+      this.waiters.set(pos.index, { term: pos.term, resolve, reject });
+      this.kick();
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.ticker) clearInterval(this.ticker);
+    await this.transport.close();
+    await this.loopDone;
+    await this.storage.close();
+    this.failAll(false, 'replica closed');
+  }
+
+  // ---- driving the core --------------------------------------------------------------------
+
+  private onMessage(m: Parameters<RaftCore['step']>[0]): void {
+    if (this.closed) return;
+    this.core.step(m, this.clock());
+    this.kick();
+  }
+
+  private onTick(): void {
+    if (this.closed) return;
+    const now = this.clock();
+    this.core.tick(now);
+    const q = this.core.isQuorate(now);
+    if (q !== this.wasQuorate) {
+      this.wasQuorate = q;
+      this.emit('quorate', q);
+    }
+    this.kick();
+  }
+
+  private kick(): void {
+    if (this.scheduled || this.busy || this.closed) return;
+    this.scheduled = true;
+    queueMicrotask(() => {
+      this.scheduled = false;
+      if (!this.busy && !this.closed && this.core.hasReady()) this.loopDone = this.loop();
+    });
+  }
+
+  private async loop(): Promise<void> {
+    this.busy = true;
+    try {
+      while (!this.closed && this.core.hasReady()) await this.handle(this.core.takeReady());
+    } catch (err) {
+      this.opts.logger?.error?.({ err }, 'replication: storage failed, stopping this member');
+      this.emit('error', err as Error);
+      void this.close();
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async handle(r: Ready): Promise<void> {
+    await this.storage.persist(r.persist);
+    if (this.closed) return;
+    for (const m of r.messages) this.transport.send(m);
+    if (r.restoreSnapshot) {
+      this.opts.stateMachine.restore(r.restoreSnapshot);
+      for (const [index, w] of this.waiters) {
+        if (index > r.restoreSnapshot.index) continue;
+        this.waiters.delete(index);
+        w.reject(new ProposalOutcomeError(index, w.term, false, 'replaced by a snapshot'));
+      }
+    }
+    for (const e of r.apply) this.applyEntry(e);
+    if (r.apply.length > 0) this.emit('applied', r.apply[r.apply.length - 1]!.index);
+    if (r.truncatedFrom !== undefined) {
+      for (const [index, w] of this.waiters) {
+        if (index < r.truncatedFrom) continue;
+        this.waiters.delete(index);
+        w.reject(new ProposalOutcomeError(index, w.term, true, 'overwritten by a new leader'));
+      }
+    }
+    if (r.softState) {
+      if (this.lastRole === 'leader' && r.softState.role !== 'leader') this.failAll(false, 'leadership lost');
+      this.lastRole = r.softState.role;
+      this.emit('role', r.softState);
+    }
+    this.core.advance(r);
+    this.maybeCompact();
+  }
+
+  private applyEntry(e: Entry): void {
+    this.opts.stateMachine.apply(e);
+    const w = this.waiters.get(e.index);
+    if (!w) return;
+    this.waiters.delete(e.index);
+    if (w.term === e.term) w.resolve({ index: e.index, term: e.term });
+    else
+      w.reject(
+        new ProposalOutcomeError(e.index, w.term, true, `index ${e.index} holds an entry of term ${e.term}`),
+      );
+  }
+
+  private failAll(lost: boolean, reason: string): void {
+    for (const [index, w] of this.waiters) w.reject(new ProposalOutcomeError(index, w.term, lost, reason));
+    this.waiters.clear();
+  }
+
+  private maybeCompact(): void {
+    const every = this.opts.snapshotEvery ?? 10_000;
+    const sm = this.opts.stateMachine;
+    if (every <= 0 || !sm.snapshot) return;
+    const applied = this.core.appliedIndex;
+    if (applied - this.core.log.snapshotIndex < every) return;
+    this.core.compact(applied, sm.snapshot());
+  }
+}

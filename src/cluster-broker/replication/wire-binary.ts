@@ -1,0 +1,195 @@
+/**
+ * A compact hand-rolled binary WireCodec (fallback and comparison for the AMQP-value codec).
+ * Layout: u8 type, then fields; numbers as f64 (exact for indexes/terms < 2^53), strings and
+ * payloads as u32 length + bytes; a payload length of 0xffffffff means null (no-op entry).
+ */
+import { ReplicationError } from './errors.js';
+import type { Entry, Message } from './types.js';
+import type { Hello, WireCodec } from './wire.js';
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const NULL_LEN = 0xffffffff;
+
+class Out {
+  buf: Uint8Array;
+  view: DataView;
+  pos = 0;
+  constructor(size: number) {
+    this.buf = new Uint8Array(size);
+    this.view = new DataView(this.buf.buffer);
+  }
+  need(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    const b = new Uint8Array(Math.max(this.buf.length * 2, this.pos + n));
+    b.set(this.buf.subarray(0, this.pos));
+    this.buf = b;
+    this.view = new DataView(b.buffer);
+  }
+  u8(v: number): void {
+    this.need(1);
+    this.buf[this.pos++] = v;
+  }
+  num(v: number): void {
+    this.need(8);
+    this.view.setFloat64(this.pos, v);
+    this.pos += 8;
+  }
+  bytes(b: Uint8Array | null): void {
+    this.need(4 + (b ? b.length : 0));
+    this.view.setUint32(this.pos, b ? b.length : NULL_LEN);
+    this.pos += 4;
+    if (b) {
+      this.buf.set(b, this.pos);
+      this.pos += b.length;
+    }
+  }
+  str(s: string): void {
+    this.bytes(enc.encode(s));
+  }
+  done(): Uint8Array {
+    return this.buf.subarray(0, this.pos);
+  }
+}
+
+class In {
+  private view: DataView;
+  pos = 0;
+  constructor(private readonly buf: Uint8Array) {
+    this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  }
+  private need(n: number): void {
+    if (this.pos + n > this.buf.length)
+      throw new ReplicationError('amqp:decode-error', 'replication wire: truncated');
+  }
+  u8(): number {
+    this.need(1);
+    return this.buf[this.pos++]!;
+  }
+  num(): number {
+    this.need(8);
+    const v = this.view.getFloat64(this.pos);
+    this.pos += 8;
+    return v;
+  }
+  bytes(): Uint8Array | null {
+    this.need(4);
+    const n = this.view.getUint32(this.pos);
+    this.pos += 4;
+    if (n === NULL_LEN) return null;
+    this.need(n);
+    const b = this.buf.subarray(this.pos, this.pos + n);
+    this.pos += n;
+    return b;
+  }
+  str(): string {
+    const b = this.bytes();
+    if (b === null) throw new ReplicationError('amqp:decode-error', 'replication wire: null string');
+    return dec.decode(b);
+  }
+  bool(): boolean {
+    return this.u8() === 1;
+  }
+}
+
+export const binaryWireCodec: WireCodec = {
+  encodeMessage(m: Message): Uint8Array {
+    const size =
+      m.type === 'append' ? 64 + m.entries.reduce((n, e) => n + 24 + (e.data?.length ?? 0), 0) : 64;
+    const o = new Out(m.type === 'snapshot' ? 64 + m.snapshot.data.length : size);
+    o.u8({ append: 1, 'append-response': 2, vote: 3, 'vote-response': 4, snapshot: 5 }[m.type]);
+    o.str(m.from);
+    o.str(m.to);
+    o.num(m.term);
+    switch (m.type) {
+      case 'append':
+        o.num(m.prevIndex);
+        o.num(m.prevTerm);
+        o.num(m.commit);
+        o.num(m.entries.length);
+        for (const e of m.entries) {
+          o.num(e.index);
+          o.num(e.term);
+          o.bytes(e.data);
+        }
+        break;
+      case 'append-response':
+        o.u8(m.success ? 1 : 0);
+        o.num(m.matchIndex);
+        o.num(m.rejectedPrev);
+        o.num(m.hintIndex);
+        break;
+      case 'vote':
+        o.u8(m.pre ? 1 : 0);
+        o.num(m.lastIndex);
+        o.num(m.lastTerm);
+        break;
+      case 'vote-response':
+        o.u8(m.pre ? 1 : 0);
+        o.u8(m.granted ? 1 : 0);
+        break;
+      case 'snapshot':
+        o.num(m.snapshot.index);
+        o.num(m.snapshot.term);
+        o.bytes(m.snapshot.data);
+        break;
+    }
+    return o.done();
+  },
+
+  decodeMessage(bytes: Uint8Array): Message {
+    const i = new In(bytes);
+    const type = i.u8();
+    const from = i.str();
+    const to = i.str();
+    const term = i.num();
+    switch (type) {
+      case 1: {
+        const prevIndex = i.num();
+        const prevTerm = i.num();
+        const commit = i.num();
+        const n = i.num();
+        const entries: Entry[] = [];
+        for (let k = 0; k < n; k++) entries.push({ index: i.num(), term: i.num(), data: i.bytes() });
+        return { type: 'append', from, to, term, prevIndex, prevTerm, commit, entries };
+      }
+      case 2:
+        return {
+          type: 'append-response',
+          from,
+          to,
+          term,
+          success: i.bool(),
+          matchIndex: i.num(),
+          rejectedPrev: i.num(),
+          hintIndex: i.num(),
+        };
+      case 3:
+        return { type: 'vote', from, to, term, pre: i.bool(), lastIndex: i.num(), lastTerm: i.num() };
+      case 4:
+        return { type: 'vote-response', from, to, term, pre: i.bool(), granted: i.bool() };
+      case 5: {
+        const index = i.num();
+        const snapTerm = i.num();
+        const data = i.bytes() ?? new Uint8Array(0);
+        return { type: 'snapshot', from, to, term, snapshot: { index, term: snapTerm, data } };
+      }
+      default:
+        throw new ReplicationError('amqp:decode-error', `replication wire: unknown type ${type}`);
+    }
+  },
+
+  encodeHello(h: Hello): Uint8Array {
+    const o = new Out(64);
+    o.u8(0x68);
+    o.str(h.clusterId);
+    o.str(h.from);
+    return o.done();
+  },
+
+  decodeHello(bytes: Uint8Array): Hello {
+    const i = new In(bytes);
+    if (i.u8() !== 0x68) throw new ReplicationError('amqp:decode-error', 'replication wire: expected hello');
+    return { clusterId: i.str(), from: i.str() };
+  },
+};

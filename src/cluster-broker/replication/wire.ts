@@ -1,0 +1,156 @@
+/**
+ * Wire encoding of replication messages between members: each message is one AMQP value (a list)
+ * encoded with our AMQP type codec. Behind the `WireCodec` interface so the transport does not
+ * care how messages become bytes.
+ *
+ *   hello:           ['hello', clusterId, fromId]
+ *   append:          [1, from, to, term, prevIndex, prevTerm, commit, [[index, term, data|null], ...]]
+ *   append-response: [2, from, to, term, success, matchIndex, rejectedPrev, hintIndex]
+ *   vote:            [3, from, to, term, pre, lastIndex, lastTerm]
+ *   vote-response:   [4, from, to, term, pre, granted]
+ *   snapshot:        [5, from, to, term, index, snapTerm, data]
+ */
+import { decodeValue, encodeValue } from '../../codec/index.js';
+import type { AmqpValue } from '../../codec/values.js';
+import { ReplicationError } from './errors.js';
+import type { Entry, Message } from './types.js';
+
+export interface Hello {
+  readonly clusterId: string;
+  readonly from: string;
+}
+
+export interface WireCodec {
+  encodeMessage(m: Message): Uint8Array;
+  decodeMessage(bytes: Uint8Array): Message;
+  encodeHello(h: Hello): Uint8Array;
+  decodeHello(bytes: Uint8Array): Hello;
+}
+
+function bad(what: string): never {
+  throw new ReplicationError('amqp:decode-error', `replication wire: ${what}`);
+}
+
+/** A decoded integer: plain number, or a Typed wrapper (long within int32 decodes wrapped). */
+function num(v: AmqpValue): number {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'bigint') return Number(v);
+  if (v !== null && typeof v === 'object' && 'type' in v && 'value' in v) {
+    const x = (v as { value: unknown }).value;
+    if (typeof x === 'number') return x;
+    if (typeof x === 'bigint') return Number(x);
+  }
+  return bad(`expected a number, got ${String(v)}`);
+}
+
+function str(v: AmqpValue): string {
+  return typeof v === 'string' ? v : bad('expected a string');
+}
+
+function bool(v: AmqpValue): boolean {
+  return typeof v === 'boolean' ? v : bad('expected a boolean');
+}
+
+function bin(v: AmqpValue): Uint8Array {
+  return v instanceof Uint8Array ? v : bad('expected binary');
+}
+
+function list(v: AmqpValue): AmqpValue[] {
+  return Array.isArray(v) ? v : bad('expected a list');
+}
+
+function encodeEntries(entries: readonly Entry[]): AmqpValue[] {
+  return entries.map((e) => [e.index, e.term, e.data]);
+}
+
+function decodeEntries(v: AmqpValue): Entry[] {
+  return list(v).map((x) => {
+    const f = list(x);
+    return {
+      index: num(f[0]),
+      term: num(f[1]),
+      data: f[2] === null || f[2] === undefined ? null : bin(f[2]),
+    };
+  });
+}
+
+export const amqpWireCodec: WireCodec = {
+  encodeMessage(m: Message): Uint8Array {
+    switch (m.type) {
+      case 'append':
+        return encodeValue([
+          1,
+          m.from,
+          m.to,
+          m.term,
+          m.prevIndex,
+          m.prevTerm,
+          m.commit,
+          encodeEntries(m.entries),
+        ]);
+      case 'append-response':
+        return encodeValue([2, m.from, m.to, m.term, m.success, m.matchIndex, m.rejectedPrev, m.hintIndex]);
+      case 'vote':
+        return encodeValue([3, m.from, m.to, m.term, m.pre, m.lastIndex, m.lastTerm]);
+      case 'vote-response':
+        return encodeValue([4, m.from, m.to, m.term, m.pre, m.granted]);
+      case 'snapshot':
+        return encodeValue([5, m.from, m.to, m.term, m.snapshot.index, m.snapshot.term, m.snapshot.data]);
+    }
+  },
+
+  decodeMessage(bytes: Uint8Array): Message {
+    const f = list(decodeValue(bytes));
+    const from = str(f[1]);
+    const to = str(f[2]);
+    const term = num(f[3]);
+    switch (num(f[0])) {
+      case 1:
+        return {
+          type: 'append',
+          from,
+          to,
+          term,
+          prevIndex: num(f[4]),
+          prevTerm: num(f[5]),
+          commit: num(f[6]),
+          entries: decodeEntries(f[7]),
+        };
+      case 2:
+        return {
+          type: 'append-response',
+          from,
+          to,
+          term,
+          success: bool(f[4]),
+          matchIndex: num(f[5]),
+          rejectedPrev: num(f[6]),
+          hintIndex: num(f[7]),
+        };
+      case 3:
+        return { type: 'vote', from, to, term, pre: bool(f[4]), lastIndex: num(f[5]), lastTerm: num(f[6]) };
+      case 4:
+        return { type: 'vote-response', from, to, term, pre: bool(f[4]), granted: bool(f[5]) };
+      case 5:
+        return {
+          type: 'snapshot',
+          from,
+          to,
+          term,
+          snapshot: { index: num(f[4]), term: num(f[5]), data: bin(f[6]) },
+        };
+      default:
+        return bad(`unknown message type ${String(f[0])}`);
+    }
+  },
+
+  encodeHello(h: Hello): Uint8Array {
+    return encodeValue(['hello', h.clusterId, h.from]);
+  },
+
+  decodeHello(bytes: Uint8Array): Hello {
+    const f = list(decodeValue(bytes));
+    if (f[0] !== 'hello') bad('expected hello');
+    return { clusterId: str(f[1]), from: str(f[2]) };
+  },
+};
