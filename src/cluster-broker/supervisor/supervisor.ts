@@ -55,6 +55,8 @@ interface MemberRecord {
   restartTimer: NodeJS.Timeout | undefined;
   readyTimer: NodeJS.Timeout | undefined;
   backoff: RestartBackoff;
+  /** How the last process ended, for error messages. */
+  lastExit: string | undefined;
   /** Called on every state change, so waiters can re-check. */
   watchers: Set<() => void>;
 }
@@ -96,6 +98,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
         restartTimer: undefined,
         readyTimer: undefined,
         backoff: new RestartBackoff(this.policy),
+        lastExit: undefined,
         watchers: new Set(),
       });
     }
@@ -293,6 +296,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     record.plannedExit = undefined;
     const upFor = record.readyLine === undefined ? 0 : Date.now() - record.readyAt;
     record.readyLine = undefined;
+    record.lastExit = `pid ${proc.pid} exited with code ${code}, signal ${signal}`;
     const crashed = planned === undefined || planned === 'crash';
     const willRestart =
       this.stopping === undefined && (planned === 'crash' || (planned === undefined && this.autoRestart));
@@ -337,7 +341,8 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
         }
         if (record.state === 'dead' && record.process === undefined) {
           finish();
-          reject(new SupervisorError('amqp:illegal-state', `member ${id} is dead (not restarting)`));
+          const why = record.lastExit === undefined ? '' : `: ${record.lastExit}`;
+          reject(new SupervisorError('amqp:illegal-state', `member ${id} is dead (not restarting)${why}`));
           return true;
         }
         return false;
