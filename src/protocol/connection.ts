@@ -127,7 +127,7 @@ export class ProtocolConnection {
   /** Feed bytes from the peer (split anywhere). `now` (ms) updates the clock if given. */
   receive(chunk: Uint8Array, now?: number): void {
     if (now !== undefined) this.now = now;
-    if (this.state === 'closed') return;
+    if (this.state === 'closed' || chunk.length === 0) return;
     this.lastReceived = this.now;
     this.reader.push(chunk);
     this.process();
@@ -202,6 +202,8 @@ export class ProtocolConnection {
   close(error?: AmqpErrorBody): void {
     if (this.state === 'closed' || this.state === 'close-sent') return;
     if (error) this.error = error;
+    // an error before our Open: send Open then Close so the peer learns why (spec 2.4.5)
+    if (!this.openSent && this.phase === 'amqp') this.sendOpen();
     if (!this.openSent) {
       // no AMQP layer yet: nothing to send, just stop
       this.finish(false);
