@@ -231,6 +231,21 @@ describe('BrokerState: TTL by leader time', () => {
   });
 });
 
+describe('BrokerState: expiry bookkeeping', () => {
+  it('does not accumulate expiry entries of consumed long-TTL messages', () => {
+    const d = new Driver();
+    d.declare('q');
+    for (let i = 0; i < 5_000; i++) {
+      d.enqueue('q', `m${i}`, { expiresAt: 10_000_000 });
+      d.settle('c/1', [d.take('q', 'c/1')], { type: 'accepted' });
+    }
+    d.enqueue('q', 'last', { expiresAt: 10_000_000 });
+    expect(d.state.expiry.size).toBeLessThan(2_100);
+    d.time = 10_000_000;
+    expect(d.expire().expired).toHaveLength(1);
+  });
+});
+
 describe('BrokerState: dedup at apply time (delivery contract 3)', () => {
   it('the first to apply is enqueued, a re-send with the same key is a duplicate', () => {
     const d = new Driver();
@@ -275,6 +290,16 @@ describe('BrokerState: dedup at apply time (delivery contract 3)', () => {
     expect(d.enqueue('q', 'x', { dedupKey: 'k1' }).status).toBe('enqueued'); // k1 forgotten
     expect(d.enqueue('q', 'x', { dedupKey: 'k3' }).status).toBe('duplicate');
     expect(d.enqueue('q', 'x', { dedupKey: 'k4' }).status).toBe('duplicate');
+  });
+
+  it('a large window forgets exactly the oldest beyond its count', () => {
+    const d = new Driver();
+    d.declare('q', { dedupWindowCount: 10_000 });
+    for (let i = 0; i < 25_000; i++) d.enqueue('q', 'x', { dedupKey: `k${i}` });
+    expect(d.state.queues.get('q')?.dedup.size).toBe(10_000);
+    expect(d.enqueue('q', 'x', { dedupKey: 'k15000' }).status).toBe('duplicate');
+    expect(d.enqueue('q', 'x', { dedupKey: 'k24999' }).status).toBe('duplicate');
+    expect(d.enqueue('q', 'x', { dedupKey: 'k14999' }).status).toBe('enqueued');
   });
 
   it('dedupWindowCount 0 disables dedup', () => {

@@ -62,7 +62,7 @@ export class BrokerState {
   /** @internal */ nextSeq = 1;
   /** Largest leaderTime applied so far (monotonic even if a new leader's clock is behind). */
   now = 0;
-  /** Events applied since creation or restore's snapshot point (not part of the snapshot). */
+  /** Events applied since creation or the last restore (diagnostics; not part of the snapshot). */
   appliedCount = 0;
 
   apply<E extends BrokerEvent>(event: E): ResultOf<E>;
@@ -164,7 +164,15 @@ export class BrokerState {
 
   /** Replaces this state's contents with a snapshot's. */
   restore(bytes: Uint8Array): void {
-    readSnapshot(this, bytes);
+    // Parse into a fresh state first: a damaged snapshot leaves this one untouched.
+    const fresh = new BrokerState();
+    readSnapshot(fresh, bytes);
+    this.queues = fresh.queues;
+    this.consumers = fresh.consumers;
+    this.expiry = fresh.expiry;
+    this.nextSeq = fresh.nextSeq;
+    this.now = fresh.now;
+    this.appliedCount = 0;
   }
 
   static fromSnapshot(bytes: Uint8Array): BrokerState {
@@ -187,11 +195,11 @@ export class BrokerState {
     const dropped = q.messageCount;
     for (const m of [...q.acquired.values()]) {
       this.forgetAcquired(m, m.owner!);
-      m.kill();
+      this.retire(m);
     }
     for (let m = q.available.head; m; ) {
       const next = m.next;
-      m.kill();
+      this.retire(m);
       m.prev = m.next = undefined;
       m = next;
     }
@@ -209,7 +217,7 @@ export class BrokerState {
         description: `no queue ${e.queue}`,
       };
     }
-    if (e.dedupKey !== undefined && q.isDuplicate(e.dedupKey, this.now))
+    if (e.dedupKey !== undefined && q.dedup.has(e.dedupKey, this.now))
       return { type: 'enqueue', status: 'duplicate' };
     const full = q.limitExceeded(e.message.length);
     if (full !== undefined) {
@@ -222,7 +230,7 @@ export class BrokerState {
     }
     const m = this.newMessage(q, ownBytes(e.message), e.expiresAt ?? -1, e.deliveryCount ?? 0);
     q.add(m);
-    if (e.dedupKey !== undefined) q.rememberDedup(e.dedupKey, this.now);
+    if (e.dedupKey !== undefined) q.dedup.add(e.dedupKey, this.now);
     return { type: 'enqueue', status: 'enqueued', seq: m.seq };
   }
 
@@ -250,7 +258,7 @@ export class BrokerState {
       if (m.isExpired(this.now)) {
         q.available.remove(m);
         q.uncount(m);
-        m.kill();
+        this.retire(m);
       } else if (m.undeliverable === undefined || !m.undeliverable.includes(e.consumer)) {
         q.available.remove(m);
         messages.push(this.takeFor(q, m, e.consumer));
@@ -294,6 +302,13 @@ export class BrokerState {
     held.set(m.seq, m);
   }
 
+  /** Ends a message's life; `popped` when its expiry-heap entry was already removed. */
+  private retire(m: QueuedMessage, popped = false): void {
+    if (!m.live) return;
+    if (m.expiresAt >= 0 && !popped) this.expiry.noteDead();
+    m.kill();
+  }
+
   private forgetAcquired(m: QueuedMessage, consumer: string): Queue {
     const q = m.queue;
     q.acquired.delete(m.seq);
@@ -321,13 +336,13 @@ export class BrokerState {
       switch (o.type) {
         case 'accepted':
           q.uncount(m);
-          m.kill();
+          this.retire(m);
           break;
         case 'rejected': {
           q.uncount(m);
           const moved = this.deadLetter(q, m, o.error);
           if (moved) result.deadLettered.push(moved);
-          m.kill();
+          this.retire(m);
           break;
         }
         case 'released':
@@ -350,7 +365,7 @@ export class BrokerState {
   private makeAvailable(q: Queue, m: QueuedMessage): boolean {
     if (m.isExpired(this.now)) {
       q.uncount(m);
-      m.kill();
+      this.retire(m);
       return false;
     }
     q.available.insertBySeq(m);
@@ -404,15 +419,16 @@ export class BrokerState {
       top = this.expiry.peek()
     ) {
       this.expiry.pop();
+      if (!top.live) this.expiry.deadPopped();
       // Acquired messages are judged again when they come back (makeAvailable).
       if (!top.live || top.owner !== undefined) continue;
       const q = top.queue;
       q.available.remove(top);
       q.uncount(top);
-      top.kill();
+      this.retire(top, true);
       expired.push(top.seq);
     }
-    for (const q of this.queues.values()) q.trimDedup(this.now);
+    for (const q of this.queues.values()) q.dedup.trim(this.now);
     expired.sort((a, b) => a - b);
     return { type: 'expire', expired };
   }

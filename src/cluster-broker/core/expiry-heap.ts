@@ -2,7 +2,9 @@
  * Min-heap of messages with an expiry deadline, ordered by (expiresAt, seq): a total order, so the
  * sequence of pops is the same whatever the heap's internal layout (a restored state builds its
  * heap differently and must still behave identically). Entries of messages that left the queue
- * stay until popped (lazy deletion; their bytes were already released by QueuedMessage.kill()).
+ * stay until popped (lazy deletion; their bytes were already released by QueuedMessage.kill()),
+ * and the heap is rebuilt from its live entries when dead ones outnumber them, so long TTLs on
+ * quickly consumed messages do not accumulate dead entries.
  */
 import type { QueuedMessage } from './queued-message.js';
 
@@ -11,7 +13,19 @@ function less(a: QueuedMessage, b: QueuedMessage): boolean {
 }
 
 export class ExpiryHeap {
-  private readonly items: QueuedMessage[] = [];
+  private items: QueuedMessage[] = [];
+  /** Entries whose message is no longer live (an estimate: only drives compaction). */
+  private dead = 0;
+
+  /** A message with an entry here left its queue. */
+  noteDead(): void {
+    this.dead++;
+  }
+
+  /** pop() returned a dead entry. */
+  deadPopped(): void {
+    if (this.dead > 0) this.dead--;
+  }
 
   get size(): number {
     return this.items.length;
@@ -22,6 +36,7 @@ export class ExpiryHeap {
   }
 
   push(m: QueuedMessage): void {
+    if (this.dead > 1024 && this.dead * 2 > this.items.length) this.compact();
     const a = this.items;
     a.push(m);
     let i = a.length - 1;
@@ -53,5 +68,12 @@ export class ExpiryHeap {
       }
     }
     return top;
+  }
+
+  private compact(): void {
+    const live = this.items.filter((m) => m.live);
+    this.items = [];
+    this.dead = 0;
+    for (const m of live) this.push(m);
   }
 }

@@ -1,4 +1,6 @@
 /** One queue's contents: available list, acquired set, byte/message counts, dedup window. */
+
+import { DedupWindow } from './dedup-window.js';
 import {
   DEFAULT_DEDUP_WINDOW_COUNT,
   DEFAULT_DEDUP_WINDOW_MS,
@@ -35,8 +37,7 @@ export class Queue {
   readonly acquired = new Map<number, QueuedMessage>();
   messageCount = 0;
   byteCount = 0;
-  /** message-id key -> leader time of its enqueue; Map order = log order, so the oldest is first. */
-  readonly dedup = new Map<string, number>();
+  readonly dedup: DedupWindow;
   readonly resolved: ResolvedQueueOptions;
 
   constructor(
@@ -45,26 +46,7 @@ export class Queue {
     readonly options: QueueOptions,
   ) {
     this.resolved = resolveQueueOptions(name, options);
-  }
-
-  /** Forgets dedup entries older than the window's age, then beyond its count. */
-  trimDedup(now: number): void {
-    const { dedupWindowMs, dedupWindowCount } = this.resolved;
-    for (const [key, time] of this.dedup) {
-      if (time + dedupWindowMs > now && this.dedup.size <= dedupWindowCount) break;
-      this.dedup.delete(key);
-    }
-  }
-
-  isDuplicate(key: string, now: number): boolean {
-    this.trimDedup(now);
-    return this.dedup.has(key);
-  }
-
-  rememberDedup(key: string, now: number): void {
-    if (this.resolved.dedupWindowCount <= 0) return;
-    this.dedup.set(key, now);
-    this.trimDedup(now);
+    this.dedup = new DedupWindow(this.resolved.dedupWindowCount, this.resolved.dedupWindowMs);
   }
 
   /** A refusal description if one more message of `size` bytes would exceed a limit. */

@@ -53,7 +53,7 @@ export function writeSnapshot(s: BrokerState): Uint8Array {
     w.uint(msgs.length);
     for (const m of msgs) writeMessage(w, m);
     w.uint(q.dedup.size);
-    for (const [key, time] of q.dedup) {
+    for (const [key, time] of q.dedup.entries()) {
       w.str(key);
       w.f64(time);
     }
@@ -142,7 +142,7 @@ export function readSnapshot(s: BrokerState, bytes: Uint8Array): void {
     const d = r.uint();
     for (let i = 0; i < d; i++) {
       const key = r.str();
-      q.dedup.set(key, r.f64());
+      q.dedup.restoreEntry(key, r.f64());
     }
   }
   r.end();
