@@ -102,6 +102,30 @@ describe('startCluster with stand-in members', () => {
     await expectReachability(handle, () => true, 'healed mesh');
   });
 
+  it('lossy links reset member connections (seeded); the members recover once it stops', async () => {
+    const handle = await cluster({ nodes: 3, seed: 7 });
+    await expectReachability(handle, () => true, 'full mesh');
+    handle.lossy(0.2);
+    const resets = (): number => handle.mesh.stats().reduce((sum, link) => sum + link.connectionsReset, 0);
+    await waitFor(() => resets() >= 10, { timeoutMs: 20_000, what: 'connections reset by lossy links' });
+    handle.lossy(0);
+    const after = resets();
+    await expectReachability(handle, () => true, 'full mesh after lossy');
+    expect(resets()).toBe(after);
+  });
+
+  it('slow links delay member traffic without breaking it', async () => {
+    const handle = await cluster({ nodes: 3 });
+    handle.slow(100);
+    await waitFor(() => handle.mesh.stats().some((link) => link.bytesHeld > 0), {
+      timeoutMs: 20_000,
+      what: 'bytes held back by slow links',
+      intervalMs: 5,
+    });
+    await expectReachability(handle, () => true, 'full mesh over slow links');
+    handle.slow(0);
+  });
+
   it('kill(id) is a real SIGKILL and the member stays down until restart(id)', async () => {
     const handle = await cluster({ nodes: 3 });
     const victim = handle.members().find((m) => m.id === 'n2')!;
@@ -238,6 +262,16 @@ describe('startCluster with stand-in members', () => {
 });
 
 describe('Supervisor', () => {
+  it('reports a member command that cannot be spawned', async () => {
+    const supervisor = new Supervisor({
+      members: [{ id: 'x', command: () => ({ command: '/nonexistent/quorate-broker', args: [] }) }],
+      autoRestart: false,
+    });
+    cleanups.push(() => supervisor.stop());
+    await expect(supervisor.start(10_000)).rejects.toThrow(/cannot spawn it: .*ENOENT/);
+    expect(supervisor.members()[0]).toMatchObject({ state: 'dead', pid: null });
+  });
+
   it('restarts a member that keeps failing before ready, with backoff, until waitReady gives up', async () => {
     const supervisor = new Supervisor({
       members: [

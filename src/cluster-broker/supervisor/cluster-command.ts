@@ -94,6 +94,8 @@ export async function runClusterCommand(argv: readonly string[], io: ClusterComm
     autoRestart: true,
     restartPolicy: io.restartPolicy,
     logger: io.logger,
+    // Members' own logs stay visible to whoever runs the cluster, tagged with the member id.
+    onMemberOutput: (id, _stream, line) => io.stderr.write(`[${id}] ${line}\n`),
   });
   supervisor.on('member-ready', (m) => io.stdout.write(memberLine('member-ready', m)));
   supervisor.on('member-exit', (e) => io.stdout.write(`${JSON.stringify({ event: 'member-exit', ...e })}\n`));

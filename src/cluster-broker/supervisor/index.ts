@@ -10,7 +10,12 @@ export {
   memberNodeArgs,
 } from './default-member-command.js';
 export { SupervisorError } from './errors.js';
-export { MemberProcess, parseReadyLine } from './member-process.js';
+export {
+  type MemberOutputHandler,
+  MemberProcess,
+  type MemberProcessExit,
+  parseReadyLine,
+} from './member-process.js';
 export { allocateFreePorts } from './ports.js';
 export { isProcessStopped, processAlive, waitForProcessState } from './process-state.js';
 export { type ClusterHandle, type StartClusterOptions, startCluster } from './start-cluster.js';

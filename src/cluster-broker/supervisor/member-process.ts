@@ -6,7 +6,12 @@ import type { MemberCommand, MemberReadyLine, SupervisorLogger } from './types.j
 export interface MemberProcessExit {
   code: number | null;
   signal: NodeJS.Signals | null;
+  /** Set when the process could not be spawned at all (ENOENT, EACCES, ...). */
+  spawnError?: Error;
 }
+
+/** Where a member's output lines go (besides the ready line, which the supervisor consumes). */
+export type MemberOutputHandler = (id: string, stream: 'stdout' | 'stderr', line: string) => void;
 
 /** Parses one stdout line; returns the ready line if it is one (the first JSON `{"ready":true}`). */
 export function parseReadyLine(line: string): MemberReadyLine | undefined {
@@ -44,7 +49,12 @@ export class MemberProcess {
   private readonly child: ChildProcess;
   private hasExited = false;
 
-  constructor(id: string, command: MemberCommand, logger: SupervisorLogger | undefined) {
+  constructor(
+    id: string,
+    command: MemberCommand,
+    logger: SupervisorLogger | undefined,
+    onOutput?: MemberOutputHandler,
+  ) {
     this.child = spawn(command.command, [...command.args], {
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
@@ -76,13 +86,15 @@ export class MemberProcess {
             return;
           }
         }
-        logger?.debug?.({ member: id, pid: this.pid, line }, 'member stdout');
+        if (onOutput) onOutput(id, 'stdout', line);
+        else logger?.debug?.({ member: id, pid: this.pid, line }, 'member stdout');
       });
     }
     if (child.stderr) {
       createInterface({ input: child.stderr }).on('line', (line) => {
         stderrTail = [...stderrTail.slice(-19), line];
-        logger?.info?.({ member: id, pid: this.pid, line }, 'member stderr');
+        if (onOutput) onOutput(id, 'stderr', line);
+        else logger?.info?.({ member: id, pid: this.pid, line }, 'member stderr');
       });
     }
 
@@ -97,7 +109,7 @@ export class MemberProcess {
               cause: err,
             }),
           );
-          resolve({ code: null, signal: null });
+          resolve({ code: null, signal: null, spawnError: err });
         }
       });
       child.once('exit', (code, signal) => {

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'eventemitter3';
 import { RestartBackoff } from './backoff.js';
 import { SupervisorError } from './errors.js';
-import { MemberProcess } from './member-process.js';
+import { type MemberOutputHandler, MemberProcess } from './member-process.js';
 import { waitForProcessState } from './process-state.js';
 import {
   DEFAULT_RESTART_POLICY,
@@ -38,6 +38,11 @@ export interface SupervisorOptions {
   /** SIGTERM grace before SIGKILL in `stop()` and `restart(id)`. Default 10_000. */
   stopTimeoutMs?: number;
   logger?: SupervisorLogger;
+  /**
+   * Receives members' stdout (other than the ready line) and stderr lines. Default: the logger
+   * (stdout at debug, stderr at info, with `{ member, pid, line }`).
+   */
+  onMemberOutput?: MemberOutputHandler;
 }
 
 /** Why the supervisor itself ended a member's current process. */
@@ -73,6 +78,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   private readonly readyTimeoutMs: number;
   private readonly stopTimeoutMs: number;
   private readonly logger: SupervisorLogger | undefined;
+  private readonly onMemberOutput: MemberOutputHandler | undefined;
   private stopping: Promise<void> | undefined;
 
   constructor(options: SupervisorOptions) {
@@ -82,6 +88,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     this.readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
     this.stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
     this.logger = options.logger;
+    this.onMemberOutput = options.onMemberOutput;
     for (const spec of options.members) {
       if (this.records.has(spec.id)) {
         throw new SupervisorError('amqp:invalid-field', `duplicate member id ${spec.id}`);
@@ -243,7 +250,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     record.plannedExit = undefined;
     let proc: MemberProcess;
     try {
-      proc = new MemberProcess(id, record.spec.command(), this.logger);
+      proc = new MemberProcess(id, record.spec.command(), this.logger, this.onMemberOutput);
     } catch (err) {
       this.logger?.error?.({ member: id, err }, 'cannot compute or spawn member command');
       record.process = undefined;
@@ -258,7 +265,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       (line) => this.onReady(record, proc, line),
       () => {},
     );
-    void proc.exited.then((exit) => this.onExit(record, proc, exit.code, exit.signal));
+    void proc.exited.then((exit) => this.onExit(record, proc, exit.code, exit.signal, exit.spawnError));
   }
 
   private onReady(record: MemberRecord, proc: MemberProcess, line: MemberReadyLine): void {
@@ -287,6 +294,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     proc: MemberProcess,
     code: number | null,
     signal: NodeJS.Signals | null,
+    spawnError: Error | undefined,
   ): void {
     if (record.process !== proc) return;
     this.clearReadyTimer(record);
@@ -296,7 +304,10 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     record.plannedExit = undefined;
     const upFor = record.readyLine === undefined ? 0 : Date.now() - record.readyAt;
     record.readyLine = undefined;
-    record.lastExit = `pid ${proc.pid} exited with code ${code}, signal ${signal}`;
+    record.lastExit =
+      spawnError === undefined
+        ? `pid ${proc.pid} exited with code ${code}, signal ${signal}`
+        : `cannot spawn it: ${spawnError.message}`;
     const crashed = planned === undefined || planned === 'crash';
     const willRestart =
       this.stopping === undefined && (planned === 'crash' || (planned === undefined && this.autoRestart));
