@@ -1,4 +1,5 @@
 /** The single-node durable store: event log + snapshots around a BrokerState. */
+// Building blocks a replicated log can reuse (same framing, same atomic snapshot file).
 export { crc32 } from './crc32.js';
 export { StoreError } from './errors.js';
 export {
@@ -9,3 +10,5 @@ export {
   type StoreOptions,
   type StoreStats,
 } from './event-store.js';
+export { frameRecord, RECORD_HEADER_BYTES, type ScanResult, scanRecords } from './record-format.js';
+export { fsyncDir, readSnapshotFile, type SnapshotContents, writeSnapshotFile } from './snapshot-file.js';
