@@ -105,7 +105,7 @@ const BOMBS: string[] = [
 ];
 
 function nested(depth: number, open: string): Uint8Array {
-  return new Uint8Array(Buffer.from(open.repeat(depth) + '40', 'hex'));
+  return new Uint8Array(Buffer.from(`${open.repeat(depth)}40`, 'hex'));
 }
 
 function mutate(rnd: () => number, src: Uint8Array): Uint8Array {
