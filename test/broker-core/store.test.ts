@@ -1,3 +1,4 @@
+import type { FileHandle } from 'node:fs/promises';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -242,6 +243,34 @@ describe('event store', () => {
     await again.close();
   });
 
+  it('recovers from a compaction that crashed before deleting old segments or mid-snapshot', async () => {
+    const dir = await tempDir();
+    const evs = events(20);
+    const frame = (list: BrokerEvent[]) => {
+      const payloads = list.map((e) => encodeEvent(e));
+      const buf = new Uint8Array(payloads.reduce((n, p) => n + 8 + p.length, 0));
+      let off = 0;
+      for (const p of payloads) off = frameRecord(p, buf, off);
+      return buf;
+    };
+    await writeFile(join(dir, segmentName(1)), frame(evs.slice(0, 10)));
+    await writeFile(join(dir, segmentName(11)), frame(evs.slice(10)));
+    const at12 = new BrokerState();
+    for (const e of evs.slice(0, 12)) at12.apply(e);
+    await writeSnapshotFile(dir, { index: 12, state: at12.snapshot() });
+    await writeFile(join(dir, 'snapshot.bin.tmp'), new Uint8Array([1, 2, 3])); // a half-written next snapshot
+    const s = await openStore(dir, opts);
+    expect(s.state.snapshot()).toEqual(reference(evs));
+    expect(s.stats()).toMatchObject({
+      index: 20,
+      recoveredSnapshotIndex: 12,
+      recoveredEvents: 8,
+      segmentsDeleted: 1,
+    });
+    await s.close();
+    expect((await readdir(dir)).sort()).toEqual([segmentName(11), 'snapshot.bin']);
+  });
+
   it('continues in a new segment when the snapshot is ahead of the log (snapshot landed before the tail)', async () => {
     const dir = await tempDir();
     const evs = events(12);
@@ -261,6 +290,21 @@ describe('event store', () => {
     expect(s2.state.snapshot()).toEqual(reference([...evs, more]));
     expect((await readdir(dir)).filter((f) => f.endsWith('.seg'))).toHaveLength(1);
     await s2.close();
+  });
+
+  it('fails stop when the disk write fails: durable rejects, later commits throw', async () => {
+    const dir = await tempDir();
+    const failures: unknown[] = [];
+    const store = await openStore(dir, { ...opts, onFailure: (e) => failures.push(e) });
+    await store.commitDurable({ type: 'declare', leaderTime: 1, queue: 'q', options: {} });
+    // pull the file out from under the store (the real write then fails with EBADF)
+    await (store as unknown as { fh: FileHandle }).fh.close();
+    const c = store.commit({ type: 'enqueue', leaderTime: 2, queue: 'q', message: bytes('a') });
+    await expect(c.durable).rejects.toMatchObject({ name: 'StoreError', condition: 'amqp:internal-error' });
+    expect(failures).toHaveLength(1);
+    expect(() => store.commit({ type: 'expire', leaderTime: 3 })).toThrow(/write failed/);
+    await expect(store.flush()).rejects.toMatchObject({ name: 'StoreError' });
+    await store.close();
   });
 
   it('on open, acquisitions of the dead process are released; confirmed accepts stay', async () => {

@@ -181,7 +181,11 @@ class FileEventStore implements EventStore {
     }
     while (this.flushing) await new Promise((r) => setImmediate(r));
     await this.compaction;
-    await this.fh.close();
+    try {
+      await this.fh.close();
+    } catch (err) {
+      if (!this.failure) throw err; // after a failure the handle may already be unusable
+    }
   }
 
   private scheduleFlush(): void {
