@@ -75,6 +75,8 @@ export class ProtocolConnection {
   /** Server: true until the first header arrived (any header is answered then). */
   private firstHeader = true;
   private out: Uint8Array[] = [];
+  /** Client: frames written while SASL is still in progress, sent right after our Open. */
+  private beforeOpen: Uint8Array[] = [];
   private events: EngineEvent[] = [];
   private now: number;
   private lastReceived: number;
@@ -189,7 +191,8 @@ export class ProtocolConnection {
 
   /** Begin a session. Frames may be pipelined before the peer's Open arrives. */
   begin(opts: BeginOptions = {}): Session {
-    if ((this.state !== 'open' && this.state !== 'opening') || !this.openSent) {
+    const early = this.role === 'client' && this.state === 'sasl';
+    if (!early && ((this.state !== 'open' && this.state !== 'opening') || !this.openSent)) {
       throw new Error(`begin() in state ${this.state}`);
     }
     const ch = this.allocChannel();
@@ -212,6 +215,19 @@ export class ProtocolConnection {
     this.flushSessions();
     this.writeFrame(0, { type: 'close', body: error ? { error } : {} });
     this.state = 'close-sent';
+  }
+
+  /**
+   * The transport went away (socket closed/errored) without a Close handshake. Emits `closed`
+   * with `error` (default amqp:connection:forced); outgoing deliveries keep their status, so a
+   * 'sent' and unsettled one is in doubt.
+   */
+  transportClosed(error?: AmqpErrorBody): void {
+    if (this.state === 'closed') return;
+    if (!this.error || this.state !== 'close-sent') {
+      this.error = error ?? { condition: Condition.connectionForced, description: 'transport closed' };
+    }
+    this.finish(this.state !== 'close-sent');
   }
 
   /** Sessions not yet ended. */
@@ -247,12 +263,13 @@ export class ProtocolConnection {
   /** @internal */
   writeFrame(channel: number, p: Performative, payload?: Uint8Array): void {
     if (this.state === 'close-sent' || this.state === 'closed') return;
+    const out = this.openSent || p.type === 'open' ? this.out : this.beforeOpen;
     if (payload !== undefined && payload.length >= COPY_LIMIT) {
       // large payloads go out as their own buffer (writev), never copied
       const [head, body] = encodeAmqpFrameParts(channel, p, payload);
-      this.out.push(head, body);
+      out.push(head, body);
     } else {
-      this.out.push(encodeAmqpFrame(channel, p, payload));
+      out.push(encodeAmqpFrame(channel, p, payload));
     }
     this.lastSent = this.now;
   }
@@ -357,6 +374,11 @@ export class ProtocolConnection {
     this.phase = 'amqp';
     this.writeFrame(0, { type: 'open', body: this.localOpen });
     this.openSent = true;
+    // frames the user wrote during SASL (begin, attach, flow) follow our Open
+    if (this.beforeOpen.length > 0) {
+      for (const b of this.beforeOpen) this.out.push(b);
+      this.beforeOpen = [];
+    }
     this.reader.setMaxFrameSize(this.localOpen.maxFrameSize!);
   }
 

@@ -48,6 +48,8 @@ export class ReceiverLink extends Link {
 
   protected override onAttached(): void {
     this.deliveryCount = this.remote?.initialDeliveryCount ?? 0;
+    // credit granted before the peer's attach was held back (its delivery-count was unknown)
+    if (this.credit > 0 || this.draining) this.session.markFlow(this);
   }
 
   /** @internal a transfer frame for this link (session window already accounted). */

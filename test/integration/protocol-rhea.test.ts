@@ -1,0 +1,207 @@
+/**
+ * Cross-check of the protocol engine against rhea 3.0.5 over loopback sockets: a rhea client
+ * against our server-role engine, and our client-role engine against a rhea server.
+ * Message bodies are encoded/decoded with rhea's own message codec so only the engine is tested.
+ */
+import { once } from 'node:events';
+import net from 'node:net';
+import rhea from 'rhea';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  type EngineEvent,
+  type EngineOptions,
+  ProtocolConnection,
+  type ReceiverLink,
+  type SenderLink,
+} from '../../src/protocol/index.js';
+
+/** The smallest possible socket adapter: one cork/uncork write batch per microtask. */
+function drive(
+  socket: net.Socket,
+  engine: ProtocolConnection,
+  onEvent: (e: EngineEvent) => void,
+): () => void {
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    for (;;) {
+      const evs = engine.pollEvents();
+      for (const e of evs) onEvent(e);
+      const out = engine.takeOutput();
+      if (out.length > 0) {
+        socket.cork();
+        for (const b of out) socket.write(b);
+        socket.uncork();
+      }
+      if (evs.length === 0 && out.length === 0) break;
+    }
+    if (engine.state === 'closed') socket.end();
+  };
+  const schedule = () => {
+    if (!scheduled) {
+      scheduled = true;
+      queueMicrotask(flush);
+    }
+  };
+  socket.on('data', (d: Buffer) => {
+    engine.receive(d, Date.now());
+    schedule();
+  });
+  socket.on('error', () => {});
+  schedule();
+  return schedule;
+}
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
+
+function until(pred: () => boolean, what: string, ms = 20000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const t0 = Date.now();
+    const check = () => {
+      if (pred()) return resolve();
+      if (Date.now() - t0 > ms) return reject(new Error(`timed out waiting for ${what}`));
+      setTimeout(check, 5);
+    };
+    check();
+  });
+}
+
+describe('engine <-> rhea 3.0.5', () => {
+  it('rhea client (SASL PLAIN) -> our server engine: send, receive, settle, close', async () => {
+    const received: unknown[] = [];
+    let serverSender: SenderLink | undefined;
+    let serverEngine: ProtocolConnection | undefined;
+    let wake: () => void = () => {};
+    const server = net.createServer((sock) => {
+      const opts: EngineOptions = {
+        role: 'server',
+        open: {
+          containerId: 'quorate-test-server',
+          offeredCapabilities: ['quorate:membership'],
+          properties: { 'failover-server-list': [{ 'network-host': '127.0.0.1', port: 5672 }] },
+        },
+        sasl: { authenticate: (m, id) => m === 'PLAIN' && id.username === 'u' && id.password === 'p' },
+      };
+      const engine = new ProtocolConnection(opts);
+      serverEngine = engine;
+      wake = drive(sock, engine, (e) => {
+        if (e.type === 'attach-request') {
+          e.link.accept({ source: e.attach.source, target: e.attach.target });
+          if (e.link.role === 'receiver') (e.link as ReceiverLink).flow(100);
+          else serverSender = e.link as SenderLink;
+        } else if (e.type === 'message') {
+          received.push(rhea.message.decode(Buffer.from(e.delivery.payload)).body);
+          if (received.length % 3 === 0) e.delivery.release();
+          else e.delivery.accept();
+          (e.link as ReceiverLink).addCredit(1);
+        }
+      });
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    cleanups.push(() => server.close());
+    const port = (server.address() as net.AddressInfo).port;
+
+    const container = rhea.create_container({ id: 'rhea-client' });
+    const conn = container.connect({
+      host: '127.0.0.1',
+      port,
+      username: 'u',
+      password: 'p',
+      reconnect: false,
+    });
+    cleanups.push(() => conn.close());
+    let remoteOpen: { properties?: Record<string, unknown>; offered_capabilities?: unknown } | undefined;
+    conn.on('connection_open', (ctx) => {
+      remoteOpen = ctx.connection.remote.open as typeof remoteOpen;
+    });
+    const outcomes: string[] = [];
+    conn.on('accepted', () => outcomes.push('accepted'));
+    conn.on('released', () => outcomes.push('released'));
+    const sender = conn.open_sender('q1');
+    await once(sender, 'sendable');
+    for (let i = 0; i < 30; i++) sender.send({ body: `hello ${i}` });
+    await until(() => outcomes.length === 30, 'outcomes');
+    expect(received).toEqual(Array.from({ length: 30 }, (_, i) => `hello ${i}`));
+    expect(outcomes.filter((o) => o === 'released')).toHaveLength(10);
+    expect(remoteOpen?.properties?.['failover-server-list']).toBeDefined();
+
+    // our server sends to a rhea receiver
+    const got: unknown[] = [];
+    const receiver = conn.open_receiver({ source: 'q2', credit_window: 10 });
+    receiver.on('message', (ctx) => got.push(ctx.message?.body));
+    await until(() => serverSender !== undefined && serverSender.credit > 0, 'credit from rhea');
+    for (let i = 0; i < 25; i++) {
+      serverSender!.send(Uint8Array.of(i), rhea.message.encode({ body: `to rhea ${i}` }));
+    }
+    wake();
+    await until(() => got.length === 25, 'rhea to receive 25');
+    expect(got[24]).toBe('to rhea 24');
+    conn.close();
+    await until(() => serverEngine?.state === 'closed', 'close');
+  });
+
+  it('our client engine -> rhea server (SASL PLAIN): send and receive', async () => {
+    const container = rhea.create_container({ id: 'rhea-server' });
+    container.sasl_server_mechanisms.enable_plain((u: string, p: string) => u === 'guest' && p === 'guest');
+    const inbox: unknown[] = [];
+    container.on('message', (ctx) => inbox.push(ctx.message?.body));
+    let toSend = 40;
+    container.on('sendable', (ctx) => {
+      while (ctx.sender && ctx.sender.sendable() && toSend > 0) {
+        ctx.sender.send({ body: `from rhea ${40 - toSend}` });
+        toSend--;
+      }
+    });
+    const listener = container.listen({ port: 0, host: '127.0.0.1' });
+    await once(listener, 'listening');
+    cleanups.push(() => listener.close());
+    const port = (listener.address() as net.AddressInfo).port;
+
+    const sock = net.connect(port, '127.0.0.1');
+    cleanups.push(() => sock.destroy());
+    await once(sock, 'connect');
+    const engine = new ProtocolConnection({
+      role: 'client',
+      open: { containerId: 'quorate-client', hostname: 'localhost', idleTimeOut: 30000 },
+      sasl: { mechanism: 'PLAIN', username: 'guest', password: 'guest' },
+      now: Date.now(),
+    });
+    const msgs: unknown[] = [];
+    const remoteStates: string[] = [];
+    let opened = false;
+    const wake = drive(sock, engine, (e) => {
+      if (e.type === 'remote-open') opened = true;
+      if (e.type === 'message') {
+        msgs.push(rhea.message.decode(Buffer.from(e.delivery.payload)).body);
+        e.delivery.accept();
+      }
+      if (e.type === 'delivery-update' && e.delivery.remoteState)
+        remoteStates.push(e.delivery.remoteState.type);
+    });
+    const session = engine.begin();
+    const snd = session.attachSender({ name: 'to-rhea', target: { address: 'examples' } });
+    const rcv = session.attachReceiver({ name: 'from-rhea', source: { address: 'examples' } });
+    rcv.flow(100);
+    const ds = [];
+    for (let i = 0; i < 50; i++)
+      ds.push(snd.send(Uint8Array.of(i), rhea.message.encode({ body: `from quorate ${i}` })));
+    wake();
+    await until(() => opened, 'open');
+    await until(
+      () => inbox.length === 50 && msgs.length === 40,
+      `messages (${inbox.length}/50, ${msgs.length}/40)`,
+    );
+    expect(inbox[49]).toBe('from quorate 49');
+    expect(msgs[39]).toBe('from rhea 39');
+    await until(() => ds.every((d) => d.settled), 'settlement');
+    expect(ds.every((d) => d.remoteState?.type === 'accepted')).toBe(true);
+    expect(engine.remoteOpen?.containerId).toBe('rhea-server');
+    engine.close();
+    wake();
+    await until(() => engine.state === 'closed', 'close handshake');
+  });
+});
