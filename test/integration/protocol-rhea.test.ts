@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   type EngineEvent,
   type EngineOptions,
+  type OutgoingDelivery,
   ProtocolConnection,
   type ReceiverLink,
   type SenderLink,
@@ -151,7 +152,7 @@ describe('engine <-> rhea 3.0.5', () => {
     container.on('message', (ctx) => inbox.push(ctx.message?.body));
     let toSend = 40;
     container.on('sendable', (ctx) => {
-      while (ctx.sender && ctx.sender.sendable() && toSend > 0) {
+      while (ctx.sender?.sendable() && toSend > 0) {
         ctx.sender.send({ body: `from rhea ${40 - toSend}` });
         toSend--;
       }
@@ -186,7 +187,7 @@ describe('engine <-> rhea 3.0.5', () => {
     const snd = session.attachSender({ name: 'to-rhea', target: { address: 'examples' } });
     const rcv = session.attachReceiver({ name: 'from-rhea', source: { address: 'examples' } });
     rcv.flow(100);
-    const ds = [];
+    const ds: OutgoingDelivery[] = [];
     for (let i = 0; i < 50; i++)
       ds.push(snd.send(Uint8Array.of(i), rhea.message.encode({ body: `from quorate ${i}` })));
     wake();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Typed } from '../../src/codec/index.js';
-import type { SenderLink } from '../../src/protocol/index.js';
+import type { OutgoingDelivery, SenderLink } from '../../src/protocol/index.js';
 import { autoServer, openSession as open, pair, tag, utf8 } from './harness.js';
 
 describe('engine pair: open / begin / attach / transfer', () => {
@@ -55,7 +55,7 @@ describe('engine pair: open / begin / attach / transfer', () => {
     p.run();
     expect(snd.state).toBe('attached');
     expect(snd.credit).toBe(100);
-    const ds = [];
+    const ds: OutgoingDelivery[] = [];
     for (let i = 0; i < 50; i++) ds.push(snd.send(tag(i), utf8(`m${i}`)));
     expect(ds.every((d) => d.written && d.status === 'sent')).toBe(true);
     p.run();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ReceiverLink, SenderLink } from '../../src/protocol/index.js';
+import type { OutgoingDelivery, ReceiverLink, SenderLink } from '../../src/protocol/index.js';
 import { autoServer, openSession, pair, tag, text, utf8 } from './harness.js';
 
 function bigPayload(n: number): Uint8Array {
@@ -24,7 +24,7 @@ describe('transfers', () => {
       const snd = s.attachSender({ name: 'out', target: { address: 'q' } });
       p.run();
       const sizes: number[] = [];
-      const ds = [];
+      const ds: OutgoingDelivery[] = [];
       for (let i = 0; i < 1000; i++) {
         const n = (i * 7919) % 9000;
         sizes.push(n);
