@@ -1,0 +1,227 @@
+/**
+ * A deliberately naive model of the broker's queue semantics (arrays, linear scans), written
+ * independently of BrokerState, to compare against it on random event sequences.
+ */
+import type { BrokerEvent, QueueOptions } from '../../src/cluster-broker/core/events.js';
+import type { AcquiredMessage, ApplyResult } from '../../src/cluster-broker/core/results.js';
+
+interface MMsg {
+  seq: number;
+  bytes: Uint8Array;
+  expiresAt: number | undefined;
+  deliveryCount: number;
+  acquiredBefore: boolean;
+  owner: string | undefined;
+  undeliverable: string[];
+  deadLetter: AcquiredMessage['deadLetter'];
+}
+
+interface MQueue {
+  options: QueueOptions;
+  msgs: MMsg[]; // seq order
+  dedup: Array<{ key: string; time: number }>;
+}
+
+export class Model {
+  now = 0;
+  seq = 1;
+  queues = new Map<string, MQueue>();
+
+  private dlqOf(name: string, q: MQueue): string | null {
+    const o = q.options.deadLetterQueue;
+    const d = o === undefined ? (name.endsWith('.dlq') ? null : `${name}.dlq`) : o;
+    return d === name ? null : d;
+  }
+
+  private trim(q: MQueue): void {
+    const count = q.options.dedupWindowCount ?? 10_000;
+    const ms = q.options.dedupWindowMs ?? 600_000;
+    while (q.dedup.length > 0 && (q.dedup[0].time + ms <= this.now || q.dedup.length > count))
+      q.dedup.shift();
+  }
+
+  private full(q: MQueue, size: number): boolean {
+    const bytes = q.msgs.reduce((n, m) => n + m.bytes.length, 0);
+    return (
+      q.msgs.length + 1 > (q.options.maxMessages ?? Infinity) ||
+      bytes + size > (q.options.maxBytes ?? Infinity)
+    );
+  }
+
+  private expired(m: MMsg): boolean {
+    return m.expiresAt !== undefined && m.expiresAt <= this.now;
+  }
+
+  private remove(q: MQueue, m: MMsg): void {
+    q.msgs.splice(q.msgs.indexOf(m), 1);
+  }
+
+  private backOrDrop(q: MQueue, m: MMsg): boolean {
+    m.owner = undefined;
+    if (this.expired(m)) {
+      this.remove(q, m);
+      return false;
+    }
+    return true;
+  }
+
+  private held(consumer: string): Array<{ q: MQueue; m: MMsg }> {
+    const out: Array<{ q: MQueue; m: MMsg }> = [];
+    for (const q of this.queues.values())
+      for (const m of q.msgs) if (m.owner === consumer) out.push({ q, m });
+    return out.sort((a, b) => a.m.seq - b.m.seq);
+  }
+
+  apply(e: BrokerEvent): ApplyResult {
+    this.now = Math.max(this.now, e.leaderTime);
+    switch (e.type) {
+      case 'declare': {
+        if (this.queues.has(e.queue)) return { type: 'declare', created: false };
+        this.queues.set(e.queue, { options: e.options, msgs: [], dedup: [] });
+        return { type: 'declare', created: true };
+      }
+      case 'delete': {
+        const q = this.queues.get(e.queue);
+        if (!q) return { type: 'delete', deleted: false, dropped: 0 };
+        this.queues.delete(e.queue);
+        return { type: 'delete', deleted: true, dropped: q.msgs.length };
+      }
+      case 'enqueue': {
+        const q = this.queues.get(e.queue);
+        if (!q) return { type: 'enqueue', status: 'refused', condition: 'amqp:not-found', description: '' };
+        this.trim(q);
+        if (e.dedupKey !== undefined && q.dedup.some((d) => d.key === e.dedupKey)) {
+          return { type: 'enqueue', status: 'duplicate' };
+        }
+        if (this.full(q, e.message.length)) {
+          return {
+            type: 'enqueue',
+            status: 'refused',
+            condition: 'amqp:resource-limit-exceeded',
+            description: '',
+          };
+        }
+        const seq = this.seq++;
+        q.msgs.push({
+          seq,
+          bytes: e.message,
+          expiresAt: e.expiresAt,
+          deliveryCount: e.deliveryCount ?? 0,
+          acquiredBefore: false,
+          owner: undefined,
+          undeliverable: [],
+          deadLetter: undefined,
+        });
+        if (e.dedupKey !== undefined && (q.options.dedupWindowCount ?? 10_000) > 0) {
+          q.dedup.push({ key: e.dedupKey, time: this.now });
+          this.trim(q);
+        }
+        return { type: 'enqueue', status: 'enqueued', seq };
+      }
+      case 'acquire': {
+        const messages: AcquiredMessage[] = [];
+        const q = this.queues.get(e.queue);
+        if (!q) return { type: 'acquire', messages };
+        for (const m of [...q.msgs]) {
+          if (messages.length >= (e.max ?? 1)) break;
+          if (m.owner !== undefined) continue;
+          if (this.expired(m)) {
+            this.remove(q, m);
+            continue;
+          }
+          if (m.undeliverable.includes(e.consumer)) continue;
+          const a: AcquiredMessage = {
+            seq: m.seq,
+            queue: e.queue,
+            message: m.bytes,
+            deliveryCount: m.deliveryCount,
+            firstAcquirer: !m.acquiredBefore,
+          };
+          if (m.deadLetter) a.deadLetter = m.deadLetter;
+          messages.push(a);
+          m.acquiredBefore = true;
+          m.owner = e.consumer;
+        }
+        return { type: 'acquire', messages };
+      }
+      case 'settle': {
+        const r: ApplyResult = { type: 'settle', settled: [], stale: [], deadLettered: [] };
+        for (const seq of e.seqs) {
+          const h = this.held(e.consumer).find((x) => x.m.seq === seq);
+          if (!h) {
+            r.stale.push(seq);
+            continue;
+          }
+          r.settled.push(seq);
+          const { q, m } = h;
+          const o = e.outcome;
+          if (o.type === 'accepted') this.remove(q, m);
+          else if (o.type === 'rejected') {
+            this.remove(q, m);
+            const qName = [...this.queues].find(([, v]) => v === q)![0];
+            const dlqName = this.dlqOf(qName, q);
+            if (dlqName === null) continue;
+            let dlq = this.queues.get(dlqName);
+            if (!dlq) {
+              dlq = { options: { deadLetterQueue: null }, msgs: [], dedup: [] };
+              this.queues.set(dlqName, dlq);
+            }
+            if (this.full(dlq, m.bytes.length)) continue;
+            const newSeq = this.seq++;
+            dlq.msgs.push({
+              ...m,
+              seq: newSeq,
+              expiresAt: undefined,
+              owner: undefined,
+              undeliverable: [],
+              deadLetter: o.error ? { fromQueue: qName, error: o.error } : { fromQueue: qName },
+            });
+            r.deadLettered.push({ seq, queue: dlqName, newSeq });
+          } else {
+            if (o.type === 'modified') {
+              if (o.deliveryFailed) m.deliveryCount++;
+              if (o.undeliverableHere && !m.undeliverable.includes(e.consumer))
+                m.undeliverable.push(e.consumer);
+            }
+            this.backOrDrop(q, m);
+          }
+        }
+        return r;
+      }
+      case 'release-consumer':
+      case 'release-all': {
+        const released: number[] = [];
+        const holders = e.type === 'release-all' ? null : e.consumer;
+        for (const q of this.queues.values()) {
+          for (const m of [...q.msgs]) {
+            if (m.owner === undefined || (holders !== null && m.owner !== holders)) continue;
+            if (this.backOrDrop(q, m)) released.push(m.seq);
+          }
+        }
+        return { type: e.type, released: released.sort((a, b) => a - b) };
+      }
+      case 'expire': {
+        const expired: number[] = [];
+        for (const q of this.queues.values()) {
+          for (const m of [...q.msgs]) {
+            if (m.owner === undefined && this.expired(m)) {
+              this.remove(q, m);
+              expired.push(m.seq);
+            }
+          }
+          this.trim(q);
+        }
+        return { type: 'expire', expired: expired.sort((a, b) => a - b) };
+      }
+    }
+  }
+
+  /** Available seqs of a queue in delivery order. */
+  available(queue: string): number[] {
+    return (this.queues.get(queue)?.msgs ?? []).filter((m) => m.owner === undefined).map((m) => m.seq);
+  }
+
+  depth(queue: string): number | undefined {
+    return this.queues.get(queue)?.msgs.length;
+  }
+}
