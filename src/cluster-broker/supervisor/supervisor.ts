@@ -1,11 +1,15 @@
 import { EventEmitter } from 'eventemitter3';
-import { RestartBackoff } from './backoff.js';
 import { SupervisorError } from './errors.js';
 import { type MemberOutputHandler, MemberProcess } from './member-process.js';
+import {
+  createMemberRecord,
+  type MemberRecord,
+  setMemberState,
+  waitForMemberReady,
+} from './member-record.js';
 import { waitForProcessState } from './process-state.js';
 import {
   DEFAULT_RESTART_POLICY,
-  type MemberCommand,
   type MemberInfo,
   type MemberReadyLine,
   type MemberState,
@@ -13,16 +17,10 @@ import {
   type RestartPolicy,
   type SupervisorEvents,
   type SupervisorLogger,
+  type SupervisorMemberSpec,
 } from './types.js';
 
-export interface SupervisorMemberSpec {
-  id: string;
-  /** Called for every spawn (first start and each restart). */
-  command: () => MemberCommand;
-  /** Ports reported by `members()` before the member's ready line says otherwise. */
-  amqpPort?: number;
-  clusterPort?: number;
-}
+export type { SupervisorMemberSpec };
 
 export interface SupervisorOptions {
   members: readonly SupervisorMemberSpec[];
@@ -43,27 +41,6 @@ export interface SupervisorOptions {
    * (stdout at debug, stderr at info, with `{ member, pid, line }`).
    */
   onMemberOutput?: MemberOutputHandler;
-}
-
-/** Why the supervisor itself ended a member's current process. */
-type PlannedExit = 'hold' | 'respawn' | 'crash';
-
-interface MemberRecord {
-  spec: SupervisorMemberSpec;
-  process: MemberProcess | undefined;
-  state: MemberState;
-  readyLine: MemberReadyLine | undefined;
-  readyAt: number;
-  restarts: number;
-  started: boolean;
-  plannedExit: PlannedExit | undefined;
-  restartTimer: NodeJS.Timeout | undefined;
-  readyTimer: NodeJS.Timeout | undefined;
-  backoff: RestartBackoff;
-  /** How the last process ended, for error messages. */
-  lastExit: string | undefined;
-  /** Called on every state change, so waiters can re-check. */
-  watchers: Set<() => void>;
 }
 
 /**
@@ -93,21 +70,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       if (this.records.has(spec.id)) {
         throw new SupervisorError('amqp:invalid-field', `duplicate member id ${spec.id}`);
       }
-      this.records.set(spec.id, {
-        spec,
-        process: undefined,
-        state: 'dead',
-        readyLine: undefined,
-        readyAt: 0,
-        restarts: 0,
-        started: false,
-        plannedExit: undefined,
-        restartTimer: undefined,
-        readyTimer: undefined,
-        backoff: new RestartBackoff(this.policy),
-        lastExit: undefined,
-        watchers: new Set(),
-      });
+      this.records.set(spec.id, createMemberRecord(spec, this.policy));
     }
   }
 
@@ -134,7 +97,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
    */
   async waitReady(id?: string, timeoutMs = this.readyTimeoutMs): Promise<void> {
     const targets = id === undefined ? [...this.records.values()] : [this.record(id)];
-    await Promise.all(targets.map((r) => this.waitForRecord(r, timeoutMs)));
+    await Promise.all(targets.map((r) => waitForMemberReady(r, timeoutMs)));
   }
 
   /**
@@ -177,7 +140,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       consecutiveCrashes: record.backoff.consecutiveCrashes,
     });
     this.spawn(record);
-    await this.waitForRecord(record, timeoutMs);
+    await waitForMemberReady(record, timeoutMs);
     return this.info(record);
   }
 
@@ -271,6 +234,12 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   private onReady(record: MemberRecord, proc: MemberProcess, line: MemberReadyLine): void {
     if (record.process !== proc) return;
     this.clearReadyTimer(record);
+    if (line.id !== record.spec.id || line.pid !== proc.pid) {
+      this.logger?.warn?.(
+        { member: record.spec.id, pid: proc.pid, ready: line },
+        'ready line names another member or pid',
+      );
+    }
     record.readyLine = line;
     record.readyAt = Date.now();
     if (record.state !== 'paused') this.setState(record, 'running');
@@ -341,46 +310,8 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     }, delayMs);
   }
 
-  private waitForRecord(record: MemberRecord, timeoutMs: number): Promise<void> {
-    const id = record.spec.id;
-    return new Promise((resolve, reject) => {
-      const check = (): boolean => {
-        if (record.readyLine !== undefined && record.state !== 'dead') {
-          finish();
-          resolve();
-          return true;
-        }
-        if (record.state === 'dead' && record.process === undefined) {
-          finish();
-          const why = record.lastExit === undefined ? '' : `: ${record.lastExit}`;
-          reject(new SupervisorError('amqp:illegal-state', `member ${id} is dead (not restarting)${why}`));
-          return true;
-        }
-        return false;
-      };
-      const timer = setTimeout(() => {
-        finish();
-        reject(
-          new SupervisorError(
-            'amqp:resource-limit-exceeded',
-            `member ${id} not ready within ${timeoutMs} ms`,
-          ),
-        );
-      }, timeoutMs);
-      const watcher = (): void => {
-        check();
-      };
-      const finish = (): void => {
-        clearTimeout(timer);
-        record.watchers.delete(watcher);
-      };
-      if (!check()) record.watchers.add(watcher);
-    });
-  }
-
   private setState(record: MemberRecord, state: MemberState): void {
-    record.state = state;
-    for (const watcher of [...record.watchers]) watcher();
+    setMemberState(record, state);
   }
 
   private info(record: MemberRecord): MemberInfo {

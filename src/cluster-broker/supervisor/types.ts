@@ -15,6 +15,16 @@ export interface MemberCommand {
   cwd?: string;
 }
 
+/** One member as the supervisor knows it. */
+export interface SupervisorMemberSpec {
+  id: string;
+  /** Called for every spawn (first start and each restart). */
+  command: () => MemberCommand;
+  /** Ports reported by `members()` before the member's ready line says otherwise. */
+  amqpPort?: number;
+  clusterPort?: number;
+}
+
 /** The JSON line a member prints once it listens (contract of `quorate-broker node`). */
 export interface MemberReadyLine {
   ready: true;
