@@ -165,13 +165,17 @@ export class ProtocolConnection {
     return t;
   }
 
-  /** Bytes to write, in order (flushes batched dispositions and flows first). */
-  takeOutput(): Uint8Array[] {
+  /**
+   * Bytes to write, in order (flushes batched dispositions and flows first). With `coalesce`,
+   * runs of small frames are merged into one buffer (fewer writev entries); large payloads are
+   * passed through uncopied.
+   */
+  takeOutput(coalesce = false): Uint8Array[] {
     if (this.dirty.length > 0) this.flushSessions();
     const out = this.out;
     if (out.length === 0) return NO_OUTPUT;
     this.out = [];
-    return out;
+    return coalesce && out.length > 1 ? coalesceSmall(out) : out;
   }
 
   /** Events since the last poll, in order. */
@@ -614,3 +618,31 @@ export class ProtocolConnection {
 }
 
 type SaslIdentityLike = SaslIdentity | undefined;
+
+/** Merge consecutive buffers smaller than COPY_LIMIT into one; keep big ones as they are. */
+function coalesceSmall(chunks: Uint8Array[]): Uint8Array[] {
+  const res: Uint8Array[] = [];
+  let i = 0;
+  while (i < chunks.length) {
+    if (chunks[i].length >= COPY_LIMIT) {
+      res.push(chunks[i++]);
+      continue;
+    }
+    let j = i;
+    let size = 0;
+    while (j < chunks.length && chunks[j].length < COPY_LIMIT) size += chunks[j++].length;
+    if (j - i === 1) {
+      res.push(chunks[i]);
+    } else {
+      const buf = Buffer.allocUnsafe(size);
+      let o = 0;
+      for (let k = i; k < j; k++) {
+        buf.set(chunks[k], o);
+        o += chunks[k].length;
+      }
+      res.push(buf);
+    }
+    i = j;
+  }
+  return res;
+}

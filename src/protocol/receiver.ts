@@ -212,7 +212,10 @@ export class ReceiverLink extends Link {
  * small view would pin a much larger chunk in memory, so those are copied.
  */
 function own(payload: Uint8Array): Uint8Array {
-  return payload.length * 2 >= payload.buffer.byteLength ? payload : payload.slice();
+  if (payload.length * 2 >= payload.buffer.byteLength) return payload;
+  // Buffer.from copies, into Node's pool for small sizes (far cheaper than a fresh ArrayBuffer);
+  // payload.slice() would not do: on a Buffer it is a view
+  return Buffer.from(payload);
 }
 
 function concat(chunks: Uint8Array[], size: number): Uint8Array {

@@ -132,8 +132,9 @@ export function pair(
   const run = (maxRounds = 100000): void => {
     for (let i = 0; i < maxRounds; i++) {
       const ev = client.drainEvents() + server.drainEvents();
-      const a = client.engine.takeOutput();
-      const b = server.engine.takeOutput();
+      // alternate plain and coalesced output so both paths are exercised
+      const a = client.engine.takeOutput(i % 2 === 0);
+      const b = server.engine.takeOutput(i % 2 === 1);
       if (ev === 0 && a.length === 0 && b.length === 0) return;
       if (a.length) {
         const buf = concat(a);
