@@ -8,6 +8,12 @@ import { AmqpDecodeError } from '../errors.js';
 import { Typed, uuidToString } from './typed.js';
 import type { AmqpTypeName, AmqpValue } from './values.js';
 
+/** Node's Buffer methods behind toString()/write() (present since Node 0.x, not in @types/node) */
+export interface FastBuffer {
+  utf8Slice(start: number, end: number): string;
+  utf8Write(s: string, offset: number, length: number): number;
+}
+
 export const MAX_DEPTH = 64;
 export const MAX_COUNT = 1 << 20;
 
@@ -17,7 +23,6 @@ export function decodeError(description: string): AmqpDecodeError {
 
 export class Decoder {
   readonly buf: Buffer;
-  readonly view: DataView;
   pos: number;
   /** reads never pass `end` (narrowed while inside a compound value) */
   end: number;
@@ -25,7 +30,6 @@ export class Decoder {
 
   constructor(bytes: Uint8Array, start = 0, end = bytes.length) {
     this.buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
     this.pos = start;
     this.end = end;
   }
@@ -40,21 +44,23 @@ export class Decoder {
   }
   u16(): number {
     this.need(2);
-    const v = this.view.getUint16(this.pos);
+    const v = (this.buf[this.pos] << 8) | this.buf[this.pos + 1];
     this.pos += 2;
     return v;
   }
   u32(): number {
     this.need(4);
-    const v = this.view.getUint32(this.pos);
+    const b = this.buf;
+    const p = this.pos;
+    const v = ((b[p] << 24) | (b[p + 1] << 16) | (b[p + 2] << 8) | b[p + 3]) >>> 0;
     this.pos += 4;
     return v;
   }
   /** uint64 as number when safe, else bigint */
   u64(): number | bigint {
     this.need(8);
-    const hi = this.view.getUint32(this.pos);
-    const lo = this.view.getUint32(this.pos + 4);
+    const hi = this.buf.readUInt32BE(this.pos);
+    const lo = this.buf.readUInt32BE(this.pos + 4);
     this.pos += 8;
     const v = hi * 4294967296 + lo;
     return Number.isSafeInteger(v) ? v : (BigInt(hi) << 32n) | BigInt(lo);
@@ -62,8 +68,8 @@ export class Decoder {
   /** int64 as number when safe, else bigint */
   i64(): number | bigint {
     this.need(8);
-    const hi = this.view.getInt32(this.pos);
-    const lo = this.view.getUint32(this.pos + 4);
+    const hi = this.buf.readInt32BE(this.pos);
+    const lo = this.buf.readUInt32BE(this.pos + 4);
     this.pos += 8;
     const v = hi * 4294967296 + lo;
     return Number.isSafeInteger(v) ? v : (BigInt(hi) << 32n) | BigInt(lo);
@@ -77,7 +83,8 @@ export class Decoder {
   }
   utf8(n: number): string {
     this.need(n);
-    const s = this.buf.toString('utf8', this.pos, this.pos + n);
+    // utf8Slice: Buffer's own fast path (toString() adds encoding lookup and argument checks)
+    const s = (this.buf as unknown as FastBuffer).utf8Slice(this.pos, this.pos + n);
     this.pos += n;
     return s;
   }
@@ -300,7 +307,7 @@ def(
   4,
   (d) => {
     d.need(4);
-    const v = d.view.getFloat32(d.pos);
+    const v = d.buf.readFloatBE(d.pos);
     d.pos += 4;
     return v;
   },
@@ -312,7 +319,7 @@ def(
   8,
   (d) => {
     d.need(8);
-    const v = d.view.getFloat64(d.pos);
+    const v = d.buf.readDoubleBE(d.pos);
     d.pos += 8;
     return v;
   },

@@ -26,6 +26,7 @@ export {
   DEFAULT_MAX_MESSAGE_SIZE,
   decodeMessage,
   encodeMessage,
+  encodeMessageParts,
   type Message,
   type MessageHeader,
   type MessageId,

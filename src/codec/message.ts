@@ -91,7 +91,8 @@ function hasAny(def: CompositeDef, m: Obj): boolean {
   return false;
 }
 
-export function encodeMessage(m: Message): Uint8Array {
+/** Write all sections into the scratch writer except a single data body, which is returned. */
+function writeSections(m: Message): { big?: Uint8Array; split: number } {
   const w = scratch();
   const o = m as unknown as Obj;
   if (hasAny(HEADER, o)) writeComposite(w, HEADER, o);
@@ -139,12 +140,33 @@ export function encodeMessage(m: Message): Uint8Array {
   }
   if (m.footer != null) writeRestricted(w, FOOTER, m.footer);
 
+  return big === undefined ? { split } : { big, split };
+}
+
+/** Encode a message into one buffer (a data body is copied exactly once, into the result). */
+export function encodeMessage(m: Message): Uint8Array {
+  const { big, split } = writeSections(m);
+  const w = scratch.current();
   if (big === undefined) return w.copyOut();
   const out = Buffer.allocUnsafe(w.pos + big.length);
   w.buf.copy(out, 0, 0, split);
   out.set(big, split);
   w.buf.copy(out, split + big.length, split, w.pos);
   return out;
+}
+
+/**
+ * Encode a message as parts whose concatenation is `encodeMessage(m)`, without copying a single
+ * data body: [sections before the body, the body itself, sections after it (if any)].
+ * For writev / cork+write of large messages; the body part is the caller's own Uint8Array.
+ */
+export function encodeMessageParts(m: Message): Uint8Array[] {
+  const { big, split } = writeSections(m);
+  const w = scratch.current();
+  if (big === undefined) return [w.copyOut()];
+  const head = Buffer.allocUnsafe(split);
+  w.buf.copy(head, 0, 0, split);
+  return split === w.pos ? [head, big] : [head, big, w.copyOut(split)];
 }
 
 function readSection(d: Decoder): CompositeDef {

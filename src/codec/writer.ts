@@ -1,3 +1,5 @@
+import type { FastBuffer } from './decoder.js';
+
 /**
  * A growable byte writer over one Buffer. Encoders write straight into it (no per-field
  * allocations) and back-fill sizes; `copyOut` makes the single exact-size result.
@@ -72,7 +74,7 @@ export class Writer {
   }
   /** writes UTF-8 (room must be ensured: 3 bytes per UTF-16 unit), returns the byte count */
   utf8At(s: string, at: number): number {
-    return this.buf.write(s, at);
+    return (this.buf as unknown as FastBuffer).utf8Write(s, at, this.buf.length - at);
   }
 
   /**
@@ -94,12 +96,13 @@ export class Writer {
   }
 }
 
-let shared: Writer | undefined;
+let shared = new Writer(64 * 1024);
 /** the module-wide scratch writer, reset to position 0 */
 export function scratch(): Writer {
-  if (shared === undefined) shared = new Writer(64 * 1024);
-  shared.pos = 0;
   // a one-off huge message must not pin a huge scratch buffer forever
   if (shared.buf.length > 4 * 1024 * 1024) shared = new Writer(64 * 1024);
+  shared.pos = 0;
   return shared;
 }
+/** the scratch writer as the last `scratch()` call left it */
+scratch.current = (): Writer => shared;

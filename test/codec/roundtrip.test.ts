@@ -10,6 +10,7 @@ import {
   encodeComposite,
   encodeDeliveryState,
   encodeMessage,
+  encodeMessageParts,
   encodeSaslFrame,
   encodeValue,
   FrameReader,
@@ -103,6 +104,7 @@ describe('round trips (property-based)', () => {
         const back = decodeMessage(bytes);
         expect(back).toEqual(m);
         expect(Buffer.from(encodeMessage(back)).equals(Buffer.from(bytes))).toBe(true);
+        expect(Buffer.concat(encodeMessageParts(m)).equals(Buffer.from(bytes))).toBe(true);
       }),
       { numRuns: 1000 },
     );

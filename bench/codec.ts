@@ -1,0 +1,226 @@
+/**
+ * Codec benchmark: encode and decode, side by side with rhea 3.0.5 in the same run:
+ *   (a) a small message with a 24 B string body
+ *   (b) properties + application-properties + a 100 B data body
+ *   (c) a 64 KiB data body
+ *   (d) a transfer frame carrying (b), and a flow frame (our FrameReader vs rhea's read_frame)
+ * Prints ops/s and the ratio ours/rhea.
+ *
+ *   npx tsx bench/run.ts codec [--json]     or     npx tsx bench/codec.ts
+ */
+
+import { pathToFileURL } from 'node:url';
+import { bench, do_not_optimize, run as mitataRun } from 'mitata';
+import rhea from 'rhea';
+import rheaFrames from 'rhea/lib/frames.js';
+import {
+  decodeMessage,
+  encodeAmqpFrame,
+  encodeMessage,
+  encodeMessageParts,
+  FrameReader,
+  type Message,
+  type Performative,
+} from '../src/codec/index.js';
+
+type Loose = Record<string, unknown>;
+const R = rhea as unknown as {
+  message: { encode(m: Loose): Buffer; decode(b: Buffer): Loose; data_section(b: Buffer): unknown };
+};
+const F = rheaFrames as unknown as {
+  read_frame(b: Buffer): unknown;
+  write_frame(f: unknown): Buffer;
+  amqp_frame(channel: number, performative: unknown, payload?: Buffer): unknown;
+} & Record<string, (fields: Loose) => unknown>;
+
+export interface CodecBenchRow {
+  case: string;
+  op: 'encode' | 'decode';
+  oursOpsPerSec: number;
+  rheaOpsPerSec: number;
+  ratio: number;
+}
+export interface CodecBenchOptions {
+  log?: (line: string) => void;
+}
+
+const body100 = new Uint8Array(100).fill(0x61);
+const body64k = new Uint8Array(64 * 1024).fill(0x62);
+const created = new Date(1_700_000_000_000);
+
+const small: Message = { body: 'abcdefghijklmnopqrstuvwx' };
+const withProps: Message = {
+  messageId: 'msg-00000001',
+  to: 'orders',
+  subject: 'order.created',
+  replyTo: 'replies',
+  contentType: 'application/octet-stream',
+  creationTime: created,
+  applicationProperties: { region: 'eu-west', attempt: 3, priorityCustomer: true },
+  body: body100,
+};
+const big: Message = { body: body64k };
+
+function toRhea(m: Message): Loose {
+  const out: Loose = {};
+  for (const [k, v] of Object.entries(m)) {
+    const snake = k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    out[snake] = k === 'body' && v instanceof Uint8Array ? R.message.data_section(Buffer.from(v)) : v;
+  }
+  return out;
+}
+
+const transfer: Performative = {
+  type: 'transfer',
+  body: {
+    handle: 0,
+    deliveryId: 4242,
+    deliveryTag: Uint8Array.of(0, 0, 0x10, 0x92),
+    messageFormat: 0,
+    settled: false,
+  },
+};
+const flow: Performative = {
+  type: 'flow',
+  body: {
+    nextIncomingId: 100,
+    incomingWindow: 2048,
+    nextOutgoingId: 4243,
+    outgoingWindow: 2048,
+    handle: 0,
+    deliveryCount: 4242,
+    linkCredit: 500,
+    drain: false,
+  },
+};
+const rheaTransfer = () =>
+  F.transfer({
+    handle: 0,
+    delivery_id: 4242,
+    delivery_tag: Buffer.from([0, 0, 0x10, 0x92]),
+    message_format: 0,
+    settled: false,
+  });
+const rheaFlow = () =>
+  F.flow({
+    next_incoming_id: 100,
+    incoming_window: 2048,
+    next_outgoing_id: 4243,
+    outgoing_window: 2048,
+    handle: 0,
+    delivery_count: 4242,
+    link_credit: 500,
+    drain: false,
+  });
+
+interface Pair {
+  case: string;
+  op: 'encode' | 'decode';
+  ours: () => unknown;
+  rhea: () => unknown;
+}
+
+function pairs(): Pair[] {
+  const out: Pair[] = [];
+  for (const [name, m] of [
+    ['(a) small message, 24 B string body', small],
+    ['(b) properties + app-properties + 100 B data', withProps],
+    ['(c) 64 KiB data body', big],
+  ] as const) {
+    const rm = toRhea(m);
+    const oursBytes = encodeMessage(m);
+    const rheaBytes = R.message.encode(rm);
+    out.push({ case: name, op: 'encode', ours: () => encodeMessage(m), rhea: () => R.message.encode(rm) });
+    out.push({
+      case: name,
+      op: 'decode',
+      ours: () => decodeMessage(oursBytes),
+      rhea: () => R.message.decode(rheaBytes),
+    });
+    if (m === big) {
+      // zero-copy variant for writev: the 64 KiB body is referenced, not copied
+      out.push({
+        case: `${name}, parts`,
+        op: 'encode',
+        ours: () => encodeMessageParts(m),
+        rhea: () => R.message.encode(rm),
+      });
+    }
+  }
+  const payload = encodeMessage(withProps);
+  const payloadBuf = Buffer.from(payload);
+  const oursTransfer = encodeAmqpFrame(1, transfer, payload);
+  const rheaTransferBytes = F.write_frame(F.amqp_frame(1, rheaTransfer(), payloadBuf));
+  const oursFlow = encodeAmqpFrame(1, flow);
+  const rheaFlowBytes = F.write_frame(F.amqp_frame(1, rheaFlow()));
+  const readOurs = (b: Uint8Array) => {
+    const r = new FrameReader({ maxFrameSize: 1 << 20 });
+    r.push(b);
+    return r.next();
+  };
+  out.push({
+    case: '(d) transfer frame carrying (b)',
+    op: 'encode',
+    ours: () => encodeAmqpFrame(1, transfer, payload),
+    rhea: () => F.write_frame(F.amqp_frame(1, rheaTransfer(), payloadBuf)),
+  });
+  out.push({
+    case: '(d) transfer frame carrying (b)',
+    op: 'decode',
+    ours: () => readOurs(oursTransfer),
+    rhea: () => F.read_frame(rheaTransferBytes),
+  });
+  out.push({
+    case: '(d) flow frame',
+    op: 'encode',
+    ours: () => encodeAmqpFrame(1, flow),
+    rhea: () => F.write_frame(F.amqp_frame(1, rheaFlow())),
+  });
+  out.push({
+    case: '(d) flow frame',
+    op: 'decode',
+    ours: () => readOurs(oursFlow),
+    rhea: () => F.read_frame(rheaFlowBytes),
+  });
+  return out;
+}
+
+export async function run(opts: CodecBenchOptions = {}): Promise<CodecBenchRow[]> {
+  const log = opts.log ?? ((line: string) => console.log(line));
+  const list = pairs();
+  for (const p of list) {
+    bench(`ours ${p.op} ${p.case}`, () => do_not_optimize(p.ours()));
+    bench(`rhea ${p.op} ${p.case}`, () => do_not_optimize(p.rhea()));
+  }
+  const res = await mitataRun({ format: 'quiet', throw: true });
+  const opsOf = new Map<string, number>();
+  for (const t of res.benchmarks) {
+    const s = t.runs[0]?.stats;
+    if (s !== undefined) opsOf.set(t.alias, 1e9 / s.avg);
+  }
+  const rows: CodecBenchRow[] = list.map((p) => {
+    const ours = opsOf.get(`ours ${p.op} ${p.case}`) ?? Number.NaN;
+    const theirs = opsOf.get(`rhea ${p.op} ${p.case}`) ?? Number.NaN;
+    return {
+      case: p.case,
+      op: p.op,
+      oursOpsPerSec: Math.round(ours),
+      rheaOpsPerSec: Math.round(theirs),
+      ratio: Number((ours / theirs).toFixed(2)),
+    };
+  });
+  const fmt = (n: number) => n.toLocaleString('en-US').padStart(11);
+  log(
+    `${'case'.padEnd(46)} ${'op'.padEnd(6)} ${'ours ops/s'.padStart(11)} ${'rhea ops/s'.padStart(11)}  ours/rhea`,
+  );
+  for (const r of rows) {
+    log(
+      `${r.case.padEnd(46)} ${r.op.padEnd(6)} ${fmt(r.oursOpsPerSec)} ${fmt(r.rheaOpsPerSec)}  ${r.ratio.toFixed(2)}x`,
+    );
+  }
+  return rows;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  await run();
+}
