@@ -553,7 +553,8 @@ export class ProtocolConnection {
     }
     this.outgoingMaxFrameSize = Math.min(remoteMax, this.localOpen.maxFrameSize!);
     this.remoteChannelMax = o.channelMax ?? 65535;
-    this.remoteIdle = o.idleTimeOut ?? 0;
+    // a peer asking for heartbeats more often than every 100 ms gets them every 100 ms
+    this.remoteIdle = o.idleTimeOut ? Math.max(o.idleTimeOut, 200) : 0;
     if (!this.openSent) this.sendOpen();
     this.state = 'open';
     this.emit({ type: 'remote-open', open: o });

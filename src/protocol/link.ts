@@ -50,6 +50,8 @@ export abstract class Link {
   error: AmqpErrorBody | undefined = undefined;
   /** Opaque slot for the engine's user. */
   context: unknown = undefined;
+  /** @internal a flow that arrived (pipelined) before we answered the peer's attach */
+  pendingFlow: Flow | undefined = undefined;
 
   constructor(
     readonly session: Session,
@@ -88,6 +90,11 @@ export abstract class Link {
     this.state = 'attached';
     this.sendAttach(opts, this.name);
     this.onAttached();
+    const f = this.pendingFlow;
+    if (f) {
+      this.pendingFlow = undefined;
+      this.onFlow(f);
+    }
   }
 
   /**
@@ -106,6 +113,10 @@ export abstract class Link {
 
   /** Detach (closed = true: close the link for good). */
   detach(error?: AmqpErrorBody, closed = true): void {
+    if (this.state === 'attach-received') {
+      this.refuse(error ?? { condition: 'amqp:link:detach-forced', description: 'link refused' });
+      return;
+    }
     if (this.state !== 'attached' && this.state !== 'attach-sent') return;
     this.state = 'detach-sent';
     if (error) this.error = error;

@@ -99,8 +99,15 @@ export class ReceiverLink extends Link {
         size: 0,
       };
       this.partial = p;
-    } else if (t.settled) {
-      p.settled = true;
+    } else {
+      if (t.deliveryId !== undefined && t.deliveryId !== p.id) {
+        this.partial = undefined;
+        const description = `delivery ${t.deliveryId} started before delivery ${p.id} was complete`;
+        this.detach({ condition: Condition.invalidField, description });
+        this.session.conn.reportError('link', Condition.invalidField, description);
+        return;
+      }
+      if (t.settled) p.settled = true;
     }
     if (payload && payload.length > 0) {
       p.size += payload.length;

@@ -202,7 +202,13 @@ export class Session {
   /** @internal write pending dispositions and flows. */
   flush(): void {
     this.dirty = false;
-    if (this.state !== 'mapped') return;
+    if (this.state !== 'mapped') {
+      if (this.state !== 'begin-sent') {
+        this.dispositions.take(); // the session is gone: nobody to tell
+        this.flowLinks.clear();
+      }
+      return;
+    }
     if (this.dispositions.size > 0) {
       for (const body of this.dispositions.take()) {
         this.conn.writeFrame(this.channel, { type: 'disposition', body });
@@ -355,6 +361,7 @@ export class Session {
         return;
       }
       if (link.state === 'attached') link.onFlow(f);
+      else if (link.state === 'attach-received') link.pendingFlow = f; // applied on accept()
     } else if (f.echo) {
       this.windowDirty = true;
       this.conn.markDirty(this);

@@ -298,4 +298,46 @@ describe('hostile peers', () => {
       error: { condition: 'amqp:not-found' },
     });
   });
+
+  it('a flow pipelined right after the attach is applied once the link is accepted', () => {
+    const r = begun();
+    const rcvAttach: Attach = { name: 'r', handle: 4, role: true, source: { address: 'q' } };
+    r.raw.frame(3, { type: 'attach', body: rcvAttach });
+    r.raw.frame(3, {
+      type: 'flow',
+      body: {
+        nextIncomingId: 0,
+        incomingWindow: 100,
+        nextOutgoingId: 0,
+        outgoingWindow: 100,
+        handle: 4,
+        deliveryCount: 0,
+        linkCredit: 7,
+      },
+    });
+    const events = r.server.pollEvents();
+    const req = events.find((e) => e.type === 'attach-request');
+    if (req?.type !== 'attach-request') throw new Error('no attach-request');
+    req.link.accept({ source: req.attach.source });
+    expect(req.link.credit).toBe(7);
+  });
+
+  it('a new delivery before the previous multi-frame one finished: detach with invalid-field', () => {
+    const r = attached({}, 10);
+    r.raw.frame(3, { type: 'transfer', body: transfer(0, 0, true) }, Uint8Array.of(1));
+    r.raw.frame(3, { type: 'transfer', body: transfer(0, 1) }, Uint8Array.of(2));
+    r.step();
+    expect(r.raw.sent('detach')[0].error?.condition).toBe('amqp:invalid-field');
+    expect(r.events.filter((e) => e.type === 'message')).toHaveLength(0);
+  });
+
+  it('detach() on an unanswered attach refuses it', () => {
+    const r = begun();
+    r.raw.frame(3, { type: 'attach', body: senderAttach(0) });
+    const req = r.server.pollEvents().find((e) => e.type === 'attach-request');
+    if (req?.type !== 'attach-request') throw new Error('no attach-request');
+    req.link.detach({ condition: 'amqp:unauthorized-access', description: 'no' });
+    expect(r.raw.sent('attach')).toHaveLength(1);
+    expect(r.raw.sent('detach')[0].error?.condition).toBe('amqp:unauthorized-access');
+  });
 });
