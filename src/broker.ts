@@ -1,2 +1,28 @@
 // `quorate/broker`: the reference broker for tests and embedding.
-export {};
+export type { QueueInfo } from './cluster-broker/core/broker-state.js';
+export type { QueueOptions } from './cluster-broker/core/events.js';
+export {
+  BackendClosedError,
+  type BrokerBackend,
+  type BrokerBackendEvents,
+  type BrokerHandle,
+  type BrokerLogger,
+  BrokerServer,
+  type BrokerServerOptions,
+  type BrokerServerStats,
+  type BrokerStats,
+  LocalBackend,
+  memoryBackend,
+  OutcomeUnknownError,
+  openLocalBackend,
+  type StartBrokerOptions,
+  startBroker,
+  type VirtualSource,
+  type VirtualSourceAttach,
+  type VirtualSourceSink,
+} from './cluster-broker/server/index.js';
+export {
+  type ClusterHandle,
+  type StartClusterOptions,
+  startCluster,
+} from './cluster-broker/supervisor/index.js';

@@ -1,0 +1,21 @@
+#!/usr/bin/env node
+/**
+ * The `quorate-broker` bin. Subcommands:
+ *   quorate-broker [--port ...]        a single-node broker (no subcommand)
+ *   quorate-broker cluster ...         a supervised local cluster (supervisor/cluster-command.ts)
+ *   quorate-broker node ...            one cluster member (see subcommands.ts)
+ */
+import { runCli } from './run-cli.js';
+
+runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr }).then(
+  (code) => {
+    // stdout may be a pipe: exit once it is flushed
+    process.stdout.write('', () => process.exit(code));
+  },
+  (err: unknown) => {
+    process.stderr.write(
+      `quorate-broker: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+    process.exit(1);
+  },
+);

@@ -1,0 +1,74 @@
+/** `quorate-broker [flags]`: one single-node broker until SIGTERM / SIGINT. */
+import { readFile } from 'node:fs/promises';
+import type { QueueOptions } from '../core/events.js';
+import { type StartBrokerOptions, startBroker } from '../server/start-broker.js';
+import type { CliIo } from './io.js';
+import { parseSingleNodeArgs, SINGLE_NODE_USAGE, type SingleNodeArgs } from './single-node-args.js';
+
+export async function brokerOptionsFromArgs(a: SingleNodeArgs): Promise<StartBrokerOptions> {
+  const queueDefaults: QueueOptions = {};
+  if (a.maxQueueMessages !== undefined) queueDefaults.maxMessages = a.maxQueueMessages;
+  if (a.maxQueueBytes !== undefined) queueDefaults.maxBytes = a.maxQueueBytes;
+  if (a.dedupWindowCount !== undefined) queueDefaults.dedupWindowCount = a.dedupWindowCount;
+  if (a.dedupWindowMs !== undefined) queueDefaults.dedupWindowMs = a.dedupWindowMs;
+  const o: StartBrokerOptions = {
+    port: a.port,
+    host: a.host,
+    anonymous: a.anonymous,
+    autoCreateQueues: a.autoCreateQueues,
+    queueDefaults,
+  };
+  if (a.dataDir !== undefined) o.dataDir = a.dataDir;
+  if (a.usersFile !== undefined) o.usersFile = a.usersFile;
+  if (a.tlsCert !== undefined && a.tlsKey !== undefined) {
+    o.tls = { cert: await readFile(a.tlsCert), key: await readFile(a.tlsKey) };
+  }
+  if (a.maxConnections !== undefined) o.maxConnections = a.maxConnections;
+  if (a.maxFrameSize !== undefined) o.maxFrameSize = a.maxFrameSize;
+  if (a.maxMessageSize !== undefined) o.maxMessageSize = a.maxMessageSize;
+  if (a.idleTimeoutMs !== undefined) o.idleTimeoutMs = a.idleTimeoutMs;
+  if (a.containerId !== undefined) o.containerId = a.containerId;
+  return o;
+}
+
+export async function runSingleNodeCommand(argv: readonly string[], io: CliIo): Promise<number> {
+  let args: SingleNodeArgs;
+  try {
+    args = parseSingleNodeArgs(argv);
+  } catch (err) {
+    io.stderr.write(`${(err as Error).message}\n${SINGLE_NODE_USAGE}`);
+    return 2;
+  }
+  if (args.help) {
+    io.stdout.write(SINGLE_NODE_USAGE);
+    return 0;
+  }
+  if (args.dataDir === undefined) {
+    io.stderr.write('warning: no --data-dir: messages are kept in memory only\n');
+  }
+  let handle: Awaited<ReturnType<typeof startBroker>>;
+  try {
+    handle = await startBroker(await brokerOptionsFromArgs(args));
+  } catch (err) {
+    io.stderr.write(`cannot start the broker: ${(err as Error).message}\n`);
+    return 1;
+  }
+  const signals = io.signals ?? process;
+  let resolveStop!: () => void;
+  const stopRequested = new Promise<void>((r) => {
+    resolveStop = r;
+  });
+  signals.on('SIGTERM', resolveStop);
+  signals.on('SIGINT', resolveStop);
+  io.stdout.write(`${JSON.stringify({ ready: true, amqpPort: handle.port, pid: process.pid })}\n`);
+  await stopRequested;
+  signals.off('SIGTERM', resolveStop);
+  signals.off('SIGINT', resolveStop);
+  try {
+    await handle.stop();
+  } catch (err) {
+    io.stderr.write(`error while stopping: ${(err as Error).message}\n`);
+    return 1;
+  }
+  return 0;
+}

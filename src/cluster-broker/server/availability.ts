@@ -1,0 +1,60 @@
+/**
+ * Which queues an applied event made messages available in: the server pumps the consumers
+ * waiting on them. Shared by every backend (a cluster member calls it for each entry it applies,
+ * whoever proposed it).
+ *
+ * Use: `const before = queuesHeldBy(state, event)` BEFORE applying, then
+ * `availableQueues(event, result, before, state)` after.
+ */
+import type { BrokerState } from '../core/broker-state.js';
+import type { BrokerEvent } from '../core/events.js';
+import type { ApplyResult } from '../core/results.js';
+
+/** Queues holding messages the event's consumer acquired (settle / release-consumer), before apply. */
+export function queuesHeldBy(state: BrokerState, event: BrokerEvent): string[] {
+  if (event.type !== 'settle' && event.type !== 'release-consumer') return [];
+  if (event.type === 'settle' && (event.outcome.type === 'accepted' || event.outcome.type === 'rejected'))
+    return [];
+  const held = state.consumers.get(event.consumer);
+  if (!held) return [];
+  const names = new Set<string>();
+  if (event.type === 'settle') {
+    for (const seq of event.seqs) {
+      const m = held.get(seq);
+      if (m) names.add(m.queue.name);
+    }
+  } else {
+    for (const m of held.values()) names.add(m.queue.name);
+  }
+  return [...names];
+}
+
+/** Queues in which `event` (already applied, with `result`) made messages available. */
+export function availableQueues(
+  event: BrokerEvent,
+  result: ApplyResult,
+  heldBefore: readonly string[],
+  state: BrokerState,
+): string[] {
+  switch (result.type) {
+    case 'enqueue':
+      return result.status === 'enqueued' && event.type === 'enqueue' ? [event.queue] : [];
+    case 'settle': {
+      const out = new Set<string>();
+      if (result.settled.length > 0) for (const q of heldBefore) out.add(q);
+      for (const d of result.deadLettered) out.add(d.queue);
+      return [...out];
+    }
+    case 'release-consumer':
+      return result.released.length > 0 ? [...heldBefore] : [];
+    case 'release-all':
+      return result.released.length > 0
+        ? state
+            .listQueues()
+            .filter((q) => q.available > 0)
+            .map((q) => q.name)
+        : [];
+    default:
+      return [];
+  }
+}

@@ -1,0 +1,179 @@
+/**
+ * The AMQP listener: TCP or TLS sockets, each driving a BrokerConnection. Connection limit,
+ * one shared timer for heartbeats / idle / handshake deadlines, "not serving" closes.
+ */
+import net from 'node:net';
+import tls from 'node:tls';
+import type { AmqpErrorBody } from '../../codec/index.js';
+import type { BrokerBackend } from './backend.js';
+import { BrokerConnection, type ConnectionIo } from './broker-connection.js';
+import { ConsumerRegistry, newCounters, type ServerContext, type ServerCounters } from './context.js';
+import { type BrokerServerOptions, resolveServerOptions } from './options.js';
+
+/** Connections being refused (over the limit) at most at once; beyond, sockets are dropped. */
+const MAX_REFUSING = 64;
+/** After we end a socket, destroy it if the peer does not close within this. */
+const END_GRACE_MS = 5000;
+
+export interface BrokerServerStats extends ServerCounters {
+  connections: number;
+  consumers: number;
+}
+
+export class BrokerServer {
+  readonly host: string;
+  private listener: net.Server | undefined;
+  private boundPort = 0;
+  private readonly ctx: ServerContext;
+  private readonly conns = new Set<BrokerConnection>();
+  private readonly sockets = new Set<net.Socket>();
+  private refusing = 0;
+  private sweep: NodeJS.Timeout | undefined;
+  private stopping = false;
+  private readonly onAvailable = (q: string): void => this.ctx.consumers.available(q);
+  private readonly onServing = (serving: boolean, reason: string | undefined): void => {
+    if (!serving)
+      this.closeAll({ condition: 'amqp:connection:forced', description: reason ?? 'not serving' });
+  };
+
+  constructor(private readonly options: BrokerServerOptions) {
+    this.host = options.host ?? '127.0.0.1';
+    this.ctx = {
+      backend: options.backend,
+      opts: resolveServerOptions(options),
+      consumers: new ConsumerRegistry(),
+      counters: newCounters(),
+    };
+  }
+
+  get backend(): BrokerBackend {
+    return this.ctx.backend;
+  }
+
+  get port(): number {
+    return this.boundPort;
+  }
+
+  get url(): string {
+    const h = this.host.includes(':') ? `[${this.host}]` : this.host;
+    return `${this.options.tls ? 'amqps' : 'amqp'}://${h}:${this.boundPort}`;
+  }
+
+  /** Starts listening; resolves once the port is bound. */
+  async listen(): Promise<void> {
+    const onSocket = (s: net.Socket): void => this.onSocket(s);
+    const server = this.options.tls
+      ? tls.createServer(this.options.tls, onSocket)
+      : net.createServer({ noDelay: true }, onSocket);
+    // a failed TLS handshake is the peer's problem, not ours
+    server.on('tlsClientError', (_err: Error, s: net.Socket) => s.destroy());
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.options.port ?? 0, this.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    server.on('error', (err) => this.ctx.opts.logger.error?.({ err }, 'listener error'));
+    this.listener = server;
+    this.boundPort = (server.address() as net.AddressInfo).port;
+    this.ctx.backend.on('available', this.onAvailable);
+    this.ctx.backend.on('serving', this.onServing);
+    const o = this.ctx.opts;
+    const shortest = Math.min(o.idleTimeoutMs > 0 ? o.idleTimeoutMs : 60_000, o.handshakeTimeoutMs);
+    const every = Math.max(20, Math.min(1000, Math.floor(shortest / 4)));
+    this.sweep = setInterval(() => this.tickAll(), every);
+    this.sweep.unref();
+  }
+
+  stats(): BrokerServerStats {
+    return { ...this.ctx.counters, connections: this.conns.size, consumers: this.ctx.consumers.size };
+  }
+
+  /** Closes every connection with `error` (they may reconnect unless the listener is closed). */
+  closeAll(error: AmqpErrorBody): void {
+    for (const c of [...this.conns]) c.close(error);
+  }
+
+  /**
+   * Stops listening, closes every connection (amqp:connection:forced) and waits for the sockets
+   * to go. The backend is the caller's to close.
+   */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    if (this.sweep) clearInterval(this.sweep);
+    this.ctx.backend.off('available', this.onAvailable);
+    this.ctx.backend.off('serving', this.onServing);
+    const closed = this.listener
+      ? new Promise<void>((r) => this.listener!.close(() => r()))
+      : Promise.resolve();
+    this.closeAll({ condition: 'amqp:connection:forced', description: 'broker stopping' });
+    const deadline = Date.now() + 2000;
+    while (this.sockets.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    for (const s of this.sockets) s.destroy();
+    await closed;
+  }
+
+  private onSocket(socket: net.Socket): void {
+    if (this.stopping) {
+      socket.destroy();
+      return;
+    }
+    const o = this.ctx.opts;
+    let refuse: AmqpErrorBody | undefined;
+    let refusing = false;
+    if (this.conns.size - this.refusing >= o.maxConnections) {
+      if (this.refusing >= MAX_REFUSING) {
+        this.ctx.counters.connectionsRefused++;
+        socket.destroy();
+        return;
+      }
+      refusing = true;
+      this.refusing++;
+      this.ctx.counters.connectionsRefused++;
+      refuse = {
+        condition: 'amqp:resource-limit-exceeded',
+        description: `too many connections (limit ${o.maxConnections})`,
+      };
+    } else {
+      this.ctx.counters.connectionsAccepted++;
+    }
+    socket.setNoDelay(true);
+    this.sockets.add(socket);
+    let endTimer: NodeJS.Timeout | undefined;
+    const io: ConnectionIo = {
+      write(chunks) {
+        if (socket.destroyed) return;
+        if (chunks.length === 1) {
+          socket.write(chunks[0]!);
+          return;
+        }
+        socket.cork();
+        for (const c of chunks) socket.write(c);
+        socket.uncork();
+      },
+      end() {
+        if (socket.destroyed) return;
+        socket.end();
+        endTimer = setTimeout(() => socket.destroy(), END_GRACE_MS);
+        endTimer.unref();
+      },
+    };
+    const conn = new BrokerConnection(this.ctx, io, Date.now(), refuse);
+    this.conns.add(conn);
+    socket.on('data', (chunk: Buffer) => conn.receive(chunk, Date.now()));
+    socket.on('error', (err) => this.ctx.opts.logger.debug?.({ err }, 'socket error'));
+    socket.on('close', () => {
+      if (endTimer) clearTimeout(endTimer);
+      this.sockets.delete(socket);
+      if (this.conns.delete(conn) && refusing) this.refusing--;
+      conn.socketClosed();
+    });
+  }
+
+  private tickAll(): void {
+    const now = Date.now();
+    for (const c of this.conns) c.tick(now);
+  }
+}

@@ -1,0 +1,256 @@
+/**
+ * A consumer's link (we send, the client receives), fed from one queue through the backend.
+ *
+ * - Credit: acquire events ask for at most the credit not yet used; what comes back is sent with
+ *   a rewritten header (delivery-count, first-acquirer) and the stored bytes otherwise untouched.
+ *   An empty answer parks the link in the registry until the queue gets messages again.
+ * - Outcomes from the client become settle events (batched per outcome, one per microtask). In
+ *   rcv-settle-mode second we settle our side only once the settle event is committed, so the
+ *   client's confirmed accept means "removed".
+ * - Drain: once the queue is empty the engine answers by advancing delivery-count.
+ * - Detach / connection loss / stolen: one release-consumer event; acquired unsettled messages
+ *   become available again (delivery-count unchanged).
+ */
+import { type DeliveryState, type MessageHeader, splitMessage, withHeader } from '../../codec/index.js';
+import { isTerminal, type OutgoingDelivery, type SenderLink } from '../../protocol/index.js';
+import type { SettleOutcome } from '../core/events.js';
+import type { AcquiredMessage } from '../core/results.js';
+import type { RegisteredConsumer } from './context.js';
+import type { LinkHandler, LinkHost } from './link-host.js';
+
+/** The default outcome our sources advertise (delivery contract 8). */
+export const DEFAULT_OUTCOME: SettleOutcome = { type: 'modified', deliveryFailed: true };
+
+interface PendingSettle {
+  outcome: SettleOutcome;
+  seqs: number[];
+  deliveries: OutgoingDelivery[];
+}
+
+/** Our settlement marker in OutgoingDelivery.context: the seq, or -1 once its outcome is taken. */
+const TAKEN = -1;
+
+export class ConsumerLink implements LinkHandler, RegisteredConsumer {
+  readonly key: string;
+  private closed = false;
+  private acquiring = false;
+  private tagCounter = 0;
+  private pending = new Map<string, PendingSettle>();
+  private settleScheduled = false;
+
+  constructor(
+    private readonly host: LinkHost,
+    private readonly link: SenderLink,
+    readonly queue: string,
+    /** snd-settle-mode settled: we send pre-settled and remove the message at once. */
+    private readonly presettled: boolean,
+  ) {
+    this.key = `${host.containerId}/${link.name}`;
+    // we settle our side ourselves, after the settle event committed
+    link.autoSettle = false;
+  }
+
+  /** Registers (stealing from a predecessor) and starts pumping if credit is already there. */
+  start(): void {
+    this.host.ctx.consumers.add(this);
+    this.pump();
+  }
+
+  onCredit(): void {
+    this.pump();
+  }
+
+  wake(): void {
+    this.pump();
+  }
+
+  steal(): void {
+    if (this.closed) return;
+    this.host.ctx.counters.linksStolen++;
+    this.link.detach({
+      condition: 'amqp:link:stolen',
+      description: `link '${this.link.name}' re-attached by container '${this.host.containerId}' elsewhere`,
+    });
+    this.host.scheduleFlush();
+    this.close();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    const { consumers, backend } = this.host.ctx;
+    consumers.remove(this);
+    // settle what the client already decided, then give back the rest
+    this.flushSettles();
+    backend.submit({ type: 'release-consumer', leaderTime: backend.now(), consumer: this.key }).catch(() => {
+      // the connection is going away anyway; a lost release is redone by the next acquirer's
+      // release-all on restart, and in a cluster by the member that notices the consumer gone
+    });
+  }
+
+  /** Acquires as many messages as there is unused credit for. */
+  private pump(): void {
+    if (this.closed || this.acquiring || this.link.state !== 'attached') return;
+    const want = this.link.credit - this.link.queued;
+    if (want <= 0) return;
+    const { backend, consumers } = this.host.ctx;
+    this.acquiring = true;
+    const epoch = consumers.epoch(this.queue);
+    backend
+      .submit({
+        type: 'acquire',
+        leaderTime: backend.now(),
+        queue: this.queue,
+        consumer: this.key,
+        max: want,
+      })
+      .then(
+        (result) => {
+          this.acquiring = false;
+          // acquired after close: the release-consumer submitted at close (later in the log) frees them
+          if (this.closed) return;
+          for (const m of result.messages) this.send(m);
+          if (result.messages.length > 0) {
+            this.host.scheduleFlush();
+            this.pump();
+            return;
+          }
+          if (consumers.epoch(this.queue) !== epoch) {
+            this.pump(); // something arrived while we asked
+            return;
+          }
+          consumers.wait(this);
+          if (this.link.drain) {
+            this.link.completeDrain();
+            this.host.scheduleFlush();
+          }
+        },
+        (err: unknown) => {
+          this.acquiring = false;
+          this.host.fail(err);
+        },
+      );
+  }
+
+  private send(m: AcquiredMessage): void {
+    const bytes = rewriteHeader(m);
+    const tag = new Uint8Array(8);
+    new DataView(tag.buffer).setFloat64(0, this.tagCounter++);
+    let d: OutgoingDelivery;
+    try {
+      d = this.link.send(tag, bytes, { settled: this.presettled });
+    } catch {
+      // larger than the receiver's max-message-size: never offer it to this link again
+      this.queueSettle(m.seq, { type: 'modified', undeliverableHere: true }, undefined);
+      return;
+    }
+    this.host.ctx.counters.messagesOut++;
+    if (this.presettled) {
+      this.queueSettle(m.seq, { type: 'accepted' }, undefined);
+      return;
+    }
+    d.context = m.seq;
+  }
+
+  /** The client's disposition for one of our deliveries. */
+  onUpdate(d: OutgoingDelivery): void {
+    if (this.closed) return;
+    const seq = d.context;
+    if (typeof seq !== 'number' || seq === TAKEN) return;
+    const state = d.remoteState;
+    if (!isTerminal(state) && !d.remoteSettled) return; // 'received' or nothing yet
+    d.context = TAKEN;
+    this.queueSettle(seq, toOutcome(state), d);
+  }
+
+  private queueSettle(seq: number, outcome: SettleOutcome, d: OutgoingDelivery | undefined): void {
+    const k = outcomeKey(outcome);
+    let p = this.pending.get(k);
+    if (!p) {
+      p = { outcome, seqs: [], deliveries: [] };
+      this.pending.set(k, p);
+    }
+    p.seqs.push(seq);
+    if (d && !d.settled) p.deliveries.push(d);
+    if (this.settleScheduled) return;
+    this.settleScheduled = true;
+    queueMicrotask(() => this.flushSettles());
+  }
+
+  private flushSettles(): void {
+    this.settleScheduled = false;
+    if (this.pending.size === 0) return;
+    const batches = [...this.pending.values()];
+    this.pending.clear();
+    const { backend } = this.host.ctx;
+    for (const p of batches) {
+      backend
+        .submit({
+          type: 'settle',
+          leaderTime: backend.now(),
+          consumer: this.key,
+          seqs: p.seqs,
+          outcome: p.outcome,
+        })
+        .then(
+          () => {
+            // rcv-settle-mode second: the client waits for our settlement to confirm its outcome
+            for (const d of p.deliveries) if (!d.settled) d.settle();
+            if (p.deliveries.length > 0) this.host.scheduleFlush();
+          },
+          (err: unknown) => this.host.fail(err),
+        );
+    }
+  }
+}
+
+function toOutcome(state: DeliveryState | undefined): SettleOutcome {
+  switch (state?.type) {
+    case 'accepted':
+      return { type: 'accepted' };
+    case 'rejected': {
+      const e = state.error;
+      if (!e) return { type: 'rejected' };
+      return {
+        type: 'rejected',
+        error:
+          e.description === undefined
+            ? { condition: e.condition }
+            : { condition: e.condition, description: e.description },
+      };
+    }
+    case 'released':
+      return { type: 'released' };
+    case 'modified': {
+      const o: SettleOutcome = { type: 'modified' };
+      if (state.deliveryFailed) o.deliveryFailed = true;
+      if (state.undeliverableHere) o.undeliverableHere = true;
+      return o;
+    }
+    default:
+      // settled with no outcome: the source's default outcome applies
+      return DEFAULT_OUTCOME;
+  }
+}
+
+function outcomeKey(o: SettleOutcome): string {
+  switch (o.type) {
+    case 'rejected':
+      return o.error ? `rejected:${o.error.condition}:${o.error.description ?? ''}` : 'rejected';
+    case 'modified':
+      return `modified:${o.deliveryFailed ? 1 : 0}${o.undeliverableHere ? 1 : 0}`;
+    default:
+      return o.type;
+  }
+}
+
+/** The stored bytes with only the header section replaced (delivery-count, first-acquirer). */
+export function rewriteHeader(m: AcquiredMessage): Uint8Array {
+  const { header } = splitMessage(m.message);
+  const h: MessageHeader = { ...header };
+  if (m.deliveryCount > 0) h.deliveryCount = m.deliveryCount;
+  else delete h.deliveryCount;
+  if (m.firstAcquirer) h.firstAcquirer = true;
+  else delete h.firstAcquirer;
+  return withHeader(m.message, h);
+}

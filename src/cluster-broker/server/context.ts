@@ -1,0 +1,107 @@
+/**
+ * What every connection of one server shares: the backend, the options, the consumer registry
+ * (link stealing, consumers waiting for messages) and counters.
+ */
+import type { BrokerBackend } from './backend.js';
+import type { ResolvedServerOptions } from './options.js';
+
+/** What the registry needs from a consumer link. */
+export interface RegisteredConsumer {
+  readonly key: string;
+  readonly queue: string;
+  /** Messages may be available in its queue: try to acquire again. */
+  wake(): void;
+  /** A new link with the same container-id and name attached: detach with amqp:link:stolen. */
+  steal(): void;
+}
+
+export interface ServerCounters {
+  connectionsAccepted: number;
+  connectionsRefused: number;
+  messagesIn: number;
+  messagesOut: number;
+  protocolErrors: number;
+  linksStolen: number;
+}
+
+export class ConsumerRegistry {
+  private readonly byKey = new Map<string, RegisteredConsumer>();
+  private readonly waiting = new Map<string, Set<RegisteredConsumer>>();
+  /** Bumped each time a queue gets available messages (an acquire started before saw less). */
+  private readonly epochs = new Map<string, number>();
+  private pendingWake = new Set<string>();
+  private wakeScheduled = false;
+
+  /** Registers `c`, stealing from a predecessor of the same key. */
+  add(c: RegisteredConsumer): void {
+    const prev = this.byKey.get(c.key);
+    if (prev !== undefined && prev !== c) prev.steal();
+    this.byKey.set(c.key, c);
+  }
+
+  remove(c: RegisteredConsumer): void {
+    if (this.byKey.get(c.key) === c) this.byKey.delete(c.key);
+    this.unwait(c);
+  }
+
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  epoch(queue: string): number {
+    return this.epochs.get(queue) ?? 0;
+  }
+
+  /** `c` found its queue empty: wake it on the next availability. */
+  wait(c: RegisteredConsumer): void {
+    let set = this.waiting.get(c.queue);
+    if (!set) {
+      set = new Set();
+      this.waiting.set(c.queue, set);
+    }
+    set.add(c);
+  }
+
+  unwait(c: RegisteredConsumer): void {
+    const set = this.waiting.get(c.queue);
+    if (set?.delete(c) && set.size === 0) this.waiting.delete(c.queue);
+  }
+
+  /** Backend notification. Deferred to a microtask: it may arrive from inside a submit(). */
+  available(queue: string): void {
+    this.epochs.set(queue, this.epoch(queue) + 1);
+    if (!this.waiting.has(queue)) return;
+    this.pendingWake.add(queue);
+    if (this.wakeScheduled) return;
+    this.wakeScheduled = true;
+    queueMicrotask(() => {
+      this.wakeScheduled = false;
+      const queues = this.pendingWake;
+      this.pendingWake = new Set();
+      for (const q of queues) {
+        const set = this.waiting.get(q);
+        if (!set) continue;
+        this.waiting.delete(q);
+        for (const c of set) c.wake();
+      }
+    });
+  }
+}
+
+export interface ServerContext {
+  readonly backend: BrokerBackend;
+  readonly opts: ResolvedServerOptions;
+  readonly consumers: ConsumerRegistry;
+  readonly counters: ServerCounters;
+}
+
+export function newCounters(): ServerCounters {
+  return {
+    connectionsAccepted: 0,
+    connectionsRefused: 0,
+    messagesIn: 0,
+    messagesOut: 0,
+    protocolErrors: 0,
+    linksStolen: 0,
+  };
+}

@@ -1,0 +1,21 @@
+/** What a link handler needs from its connection. */
+import type { ServerContext } from './context.js';
+
+export interface LinkHost {
+  readonly ctx: ServerContext;
+  /** The peer's container-id (from its Open). */
+  readonly containerId: string;
+  /** Output was produced outside the connection's own event handling: write it soon. */
+  scheduleFlush(): void;
+  /**
+   * A submit failed: the outcome of what it carried is unknown (or the backend is gone). Never
+   * settle anything on it: close the connection with amqp:connection:forced.
+   */
+  fail(cause: unknown): void;
+}
+
+/** Every link handler, as the connection sees it. */
+export interface LinkHandler {
+  /** The link detached (either side) or its session/connection ended: release what it holds. */
+  close(): void;
+}

@@ -1,0 +1,48 @@
+/** Starts `quorate-broker` as a real process (through tsx) and reads its JSON ready line. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+export interface BrokerProcess {
+  child: ChildProcess;
+  pid: number;
+  port: number;
+  stderr: string[];
+  /** Resolves with the exit code (or signal name). */
+  exited: Promise<number | string>;
+}
+
+const ENTRY = 'src/cluster-broker/cli/main.ts';
+
+export async function spawnBroker(args: string[], timeoutMs = 30_000): Promise<BrokerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
+    cwd: new URL('../..', import.meta.url).pathname,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const stderr: string[] = [];
+  createInterface({ input: child.stderr! }).on('line', (l) => stderr.push(l));
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)),
+  );
+  const ready = await new Promise<{ amqpPort: number; pid: number }>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`no ready line within ${timeoutMs} ms: ${stderr.join('\n')}`)),
+      timeoutMs,
+    );
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        const v = JSON.parse(line) as { ready?: boolean; amqpPort: number; pid: number };
+        if (v.ready === true) {
+          clearTimeout(timer);
+          resolve(v);
+        }
+      } catch {
+        // not the ready line
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`broker exited (${code}) before ready: ${stderr.join('\n')}`));
+    });
+  });
+  return { child, pid: ready.pid, port: ready.amqpPort, stderr, exited };
+}
