@@ -282,9 +282,8 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       this.stopping === undefined && (planned === 'crash' || (planned === undefined && this.autoRestart));
     const log = crashed ? this.logger?.warn : this.logger?.info;
     log?.call(this.logger, { member: id, pid: proc.pid, code, signal, willRestart }, 'member exited');
-    if (planned === 'respawn') this.setState(record, 'restarting');
-    else if (willRestart) this.scheduleRestart(record, upFor);
-    else this.setState(record, 'dead');
+    // State first (so exit listeners see it), then the exit event, then the restart it causes.
+    this.setState(record, planned === 'respawn' || willRestart ? 'restarting' : 'dead');
     this.emit('member-exit', {
       id,
       pid: proc.pid,
@@ -293,6 +292,10 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       expected: planned !== undefined,
       willRestart,
     });
+    // A listener may have killed, restarted or stopped it meanwhile.
+    const stillDue =
+      record.state === 'restarting' && record.process === undefined && this.stopping === undefined;
+    if (willRestart && stillDue && record.restartTimer === undefined) this.scheduleRestart(record, upFor);
   }
 
   private scheduleRestart(record: MemberRecord, upForMs: number): void {
