@@ -66,3 +66,38 @@ export class LinkError extends AmqpError {
     this.name = 'LinkError';
   }
 }
+
+/**
+ * Client-side failures of an operation (client layer): 'quorate:timeout' (its deadline passed),
+ * 'quorate:aborted' (its AbortSignal fired), 'quorate:closed' (the connection or link was closed),
+ * 'quorate:reconnect-exhausted' (failover gave up), 'quorate:buffer-full' (send buffer at its bound
+ * with onFull 'reject'), 'quorate:in-doubt' (an outcome whose confirmation was lost with the connection).
+ */
+export class ClientError extends AmqpError {
+  constructor(condition: string, description: string, options: AmqpErrorOptions = {}) {
+    super(condition, description, options);
+    this.name = 'ClientError';
+  }
+}
+
+/**
+ * A send() that ends without the broker's outcome. `inDoubt`: the message was written at least
+ * once, so the broker may have it; false: it surely never left the client.
+ */
+export class SendError extends ClientError {
+  readonly messageId: import('./codec/message.js').MessageId;
+  readonly inDoubt: boolean;
+
+  constructor(
+    condition: string,
+    description: string,
+    messageId: import('./codec/message.js').MessageId,
+    inDoubt: boolean,
+    options: AmqpErrorOptions = {},
+  ) {
+    super(condition, description, options);
+    this.name = 'SendError';
+    this.messageId = messageId;
+    this.inDoubt = inDoubt;
+  }
+}

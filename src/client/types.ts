@@ -2,7 +2,7 @@
  * Public types of the client API: options, results and the typed event maps.
  */
 import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
-import type { Message } from '../codec/public.js';
+import type { MessageId } from '../codec/public.js';
 
 /** pino-compatible logger subset. The library is silent unless one is given. */
 export interface Logger {
@@ -23,13 +23,15 @@ export interface ReconnectOptions {
   maxAttempts?: number;
   /** Give up after this long without a connection, in ms. Default 60_000. */
   maxTimeMs?: number;
+  /** One attempt (socket, SASL, Open) may take this long, ms. Default 10_000. */
+  attemptTimeoutMs?: number;
   /** First backoff delay, ms. Default 50. */
   initialDelayMs?: number;
   /** Largest backoff delay, ms. Default 2_000. */
   maxDelayMs?: number;
   /** Backoff multiplier. Default 2. */
   factor?: number;
-  /** Randomize delays (full jitter between delay/2 and delay). Default true. */
+  /** Randomize delays (p-retry: each delay multiplied by a random factor in [1, 2)). Default true. */
   randomize?: boolean;
 }
 
@@ -64,6 +66,9 @@ export interface ConnectOptions extends CallOptions {
   onFull?: 'wait' | 'reject';
 }
 
+/** Options of one send(): its deadline and cancellation. */
+export type SendOptions = CallOptions;
+
 export interface SenderOptions extends CallOptions {
   /** Link name; default derived from the address and a counter, stable across re-attach. */
   name?: string;
@@ -81,15 +86,22 @@ export interface ReceiverOptions extends CallOptions {
   dedup?: { maxIds?: number; maxAgeMs?: number } | false;
 }
 
+/** An AMQP error as carried in a rejected outcome. */
+export interface OutcomeError {
+  condition: string;
+  description?: string;
+  info?: Record<string, unknown>;
+}
+
 export type Outcome =
   | { state: 'accepted' }
-  | { state: 'rejected'; error?: { condition: string; description?: string } }
+  | { state: 'rejected'; error?: OutcomeError }
   | { state: 'released' }
   | { state: 'modified'; deliveryFailed?: boolean; undeliverableHere?: boolean };
 
 export type SendResult = Outcome & {
   /** The message-id the message was sent with (the application's, or the one assigned). */
-  messageId: Message['messageId'];
+  messageId: MessageId;
   /** True if this delivery was written more than once (replayed after a failover). */
   resent: boolean;
 };
@@ -114,13 +126,18 @@ export interface ConnectionEvents {
   reconnecting: [info: { attempt: number; delayMs: number; url: string }];
   failover: [info: FailoverEvent];
   membership: [info: { members: string[]; added: string[]; removed: string[] }];
-  inDoubt: [info: { messageId: Message['messageId']; address: string }];
+  inDoubt: [info: { messageId: MessageId; address: string }];
   error: [error: Error];
   closed: [info: { error?: Error }];
 }
 
 export interface LinkEvents {
+  /** (Re-)attached: after openSender/openReceiver and after every failover. */
   attached: [];
-  detached: [info: { error?: Error }];
+  /** The link is gone for now (connection lost: it re-attaches) or for good (`closed`). */
+  detached: [info: { error?: Error; closed: boolean }];
   error: [error: Error];
 }
+
+/** Receiver-side confirmation mode actually in force (the broker may refuse `second`). */
+export type SettleMode = 'first' | 'second';

@@ -1,0 +1,653 @@
+/**
+ * The logical Connection: one container-id, one replay journal, and a set of logical links that
+ * outlive any number of physical connections. When the physical connection fails (socket error,
+ * idle timeout, broker Close such as amqp:connection:forced 'not quorate'), it marks written
+ * deliveries in doubt, moves to another member of the pool (p-retry: exponential, randomized,
+ * limits by attempts and total time), re-attaches every link under the same names, replays the
+ * journal in order, and reports each step as an event.
+ */
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'eventemitter3';
+import pRetry, { AbortError } from 'p-retry';
+import type { DeliveryState } from '../codec/contract.js';
+import { AmqpError, ClientError, SendError } from '../errors.js';
+import {
+  describeServer,
+  type Grant,
+  MEMBERSHIP_ADDRESS,
+  type PoolChange,
+  ReplayJournal,
+  type ServerAddress,
+  ServerPool,
+} from '../failover/index.js';
+import type { EngineEvent } from '../protocol/index.js';
+import type { ClientLink } from './link-base.js';
+import { Receiver } from './receiver.js';
+import { type PendingSend, Sender, type SendWaiter, toOutcome } from './sender.js';
+import { dial, now, type PhysicalConnection, type PhysicalHandler } from './transport.js';
+import type {
+  CallOptions,
+  ConnectionEvents,
+  ConnectOptions,
+  Logger,
+  ReceiverOptions,
+  ReconnectOptions,
+  SenderOptions,
+} from './types.js';
+
+/** The capability a broker offers in Open when it serves the `$cluster/membership` feed. */
+export const MEMBERSHIP_CAPABILITY = 'quorate:membership';
+
+const DEFAULT_IDLE_TIMEOUT_MS = 10_000;
+const DEFAULT_MAX_FRAME_SIZE = 1024 * 1024;
+
+export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closing' | 'closed';
+
+interface ResolvedReconnect {
+  enabled: boolean;
+  retries: number;
+  maxTimeMs: number;
+  minTimeout: number;
+  maxTimeout: number;
+  factor: number;
+  randomize: boolean;
+  attemptTimeoutMs: number;
+}
+
+function resolveReconnect(r: ReconnectOptions | false | undefined): ResolvedReconnect {
+  const o = r === false ? {} : (r ?? {});
+  return {
+    enabled: r !== false,
+    retries: o.maxAttempts === undefined ? Number.POSITIVE_INFINITY : Math.max(0, o.maxAttempts - 1),
+    maxTimeMs: o.maxTimeMs ?? 60_000,
+    minTimeout: o.initialDelayMs ?? 50,
+    maxTimeout: o.maxDelayMs ?? 2_000,
+    factor: o.factor ?? 2,
+    randomize: o.randomize ?? true,
+    attemptTimeoutMs: o.attemptTimeoutMs ?? 10_000,
+  };
+}
+
+/** A Close that says the member lost quorum: try it last, after a backoff. */
+function isNotQuorate(e: unknown): boolean {
+  if (!(e instanceof AmqpError)) return false;
+  if (e.condition !== 'amqp:connection:forced') return false;
+  if (/not[ -]quorate/i.test(e.description)) return true;
+  const q = e.info?.['quorate:quorate'];
+  return q === false;
+}
+
+function isAuthFailure(e: unknown): boolean {
+  return e instanceof AmqpError && e.condition === 'amqp:unauthorized-access';
+}
+
+export class Connection extends EventEmitter<ConnectionEvents> {
+  readonly containerId: string;
+  state: ConnectionState = 'connecting';
+  /** @internal one journal for every sender: the send buffer's bound is per connection. */
+  readonly journal: ReplayJournal<PendingSend, SendWaiter>;
+  /** @internal */
+  readonly logger: Logger | undefined;
+  private readonly options: ConnectOptions;
+  private readonly reconnectOptions: ResolvedReconnect;
+  private readonly pool: ServerPool<unknown>;
+  private phys: PhysicalConnection | undefined;
+  private physServer: ServerAddress<unknown> | undefined;
+  private readonly links = new Set<ClientLink>();
+  private readonly waiters = new Set<SendWaiter>();
+  private membership: Receiver | undefined;
+  private linkCounter = 0;
+  private readonly stop = new AbortController();
+  private closeError: Error | undefined;
+  private closedWaiters: (() => void)[] = [];
+  private readonly handler: PhysicalHandler = {
+    onEvent: (ev) => this.onEngineEvent(ev),
+    onLost: (phys, error) => this.onPhysicalLost(phys, error),
+  };
+
+  /** @internal use connect(). */
+  constructor(options: ConnectOptions) {
+    super();
+    this.options = options;
+    this.logger = options.logger;
+    this.containerId = options.containerId ?? randomUUID();
+    this.reconnectOptions = resolveReconnect(options.reconnect);
+    const urls = typeof options.urls === 'string' ? [options.urls] : options.urls;
+    this.pool = new ServerPool<unknown>(
+      urls.map((url) => ({ url, options: undefined })),
+      {
+        randomize: options.randomizeMembers ?? true,
+        serverListAction: options.membershipPolicy ?? 'replace',
+      },
+    );
+    this.journal = new ReplayJournal<PendingSend, SendWaiter>({
+      maxMessages: options.bufferLimit?.messages ?? 10_000,
+      maxBytes: options.bufferLimit?.bytes ?? 64 * 1024 * 1024,
+      onFull: options.onFull ?? 'wait',
+    });
+  }
+
+  /** The URL of the member we are connected to (undefined while reconnecting). */
+  get url(): string | undefined {
+    return this.phys?.url;
+  }
+
+  /** The pool's members, in selection order. */
+  get members(): string[] {
+    return this.pool.servers().map((s) => describeServer(s));
+  }
+
+  /** The broker's Open properties and capabilities on the current connection. */
+  get remoteOpen(): PhysicalConnection['remoteOpen'] {
+    return this.phys?.remoteOpen;
+  }
+
+  /** @internal connect() runs this: tries the members like a reconnect. */
+  async start(options: CallOptions): Promise<void> {
+    const onAbort = () => this.stop.abort(options.signal?.reason);
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const timer =
+      options.timeoutMs !== undefined
+        ? setTimeout(
+            () =>
+              this.stop.abort(
+                new ClientError('quorate:timeout', `connect timed out after ${options.timeoutMs} ms`),
+              ),
+            options.timeoutMs,
+          )
+        : undefined;
+    try {
+      const { phys, server } = await this.establish(true);
+      this.adopt(phys, server);
+    } catch (e) {
+      this.state = 'closed';
+      throw this.stop.signal.aborted ? connectAbortError(this.stop.signal.reason, e) : e;
+    } finally {
+      if (timer) clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  // ------------------------------------------------------------------ public API
+
+  /** Attach a sender to `address`; resolves once the broker attached it. */
+  async openSender(address: string, options: SenderOptions = {}): Promise<Sender> {
+    this.assertUsable();
+    const sender = new Sender(this, address, options, `quorate-sender-${address}-${++this.linkCounter}`);
+    this.register(sender);
+    try {
+      await sender.whenAttached(options);
+    } catch (e) {
+      sender.fail(e as Error);
+      throw e;
+    }
+    return sender;
+  }
+
+  /** Attach a receiver to `address`; resolves once the broker attached it (credit then flows). */
+  async openReceiver(address: string, options: ReceiverOptions = {}): Promise<Receiver> {
+    this.assertUsable();
+    const receiver = new Receiver(
+      this,
+      address,
+      options,
+      `quorate-receiver-${address}-${++this.linkCounter}`,
+    );
+    this.register(receiver);
+    try {
+      await receiver.whenAttached(options);
+    } catch (e) {
+      receiver.fail(e as Error);
+      throw e;
+    }
+    return receiver;
+  }
+
+  /**
+   * Close for good: pending sends reject ('quorate:closed', with inDoubt), receivers end, then
+   * the physical connection is closed (the peer's Close awaited up to `timeoutMs`, default 2 s).
+   */
+  close(options: CallOptions = {}): Promise<void> {
+    if (this.state === 'closed') return Promise.resolve();
+    if (this.state === 'closing') return new Promise((r) => this.closedWaiters.push(r));
+    this.state = 'closing';
+    this.stop.abort(new ClientError('quorate:closed', 'connection closed'));
+    const error = new ClientError('quorate:closed', 'connection closed by the application');
+    this.failAllLinks(error);
+    const phys = this.phys;
+    if (!phys || phys.isLost) {
+      this.finish(undefined);
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      this.closedWaiters.push(resolve);
+      const timer = setTimeout(() => phys.destroy(), options.timeoutMs ?? 2_000);
+      timer.unref?.();
+      this.closedWaiters.push(() => clearTimeout(timer));
+      options.signal?.addEventListener('abort', () => phys.destroy(), { once: true });
+      phys.close();
+    });
+  }
+
+  // ------------------------------------------------------------------ for links (internal)
+
+  /** @internal write pending output at the end of this microtask batch. */
+  kick(): void {
+    this.phys?.pump();
+  }
+
+  /** @internal the current physical connection if it runs `engine` and is alive. */
+  physicalFor(engine: PhysicalConnection['engine']): PhysicalConnection | undefined {
+    const p = this.phys;
+    return p && !p.isLost && p.engine === engine ? p : undefined;
+  }
+
+  /** @internal */
+  unregister(link: ClientLink): void {
+    this.links.delete(link);
+  }
+
+  /** @internal a link was lost under a live connection: fail the connection over. */
+  linkLost(link: ClientLink, error: Error): void {
+    const phys = this.phys;
+    this.logger?.warn?.({ link: link.name, error: error.message }, 'link lost; failing over');
+    if (!phys || phys.isLost) return;
+    // do not wait for a Close handshake: everything written on this connection is now in doubt
+    phys.destroy(error);
+  }
+
+  /** @internal a send asks for room in the journal. */
+  admitSend(waiter: SendWaiter): void {
+    const { ctx } = waiter;
+    if (this.closeError || this.state === 'closing' || this.state === 'closed') {
+      this.rejectUnjournaled(ctx, this.closeError ?? new ClientError('quorate:closed', 'connection closed'));
+      return;
+    }
+    const a = this.journal.admit(waiter.bytes.length, waiter);
+    if (a.kind === 'reserved') {
+      this.appendAndWrite(waiter, a.reservation);
+    } else if (a.kind === 'waiting') {
+      this.waiters.add(waiter);
+    } else {
+      const limits = this.journal.limits;
+      const description =
+        a.reason === 'too-large'
+          ? `message of ${waiter.bytes.length} bytes exceeds the send buffer (${limits.maxBytes} bytes)`
+          : `send buffer full (${this.journal.size} messages, ${this.journal.bytes} bytes; limits ${limits.maxMessages} / ${limits.maxBytes})`;
+      this.rejectUnjournaled(ctx, new ClientError('quorate:buffer-full', description));
+    }
+  }
+
+  /** @internal the send's deadline or AbortSignal fired. */
+  expireSend(ctx: PendingSend, waiter: SendWaiter, error: Error): void {
+    if (ctx.done) return;
+    if (ctx.seq === 0) {
+      if (this.waiters.delete(waiter)) this.grant(this.journal.cancelWait(waiter));
+      this.rejectUnjournaled(ctx, error);
+      return;
+    }
+    this.finishSend(ctx, undefined, error);
+  }
+
+  /**
+   * @internal settle a journaled send: with the broker's outcome, or (no state) with `error`,
+   * leaving the journal with inDoubt = whether it was ever written.
+   */
+  finishSend(ctx: PendingSend, state: DeliveryState | undefined, error?: Error): void {
+    if (ctx.done) return;
+    ctx.done = true;
+    ctx.deadline?.clear();
+    if (state) {
+      const r = this.journal.settle(ctx.seq, state);
+      ctx.resolve({ ...toOutcome(state), messageId: ctx.messageId, resent: (r?.entry.writes ?? 1) > 1 });
+      if (r) this.grant(r.granted);
+      return;
+    }
+    ctx.sender.syncWritten(ctx);
+    const r = this.journal.abandon(ctx.seq);
+    const d = ctx.delivery;
+    if (d && !d.written) d.abort(); // never on the wire: drop it from the engine's queue
+    const inDoubt = r?.inDoubt ?? false;
+    const cause = error ?? new ClientError('quorate:closed', 'send abandoned');
+    const condition = (cause as { condition?: string }).condition ?? 'quorate:closed';
+    const description = `${cause.message}${inDoubt ? ' (in doubt: the broker may have it)' : ' (not sent)'}`;
+    ctx.reject(new SendError(condition, description, ctx.messageId, inDoubt, { cause }));
+    if (r) this.grant(r.granted);
+  }
+
+  /** @internal reject the sends of `sender` still waiting for room. */
+  rejectWaiters(sender: Sender, error: Error): void {
+    for (const w of [...this.waiters]) {
+      if (w.sender !== sender) continue;
+      this.waiters.delete(w);
+      this.grant(this.journal.cancelWait(w));
+      this.rejectUnjournaled(w.ctx, error);
+    }
+  }
+
+  // ------------------------------------------------------------------ internals: sends
+
+  private rejectUnjournaled(ctx: PendingSend, cause: Error): void {
+    if (ctx.done) return;
+    ctx.done = true;
+    ctx.deadline?.clear();
+    const condition = (cause as { condition?: string }).condition ?? 'quorate:closed';
+    ctx.reject(new SendError(condition, `${cause.message} (not sent)`, ctx.messageId, false, { cause }));
+  }
+
+  private appendAndWrite(waiter: SendWaiter, reservation: Grant<SendWaiter>['reservation']): void {
+    const entry = this.journal.append(reservation, waiter.messageId, waiter.bytes, waiter.ctx);
+    waiter.ctx.seq = entry.seq;
+    const s = waiter.sender;
+    if (s.state === 'attached' || s.state === 'attaching') s.write(entry);
+  }
+
+  private grant(granted: Grant<SendWaiter>[]): void {
+    for (const g of granted) {
+      this.waiters.delete(g.waiter);
+      if (g.waiter.ctx.done) {
+        this.grant(this.journal.release(g.reservation));
+        continue;
+      }
+      this.appendAndWrite(g.waiter, g.reservation);
+    }
+  }
+
+  // ------------------------------------------------------------------ internals: links
+
+  private register(link: ClientLink): void {
+    this.links.add(link);
+    const phys = this.phys;
+    if (phys && !phys.isLost && this.state === 'open') {
+      link.attachTo(phys);
+      phys.pump();
+    }
+  }
+
+  private assertUsable(): void {
+    if (this.state === 'closing' || this.state === 'closed') {
+      throw this.closeError ?? new ClientError('quorate:closed', 'connection closed');
+    }
+  }
+
+  private failAllLinks(error: Error): void {
+    for (const link of [...this.links]) link.fail(error);
+    this.links.clear();
+    for (const w of [...this.waiters]) {
+      this.waiters.delete(w);
+      this.grant(this.journal.cancelWait(w));
+      this.rejectUnjournaled(w.ctx, error);
+    }
+    // anything left in the journal (senders already gone) leaves it too
+    for (const e of this.journal.entries()) this.finishSend(e.context, undefined, error);
+  }
+
+  private onEngineEvent(ev: EngineEvent): void {
+    let target: unknown;
+    switch (ev.type) {
+      case 'link-attached':
+      case 'link-detached':
+        target = ev.link.context;
+        break;
+      case 'link-credit':
+      case 'link-flow':
+      case 'message':
+      case 'delivery-aborted':
+        target = ev.link.context;
+        break;
+      case 'delivery-update':
+        target = ev.delivery.link.context;
+        break;
+      case 'remote-close':
+        this.logger?.info?.({ url: this.url, error: ev.error }, 'broker closed the connection');
+        return;
+      case 'protocol-error':
+        this.logger?.warn?.({ url: this.url, scope: ev.scope, error: ev.error }, 'protocol error');
+        return;
+      case 'attach-request':
+        // we never accept peer-initiated links
+        ev.link.refuse({ condition: 'amqp:not-allowed', description: 'client does not accept links' });
+        this.kick();
+        return;
+      default:
+        return;
+    }
+    (target as ClientLink | undefined)?.onEngineEvent(ev);
+  }
+
+  // ------------------------------------------------------------------ internals: failover
+
+  /** Try members (p-retry) until one completes Open. */
+  private async establish(
+    initial: boolean,
+  ): Promise<{ phys: PhysicalConnection; server: ServerAddress<unknown> }> {
+    const r = this.reconnectOptions;
+    let lastFailureAt = now();
+    const startedAt = lastFailureAt;
+    let attempt = 0;
+    const run = async () => {
+      attempt++;
+      if (this.stop.signal.aborted) throw new AbortError(abortReason(this.stop.signal.reason));
+      const pick = this.pool.next(now());
+      const wait = pick.notBefore - now();
+      if (wait > 0) await sleep(wait, this.stop.signal);
+      const url = describeServer(pick.server);
+      if (!initial || attempt > 1) {
+        this.emit('reconnecting', { attempt, delayMs: Math.max(0, Math.round(now() - lastFailureAt)), url });
+      }
+      const remaining = r.maxTimeMs - (now() - startedAt);
+      try {
+        const phys = await dial({
+          server: pick.server,
+          containerId: this.containerId,
+          idleTimeoutMs: this.options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+          maxFrameSize: this.options.maxFrameSize ?? DEFAULT_MAX_FRAME_SIZE,
+          hostname: this.options.hostname,
+          username: this.options.username,
+          password: this.options.password,
+          tls: this.options.tls,
+          logger: this.logger,
+          timeoutMs: Math.max(100, Math.min(r.attemptTimeoutMs, remaining)),
+          signal: this.stop.signal,
+          desiredCapabilities: [MEMBERSHIP_CAPABILITY],
+        });
+        return { phys, server: pick.server };
+      } catch (e) {
+        lastFailureAt = now();
+        if (isNotQuorate(e)) this.pool.notQuorate(pick.server, now());
+        else this.pool.failed(pick.server, e, now());
+        this.logger?.debug?.({ url, attempt, error: (e as Error).message }, 'connection attempt failed');
+        if (this.stop.signal.aborted) throw new AbortError(abortReason(this.stop.signal.reason));
+        if (isAuthFailure(e)) throw new AbortError(e as Error);
+        throw e;
+      }
+    };
+    const enabled = initial || r.enabled;
+    return pRetry(run, {
+      retries: enabled ? r.retries : 0,
+      factor: r.factor,
+      minTimeout: r.minTimeout,
+      maxTimeout: r.maxTimeout,
+      randomize: r.randomize,
+      maxRetryTime: r.maxTimeMs,
+      signal: this.stop.signal,
+    }).catch((e: unknown) => {
+      if (this.stop.signal.aborted) throw abortReason(this.stop.signal.reason);
+      if (isAuthFailure(e)) throw e;
+      throw new ClientError(
+        'quorate:reconnect-exhausted',
+        `no member reachable after ${attempt} attempt(s) in ${Math.round(now() - startedAt)} ms: ${(e as Error).message}`,
+        { cause: e },
+      );
+    });
+  }
+
+  /** A physical connection completed Open: make it current, re-attach every link, replay. */
+  private adopt(
+    phys: PhysicalConnection,
+    server: ServerAddress<unknown>,
+  ): { reattached: number; resent: number } {
+    const open = phys.remoteOpen;
+    this.phys = phys;
+    this.physServer = server;
+    this.pool.connected(server);
+    this.state = 'open';
+    if (open) this.reportMembership(this.pool.applyOpenProperties(open.properties, server));
+    const resent = this.journal.replayPlan().resent;
+    let reattached = 0;
+    if (open?.offeredCapabilities?.includes(MEMBERSHIP_CAPABILITY) && !this.membership)
+      this.startMembershipFeed();
+    for (const link of this.links) {
+      if (!link.shouldAttach(phys)) continue;
+      link.attachTo(phys);
+      reattached++;
+    }
+    phys.setHandler(this.handler);
+    phys.pump();
+    this.emit('connected', {
+      url: phys.url,
+      containerId: this.containerId,
+      remoteContainerId: open?.containerId ?? '',
+    });
+    return { reattached, resent };
+  }
+
+  private startMembershipFeed(): void {
+    const r = new Receiver(
+      this,
+      MEMBERSHIP_ADDRESS,
+      { credit: 10, dedup: false, confirmAccept: false },
+      `quorate-membership-${this.containerId}`,
+      (phys) => phys.remoteOpen?.offeredCapabilities?.includes(MEMBERSHIP_CAPABILITY) === true,
+    );
+    this.membership = r;
+    this.links.add(r);
+    void (async () => {
+      try {
+        for await (const d of r) {
+          this.reportMembership(this.pool.applyMemberList(d.message.body, this.physServer));
+          d.accept().catch(() => undefined);
+        }
+      } catch (e) {
+        this.logger?.warn?.({ error: (e as Error).message }, 'membership feed ended');
+      }
+    })();
+  }
+
+  private reportMembership(change: PoolChange<unknown>): void {
+    if (change.added.length === 0 && change.removed.length === 0) return;
+    this.emit('membership', {
+      members: this.members,
+      added: change.added.map((s) => describeServer(s)),
+      removed: change.removed.map((s) => describeServer(s)),
+    });
+  }
+
+  private onPhysicalLost(phys: PhysicalConnection, error: Error): void {
+    if (phys !== this.phys) return;
+    const lostAt = now();
+    const from = phys.url;
+    const server = this.physServer;
+    this.phys = undefined;
+    this.pool.disconnected();
+    if (server) {
+      if (isNotQuorate(error)) this.pool.notQuorate(server, lostAt);
+      else if (this.state !== 'closing') this.pool.failed(server, error, lostAt);
+    }
+    if (this.state === 'closing' || this.state === 'closed') {
+      for (const link of this.links) link.onConnectionLost(error);
+      this.finish(undefined);
+      return;
+    }
+    this.emit('disconnected', { url: from, error });
+    // every written, unsettled delivery is now in doubt
+    for (const e of this.journal.entries()) e.context.sender.syncWritten(e.context);
+    const { entries } = this.journal.connectionLost();
+    for (const e of entries)
+      this.emit('inDoubt', { messageId: e.messageId, address: e.context.sender.address });
+    for (const link of this.links) link.onConnectionLost(error);
+    if (!this.reconnectOptions.enabled) {
+      this.terminate(error);
+      return;
+    }
+    this.state = 'reconnecting';
+    void this.reconnect(from, error, lostAt);
+  }
+
+  private async reconnect(from: string, reason: Error, lostAt: number): Promise<void> {
+    let result: { phys: PhysicalConnection; server: ServerAddress<unknown> };
+    try {
+      result = await this.establish(false);
+    } catch (e) {
+      if (this.state === 'closing' || this.state === 'closed') return;
+      this.terminate(e as Error);
+      return;
+    }
+    if (this.state === 'closing' || this.state === 'closed') {
+      result.phys.close();
+      return;
+    }
+    const { reattached, resent } = this.adopt(result.phys, result.server);
+    this.emit('failover', {
+      from,
+      to: result.phys.url,
+      reason: reason.message,
+      durationMs: Math.round(now() - lostAt),
+      resent,
+      reattached,
+    });
+  }
+
+  /** Failover gave up (or is off): every pending operation rejects with `error`. */
+  private terminate(error: Error): void {
+    this.closeError = error;
+    this.state = 'closing';
+    this.failAllLinks(error);
+    if (this.listenerCount('error') > 0) this.emit('error', error);
+    this.finish(error);
+  }
+
+  private finish(error: Error | undefined): void {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    this.stop.abort(error ?? new ClientError('quorate:closed', 'connection closed'));
+    const waiters = this.closedWaiters;
+    this.closedWaiters = [];
+    for (const w of waiters) w();
+    this.emit('closed', error ? { error } : {});
+  }
+}
+
+function abortReason(reason: unknown): Error {
+  return reason instanceof Error ? reason : new ClientError('quorate:aborted', 'aborted', { cause: reason });
+}
+
+function connectAbortError(reason: unknown, cause: unknown): Error {
+  if (reason instanceof ClientError) return reason;
+  return new ClientError('quorate:aborted', 'connect aborted', { cause: reason ?? cause });
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(abortReason(signal.reason));
+      return;
+    }
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(abortReason(signal.reason));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Connect to the first reachable member of `options.urls`; resolves once Open is exchanged. */
+export async function connect(options: ConnectOptions): Promise<Connection> {
+  const conn = new Connection(options);
+  await conn.start({ timeoutMs: options.timeoutMs, signal: options.signal });
+  return conn;
+}

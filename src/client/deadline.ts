@@ -1,0 +1,103 @@
+/**
+ * A per-call deadline and AbortSignal in one object: every async call of the client takes
+ * `{ timeoutMs?, signal? }` and ends, at the latest, when either fires.
+ */
+import { ClientError } from '../errors.js';
+import type { CallOptions } from './types.js';
+
+export type DeadlineReason = 'timeout' | 'aborted';
+
+export class Deadline {
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly signal: AbortSignal | undefined;
+  private readonly onAbort: (() => void) | undefined;
+  private done = false;
+
+  /**
+   * `onExpire` runs at most once, when the timeout passes or the signal aborts (synchronously,
+   * inside the constructor, if it is already aborted: callers check `expired` after constructing).
+   */
+  constructor(
+    opts: CallOptions | undefined,
+    private readonly onExpire: (reason: DeadlineReason, error: ClientError) => void,
+    what = 'operation',
+  ) {
+    const timeoutMs = opts?.timeoutMs;
+    this.signal = opts?.signal;
+    if (this.signal?.aborted) {
+      this.done = true;
+      onExpire('aborted', abortedError(what, this.signal.reason));
+      return;
+    }
+    if (this.signal) {
+      this.onAbort = () => this.fire('aborted', abortedError(what, this.signal?.reason));
+      this.signal.addEventListener('abort', this.onAbort, { once: true });
+    }
+    if (timeoutMs !== undefined && Number.isFinite(timeoutMs)) {
+      this.timer = setTimeout(
+        () =>
+          this.fire('timeout', new ClientError('quorate:timeout', `${what} timed out after ${timeoutMs} ms`)),
+        Math.max(0, timeoutMs),
+      );
+    }
+  }
+
+  get expired(): boolean {
+    return this.done;
+  }
+
+  /** The call finished: stop the timer and the abort listener. */
+  clear(): void {
+    this.done = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.onAbort) this.signal?.removeEventListener('abort', this.onAbort);
+  }
+
+  private fire(reason: DeadlineReason, error: ClientError): void {
+    if (this.done) return;
+    this.clear();
+    this.onExpire(reason, error);
+  }
+}
+
+function abortedError(what: string, reason: unknown): ClientError {
+  return new ClientError('quorate:aborted', `${what} aborted`, { cause: reason });
+}
+
+/** Wraps a promise-producing step with a deadline; `cleanup` runs when the deadline wins. */
+export function withDeadline<T>(
+  opts: CallOptions | undefined,
+  what: string,
+  run: (settle: { resolve: (v: T) => void; reject: (e: unknown) => void }) => (() => void) | undefined,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let cleanup: (() => void) | undefined;
+    let settled = false;
+    const deadline = new Deadline(
+      opts,
+      (_reason, error) => {
+        if (settled) return;
+        settled = true;
+        cleanup?.();
+        reject(error);
+      },
+      what,
+    );
+    if (deadline.expired) return;
+    cleanup = run({
+      resolve: (v) => {
+        if (settled) return;
+        settled = true;
+        deadline.clear();
+        resolve(v);
+      },
+      reject: (e) => {
+        if (settled) return;
+        settled = true;
+        deadline.clear();
+        reject(e);
+      },
+    });
+  });
+}

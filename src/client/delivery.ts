@@ -1,0 +1,147 @@
+/**
+ * A message handed to the application, with its settlement methods. Each returns a Promise:
+ * in rcv-settle-mode second it resolves once the broker settled our outcome (the removal is
+ * committed); in first, once the disposition is on its way. A redelivery of the same message-id
+ * that arrived meanwhile (failover) is bound to this Delivery and settled with it.
+ */
+import type { AmqpErrorBody, DeliveryState, Fields } from '../codec/contract.js';
+import type { Message } from '../codec/message.js';
+import { ClientError } from '../errors.js';
+import { ACCEPTED, type IncomingDelivery, REJECTED, RELEASED } from '../protocol/index.js';
+import type { ModifyOptions, OutcomeError } from './types.js';
+
+/** What a Delivery needs from its Receiver. */
+export interface DeliveryOwner {
+  /** The transfer can still be settled (its link is the receiver's current, attached link). */
+  isLive(transfer: IncomingDelivery): boolean;
+  /** True when the broker confirms settlement (rcv-settle-mode second in force). */
+  readonly confirmsSettlement: boolean;
+  onSettled(delivery: Delivery, state: DeliveryState): void;
+  flush(): void;
+}
+
+interface Confirmation {
+  pending: Set<IncomingDelivery>;
+  resolve(): void;
+  reject(e: Error): void;
+}
+
+export class Delivery {
+  /** The outcome the application chose, once it settled. */
+  outcome: DeliveryState | undefined = undefined;
+  /** @internal the transfer this message arrived on, and redeliveries bound to it. */
+  readonly transfers: IncomingDelivery[];
+  private confirmation: Confirmation | undefined;
+
+  constructor(
+    private readonly owner: DeliveryOwner,
+    transfer: IncomingDelivery,
+    readonly message: Message,
+  ) {
+    this.transfers = [transfer];
+  }
+
+  get settled(): boolean {
+    return this.outcome !== undefined;
+  }
+
+  /** The broker's delivery-count header for this delivery (0 when absent). */
+  get deliveryCount(): number {
+    return this.message.deliveryCount ?? 0;
+  }
+
+  accept(): Promise<void> {
+    return this.settle(ACCEPTED);
+  }
+
+  release(): Promise<void> {
+    return this.settle(RELEASED);
+  }
+
+  reject(error?: OutcomeError): Promise<void> {
+    if (!error) return this.settle(REJECTED);
+    const body: AmqpErrorBody = { condition: error.condition };
+    if (error.description !== undefined) body.description = error.description;
+    if (error.info !== undefined) body.info = error.info as Fields;
+    return this.settle({ type: 'rejected', error: body });
+  }
+
+  modify(options: ModifyOptions = {}): Promise<void> {
+    const state: DeliveryState = { type: 'modified' };
+    if (options.deliveryFailed !== undefined) state.deliveryFailed = options.deliveryFailed;
+    if (options.undeliverableHere !== undefined) state.undeliverableHere = options.undeliverableHere;
+    return this.settle(state);
+  }
+
+  /** @internal a redelivery of this message-id arrived while this one is unsettled (or settled). */
+  bind(transfer: IncomingDelivery): void {
+    if (this.outcome) {
+      this.apply(transfer, this.outcome);
+      this.owner.flush();
+      return;
+    }
+    this.transfers.push(transfer);
+  }
+
+  /** @internal the broker settled one of our transfers. */
+  onRemoteSettled(transfer: IncomingDelivery): void {
+    const c = this.confirmation;
+    if (!c?.pending.delete(transfer)) return;
+    if (c.pending.size === 0) {
+      this.confirmation = undefined;
+      c.resolve();
+    }
+  }
+
+  /** @internal the connection died: unconfirmed settlements are in doubt. */
+  onConnectionLost(): void {
+    const c = this.confirmation;
+    if (!c) return;
+    this.confirmation = undefined;
+    c.reject(
+      new ClientError(
+        'quorate:in-doubt',
+        'connection lost before the broker confirmed the outcome (the message may be offered again)',
+      ),
+    );
+  }
+
+  private settle(state: DeliveryState): Promise<void> {
+    if (this.outcome) {
+      return Promise.reject(
+        new ClientError('amqp:illegal-state', `delivery already settled (${this.outcome.type})`),
+      );
+    }
+    this.outcome = state;
+    this.owner.onSettled(this, state);
+    const live = this.transfers.filter((t) => this.owner.isLive(t));
+    this.transfers.length = 0;
+    const final = state.type === 'accepted' || state.type === 'rejected';
+    if (live.length === 0) {
+      // the link it came on is gone: the broker already put it back. For release/modify that is
+      // what was asked; accept/reject are in doubt (dedup settles the redelivery with this outcome)
+      if (!final) return Promise.resolve();
+      return Promise.reject(
+        new ClientError(
+          'quorate:in-doubt',
+          `${state.type} not confirmed: the connection the message came on is gone (a redelivery will be settled ${state.type})`,
+        ),
+      );
+    }
+    const confirm = this.owner.confirmsSettlement;
+    for (const t of live) this.apply(t, state);
+    this.owner.flush();
+    if (!confirm) return Promise.resolve();
+    const pending = new Set(live.filter((t) => !t.remoteSettled));
+    if (pending.size === 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      this.confirmation = { pending, resolve, reject };
+    });
+  }
+
+  private apply(t: IncomingDelivery, state: DeliveryState): void {
+    if (t.settled || !this.owner.isLive(t)) return;
+    // explicit: the mode in force may differ from the one we asked for in our attach
+    t.disposition(state, !this.owner.confirmsSettlement);
+  }
+}

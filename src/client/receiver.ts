@@ -1,0 +1,417 @@
+/**
+ * The logical Receiver: an async iterable of Deliveries from one link name and address, across
+ * any number of physical connections. Credit is a prefetch window topped up automatically
+ * (CreditWindow), or granted by the application (credit 0 + addCredit); after a failover it is
+ * re-granted by the contract's rule. Redeliveries are deduplicated by message-id (ReceiverDedup).
+ * It asks for rcv-settle-mode second (confirmed accept) and falls back to first where the
+ * broker refuses it; `settleMode` / `confirmedAccept` tell which is in force.
+ */
+import { EventEmitter } from 'eventemitter3';
+import type { AmqpErrorBody, DeliveryState } from '../codec/contract.js';
+import { decodeMessage, type Message } from '../codec/message.js';
+import { ClientError } from '../errors.js';
+import { type CreditFlow, CreditWindow, ReceiverDedup } from '../failover/index.js';
+import type { EngineEvent, IncomingDelivery, ReceiverLink } from '../protocol/index.js';
+import type { Connection } from './connection.js';
+import { Deadline } from './deadline.js';
+import { Delivery, type DeliveryOwner } from './delivery.js';
+import { type ClientLink, isPermanentDetach, linkError } from './link-base.js';
+import { now, type PhysicalConnection } from './transport.js';
+import type { CallOptions, LinkEvents, ReceiverOptions, SettleMode } from './types.js';
+
+type ReceiverState = 'attaching' | 'attached' | 'detached' | 'closing' | 'closed';
+
+interface Waiter {
+  resolve(r: IteratorResult<Delivery>): void;
+  reject(e: Error): void;
+}
+
+export class Receiver
+  extends EventEmitter<LinkEvents>
+  implements ClientLink, AsyncIterable<Delivery>, DeliveryOwner
+{
+  readonly name: string;
+  state: ReceiverState = 'detached';
+  /** The receiver settle mode in force: 'second' when the broker confirms our outcomes. */
+  settleMode: SettleMode = 'first';
+  /** Messages handed out and suppressed as duplicates so far (for observability and tests). */
+  duplicatesSuppressed = 0;
+  private readonly credit: CreditWindow;
+  private readonly dedup: ReceiverDedup<Delivery> | undefined;
+  /** Ask for rcv-settle-mode second on the next attach. */
+  private wantSecond: boolean;
+  private askedSecond = false;
+  private link: ReceiverLink | undefined;
+  private buffer: Delivery[] = [];
+  private waiters: Waiter[] = [];
+  private openWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
+  private closeWaiter: (() => void) | undefined;
+  private failure: Error | undefined;
+  /** Handed out, not yet settled: their confirmations fail if the connection dies. */
+  private readonly unsettled = new Set<Delivery>();
+
+  constructor(
+    private readonly conn: Connection,
+    readonly address: string,
+    options: ReceiverOptions,
+    name: string,
+    private readonly attachFilter?: (phys: PhysicalConnection) => boolean,
+  ) {
+    super();
+    this.name = options.name ?? name;
+    this.credit = new CreditWindow({ credit: options.credit ?? 100 });
+    this.dedup = options.dedup === false ? undefined : new ReceiverDedup<Delivery>(options.dedup ?? {});
+    this.wantSecond = options.confirmAccept !== false;
+  }
+
+  /** True when accept() resolves only after the broker confirmed it (rcv-settle-mode second). */
+  get confirmedAccept(): boolean {
+    return this.settleMode === 'second';
+  }
+
+  /** Deliveries received and not yet handed out. */
+  get buffered(): number {
+    return this.buffer.length;
+  }
+
+  /** Link credit as we granted it on the current link. */
+  get linkCredit(): number {
+    return this.credit.linkCredit;
+  }
+
+  // ------------------------------------------------------------------ public API
+
+  /** Grant `n` more messages (receivers opened with `credit: 0`). */
+  addCredit(n: number): void {
+    this.applyFlow(this.credit.addCredit(n));
+  }
+
+  /** The next delivery (waits for one). Rejects at the deadline, or when the receiver fails. */
+  receive(options?: CallOptions): Promise<Delivery> {
+    return new Promise<Delivery>((resolve, reject) => {
+      const w: Waiter = {
+        resolve: (r) => {
+          deadline.clear();
+          if (r.done)
+            reject(this.failure ?? new ClientError('quorate:closed', `receiver '${this.name}' closed`));
+          else resolve(r.value);
+        },
+        reject: (e) => {
+          deadline.clear();
+          reject(e);
+        },
+      };
+      const deadline = new Deadline(
+        options,
+        (_r, error) => {
+          this.waiters = this.waiters.filter((x) => x !== w);
+          reject(error);
+        },
+        'receive',
+      );
+      if (deadline.expired) return;
+      this.next(w);
+    });
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Delivery> {
+    return {
+      next: () => new Promise<IteratorResult<Delivery>>((resolve, reject) => this.next({ resolve, reject })),
+      return: async () => ({ done: true, value: undefined }),
+    };
+  }
+
+  /** Detach for good. Deliveries not yet handed out are dropped (the broker offers them again). */
+  close(options?: CallOptions): Promise<void> {
+    if (this.state === 'closed') return Promise.resolve();
+    const link = this.link;
+    const wasAttached = this.state === 'attached' && link !== undefined;
+    this.state = 'closing';
+    this.conn.unregister(this);
+    this.endIteration(undefined);
+    if (!wasAttached) {
+      this.finishClose();
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      const deadline = new Deadline(options, () => {
+        this.finishClose();
+        resolve();
+      });
+      this.closeWaiter = () => {
+        deadline.clear();
+        resolve();
+      };
+      link.detach(undefined, true);
+      this.conn.kick();
+    });
+  }
+
+  // ------------------------------------------------------------------ DeliveryOwner
+
+  isLive(transfer: IncomingDelivery): boolean {
+    return transfer.link === this.link && transfer.link.state === 'attached';
+  }
+
+  get confirmsSettlement(): boolean {
+    return this.settleMode === 'second';
+  }
+
+  onSettled(delivery: Delivery, state: DeliveryState): void {
+    this.unsettled.delete(delivery);
+    this.dedup?.onSettled(delivery.message.messageId, state, now());
+  }
+
+  flush(): void {
+    this.conn.kick();
+  }
+
+  // ------------------------------------------------------------------ connection-facing
+
+  /** @internal */
+  whenAttached(options?: CallOptions): Promise<void> {
+    if (this.state === 'attached') return Promise.resolve();
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise<void>((resolve, reject) => {
+      const w = {
+        resolve: () => {
+          deadline.clear();
+          resolve();
+        },
+        reject: (e: Error) => {
+          deadline.clear();
+          reject(e);
+        },
+      };
+      const deadline = new Deadline(
+        options,
+        (_r, error) => {
+          this.openWaiters = this.openWaiters.filter((x) => x !== w);
+          reject(error);
+        },
+        'openReceiver',
+      );
+      if (!deadline.expired) this.openWaiters.push(w);
+    });
+  }
+
+  shouldAttach(phys: PhysicalConnection): boolean {
+    if (this.state === 'closing' || this.state === 'closed' || this.failure) return false;
+    return this.attachFilter ? this.attachFilter(phys) : true;
+  }
+
+  attachTo(phys: PhysicalConnection): void {
+    const session = phys.engine.begin();
+    this.askedSecond = this.wantSecond;
+    const link = session.attachReceiver({
+      name: this.name,
+      source: { address: this.address },
+      target: { address: this.name },
+      rcvSettleMode: this.askedSecond ? 1 : 0,
+    });
+    link.context = this;
+    session.context = this;
+    this.link = link;
+    this.state = 'attaching';
+  }
+
+  onEngineEvent(ev: EngineEvent): void {
+    switch (ev.type) {
+      case 'link-attached': {
+        if (ev.link !== this.link) return;
+        if (!ev.attach.source) return; // refused: the detach with the error follows
+        this.state = 'attached';
+        // the broker's attach says what it does: second only if it echoes second
+        this.settleMode = this.askedSecond && ev.attach.rcvSettleMode === 1 ? 'second' : 'first';
+        this.applyFlow(this.credit.onAttached());
+        const waiters = this.openWaiters;
+        this.openWaiters = [];
+        for (const w of waiters) w.resolve();
+        this.emit('attached');
+        return;
+      }
+      case 'message':
+        if (ev.link === this.link) this.onMessage(ev.delivery);
+        return;
+      case 'delivery-update': {
+        const t = ev.delivery as IncomingDelivery;
+        if (t.remoteSettled) (t.context as Delivery | undefined)?.onRemoteSettled(t);
+        return;
+      }
+      case 'link-flow':
+        if (ev.link === this.link && ev.drained) this.applyFlow(this.credit.onPeerFlow(0));
+        return;
+      case 'link-detached':
+        if (ev.link === this.link) this.onDetached(ev.error, ev.closed, ev.byPeer);
+        return;
+      default:
+        return;
+    }
+  }
+
+  onConnectionLost(error: Error): void {
+    this.link = undefined;
+    this.dropBuffered();
+    for (const d of this.unsettled) d.onConnectionLost();
+    if (this.state === 'closing') {
+      this.finishClose();
+      return;
+    }
+    if (this.state === 'closed') return;
+    this.state = 'detached';
+    this.emit('detached', { error, closed: false });
+  }
+
+  fail(error: Error): void {
+    if (this.state === 'closed') return;
+    this.failure = error;
+    this.link = undefined;
+    this.state = 'closed';
+    this.conn.unregister(this);
+    this.dropBuffered();
+    for (const d of this.unsettled) d.onConnectionLost();
+    this.endIteration(error);
+    const waiters = this.openWaiters;
+    this.openWaiters = [];
+    for (const w of waiters) w.reject(error);
+    this.emit('detached', { error, closed: true });
+    if (this.listenerCount('error') > 0) this.emit('error', error);
+  }
+
+  // ------------------------------------------------------------------ internals
+
+  private onMessage(t: IncomingDelivery): void {
+    this.credit.onTransfer();
+    let message: Message;
+    try {
+      message = decodeMessage(t.payload);
+    } catch (e) {
+      // not a message we can hand out: reject it so the broker dead-letters it
+      t.disposition(
+        {
+          type: 'rejected',
+          error: { condition: 'amqp:decode-error', description: String((e as Error).message) },
+        },
+        true,
+      );
+      this.applyFlow(this.credit.onSuppressed());
+      return;
+    }
+    const delivery = new Delivery(this, t, message);
+    t.context = delivery;
+    const decision = this.dedup?.onDelivery(message.messageId, delivery, now());
+    if (decision === undefined || decision.action === 'deliver') {
+      this.buffer.push(delivery);
+      this.pump();
+      return;
+    }
+    this.duplicatesSuppressed++;
+    if (decision.action === 'settle') {
+      t.disposition(decision.outcome, !this.confirmsSettlement);
+    } else {
+      t.context = decision.pending;
+      decision.pending.bind(t);
+    }
+    this.conn.kick();
+    this.applyFlow(this.credit.onSuppressed());
+  }
+
+  private next(w: Waiter): void {
+    if (this.buffer.length > 0) {
+      w.resolve({ done: false, value: this.handOut(this.buffer.shift()!) });
+      return;
+    }
+    if (this.failure) {
+      w.reject(this.failure);
+      return;
+    }
+    if (this.state === 'closing' || this.state === 'closed') {
+      w.resolve({ done: true, value: undefined });
+      return;
+    }
+    this.waiters.push(w);
+  }
+
+  private pump(): void {
+    while (this.waiters.length > 0 && this.buffer.length > 0) {
+      const w = this.waiters.shift()!;
+      w.resolve({ done: false, value: this.handOut(this.buffer.shift()!) });
+    }
+  }
+
+  private handOut(d: Delivery): Delivery {
+    this.dedup?.onHandedOut(d.message.messageId, d);
+    this.unsettled.add(d);
+    this.applyFlow(this.credit.onHandedOut());
+    return d;
+  }
+
+  private applyFlow(flow: CreditFlow | undefined): void {
+    const link = this.link;
+    if (!flow || !link || link.state !== 'attached') return;
+    link.flow(flow.linkCredit);
+    this.conn.kick();
+  }
+
+  private dropBuffered(): void {
+    this.credit.onDetached();
+    this.dedup?.connectionLost();
+    this.buffer = [];
+  }
+
+  private endIteration(error: Error | undefined): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) {
+      if (error) w.reject(error);
+      else w.resolve({ done: true, value: undefined });
+    }
+    if (!error) {
+      for (const d of this.buffer) this.dedup?.forgetPending(d.message.messageId);
+      this.buffer = [];
+    }
+  }
+
+  private onDetached(error: AmqpErrorBody | undefined, closed: boolean, byPeer: boolean): void {
+    const link = this.link;
+    this.link = undefined;
+    link?.session.end();
+    this.conn.kick();
+    if (this.state === 'closing') {
+      this.finishClose();
+      return;
+    }
+    if (!byPeer) return;
+    const wasAttached = this.state === 'attached';
+    const modeRefused =
+      !wasAttached &&
+      this.askedSecond &&
+      (error?.condition === 'amqp:not-implemented' || !isPermanentDetach(error, false));
+    const phys = link ? this.conn.physicalFor(link.session.conn) : undefined;
+    if (modeRefused && phys) {
+      // a broker that refuses rcv-settle-mode second (RabbitMQ ends the session): retry in first
+      this.conn.logger?.info?.({ link: this.name, error }, 'rcv-settle-mode second refused; using first');
+      this.wantSecond = false;
+      this.attachTo(phys);
+      phys.pump();
+      return;
+    }
+    if (!wasAttached || isPermanentDetach(error, closed)) {
+      this.fail(linkError(error, `attach of receiver '${this.name}' to '${this.address}' refused`));
+      return;
+    }
+    this.dropBuffered();
+    for (const d of this.unsettled) d.onConnectionLost();
+    this.state = 'detached';
+    this.conn.linkLost(this, linkError(error, `receiver '${this.name}' detached by the broker`));
+  }
+
+  private finishClose(): void {
+    this.state = 'closed';
+    this.link = undefined;
+    const w = this.closeWaiter;
+    this.closeWaiter = undefined;
+    this.emit('detached', { closed: true });
+    w?.();
+  }
+}

@@ -1,0 +1,382 @@
+/**
+ * The logical Sender: one link name and address that outlives any number of physical
+ * connections. Every send() goes through the connection's ReplayJournal (bounded buffer,
+ * per-delivery state) and resolves with the broker's outcome; after a failover the journal's
+ * queued and in-doubt entries are written again, in order, with the same bytes (same message-id).
+ */
+import { EventEmitter } from 'eventemitter3';
+import type { AmqpErrorBody, DeliveryState } from '../codec/contract.js';
+import { encodeMessage, type Message, type MessageId } from '../codec/message.js';
+import { ClientError, SendError } from '../errors.js';
+import { ensureMessageId, type JournalEntry } from '../failover/index.js';
+import type { EngineEvent, OutgoingDelivery, SenderLink } from '../protocol/index.js';
+import type { Connection } from './connection.js';
+import { Deadline } from './deadline.js';
+import { type ClientLink, isPermanentDetach, linkError } from './link-base.js';
+import type { PhysicalConnection } from './transport.js';
+import type { CallOptions, LinkEvents, Outcome, SenderOptions, SendOptions, SendResult } from './types.js';
+
+/** One send() in flight: the journal entry's context. */
+export interface PendingSend {
+  readonly sender: Sender;
+  readonly messageId: MessageId;
+  seq: number;
+  /** The delivery on the current link, if it was handed to the engine. */
+  delivery: OutgoingDelivery | undefined;
+  /** The delivery already counted by journal.markSent (so it is counted once). */
+  counted: OutgoingDelivery | undefined;
+  done: boolean;
+  deadline: Deadline | undefined;
+  resolve(result: SendResult): void;
+  reject(error: Error): void;
+}
+
+/** A send waiting for room in the journal (onFull: 'wait'). */
+export interface SendWaiter {
+  readonly sender: Sender;
+  readonly messageId: MessageId;
+  readonly bytes: Uint8Array;
+  readonly ctx: PendingSend;
+}
+
+type SenderState = 'attaching' | 'attached' | 'detached' | 'closing' | 'closed';
+
+export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
+  readonly name: string;
+  readonly presettled: boolean;
+  state: SenderState = 'detached';
+  private link: SenderLink | undefined;
+  private tagCounter = 0;
+  private readonly presettledInFlight = new Set<PendingSend>();
+  private openWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
+  private closeWaiter: (() => void) | undefined;
+  /** Set when the link failed for good. */
+  private failure: Error | undefined;
+
+  constructor(
+    private readonly conn: Connection,
+    readonly address: string,
+    options: SenderOptions,
+    name: string,
+  ) {
+    super();
+    this.name = options.name ?? name;
+    this.presettled = options.presettled === true;
+  }
+
+  /** True while the link is attached on a live connection. */
+  get isAttached(): boolean {
+    return this.state === 'attached';
+  }
+
+  // ------------------------------------------------------------------ public API
+
+  /**
+   * Send a message; resolves with the broker's outcome (and the message-id it went with).
+   * A message without `messageId` gets one on the library's own copy (the caller's object is
+   * never modified). Rejects with SendError (`messageId`, `inDoubt`) at the deadline/abort, when
+   * the sender or connection closes, or when failover gives up.
+   */
+  send(message: Message, options?: SendOptions): Promise<SendResult> {
+    const { message: copy, messageId } = ensureMessageId(message);
+    if (this.failure || this.state === 'closing' || this.state === 'closed') {
+      const why = this.failure ?? new ClientError('quorate:closed', `sender '${this.name}' is closed`);
+      return Promise.reject(new SendError(codeOf(why), why.message, messageId, false, { cause: why }));
+    }
+    let bytes: Uint8Array;
+    try {
+      bytes = encodeMessage(copy);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return new Promise<SendResult>((resolve, reject) => {
+      const ctx: PendingSend = {
+        sender: this,
+        messageId,
+        seq: 0,
+        delivery: undefined,
+        counted: undefined,
+        done: false,
+        deadline: undefined,
+        resolve,
+        reject,
+      };
+      const waiter: SendWaiter = { sender: this, messageId, bytes, ctx };
+      ctx.deadline = new Deadline(
+        options,
+        (_reason, error) => this.conn.expireSend(ctx, waiter, error),
+        'send',
+      );
+      if (ctx.done) return; // already-aborted signal: expired at once
+      this.conn.admitSend(waiter);
+    });
+  }
+
+  /** Detach the link for good. Sends still pending reject with 'quorate:closed'. */
+  close(options?: CallOptions): Promise<void> {
+    if (this.state === 'closed') return Promise.resolve();
+    const link = this.link;
+    const wasAttached = this.state === 'attached' && link !== undefined;
+    this.state = 'closing';
+    this.conn.unregister(this);
+    this.rejectAll(new ClientError('quorate:closed', `sender '${this.name}' closed`));
+    if (!wasAttached) {
+      this.finishClose();
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      const deadline = new Deadline(options, () => {
+        this.finishClose();
+        resolve();
+      });
+      this.closeWaiter = () => {
+        deadline.clear();
+        resolve();
+      };
+      link.detach(undefined, true);
+      this.conn.kick();
+    });
+  }
+
+  // ------------------------------------------------------------------ connection-facing
+
+  /** @internal a promise for openSender(): resolved once attached. */
+  whenAttached(options?: CallOptions): Promise<void> {
+    if (this.state === 'attached') return Promise.resolve();
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise<void>((resolve, reject) => {
+      const w = {
+        resolve: () => {
+          deadline.clear();
+          resolve();
+        },
+        reject: (e: Error) => {
+          deadline.clear();
+          reject(e);
+        },
+      };
+      const deadline = new Deadline(
+        options,
+        (_r, error) => {
+          this.openWaiters = this.openWaiters.filter((x) => x !== w);
+          reject(error);
+        },
+        'openSender',
+      );
+      if (!deadline.expired) this.openWaiters.push(w);
+    });
+  }
+
+  shouldAttach(): boolean {
+    return this.state !== 'closing' && this.state !== 'closed' && !this.failure;
+  }
+
+  attachTo(phys: PhysicalConnection): void {
+    const session = phys.engine.begin();
+    const link = session.attachSender({
+      name: this.name,
+      source: { address: this.name },
+      target: { address: this.address },
+      sndSettleMode: this.presettled ? 2 : 0,
+    });
+    link.context = this;
+    session.context = this;
+    this.link = link;
+    this.state = 'attaching';
+    // replay first: queued and in-doubt entries of this sender, original order, before newer sends
+    for (const entry of this.conn.journal.replayOrder()) {
+      if (entry.context.sender === this) this.write(entry);
+    }
+  }
+
+  /** @internal hand a journal entry to the current link (if there is one). */
+  write(entry: JournalEntry<PendingSend>): void {
+    const link = this.link;
+    const ctx = entry.context;
+    if (!link || (this.state !== 'attaching' && this.state !== 'attached')) return;
+    let d: OutgoingDelivery;
+    try {
+      d = link.send(this.nextTag(), entry.bytes, { settled: this.presettled });
+    } catch (e) {
+      // e.g. larger than the peer's max-message-size: never written
+      this.conn.finishSend(
+        ctx,
+        undefined,
+        new ClientError('amqp:link:message-size-exceeded', String(e), { cause: e }),
+      );
+      return;
+    }
+    d.context = ctx;
+    ctx.delivery = d;
+    if (this.presettled) {
+      this.presettledInFlight.add(ctx);
+      this.sweepPresettled();
+    }
+    this.conn.kick();
+  }
+
+  /** @internal journal.markSent once per written delivery (written = may have arrived). */
+  syncWritten(ctx: PendingSend): void {
+    const d = ctx.delivery;
+    if (d?.written && ctx.counted !== d) {
+      ctx.counted = d;
+      this.conn.journal.markSent(ctx.seq);
+    }
+  }
+
+  onEngineEvent(ev: EngineEvent): void {
+    switch (ev.type) {
+      case 'link-attached': {
+        if (ev.link !== this.link) return;
+        if (!ev.attach.target) return; // refused: the detach with the error follows
+        this.state = 'attached';
+        const waiters = this.openWaiters;
+        this.openWaiters = [];
+        for (const w of waiters) w.resolve();
+        this.emit('attached');
+        return;
+      }
+      case 'link-credit':
+        if (ev.link === this.link) this.sweepPresettled();
+        return;
+      case 'delivery-update': {
+        const d = ev.delivery as OutgoingDelivery;
+        const ctx = d.context as PendingSend | undefined;
+        if (!ctx || ctx.done || ctx.delivery !== d) return;
+        if (d.remoteState || d.remoteSettled) {
+          this.syncWritten(ctx);
+          this.conn.finishSend(ctx, d.remoteState ?? { type: 'accepted' });
+        }
+        return;
+      }
+      case 'link-detached':
+        if (ev.link === this.link) this.onDetached(ev.error, ev.closed, ev.byPeer);
+        return;
+      default:
+        return;
+    }
+  }
+
+  onConnectionLost(error: Error): void {
+    this.link = undefined;
+    this.presettledInFlight.clear();
+    if (this.state === 'closing') {
+      this.finishClose();
+      return;
+    }
+    if (this.state === 'closed') return;
+    this.state = 'detached';
+    this.emit('detached', { error, closed: false });
+  }
+
+  fail(error: Error): void {
+    if (this.state === 'closed') return;
+    this.failure = error;
+    this.link = undefined;
+    this.state = 'closed';
+    this.conn.unregister(this);
+    this.rejectAll(error);
+    const waiters = this.openWaiters;
+    this.openWaiters = [];
+    for (const w of waiters) w.reject(error);
+    this.emit('detached', { error, closed: true });
+    if (this.listenerCount('error') > 0) this.emit('error', error);
+  }
+
+  // ------------------------------------------------------------------ internals
+
+  private onDetached(error: AmqpErrorBody | undefined, closed: boolean, byPeer: boolean): void {
+    const link = this.link;
+    this.link = undefined;
+    link?.session.end();
+    this.conn.kick();
+    if (this.state === 'closing') {
+      this.finishClose();
+      return;
+    }
+    if (!byPeer) return;
+    const wasAttached = this.state === 'attached';
+    if (!wasAttached || isPermanentDetach(error, closed)) {
+      // refused, or closed on purpose by the broker: this link cannot exist there
+      this.fail(linkError(error, `attach of sender '${this.name}' to '${this.address}' refused`));
+      return;
+    }
+    // lost under a live connection (session crash, forced detach): fail over the connection so
+    // every written delivery is in doubt and replayed in order on a fresh session
+    this.state = 'detached';
+    this.conn.linkLost(this, linkError(error, `sender '${this.name}' detached by the broker`));
+  }
+
+  private finishClose(): void {
+    this.state = 'closed';
+    this.link = undefined;
+    const w = this.closeWaiter;
+    this.closeWaiter = undefined;
+    this.emit('detached', { closed: true });
+    w?.();
+  }
+
+  private rejectAll(error: Error): void {
+    for (const entry of this.conn.journal.entries()) {
+      if (entry.context.sender === this) this.conn.finishSend(entry.context, undefined, error);
+    }
+    this.conn.rejectWaiters(this, error);
+  }
+
+  private sweepPresettled(): void {
+    for (const ctx of this.presettledInFlight) {
+      const d = ctx.delivery;
+      if (!d || ctx.done) {
+        this.presettledInFlight.delete(ctx);
+        continue;
+      }
+      if (d.status === 'settled') {
+        this.presettledInFlight.delete(ctx);
+        this.syncWritten(ctx);
+        this.conn.finishSend(ctx, { type: 'accepted' });
+      }
+    }
+  }
+
+  private nextTag(): Uint8Array {
+    const n = this.tagCounter++;
+    const tag = new Uint8Array(4);
+    new DataView(tag.buffer).setUint32(0, n >>> 0);
+    return tag;
+  }
+}
+
+function codeOf(e: Error): string {
+  const c = (e as { condition?: unknown }).condition;
+  return typeof c === 'string' ? c : 'quorate:closed';
+}
+
+/** The public outcome for a delivery state the broker sent. */
+export function toOutcome(state: DeliveryState): Outcome {
+  switch (state.type) {
+    case 'accepted':
+      return { state: 'accepted' };
+    case 'released':
+      return { state: 'released' };
+    case 'rejected': {
+      if (!state.error) return { state: 'rejected' };
+      const error: { condition: string; description?: string; info?: Record<string, unknown> } = {
+        condition: state.error.condition,
+      };
+      if (state.error.description !== undefined) error.description = state.error.description;
+      if (state.error.info !== undefined) error.info = state.error.info as Record<string, unknown>;
+      return { state: 'rejected', error };
+    }
+    case 'modified': {
+      const o: Outcome = { state: 'modified' };
+      if (state.deliveryFailed !== undefined) o.deliveryFailed = state.deliveryFailed;
+      if (state.undeliverableHere !== undefined) o.undeliverableHere = state.undeliverableHere;
+      return o;
+    }
+    case 'transactional-state':
+      return state.outcome ? toOutcome(state.outcome) : { state: 'accepted' };
+    default:
+      // 'received' / 'declared' are not outcomes; a settlement carrying them means no outcome
+      return { state: 'accepted' };
+  }
+}
