@@ -79,18 +79,23 @@ const timeless: fc.Arbitrary<Timeless> = fc.oneof(
         queue: fc.constantFrom(...queues),
         consumer: fc.constantFrom(...consumers),
         max: fc.integer({ min: 1, max: 3 }),
+        link: fc.constantFrom('L1', 'L2'),
       },
       { requiredKeys: ['type', 'queue', 'consumer'] },
     ),
   },
   {
     weight: 6,
-    arbitrary: fc.record({
-      type: fc.constant('settle' as const),
-      consumer: fc.constantFrom(...consumers),
-      seqs: fc.uniqueArray(fc.integer({ min: 1, max: 40 }), { maxLength: 3 }),
-      outcome,
-    }),
+    arbitrary: fc.record(
+      {
+        type: fc.constant('settle' as const),
+        consumer: fc.constantFrom(...consumers),
+        seqs: fc.uniqueArray(fc.integer({ min: 1, max: 40 }), { maxLength: 3 }),
+        outcome,
+        link: fc.constantFrom('L1', 'L2'),
+      },
+      { requiredKeys: ['type', 'consumer', 'seqs', 'outcome'] },
+    ),
   },
   {
     weight: 1,

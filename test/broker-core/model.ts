@@ -129,7 +129,7 @@ export class Model {
             this.remove(q, m);
             continue;
           }
-          if (m.undeliverable.includes(e.consumer)) continue;
+          if (m.undeliverable.includes(e.link ?? e.consumer)) continue;
           const a: AcquiredMessage = {
             seq: m.seq,
             queue: e.queue,
@@ -180,8 +180,8 @@ export class Model {
           } else {
             if (o.type === 'modified') {
               if (o.deliveryFailed) m.deliveryCount++;
-              if (o.undeliverableHere && !m.undeliverable.includes(e.consumer))
-                m.undeliverable.push(e.consumer);
+              const link = e.link ?? e.consumer;
+              if (o.undeliverableHere && !m.undeliverable.includes(link)) m.undeliverable.push(link);
             }
             this.backOrDrop(q, m);
           }

@@ -77,6 +77,25 @@ describe('BrokerState: settle outcomes (delivery contract 8)', () => {
     expect(other.deliveryCount).toBe(0);
   });
 
+  it('undeliverable-here marks the link identity, which survives a new attachment of the same link', () => {
+    const d = new Driver();
+    d.declare('q');
+    d.enqueue('q', 'a');
+    const acq = (consumer: string) =>
+      d.state.apply({ type: 'acquire', leaderTime: d.time, queue: 'q', consumer, link: 'cont/L' });
+    const first = acq('cont/L#1').messages[0];
+    d.state.apply({
+      type: 'settle',
+      leaderTime: d.time,
+      consumer: 'cont/L#1',
+      link: 'cont/L',
+      seqs: [first.seq],
+      outcome: { type: 'modified', undeliverableHere: true },
+    });
+    expect(acq('cont/L#2').messages).toEqual([]);
+    expect(d.acquire('q', 'cont/other').messages).toHaveLength(1);
+  });
+
   it('modified{deliveryFailed, undeliverableHere} does both', () => {
     const d = new Driver();
     d.declare('q');

@@ -252,6 +252,7 @@ export class BrokerState {
     const q = this.queues.get(e.queue);
     if (!q) return { type: 'acquire', messages };
     const max = e.max ?? 1;
+    const link = e.link ?? e.consumer;
     let m = q.available.head;
     while (m !== undefined && messages.length < max) {
       const next = m.next;
@@ -259,7 +260,7 @@ export class BrokerState {
         q.available.remove(m);
         q.uncount(m);
         this.retire(m);
-      } else if (m.undeliverable === undefined || !m.undeliverable.includes(e.consumer)) {
+      } else if (m.undeliverable === undefined || !m.undeliverable.includes(link)) {
         q.available.remove(m);
         messages.push(this.takeFor(q, m, e.consumer));
       }
@@ -351,8 +352,9 @@ export class BrokerState {
         case 'modified':
           if (o.deliveryFailed) m.deliveryCount++;
           if (o.undeliverableHere) {
-            if (m.undeliverable === undefined) m.undeliverable = [e.consumer];
-            else if (!m.undeliverable.includes(e.consumer)) m.undeliverable.push(e.consumer);
+            const link = e.link ?? e.consumer;
+            if (m.undeliverable === undefined) m.undeliverable = [link];
+            else if (!m.undeliverable.includes(link)) m.undeliverable.push(link);
           }
           this.makeAvailable(q, m);
           break;

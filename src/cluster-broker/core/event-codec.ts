@@ -59,12 +59,14 @@ export function encodeEvent(e: BrokerEvent): Uint8Array {
       w.str(e.queue);
       w.str(e.consumer);
       w.uint(e.max ?? 1);
+      writeOptionalString(w, e.link);
       break;
     case 'settle':
       w.str(e.consumer);
       w.uint(e.seqs.length);
       for (const s of e.seqs) w.uint(s);
       writeOutcome(w, e.outcome);
+      writeOptionalString(w, e.link);
       break;
     case 'release-consumer':
       w.str(e.consumer);
@@ -74,6 +76,21 @@ export function encodeEvent(e: BrokerEvent): Uint8Array {
       break;
   }
   return w.finish();
+}
+
+function writeOptionalString(w: ByteWriter, s: string | undefined): void {
+  if (s === undefined) w.u8(0);
+  else {
+    w.u8(1);
+    w.str(s);
+  }
+}
+
+function readOptionalString(r: ByteReader): string | undefined {
+  const has = r.u8();
+  if (has === 0) return undefined;
+  if (has !== 1) throw new EventDecodeError(`bad presence byte ${has}`);
+  return r.str();
 }
 
 function writeOutcome(w: ByteWriter, o: SettleOutcome): void {
@@ -158,7 +175,12 @@ export function decodeEvent(bytes: Uint8Array): BrokerEvent {
     case TYPE_CODES.acquire: {
       const queue = r.str();
       const consumer = r.str();
-      e = { type: 'acquire', leaderTime, queue, consumer, max: r.uint() };
+      const max = r.uint();
+      const link = readOptionalString(r);
+      e =
+        link === undefined
+          ? { type: 'acquire', leaderTime, queue, consumer, max }
+          : { type: 'acquire', leaderTime, queue, consumer, max, link };
       break;
     }
     case TYPE_CODES.settle: {
@@ -167,7 +189,12 @@ export function decodeEvent(bytes: Uint8Array): BrokerEvent {
       if (n > r.remaining) throw new EventDecodeError('settle seq count exceeds input');
       const seqs: number[] = new Array(n);
       for (let i = 0; i < n; i++) seqs[i] = r.uint();
-      e = { type: 'settle', leaderTime, consumer, seqs, outcome: readOutcome(r) };
+      const outcome = readOutcome(r);
+      const link = readOptionalString(r);
+      e =
+        link === undefined
+          ? { type: 'settle', leaderTime, consumer, seqs, outcome }
+          : { type: 'settle', leaderTime, consumer, seqs, outcome, link };
       break;
     }
     case TYPE_CODES['release-consumer']:

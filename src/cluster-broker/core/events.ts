@@ -72,13 +72,23 @@ export interface EnqueueEvent {
   deliveryCount?: number;
 }
 
-/** Acquire up to `max` (default 1) messages from `queue` for the link `consumer` (e.g. `containerId/linkName`). */
+/**
+ * Acquire up to `max` (default 1) messages from `queue` for `consumer`: the key that owns the
+ * acquisitions, e.g. `containerId/linkName`, or `containerId/linkName#<attachment>` when
+ * successive attachments of one link must not release each other's messages.
+ */
 export interface AcquireEvent {
   type: 'acquire';
   leaderTime: number;
   queue: string;
   consumer: string;
   max?: number;
+  /**
+   * The link's identity for modified{undeliverableHere} (messages marked undeliverable for this
+   * link are skipped). Default: `consumer`. Set it when `consumer` carries an attachment suffix,
+   * so the mark survives a re-attach of the same link.
+   */
+  link?: string;
 }
 
 /** Settle acquired messages (by sequence number) with one outcome, as a disposition range does. */
@@ -88,6 +98,8 @@ export interface SettleEvent {
   consumer: string;
   seqs: number[];
   outcome: SettleOutcome;
+  /** The link identity modified{undeliverableHere} marks (default `consumer`); see AcquireEvent.link. */
+  link?: string;
 }
 
 /** A link or connection went away: its acquired messages become available, delivery-count unchanged. */
