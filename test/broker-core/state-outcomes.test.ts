@@ -209,14 +209,17 @@ describe('BrokerState: TTL by leader time', () => {
     d.enqueue('q', 'short', { expiresAt: 2_000 });
     d.enqueue('q', 'long', { expiresAt: 5_000 });
     d.enqueue('q', 'forever');
+    expect(d.state.nextExpiryAt()).toBe(2_000);
     d.time = 1_999;
     expect(d.expire().expired).toEqual([]);
     d.time = 2_000;
     expect(d.expire().expired).toEqual([1]);
     expect(d.bodies('q')).toEqual(['long', 'forever']);
+    expect(d.state.nextExpiryAt()).toBe(5_000);
     d.time = 10_000;
     expect(d.expire().expired).toEqual([2]);
     expect(d.bodies('q')).toEqual(['forever']);
+    expect(d.state.nextExpiryAt()).toBeUndefined();
   });
 
   it('time never goes backwards (a new leader with a slow clock)', () => {

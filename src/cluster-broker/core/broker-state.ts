@@ -144,6 +144,15 @@ export class BrokerState {
       );
   }
 
+  /**
+   * The earliest expiry deadline of any message (leader time), or undefined: the proposer can
+   * time its next `expire` event instead of polling. May name a message already gone (a harmless
+   * early expire).
+   */
+  nextExpiryAt(): number | undefined {
+    return this.expiry.peek()?.expiresAt;
+  }
+
   /** Consumer keys holding at least one message. */
   listConsumers(): string[] {
     return [...this.consumers.keys()];
