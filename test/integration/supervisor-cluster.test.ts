@@ -126,6 +126,42 @@ describe('startCluster with stand-in members', () => {
     handle.slow(0);
   });
 
+  it("cutMode 'blackhole' partitions silently and heals", async () => {
+    const handle = await cluster({ nodes: 3, cutMode: 'blackhole' });
+    await expectReachability(handle, () => true, 'full mesh');
+    handle.partition([['n3'], ['n1', 'n2']]);
+    await expectReachability(handle, (from, to) => from !== 'n3' && to !== 'n3', 'n3 black-holed');
+    // Nothing was reset: the stalled connections are still there, just silent.
+    const cutLinks = handle.mesh.stats().filter((link) => link.cut);
+    expect(cutLinks).toHaveLength(4);
+    expect(cutLinks.every((link) => link.activeConnections >= 1 && link.connectionsReset === 0)).toBe(true);
+    handle.heal();
+    await expectReachability(handle, () => true, 'healed mesh');
+  });
+
+  it('restart(id) of a running member replaces it; kill(id) works on a paused member', async () => {
+    const handle = await cluster({ nodes: 3 });
+    const before = handle.members()[0]!;
+    const exits: MemberExit[] = [];
+    handle.supervisor.on('member-exit', (e) => exits.push(e));
+    const after = await handle.restart('n1');
+    expect(after).toMatchObject({ id: 'n1', state: 'running', restarts: 1, amqpPort: before.amqpPort });
+    expect(after.pid).not.toBe(before.pid);
+    expect(processAlive(before.pid!)).toBe(false);
+    expect(exits).toEqual([
+      { id: 'n1', pid: before.pid, code: null, signal: 'SIGTERM', expected: true, willRestart: false },
+    ]);
+    expect(await readStatus(after.amqpPort)).toMatchObject({ id: 'n1', pid: after.pid });
+
+    const n2 = handle.members()[1]!;
+    await handle.pause('n2');
+    await handle.kill('n2');
+    expect(processAlive(n2.pid!)).toBe(false);
+    expect(handle.members()[1]!.state).toBe('dead');
+    await handle.restart('n2');
+    await expectReachability(handle, () => true, 'everyone back');
+  });
+
   it('kill(id) is a real SIGKILL and the member stays down until restart(id)', async () => {
     const handle = await cluster({ nodes: 3 });
     const victim = handle.members().find((m) => m.id === 'n2')!;
