@@ -16,45 +16,21 @@ import {
   encodeAmqpFrameParts,
   encodeHeartbeat,
   encodeProtocolHeader,
-  encodeSaslFrame,
   type Frame,
   FrameReader,
   type Open,
   type Performative,
-  type ProtocolId,
-  type SaslPerformative,
 } from './codec-port.js';
 import { Condition } from './conditions.js';
-import { defaultAuthenticator, identityFrom, SaslCode, saslInitFor } from './sasl.js';
+import { Handshake, type HeaderFrame, type Phase } from './handshake.js';
+import { COPY_LIMIT, coalesceSmall } from './output.js';
 import { Session } from './session.js';
-import type {
-  BeginOptions,
-  ConnectionState,
-  EngineEvent,
-  EngineOptions,
-  Role,
-  SaslClientOptions,
-  SaslIdentity,
-  SaslServerOptions,
-} from './types.js';
+import type { BeginOptions, ConnectionState, EngineEvent, EngineOptions, Role } from './types.js';
 
 const UINT_MAX = 0xffffffff;
 const MIN_MAX_FRAME_SIZE = 512;
-/** Payloads at least this big are not copied into the frame buffer. */
-const COPY_LIMIT = 4096;
 const NO_OUTPUT: Uint8Array[] = [];
 const NO_EVENTS: EngineEvent[] = [];
-
-/** Where the byte stream is: which header or frames we expect next. */
-type Phase = 'header' | 'sasl' | 'auth-pending' | 'amqp' | 'done';
-
-interface HeaderFrame {
-  kind: 'protocol-header';
-  id: ProtocolId;
-  major?: number;
-  minor?: number;
-  revision?: number;
-}
 
 export class ProtocolConnection {
   readonly role: Role;
@@ -72,8 +48,7 @@ export class ProtocolConnection {
   private readonly opts: EngineOptions;
   private readonly reader: FrameReader;
   private phase: Phase = 'header';
-  /** Server: true until the first header arrived (any header is answered then). */
-  private firstHeader = true;
+  private readonly handshake: Handshake;
   private out: Uint8Array[] = [];
   /** Client: frames written while SASL is still in progress, sent right after our Open. */
   private beforeOpen: Uint8Array[] = [];
@@ -114,8 +89,29 @@ export class ProtocolConnection {
     this.localOpen = open;
     this.reader = new FrameReader({ maxFrameSize: MIN_MAX_FRAME_SIZE });
     this.reader.expectProtocolHeader();
+    this.handshake = new Handshake({
+      role: this.role,
+      opts,
+      reader: this.reader,
+      hostname: o.hostname,
+      getState: () => this.state,
+      setState: (st) => {
+        this.state = st;
+      },
+      getPhase: () => this.phase,
+      setPhase: (ph) => {
+        this.phase = ph;
+      },
+      push: (b) => {
+        this.out.push(b);
+      },
+      emit: (e) => this.emit(e),
+      terminate: (c, d) => this.terminate(c, d),
+      sendAmqpHeaderAndOpen: () => this.sendAmqpHeaderAndOpen(),
+      process: () => this.process(),
+    });
     if (this.role === 'client') {
-      if (this.clientSasl) {
+      if (this.handshake.clientUsesSasl) {
         this.state = 'sasl';
         this.out.push(encodeProtocolHeader(3));
       } else {
@@ -295,14 +291,6 @@ export class ProtocolConnection {
 
   // ---------------------------------------------------------------- processing
 
-  private get clientSasl(): SaslClientOptions | undefined {
-    return this.role === 'client' ? (this.opts.sasl as SaslClientOptions | undefined) : undefined;
-  }
-
-  private get serverSasl(): SaslServerOptions {
-    return (this.opts.sasl as SaslServerOptions | undefined) ?? {};
-  }
-
   private flushSessions(): void {
     const d = this.dirty;
     this.dirty = [];
@@ -321,10 +309,10 @@ export class ProtocolConnection {
       if (f === undefined) return;
       switch (f.kind) {
         case 'protocol-header':
-          this.onHeader(f);
+          this.handshake.onHeader(f);
           break;
         case 'sasl':
-          this.onSasl(f.performative);
+          this.handshake.onSasl(f.performative);
           break;
         case 'amqp':
           this.onAmqp(f.channel, f.performative, f.payload);
@@ -344,7 +332,7 @@ export class ProtocolConnection {
       typeof err.description === 'string' ? err.description : String(err.message ?? 'undecodable input');
     this.reportError('connection', condition, description);
     // a server answers a header it cannot parse with the one it supports
-    if (this.role === 'server' && this.firstHeader) {
+    if (this.role === 'server' && this.handshake.firstHeader) {
       this.out.push(encodeProtocolHeader(this.opts.allowNoSasl === false ? 3 : 0));
     }
     this.close({ condition, description });
@@ -384,126 +372,6 @@ export class ProtocolConnection {
       this.beforeOpen = [];
     }
     this.reader.setMaxFrameSize(this.localOpen.maxFrameSize!);
-  }
-
-  private onHeader(h: HeaderFrame): void {
-    const v10 = (h.major ?? 1) === 1 && (h.minor ?? 0) === 0 && (h.revision ?? 0) === 0;
-    if (this.role === 'client') {
-      const want: ProtocolId = this.state === 'sasl' ? 3 : 0;
-      if (h.id !== want || !v10) {
-        this.terminate(Condition.framingError, `peer answered protocol header id ${h.id}, expected ${want}`);
-        return;
-      }
-      this.phase = want === 3 ? 'sasl' : 'amqp';
-      return;
-    }
-    // server
-    const first = this.firstHeader;
-    this.firstHeader = false;
-    const allowBare = this.opts.allowNoSasl !== false;
-    if (first && v10 && h.id === 3) {
-      this.out.push(encodeProtocolHeader(3));
-      this.state = 'sasl';
-      this.phase = 'sasl';
-      const mechs = this.serverSasl.mechanisms ?? ['PLAIN', 'ANONYMOUS'];
-      this.out.push(encodeSaslFrame({ type: 'sasl-mechanisms', body: { saslServerMechanisms: mechs } }));
-      return;
-    }
-    if (v10 && h.id === 0 && (!first || allowBare)) {
-      this.out.push(encodeProtocolHeader(0));
-      this.state = 'opening';
-      this.phase = 'amqp';
-      return;
-    }
-    // unsupported: answer with the header we do support, then close
-    this.out.push(encodeProtocolHeader(!first || allowBare ? 0 : 3));
-    this.terminate(
-      Condition.framingError,
-      `unsupported protocol header id ${h.id} ${h.major}.${h.minor}.${h.revision}`,
-    );
-  }
-
-  private onSasl(p: SaslPerformative): void {
-    if (this.phase !== 'sasl') {
-      this.terminate(Condition.framingError, `unexpected ${p.type}`);
-      return;
-    }
-    const client = this.clientSasl;
-    if (client) {
-      if (p.type === 'sasl-mechanisms') {
-        if (!p.body.saslServerMechanisms.includes(client.mechanism)) {
-          this.terminate(
-            Condition.unauthorizedAccess,
-            `server does not offer ${client.mechanism} (offers ${p.body.saslServerMechanisms.join(', ')})`,
-          );
-          return;
-        }
-        this.out.push(
-          encodeSaslFrame({ type: 'sasl-init', body: saslInitFor(client, this.localOpen.hostname) }),
-        );
-        return;
-      }
-      if (p.type === 'sasl-outcome') {
-        const ok = p.body.code === SaslCode.ok;
-        this.emit({ type: 'sasl-outcome', ok, code: p.body.code, mechanism: client.mechanism });
-        if (!ok) {
-          this.terminate(Condition.unauthorizedAccess, `SASL authentication failed (code ${p.body.code})`);
-          return;
-        }
-        this.reader.expectProtocolHeader();
-        this.sendAmqpHeaderAndOpen();
-        this.phase = 'header';
-        return;
-      }
-      this.terminate(Condition.notImplemented, `unexpected ${p.type} for ${client.mechanism}`);
-      return;
-    }
-    if (p.type !== 'sasl-init') {
-      this.terminate(Condition.framingError, `unexpected ${p.type}`);
-      return;
-    }
-    const mechs = this.serverSasl.mechanisms ?? ['PLAIN', 'ANONYMOUS'];
-    const mechanism = p.body.mechanism;
-    const identity = mechs.includes(mechanism) ? identityFrom(p.body) : undefined;
-    if (!identity) {
-      this.finishAuth(false, mechanism, undefined);
-      return;
-    }
-    const auth = this.serverSasl.authenticate ?? defaultAuthenticator;
-    let verdict: boolean | Promise<boolean>;
-    try {
-      verdict = auth(mechanism, identity);
-    } catch {
-      verdict = false;
-    }
-    if (typeof verdict === 'boolean') {
-      this.finishAuth(verdict, mechanism, identity);
-      return;
-    }
-    this.phase = 'auth-pending';
-    verdict.then(
-      (ok) => this.resumeAfterAuth(ok === true, mechanism, identity),
-      () => this.resumeAfterAuth(false, mechanism, identity),
-    );
-  }
-
-  private resumeAfterAuth(ok: boolean, mechanism: string, identity: SaslIdentityLike): void {
-    if (this.state === 'closed') return;
-    this.finishAuth(ok, mechanism, identity);
-    this.process();
-    this.opts.onAsyncWork?.();
-  }
-
-  private finishAuth(ok: boolean, mechanism: string, identity: SaslIdentityLike): void {
-    const code = ok ? SaslCode.ok : SaslCode.auth;
-    this.out.push(encodeSaslFrame({ type: 'sasl-outcome', body: { code } }));
-    this.emit({ type: 'sasl-outcome', ok, code, mechanism, identity });
-    if (!ok) {
-      this.terminate(Condition.unauthorizedAccess, `SASL ${mechanism} authentication failed`);
-      return;
-    }
-    this.phase = 'header';
-    this.reader.expectProtocolHeader();
   }
 
   private onAmqp(channel: number, p: Performative, payload: Uint8Array | undefined): void {
@@ -616,34 +484,4 @@ export class ProtocolConnection {
     for (let c = 0; c <= max; c++) if (this.sessions[c] === undefined) return c;
     throw new Error('no free channel (channel-max reached)');
   }
-}
-
-type SaslIdentityLike = SaslIdentity | undefined;
-
-/** Merge consecutive buffers smaller than COPY_LIMIT into one; keep big ones as they are. */
-function coalesceSmall(chunks: Uint8Array[]): Uint8Array[] {
-  const res: Uint8Array[] = [];
-  let i = 0;
-  while (i < chunks.length) {
-    if (chunks[i].length >= COPY_LIMIT) {
-      res.push(chunks[i++]);
-      continue;
-    }
-    let j = i;
-    let size = 0;
-    while (j < chunks.length && chunks[j].length < COPY_LIMIT) size += chunks[j++].length;
-    if (j - i === 1) {
-      res.push(chunks[i]);
-    } else {
-      const buf = Buffer.allocUnsafe(size);
-      let o = 0;
-      for (let k = i; k < j; k++) {
-        buf.set(chunks[k], o);
-        o += chunks[k].length;
-      }
-      res.push(buf);
-    }
-    i = j;
-  }
-  return res;
 }
