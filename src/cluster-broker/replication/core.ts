@@ -17,6 +17,7 @@ import type {
   AppendResponseMessage,
   Entry,
   HardState,
+  HeartbeatMessage,
   InitialState,
   Message,
   RaftConfig,
@@ -64,6 +65,8 @@ export class RaftCore {
   private progress = new Map<string, Progress>();
 
   private outbox: Message[] = [];
+  /** Messages that depend on no pending write (see takeEagerMessages). */
+  private eagerOutbox: Message[] = [];
   private hardStateDirty = false;
   private snapshotToPersist: Snapshot | undefined;
   private snapshotToRestore: Snapshot | undefined;
@@ -169,7 +172,7 @@ export class RaftCore {
       }
       if (now >= this.heartbeatDue) {
         this.heartbeatDue = now + this.heartbeatInterval;
-        for (const p of this.peers) this.sendAppend(p, true);
+        for (const p of this.peers) this.sendHeartbeat(p);
       }
       return;
     }
@@ -211,11 +214,11 @@ export class RaftCore {
       } else if (m.type === 'vote-response' && m.pre && m.granted) {
         // a granted pre-vote carries the term we would campaign in; nothing to adopt
       } else {
-        const leader = m.type === 'append' || m.type === 'snapshot' ? m.from : null;
+        const leader = m.type === 'append' || m.type === 'snapshot' || m.type === 'heartbeat' ? m.from : null;
         this.becomeFollower(m.term, leader);
       }
     } else if (m.term < this.term) {
-      if (m.type === 'append' || m.type === 'snapshot') {
+      if (m.type === 'append' || m.type === 'snapshot' || m.type === 'heartbeat') {
         // tell the stale leader about the newer term
         this.send(this.appendResponse(m.from, false, 0, 0, 0));
       } else if (m.type === 'vote') {
@@ -238,8 +241,15 @@ export class RaftCore {
         if (this.role !== 'follower') this.becomeFollower(this.term, m.from);
         this.handleSnapshot(m);
         break;
+      case 'heartbeat':
+        if (this.role !== 'follower') this.becomeFollower(this.term, m.from);
+        this.handleHeartbeat(m);
+        break;
       case 'append-response':
         if (this.role === 'leader') this.handleAppendResponse(m);
+        break;
+      case 'heartbeat-response':
+        if (this.role === 'leader') this.handleHeartbeatResponse(m.from);
         break;
     }
   }
@@ -247,7 +257,14 @@ export class RaftCore {
   // ---- output ------------------------------------------------------------------------------
 
   hasReady(): boolean {
-    if (this.outbox.length > 0 || this.hardStateDirty || this.snapshotToPersist) return true;
+    if (
+      this.outbox.length > 0 ||
+      this.eagerOutbox.length > 0 ||
+      this.hardStateDirty ||
+      this.snapshotToPersist
+    ) {
+      return true;
+    }
     if (this.log.handedOut < this.log.lastIndex() || this.commit > this.applied) return true;
     if (this.role === 'leader') {
       for (const p of this.peers) if (this.wantsAppend(this.progress.get(p)!)) return true;
@@ -256,8 +273,22 @@ export class RaftCore {
     return s.role !== this.role || s.term !== this.term || s.leaderId !== this.leader;
   }
 
+  /**
+   * Messages the driver MAY send at once, even while a Ready is being persisted, because they
+   * depend on nothing unpersisted: the leader's appends, snapshots and heartbeats (its term was
+   * durable before it could win, and it counts its own log toward commit only once durable, as in
+   * etcd/raft) and followers' heartbeat-responses (they claim nothing about the log or votes).
+   * A driver that never calls this gets them in the next Ready's `messages` instead.
+   */
+  takeEagerMessages(): Message[] {
+    if (this.role === 'leader') for (const p of this.peers) this.sendAppend(p);
+    const out = this.eagerOutbox;
+    this.eagerOutbox = [];
+    return out;
+  }
+
   takeReady(): Ready {
-    if (this.role === 'leader') for (const p of this.peers) this.sendAppend(p, false);
+    if (this.role === 'leader') for (const p of this.peers) this.sendAppend(p);
     const entries = this.log.takeUnpersisted();
     const hardState: HardState | undefined = this.hardStateDirty
       ? { term: this.term, vote: this.vote }
@@ -281,8 +312,9 @@ export class RaftCore {
     const s = this.lastSoft;
     const softChanged = s.role !== soft.role || s.term !== soft.term || s.leaderId !== soft.leaderId;
     this.lastSoft = soft;
-    const messages = this.outbox;
+    const messages = this.eagerOutbox.length > 0 ? [...this.eagerOutbox, ...this.outbox] : this.outbox;
     this.outbox = [];
+    this.eagerOutbox = [];
     return {
       persist,
       messages,
@@ -366,7 +398,7 @@ export class RaftCore {
     // A no-op of the new term: committing it commits every earlier entry (Raft 5.4.2).
     this.log.append({ index: this.log.lastIndex() + 1, term: this.term, data: null });
     this.heartbeatDue = this.now + this.heartbeatInterval;
-    for (const p of this.peers) this.sendAppend(p, true);
+    for (const p of this.peers) this.sendAppend(p);
     if (this.peers.length === 0) this.maybeCommit();
   }
 
@@ -492,6 +524,16 @@ export class RaftCore {
     this.send(this.appendResponse(m.from, true, lastNew, 0, 0));
   }
 
+  private handleHeartbeat(m: HeartbeatMessage): void {
+    this.leader = m.from;
+    this.lastLeaderContact = this.now;
+    this.resetElectionDeadline();
+    // m.commit <= our acknowledged match, so we hold those entries and they match the leader's
+    const c = Math.min(m.commit, this.log.lastIndex());
+    if (c > this.commit) this.commit = c;
+    this.eagerOutbox.push({ type: 'heartbeat-response', from: this.id, to: m.from, term: this.term });
+  }
+
   private handleSnapshot(m: SnapshotMessage): void {
     this.leader = m.from;
     this.lastLeaderContact = this.now;
@@ -518,26 +560,41 @@ export class RaftCore {
     return pr.next <= this.log.lastIndex() && pr.inflight.length < this.maxInflight;
   }
 
-  /** Send the follower what it is missing; `heartbeat` sends even when there is nothing new. */
-  private sendAppend(to: string, heartbeat: boolean): void {
+  private sendHeartbeat(to: string): void {
     const pr = this.progress.get(to)!;
-    if (pr.mode === 'snapshot') {
-      if (heartbeat && this.now - pr.snapshotSentAt > this.electionMax * 2) pr.becomeProbe(pr.match + 1);
-      else return;
-    }
-    if (!heartbeat && !this.wantsAppend(pr)) return;
+    const commit = Math.min(pr.match, this.commit);
+    this.eagerOutbox.push({ type: 'heartbeat', from: this.id, to, term: this.term, commit });
+  }
+
+  /**
+   * A follower answered a heartbeat. Restart replication that may have stalled on lost messages:
+   * a probe is re-sent; a snapshot or a pipeline with no answer for a while restarts as a probe.
+   */
+  private handleHeartbeatResponse(from: string): void {
+    const pr = this.progress.get(from);
+    if (!pr) return;
+    pr.lastHeard = this.now;
+    const stalled = this.now - pr.lastProgress > this.electionMax * 2;
+    if (pr.mode === 'probe') pr.paused = false;
+    else if (stalled && (pr.mode === 'snapshot' || pr.inflight.length > 0)) pr.becomeProbe(pr.match + 1);
+    if (pr.match < this.log.lastIndex() || pr.mode === 'probe') this.sendAppend(from);
+  }
+
+  /** Send the follower what it is missing (if its flow control allows). */
+  private sendAppend(to: string): void {
+    const pr = this.progress.get(to)!;
+    if (!this.wantsAppend(pr)) return;
     const prevIndex = pr.next - 1;
     const prevTerm = this.log.term(prevIndex);
     if (prevTerm === undefined) {
       // compacted away: the follower needs the snapshot
       const snap = this.log.snapshot!;
       pr.becomeSnapshot(snap.index, this.now);
-      this.send({ type: 'snapshot', from: this.id, to, term: this.term, snapshot: snap });
+      this.eagerOutbox.push({ type: 'snapshot', from: this.id, to, term: this.term, snapshot: snap });
       return;
     }
-    const room = pr.mode !== 'replicate' || pr.inflight.length < this.maxInflight;
-    const entries = room ? this.log.slice(pr.next, this.log.lastIndex(), this.maxBytesPerAppend) : [];
-    this.send({
+    const entries = this.log.slice(pr.next, this.log.lastIndex(), this.maxBytesPerAppend);
+    this.eagerOutbox.push({
       type: 'append',
       from: this.id,
       to,
@@ -560,20 +617,21 @@ export class RaftCore {
     const pr = this.progress.get(m.from);
     if (!pr) return;
     pr.lastHeard = this.now;
+    pr.lastProgress = this.now;
     if (m.success) {
       const advanced = pr.acknowledge(m.matchIndex);
       if (pr.mode === 'probe' || (pr.mode === 'snapshot' && pr.match >= pr.pendingSnapshot))
         pr.becomeReplicate();
       else if (pr.mode === 'replicate' && pr.next <= pr.match) pr.next = pr.match + 1;
       if (advanced) this.maybeCommit();
-      this.sendAppend(m.from, false);
+      this.sendAppend(m.from);
       return;
     }
     if (m.rejectedPrev <= pr.match) return; // stale
     if (pr.mode === 'probe' && m.rejectedPrev !== pr.next - 1) return; // answer to an older probe
     if (pr.mode === 'snapshot') return;
     pr.becomeProbe(Math.min(m.rejectedPrev, m.hintIndex + 1));
-    this.sendAppend(m.from, false);
+    this.sendAppend(m.from);
   }
 
   private maybeCommit(): void {

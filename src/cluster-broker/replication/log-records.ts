@@ -22,15 +22,18 @@ function record(body: Buffer): Buffer {
   return out;
 }
 
+/** One allocation per entry record: header, then body built in place. */
 export function entryRecord(e: Entry): Buffer {
   const n = e.data ? e.data.length : 0;
-  const body = Buffer.allocUnsafe(18 + n);
-  body[0] = KIND_ENTRY;
-  body.writeDoubleBE(e.index, 1);
-  body.writeDoubleBE(e.term, 9);
-  body[17] = e.data ? 1 : 0;
-  if (e.data) body.set(e.data, 18);
-  return record(body);
+  const out = Buffer.allocUnsafe(HEADER + 18 + n);
+  out.writeUInt32BE(18 + n, 0);
+  out[HEADER] = KIND_ENTRY;
+  out.writeDoubleBE(e.index, HEADER + 1);
+  out.writeDoubleBE(e.term, HEADER + 9);
+  out[HEADER + 17] = e.data ? 1 : 0;
+  if (e.data) out.set(e.data, HEADER + 18);
+  out.writeUInt32BE(crc32(out.subarray(HEADER)), 4);
+  return out;
 }
 
 export function truncateRecord(from: number): Buffer {

@@ -15,12 +15,15 @@ export class Progress {
   inflight: number[] = [];
   /** Time of the last answer from this follower (check-quorum). */
   lastHeard: number;
+  /** Time of the last append-response (replication is moving). */
+  lastProgress: number;
   pendingSnapshot = 0;
   snapshotSentAt = Number.NEGATIVE_INFINITY;
 
   constructor(next: number, now: number) {
     this.next = next;
     this.lastHeard = now;
+    this.lastProgress = now;
   }
 
   becomeProbe(next: number): void {
@@ -41,6 +44,7 @@ export class Progress {
     this.mode = 'snapshot';
     this.pendingSnapshot = index;
     this.snapshotSentAt = now;
+    this.lastProgress = now;
     this.inflight = [];
   }
 

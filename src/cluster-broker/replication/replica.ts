@@ -12,8 +12,7 @@ import { FileStorage } from './file-storage.js';
 import type { Logger } from './logger.js';
 import { type PeerAddress, TcpTransport } from './tcp-transport.js';
 import type { Entry, RaftConfig, Ready, Role, Snapshot, SoftState } from './types.js';
-import type { WireCodec } from './wire.js';
-import { binaryWireCodec } from './wire-binary.js';
+import { amqpWireCodec, type WireCodec } from './wire.js';
 
 /** The application replicated by the log (the broker's event applier). */
 export interface StateMachine {
@@ -40,6 +39,7 @@ export interface ReplicaOptions {
   readonly groupCommit?: boolean;
   /** Compact after this many applied entries (default 10000; 0 never). Needs stateMachine.snapshot. */
   readonly snapshotEvery?: number;
+  /** Message encoding between members; default AMQP values (`amqpWireCodec`). */
   readonly codec?: WireCodec;
   readonly logger?: Logger;
   /** Monotonic milliseconds; default performance.now. */
@@ -119,7 +119,7 @@ export class Replica extends EventEmitter<ReplicaEvents> {
       clusterId: opts.clusterId,
       listen,
       peers: opts.members,
-      codec: opts.codec ?? binaryWireCodec,
+      codec: opts.codec ?? amqpWireCodec,
       onMessage: (m) => replica?.onMessage(m),
       ...(opts.logger ? { logger: opts.logger } : {}),
     });
@@ -214,12 +214,18 @@ export class Replica extends EventEmitter<ReplicaEvents> {
     this.kick();
   }
 
+  /**
+   * After a burst of inputs (one microtask later, so proposals of one turn batch together): send
+   * the leader's appends at once (they need no fsync here), and run the Ready loop if idle.
+   */
   private kick(): void {
-    if (this.scheduled || this.busy || this.closed) return;
+    if (this.scheduled || this.closed) return;
     this.scheduled = true;
     queueMicrotask(() => {
       this.scheduled = false;
-      if (!this.busy && !this.closed && this.core.hasReady()) this.loopDone = this.loop();
+      if (this.closed) return;
+      for (const m of this.core.takeEagerMessages()) this.transport.send(m);
+      if (!this.busy && this.core.hasReady()) this.loopDone = this.loop();
     });
   }
 
@@ -264,6 +270,8 @@ export class Replica extends EventEmitter<ReplicaEvents> {
     }
     this.core.advance(r);
     this.maybeCompact();
+    // advancing may commit (leader): tell followers now rather than with the next heartbeat
+    for (const m of this.core.takeEagerMessages()) this.transport.send(m);
   }
 
   private applyEntry(e: Entry): void {

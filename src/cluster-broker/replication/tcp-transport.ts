@@ -37,22 +37,41 @@ export interface TcpTransportOptions {
   readonly maxQueued?: number;
 }
 
-/** Splits a byte stream into length-prefixed frames; keeps only the unfinished tail. */
+/**
+ * Splits a byte stream into length-prefixed frames. Chunks of a large frame are collected and
+ * joined once, when the whole frame is there (not re-copied on every chunk).
+ */
 export class FrameSplitter {
-  private buf: Buffer = Buffer.alloc(0);
+  private chunks: Buffer[] = [];
+  private total = 0;
+  /** Bytes needed before the next frame can be cut (header, then header + body). */
+  private needed = 4;
   constructor(private readonly maxFrame: number) {}
 
   push(chunk: Buffer, onFrame: (frame: Buffer) => void): void {
-    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+    this.chunks.push(chunk);
+    this.total += chunk.length;
+    if (this.total < this.needed) return;
+    let buf = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.total);
     let off = 0;
-    while (this.buf.length - off >= 4) {
-      const len = this.buf.readUInt32BE(off);
+    for (;;) {
+      const avail = buf.length - off;
+      if (avail < 4) {
+        this.needed = 4;
+        break;
+      }
+      const len = buf.readUInt32BE(off);
       if (len > this.maxFrame) throw new Error(`frame of ${len} bytes exceeds ${this.maxFrame}`);
-      if (this.buf.length - off - 4 < len) break;
-      onFrame(this.buf.subarray(off + 4, off + 4 + len));
+      if (avail - 4 < len) {
+        this.needed = 4 + len;
+        break;
+      }
+      onFrame(buf.subarray(off + 4, off + 4 + len));
       off += 4 + len;
     }
-    this.buf = off === this.buf.length ? Buffer.alloc(0) : this.buf.subarray(off);
+    buf = buf.subarray(off);
+    this.chunks = buf.length > 0 ? [buf] : [];
+    this.total = buf.length;
   }
 }
 
@@ -160,7 +179,10 @@ export class TcpTransport {
     }
     const chunks = o.pending;
     o.pending = [];
-    o.socket.write(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    // corked writes go out as one writev
+    o.socket.cork();
+    for (const c of chunks) o.socket.write(c);
+    o.socket.uncork();
   }
 
   private dial(o: Outbound): void {

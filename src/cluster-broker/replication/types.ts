@@ -68,6 +68,20 @@ export interface VoteResponseMessage extends MessageBase {
   readonly granted: boolean;
 }
 
+/**
+ * Leader liveness (as in etcd/raft): no log check. `commit` is min(leader commit, follower match),
+ * so the follower already holds those entries. The follower answers at once with a
+ * heartbeat-response, which depends on no write (it only says "I follow you in this term").
+ */
+export interface HeartbeatMessage extends MessageBase {
+  readonly type: 'heartbeat';
+  readonly commit: number;
+}
+
+export interface HeartbeatResponseMessage extends MessageBase {
+  readonly type: 'heartbeat-response';
+}
+
 /** InstallSnapshot, sent whole (the broker's state is small enough for one frame). */
 export interface SnapshotMessage extends MessageBase {
   readonly type: 'snapshot';
@@ -79,7 +93,9 @@ export type Message =
   | AppendResponseMessage
   | VoteMessage
   | VoteResponseMessage
-  | SnapshotMessage;
+  | SnapshotMessage
+  | HeartbeatMessage
+  | HeartbeatResponseMessage;
 
 /**
  * Writes the driver must make durable (one fsync is enough for all of them) BEFORE it sends any

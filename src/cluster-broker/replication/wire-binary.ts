@@ -10,6 +10,15 @@ import type { Hello, WireCodec } from './wire.js';
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 const NULL_LEN = 0xffffffff;
+const TYPE_CODES: Record<Message['type'], number> = {
+  append: 1,
+  'append-response': 2,
+  vote: 3,
+  'vote-response': 4,
+  snapshot: 5,
+  heartbeat: 6,
+  'heartbeat-response': 7,
+};
 
 class Out {
   buf: Uint8Array;
@@ -97,7 +106,7 @@ export const binaryWireCodec: WireCodec = {
     const size =
       m.type === 'append' ? 64 + m.entries.reduce((n, e) => n + 24 + (e.data?.length ?? 0), 0) : 64;
     const o = new Out(m.type === 'snapshot' ? 64 + m.snapshot.data.length : size);
-    o.u8({ append: 1, 'append-response': 2, vote: 3, 'vote-response': 4, snapshot: 5 }[m.type]);
+    o.u8(TYPE_CODES[m.type]);
     o.str(m.from);
     o.str(m.to);
     o.num(m.term);
@@ -132,6 +141,11 @@ export const binaryWireCodec: WireCodec = {
         o.num(m.snapshot.index);
         o.num(m.snapshot.term);
         o.bytes(m.snapshot.data);
+        break;
+      case 'heartbeat':
+        o.num(m.commit);
+        break;
+      case 'heartbeat-response':
         break;
     }
     return o.done();
@@ -174,6 +188,10 @@ export const binaryWireCodec: WireCodec = {
         const data = i.bytes() ?? new Uint8Array(0);
         return { type: 'snapshot', from, to, term, snapshot: { index, term: snapTerm, data } };
       }
+      case 6:
+        return { type: 'heartbeat', from, to, term, commit: i.num() };
+      case 7:
+        return { type: 'heartbeat-response', from, to, term };
       default:
         throw new ReplicationError('amqp:decode-error', `replication wire: unknown type ${type}`);
     }

@@ -9,6 +9,8 @@
  *   vote:            [3, from, to, term, pre, lastIndex, lastTerm]
  *   vote-response:   [4, from, to, term, pre, granted]
  *   snapshot:        [5, from, to, term, index, snapTerm, data]
+ *   heartbeat:       [6, from, to, term, commit]
+ *   heartbeat-resp:  [7, from, to, term]
  */
 import { decodeValue, encodeValue } from '../../codec/index.js';
 import type { AmqpValue } from '../../codec/values.js';
@@ -96,6 +98,10 @@ export const amqpWireCodec: WireCodec = {
         return encodeValue([4, m.from, m.to, m.term, m.pre, m.granted]);
       case 'snapshot':
         return encodeValue([5, m.from, m.to, m.term, m.snapshot.index, m.snapshot.term, m.snapshot.data]);
+      case 'heartbeat':
+        return encodeValue([6, m.from, m.to, m.term, m.commit]);
+      case 'heartbeat-response':
+        return encodeValue([7, m.from, m.to, m.term]);
     }
   },
 
@@ -139,6 +145,10 @@ export const amqpWireCodec: WireCodec = {
           term,
           snapshot: { index: num(f[4]), term: num(f[5]), data: bin(f[6]) },
         };
+      case 6:
+        return { type: 'heartbeat', from, to, term, commit: num(f[4]) };
+      case 7:
+        return { type: 'heartbeat-response', from, to, term };
       default:
         return bad(`unknown message type ${String(f[0])}`);
     }

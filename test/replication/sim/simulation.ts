@@ -87,6 +87,10 @@ function describe(m: Message): string {
       return `${m.pre ? 'pre-vote' : 'vote'}-resp ${m.from}->${m.to} t${m.term} ${m.granted ? 'granted' : 'denied'}`;
     case 'snapshot':
       return `snapshot ${m.from}->${m.to} t${m.term} idx=${m.snapshot.index}@${m.snapshot.term}`;
+    case 'heartbeat':
+      return `heartbeat ${m.from}->${m.to} t${m.term} c=${m.commit}`;
+    case 'heartbeat-response':
+      return `heartbeat-resp ${m.from}->${m.to} t${m.term}`;
   }
 }
 
@@ -119,6 +123,8 @@ export class Simulation {
   /** Mean gap between faults (ms), and the chance a member crashes just before an fsync completes. */
   private readonly faultGap: number;
   private readonly crashAtFsync: number;
+  /** Send leader appends before the leader's own fsync (as the TCP driver does). */
+  private readonly eagerLeader: boolean;
 
   constructor(private readonly opts: SimOptions) {
     this.rng = new Rng(opts.seed);
@@ -131,6 +137,7 @@ export class Simulation {
     this.maxBytes = this.rng.pick([20, 40, 1 << 20]);
     this.faultGap = this.rng.pick([30, 100, 300]);
     this.crashAtFsync = this.rng.pick([0, 0.003, 0.02]);
+    this.eagerLeader = this.rng.chance(0.75);
     this.nodes = this.ids.map((id) => ({
       id,
       up: false,
@@ -283,6 +290,7 @@ export class Simulation {
   private pump(i: number): void {
     const node = this.nodes[i]!;
     const core = node.core!;
+    if (this.eagerLeader) for (const m of core.takeEagerMessages()) this.send(m);
     if (!node.inflight && core.hasReady()) {
       const r = core.takeReady();
       this.checker.onLogEntries(node.id, r.persist.entries, core);
