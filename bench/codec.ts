@@ -182,6 +182,52 @@ function pairs(): Pair[] {
     ours: () => readOurs(oursFlow),
     rhea: () => F.read_frame(rheaFlowBytes),
   });
+  // rhea's read_frame is lazy (fields are unwrapped by getters on access); an engine reads them
+  // all, so also compare against read_frame + reading every field
+  const touch = (b: Buffer, names: string[]) => {
+    const p = (F.read_frame(b) as { performative: Loose }).performative;
+    let x = 0;
+    for (const n of names) if (p[n] !== undefined) x++;
+    return x;
+  };
+  const transferFields = [
+    'handle',
+    'delivery_id',
+    'delivery_tag',
+    'message_format',
+    'settled',
+    'more',
+    'rcv_settle_mode',
+    'state',
+    'resume',
+    'aborted',
+    'batchable',
+  ];
+  const flowFields = [
+    'next_incoming_id',
+    'incoming_window',
+    'next_outgoing_id',
+    'outgoing_window',
+    'handle',
+    'delivery_count',
+    'link_credit',
+    'available',
+    'drain',
+    'echo',
+    'properties',
+  ];
+  out.push({
+    case: '(d) transfer frame, rhea fields read',
+    op: 'decode',
+    ours: () => readOurs(oursTransfer),
+    rhea: () => touch(rheaTransferBytes, transferFields),
+  });
+  out.push({
+    case: '(d) flow frame, rhea fields read',
+    op: 'decode',
+    ours: () => readOurs(oursFlow),
+    rhea: () => touch(rheaFlowBytes, flowFields),
+  });
   return out;
 }
 

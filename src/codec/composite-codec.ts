@@ -233,21 +233,56 @@ export function readCompositeBody(d: Decoder, def: CompositeDef, out: Obj = {}):
   const oldEnd = d.compound(code);
   const count = d.count;
   const fields = def.fields;
-  for (let i = 0; i < count; i++) {
-    if (i >= fields.length) {
-      d.skip(); // fields of a later protocol version: ignore
-      continue;
-    }
-    const fd = fields[i];
-    const v = fd.multiple ? readMultiple(d, fd, def) : readField(d, fd.type, def, fd);
-    if (v !== undefined) out[fd.name] = v;
-    else if (fd.mandatory) throw decodeError(`${def.name}: mandatory field ${fd.specName} is null`);
-  }
+  fieldReader(def)(d, out, Math.min(count, fields.length));
+  for (let i = fields.length; i < count; i++) d.skip(); // fields of a later protocol version: ignore
   if (count <= def.lastMandatory)
     throw decodeError(`${def.name}: mandatory field ${fields[def.lastMandatory].specName} missing`);
   d.leave(oldEnd);
   d.depth--;
   return out;
+}
+
+type FieldsReader = (d: Decoder, out: Obj, n: number) => void;
+const READERS = new Map<CompositeDef, FieldsReader>();
+
+/** read one field of `def` (undefined for null); throws for a null mandatory field */
+function readOne(d: Decoder, def: CompositeDef, fd: FieldDef): unknown {
+  const v = fd.multiple ? readMultiple(d, fd, def) : readField(d, fd.type, def, fd);
+  if (v === undefined && fd.mandatory)
+    throw decodeError(`${def.name}: mandatory field ${fd.specName} is null`);
+  return v;
+}
+
+/**
+ * The field loop of `def`, compiled once from its field table into straight-line code with
+ * literal property names: generic keyed stores (`out[name] = v`) over ~40 composite shapes go
+ * megamorphic and dominated frame decoding. The generated code only calls `readOne` per field.
+ */
+function fieldReader(def: CompositeDef): FieldsReader {
+  let r = READERS.get(def);
+  if (r !== undefined) return r;
+  const fields = def.fields;
+  if (fields.every((f) => /^[a-zA-Z]+$/.test(f.name))) {
+    const lines = fields.map(
+      (f, i) =>
+        `if (n <= ${i}) return; v = readOne(d, def, fields[${i}]); if (v !== undefined) out.${f.name} = v;`,
+    );
+    r = new Function(
+      'readOne',
+      'def',
+      'fields',
+      `return function (d, out, n) { let v; ${lines.join(' ')} };`,
+    )(readOne, def, fields) as FieldsReader;
+  } else {
+    r = (d, out, n) => {
+      for (let i = 0; i < n; i++) {
+        const v = readOne(d, def, fields[i]);
+        if (v !== undefined) out[fields[i].name] = v;
+      }
+    };
+  }
+  READERS.set(def, r);
+  return r;
 }
 
 function mismatch(def: CompositeDef, fd: FieldDef | undefined, expected: string, code: number): never {

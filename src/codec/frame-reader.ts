@@ -122,7 +122,7 @@ export class FrameReader {
       }
       return { bytes: first, start };
     }
-    const out = new Uint8Array(n);
+    const out = Buffer.allocUnsafe(n);
     let filled = 0;
     while (filled < n) {
       const c = this.chunks[0];
