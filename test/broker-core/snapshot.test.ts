@@ -124,6 +124,9 @@ describe('event codec', () => {
     expect(() => decodeEvent(Uint8Array.from([1, 99, ...ok.subarray(2)]))).toThrow(/type/);
     expect(() => decodeEvent(ok.subarray(0, ok.length - 1))).toThrow();
     expect(() => decodeEvent(Uint8Array.from([...ok, 0]))).toThrow(/trailing/);
+    // bad UTF-8 in the queue name: a decode error carrying its AMQP condition
+    const bad = Uint8Array.from([...ok.subarray(0, 10), 1, 0xff]);
+    expect(() => decodeEvent(bad)).toThrow(expect.objectContaining({ condition: 'amqp:decode-error' }));
   });
 
   it('encodes non-ASCII queue names and dedup keys', () => {

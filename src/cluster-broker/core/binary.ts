@@ -5,6 +5,8 @@
  * that must never be base64'd or JSON'd.
  */
 
+import { AmqpEncodeError, AmqpError } from '../../errors.js';
+
 const textEncoder = new TextEncoder();
 const textDecoder = new TextDecoder('utf-8', { fatal: true });
 
@@ -40,7 +42,7 @@ export class ByteWriter {
 
   /** Unsigned varint for non-negative safe integers. */
   uint(v: number): void {
-    if (!Number.isSafeInteger(v) || v < 0) throw new RangeError(`not a non-negative safe integer: ${v}`);
+    if (!Number.isSafeInteger(v) || v < 0) throw new AmqpEncodeError(`not a non-negative safe integer: ${v}`);
     this.ensure(8);
     while (v >= 0x80) {
       this.buf[this.pos++] = (v % 0x80) | 0x80;
@@ -90,7 +92,13 @@ function isAscii(s: string): boolean {
   return true;
 }
 
-export class ByteReaderError extends RangeError {}
+/** Bytes of the broker's own layouts (events, snapshots) that do not decode: 'amqp:decode-error'. */
+export class ByteReaderError extends AmqpError {
+  constructor(description: string) {
+    super('amqp:decode-error', description);
+    this.name = 'ByteReaderError';
+  }
+}
 
 export class ByteReader {
   private pos: number;
@@ -152,7 +160,12 @@ export class ByteReader {
   str(): string {
     const n = this.uint();
     this.need(n);
-    const s = textDecoder.decode(this.buf.subarray(this.pos, this.pos + n));
+    let s: string;
+    try {
+      s = textDecoder.decode(this.buf.subarray(this.pos, this.pos + n));
+    } catch {
+      throw new ByteReaderError('invalid UTF-8 in a string');
+    }
     this.pos += n;
     return s;
   }

@@ -27,7 +27,12 @@ const ENQ_DEDUP = 1;
 const ENQ_EXPIRES = 2;
 const ENQ_DELIVERY_COUNT = 4;
 
-export class EventDecodeError extends ByteReaderError {}
+export class EventDecodeError extends ByteReaderError {
+  constructor(description: string) {
+    super(description);
+    this.name = 'EventDecodeError';
+  }
+}
 
 export function encodeEvent(e: BrokerEvent): Uint8Array {
   const w = new ByteWriter(e.type === 'enqueue' ? e.message.length + 64 + e.queue.length * 3 : 64);
