@@ -264,7 +264,7 @@ describe('ProxyMesh', () => {
     expect(stats.filter((s) => s.bytesToTarget > 0)).toHaveLength(1);
   });
 
-  it('partitions any shape, isolates unnamed members, and heals', async () => {
+  it('partitions any shape (unnamed members together), rings, and heals', async () => {
     const { mesh: m, ids } = await mesh(5);
     const matrix = (): string =>
       ids.map((from) => ids.map((to) => (m.canReach(from, to) ? '1' : '0')).join('')).join(' ');
@@ -277,7 +277,9 @@ describe('ProxyMesh', () => {
     ]);
     expect(matrix()).toBe('11000 11000 00111 00111 00111');
     m.partition([['n1', 'n2', 'n3']]);
-    expect(matrix()).toBe('11100 11100 11100 00010 00001');
+    expect(matrix()).toBe('11100 11100 11100 00011 00011');
+    m.partition([['n1'], ['n2'], ['n3', 'n4']]);
+    expect(matrix()).toBe('10000 01000 00110 00110 00001');
     m.ring();
     expect(matrix()).toBe('11001 11100 01110 00111 10011');
     m.heal();

@@ -98,8 +98,9 @@ export class ProxyMesh {
 
   /**
    * Cuts every link between members of different groups and heals every link inside a group.
-   * Members named in no group are isolated (each is a group of its own). Any shape works: one
-   * member alone (`[['n1'], ['n2','n3']]`), minority/majority, or more than two sides.
+   * Members named in no group form one more group together (`[['n1']]` cuts n1 off from the
+   * rest). Any shape works: one member alone, minority/majority, or more than two sides.
+   * Replaces any earlier partition or ring.
    */
   partition(groups: readonly (readonly string[])[]): void {
     const groupOf = new Map<string, number>();
@@ -111,8 +112,7 @@ export class ProxyMesh {
         groupOf.set(id, index);
       }
     });
-    let lone = groups.length;
-    for (const id of this.ids) if (!groupOf.has(id)) groupOf.set(id, lone++);
+    for (const id of this.ids) if (!groupOf.has(id)) groupOf.set(id, groups.length);
     this.applyReachability((from, to) => groupOf.get(from) === groupOf.get(to));
   }
 

@@ -57,7 +57,10 @@ export interface ClusterHandle {
   pause(id: string): Promise<void>;
   /** SIGCONT. */
   resume(id: string): Promise<void>;
-  /** Cuts every link between groups (members named in no group are isolated). */
+  /**
+   * Cuts every link between groups and heals every link inside one. Members named in no group
+   * form one more group together: `partition([['n1']])` cuts n1 off from the rest.
+   */
   partition(groups: readonly (readonly string[])[]): void;
   /** Each member reaches only its two neighbours in `order` (default n1..nN). */
   ring(order?: readonly string[]): void;
