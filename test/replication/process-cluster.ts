@@ -156,6 +156,10 @@ export interface ProcessClusterOptions {
   electionMin?: number;
   electionMax?: number;
   heartbeat?: number;
+  /** Listening ports of the members (default: free ports). */
+  ports?: number[];
+  /** A member's `--peers` value (default: every member at its own port), e.g. via a ProxyMesh. */
+  peersArg?: (id: string) => string;
 }
 
 export class ProcessCluster {
@@ -170,11 +174,12 @@ export class ProcessCluster {
     const n = opts.size ?? 3;
     const root = mkdtempSync(path.join(os.tmpdir(), 'quorate-repl-'));
     const c = new ProcessCluster(root);
-    const ports = await freePorts(n);
+    const ports = opts.ports ?? (await freePorts(n));
     const ids = ports.map((_, i) => `n${i + 1}`);
-    const peers = ids.map((id, i) => `${id}=127.0.0.1:${ports[i]}`).join(',');
+    const direct = ids.map((id, i) => `${id}=127.0.0.1:${ports[i]}`).join(',');
     for (const id of ids) {
       const dir = path.join(root, id);
+      const peers = opts.peersArg ? opts.peersArg(id) : direct;
       const args = ['--id', id, '--peers', peers, '--dir', dir, '--cluster-id', 'test-cluster'];
       if (opts.groupCommit === false) args.push('--group-commit', '0');
       if (opts.snapshotEvery !== undefined) args.push('--snapshot-every', String(opts.snapshotEvery));

@@ -1,0 +1,80 @@
+/**
+ * Three replication processes talking through a loopback proxy mesh: an isolated leader stops
+ * being quorate and steps down (check-quorum), the majority elects a new leader and commits, and
+ * the old leader rejoins without disrupting it (pre-vote: it did not inflate its term).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProxyMesh } from '../../src/cluster-broker/netproxy/index.js';
+import { freePorts, type MemberProcess, ProcessCluster } from '../replication/process-cluster.js';
+
+async function until(what: string, cond: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await cond()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('replication: partitions through a proxy', () => {
+  let cluster: ProcessCluster;
+  let mesh: ProxyMesh;
+  const acked: string[] = [];
+
+  beforeAll(async () => {
+    const ports = await freePorts(3);
+    mesh = await ProxyMesh.start({ members: ports.map((p, i) => ({ id: `n${i + 1}`, clusterPort: p })) });
+    cluster = await ProcessCluster.create({ size: 3, ports, peersArg: (id) => mesh.peersArg(id) });
+    await cluster.startAll();
+  });
+
+  afterAll(async () => {
+    await cluster?.destroy();
+    await mesh?.close();
+  });
+
+  it('an isolated leader steps down, the majority goes on, the old leader rejoins quietly', async () => {
+    for (let i = 0; i < 10; i++) if ((await cluster.propose(`a${i}`)).ok) acked.push(`a${i}`);
+    const old: MemberProcess = await cluster.waitLeader();
+    mesh.partition([[old.id]]);
+
+    // check-quorum: the cut-off leader notices it has no majority and stops serving
+    await until('the isolated leader to step down', async () => {
+      const s = await old.status();
+      return s.role !== 'leader' && !s.quorate;
+    });
+    const refused = await old.request({ op: 'propose', data: 'lost?' });
+    expect(refused.ok).toBe(false);
+
+    const leader = await cluster.waitLeader(20_000, old.id);
+    for (let i = 0; i < 10; i++) {
+      const r = await leader.request({ op: 'propose', data: `b${i}` });
+      expect(r.ok).toBe(true);
+      acked.push(`b${i}`);
+    }
+    const termBefore = (await leader.status()).term;
+    // pre-vote: isolated, the old leader never raised its term past the majority's
+    expect((await old.status()).term).toBeLessThanOrEqual(termBefore);
+
+    mesh.heal();
+    await until('the old leader to catch up', async () => (await old.status()).count >= acked.length);
+    const after = await leader.status();
+    expect(after.role).toBe('leader');
+    expect(after.term).toBe(termBefore);
+    const values = await old.dump();
+    for (const v of acked) expect(values).toContain(v);
+    expect(values).not.toContain('lost?');
+  });
+
+  it('a minority side cannot commit; the majority side can', async () => {
+    const leader = await cluster.waitLeader();
+    const others = cluster.members.filter((m) => m.id !== leader.id);
+    // leader + one follower keep the majority, the other follower is alone
+    mesh.partition([[leader.id, others[0]!.id], [others[1]!.id]]);
+    const r = await leader.request({ op: 'propose', data: 'majority' });
+    expect(r.ok).toBe(true);
+    await until('the lone follower to lose its leader', async () => !(await others[1]!.status()).quorate);
+    mesh.heal();
+    await until('the lone follower to catch up', async () => (await others[1]!.dump()).includes('majority'));
+  });
+});
