@@ -81,6 +81,7 @@ describe('engine <-> rhea 3.0.5', () => {
         role: 'server',
         open: {
           containerId: 'quorate-test-server',
+          maxFrameSize: 65536,
           offeredCapabilities: ['quorate:membership'],
           properties: { 'failover-server-list': [{ 'network-host': '127.0.0.1', port: 5672 }] },
         },
@@ -94,7 +95,8 @@ describe('engine <-> rhea 3.0.5', () => {
           if (e.link.role === 'receiver') (e.link as ReceiverLink).flow(100);
           else serverSender = e.link as SenderLink;
         } else if (e.type === 'message') {
-          received.push(rhea.message.decode(Buffer.from(e.delivery.payload)).body);
+          const body = rhea.message.decode(Buffer.from(e.delivery.payload)).body;
+          received.push(typeof body === 'string' && body.length > 1000 ? `big:${body.length}` : body);
           if (received.length % 3 === 0) e.delivery.release();
           else e.delivery.accept();
           (e.link as ReceiverLink).addCredit(1);
@@ -128,6 +130,10 @@ describe('engine <-> rhea 3.0.5', () => {
     await until(() => outcomes.length === 30, 'outcomes');
     expect(received).toEqual(Array.from({ length: 30 }, (_, i) => `hello ${i}`));
     expect(outcomes.filter((o) => o === 'released')).toHaveLength(10);
+    // multi-frame: rhea splits to our 64 KiB max-frame-size, we reassemble
+    sender.send({ body: 'x'.repeat(3 * 1024 * 1024) });
+    await until(() => received.length === 31, 'big message');
+    expect(received[30]).toBe(`big:${3 * 1024 * 1024}`);
     expect(remoteOpen?.properties?.['failover-server-list']).toBeDefined();
 
     // our server sends to a rhea receiver
@@ -190,13 +196,13 @@ describe('engine <-> rhea 3.0.5', () => {
     const ds: OutgoingDelivery[] = [];
     for (let i = 0; i < 50; i++)
       ds.push(snd.send(Uint8Array.of(i), rhea.message.encode({ body: `from quorate ${i}` })));
+    // multi-frame: rhea declares no frame limit, we split at our own 1 MiB
+    ds.push(snd.send(Uint8Array.of(50), rhea.message.encode({ body: 'y'.repeat(3 * 1024 * 1024) })));
     wake();
     await until(() => opened, 'open');
-    await until(
-      () => inbox.length === 50 && msgs.length === 40,
-      `messages (${inbox.length}/50, ${msgs.length}/40)`,
-    );
+    await until(() => inbox.length === 51 && msgs.length === 40, 'messages both ways');
     expect(inbox[49]).toBe('from quorate 49');
+    expect((inbox[50] as string).length).toBe(3 * 1024 * 1024);
     expect(msgs[39]).toBe('from rhea 39');
     await until(() => ds.every((d) => d.settled), 'settlement');
     expect(ds.every((d) => d.remoteState?.type === 'accepted')).toBe(true);
