@@ -108,10 +108,13 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   async kill(id: string, options: { restart?: boolean } = {}): Promise<void> {
     const record = this.record(id);
     this.assertNotStopped();
-    this.clearRestartTimer(record);
     const proc = record.process;
     if (proc === undefined) {
-      if (!options.restart) this.setState(record, 'dead');
+      // Already down: with { restart: true } a pending automatic restart stays scheduled.
+      if (!options.restart) {
+        this.clearRestartTimer(record);
+        this.setState(record, 'dead');
+      }
       return;
     }
     record.plannedExit = options.restart ? 'crash' : 'hold';
