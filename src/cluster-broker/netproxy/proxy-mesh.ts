@@ -133,7 +133,11 @@ export class ProxyMesh {
     });
   }
 
-  /** Cuts one direction of one link (asymmetric faults). */
+  /**
+   * Cuts the connections `from` dials to `to` (asymmetric faults). TCP is two-way: connections
+   * `to` dials to `from` still carry traffic both ways, so this is a one-way fault only for
+   * protocols where each member sends over the connections it dialled.
+   */
   cutLink(from: string, to: string): void {
     const proxy = this.link(from, to);
     if (!proxy.isCut) proxy.cut(this.cutMode);
