@@ -47,6 +47,40 @@ export function connect(opts: ConnectOptions): Promise<RheaConnection> {
   });
 }
 
+/**
+ * Connects and waits for the broker to end the connection (for refusals that come as Open then
+ * Close): resolves with whether Open arrived and the close error; `stillOpen` after `waitMs`.
+ */
+export function connectExpectingClose(
+  opts: ConnectOptions,
+  waitMs = 5000,
+): Promise<{ opened: boolean; stillOpen: boolean; error?: { condition?: string; description?: string } }> {
+  const container = rhea.create_container(opts.containerId ? { id: opts.containerId } : {});
+  const conn = container.connect({
+    host: opts.host ?? '127.0.0.1',
+    port: opts.port,
+    reconnect: false,
+  } as rhea.ConnectionOptions);
+  let opened = false;
+  conn.on('connection_open', () => {
+    opened = true;
+  });
+  conn.on('connection_error', () => {});
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      resolve({ opened, stillOpen: true });
+      conn.close();
+    }, waitMs);
+    const done = () => {
+      clearTimeout(timer);
+      const error = (conn as unknown as { error?: { condition?: string; description?: string } }).error;
+      resolve(error ? { opened, stillOpen: false, error } : { opened, stillOpen: false });
+    };
+    conn.once('connection_close', done);
+    conn.once('disconnected', done);
+  });
+}
+
 /** Resolves with the connection's close error (or undefined) once the broker closes it or the socket drops. */
 export function closed(
   conn: RheaConnection,

@@ -3,6 +3,7 @@
  * exit code. `node` (one cluster member) is implemented by the cluster member module; until it
  * lands it answers with an error.
  */
+import { runNodeCommand } from '../cluster/node-command.js';
 import { runClusterCommand } from '../supervisor/cluster-command.js';
 import type { Subcommand } from './io.js';
 
@@ -15,6 +16,5 @@ const notYet =
 
 export const SUBCOMMANDS: Record<string, Subcommand> = {
   cluster: (argv, io) => runClusterCommand(argv, io),
-  // THE CLUSTER MEMBER: replace with `(argv, io) => runNodeCommand(argv, io)`
-  node: notYet('node'),
+  node: (argv, io) => runNodeCommand(argv, io),
 };

@@ -19,6 +19,11 @@ export interface BrokerBackendEvents {
   available: (queue: string) => void;
   /** The backend started or stopped serving clients (cluster: quorum gained or lost). */
   serving: (serving: boolean, reason: string | undefined) => void;
+  /**
+   * Cluster: a receiver link with this key (`containerId/linkName`) attached on another member and
+   * took over: detach the local one with amqp:link:stolen. A single node never emits it.
+   */
+  stolen: (linkKey: string) => void;
 }
 
 export interface BrokerBackend {

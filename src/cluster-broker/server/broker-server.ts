@@ -31,6 +31,7 @@ export class BrokerServer {
   private sweep: NodeJS.Timeout | undefined;
   private stopping = false;
   private readonly onAvailable = (q: string): void => this.ctx.consumers.available(q);
+  private readonly onStolen = (linkKey: string): void => this.ctx.consumers.steal(linkKey);
   private readonly onServing = (serving: boolean, reason: string | undefined): void => {
     if (!serving)
       this.closeAll({ condition: 'amqp:connection:forced', description: reason ?? 'not serving' });
@@ -79,6 +80,7 @@ export class BrokerServer {
     this.boundPort = (server.address() as net.AddressInfo).port;
     this.ctx.backend.on('available', this.onAvailable);
     this.ctx.backend.on('serving', this.onServing);
+    this.ctx.backend.on('stolen', this.onStolen);
     const o = this.ctx.opts;
     const shortest = Math.min(o.idleTimeoutMs > 0 ? o.idleTimeoutMs : 60_000, o.handshakeTimeoutMs);
     const every = Math.max(20, Math.min(1000, Math.floor(shortest / 4)));
@@ -105,6 +107,7 @@ export class BrokerServer {
     if (this.sweep) clearInterval(this.sweep);
     this.ctx.backend.off('available', this.onAvailable);
     this.ctx.backend.off('serving', this.onServing);
+    this.ctx.backend.off('stolen', this.onStolen);
     const closed = this.listener
       ? new Promise<void>((r) => this.listener!.close(() => r()))
       : Promise.resolve();

@@ -39,6 +39,14 @@ export class ConsumerRegistry {
     this.byKey.set(c.key, c);
   }
 
+  /** A link of this key attached elsewhere (another cluster member): the local one is stolen. */
+  steal(key: string): void {
+    const c = this.byKey.get(key);
+    if (c === undefined) return;
+    this.byKey.delete(key);
+    c.steal();
+  }
+
   remove(c: RegisteredConsumer): void {
     if (this.byKey.get(c.key) === c) this.byKey.delete(c.key);
     this.unwait(c);
