@@ -170,6 +170,11 @@ export class SenderLink extends Link {
     }
   }
 
+  /** Deliveries written and not settled yet, oldest first (in doubt if the connection dies). */
+  unsettled(): OutgoingDelivery[] {
+    return this.session.unsettledOutgoing(this);
+  }
+
   /** All deliveries not yet completely written, oldest first (for failover replay). */
   pendingDeliveries(): OutgoingDelivery[] {
     return this.queue.slice(this.head) as OutgoingDelivery[];

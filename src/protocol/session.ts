@@ -114,6 +114,20 @@ export class Session {
     this.conn.writeFrame(this.channel, { type: 'end', body: error ? { error } : {} });
   }
 
+  /** Outgoing deliveries written and not yet settled (oldest first), e.g. for failover replay. */
+  unsettledOutgoing(link?: Link): OutgoingDelivery[] {
+    const out: OutgoingDelivery[] = [];
+    for (const d of this.outgoing.values()) if (!link || d.link === link) out.push(d);
+    return out;
+  }
+
+  /** Incoming deliveries not yet settled (oldest first). */
+  unsettledIncoming(link?: Link): IncomingDelivery[] {
+    const out: IncomingDelivery[] = [];
+    for (const d of this.incoming.values()) if (!link || d.link === link) out.push(d);
+    return out;
+  }
+
   /** Every link of this session that is not fully detached. */
   activeLinks(): Link[] {
     return this.links.filter((l): l is Link => l !== undefined);

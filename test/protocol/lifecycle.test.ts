@@ -115,5 +115,6 @@ describe('endpoint lifecycle', () => {
     expect(sent.settled).toBe(false);
     expect(queued.status).toBe('queued');
     expect(snd.pendingDeliveries()).toEqual([queued]);
+    expect(snd.unsettled()).toEqual([sent]);
   });
 });
