@@ -8,6 +8,13 @@ import type { AmqpTypeName, AmqpValue } from './values.js';
 import type { Writer } from './writer.js';
 
 const MAX_U32 = 0xffffffff;
+/** same cap as the decoder's: deeper values could not be decoded (and cyclic ones never end) */
+const MAX_ENCODE_DEPTH = 64;
+
+function enter(w: Writer): void {
+  if (++w.depth > MAX_ENCODE_DEPTH)
+    throw new AmqpEncodeError(`value nested deeper than ${MAX_ENCODE_DEPTH} (or cyclic)`);
+}
 
 export function writeNull(w: Writer): void {
   w.u8(0x40);
@@ -178,12 +185,15 @@ export function writeList(w: Writer, items: readonly unknown[]): void {
     w.u8(0x45);
     return;
   }
+  enter(w);
   const at = beginCompound(w, 0xc0);
   for (let i = 0; i < items.length; i++) writeValue(w, items[i] as AmqpValue);
   endCompound(w, at, items.length);
+  w.depth--;
 }
 
 export function writeMap(w: Writer, m: Map<AmqpValue, AmqpValue> | { [key: string]: AmqpValue }): void {
+  enter(w);
   const at = beginCompound(w, 0xc1);
   let count = 0;
   if (m instanceof Map) {
@@ -202,10 +212,12 @@ export function writeMap(w: Writer, m: Map<AmqpValue, AmqpValue> | { [key: strin
     }
   }
   endCompound(w, at, count);
+  w.depth--;
 }
 
 /** a map whose keys are written as symbols (fields, annotations); undefined values are skipped */
 export function writeSymbolKeyMap(w: Writer, m: { [key: string]: AmqpValue }): void {
+  enter(w);
   const at = beginCompound(w, 0xc1);
   let count = 0;
   for (const k of Object.keys(m)) {
@@ -216,6 +228,7 @@ export function writeSymbolKeyMap(w: Writer, m: { [key: string]: AmqpValue }): v
     count += 2;
   }
   endCompound(w, at, count);
+  w.depth--;
 }
 
 /** Encode any AmqpValue with the default mapping of values.ts. */
@@ -408,9 +421,11 @@ export function writeTyped(w: Writer, type: AmqpTypeName, value: unknown, t?: Ty
       writeArray(w, t.elementType, value, t.descriptor);
       return;
     case 'described':
+      enter(w);
       w.u8(0x00);
       writeValue(w, t === undefined ? null : (t.descriptor as AmqpValue));
       writeValue(w, value as AmqpValue);
+      w.depth--;
       return;
     default:
       throw new AmqpEncodeError(`unknown AMQP type ${String(type)}`);
@@ -509,7 +524,9 @@ function writeElement(w: Writer, type: AmqpTypeName, code: number, raw: unknown)
       if (!Array.isArray(raw)) throw new AmqpEncodeError('list element needs an array');
       w.ensure(8);
       w.pos += 8;
+      enter(w);
       for (const item of raw) writeValue(w, item as AmqpValue);
+      w.depth--;
       w.view.setUint32(at, w.pos - at - 4);
       w.view.setUint32(at + 4, raw.length);
       return;
@@ -534,7 +551,9 @@ function writeElement(w: Writer, type: AmqpTypeName, code: number, raw: unknown)
         throw new AmqpEncodeError('array element needs a Typed array');
       w.ensure(8);
       w.pos += 8;
+      enter(w);
       writeArrayBody(w, t.elementType, t.value, t.descriptor);
+      w.depth--;
       w.view.setUint32(at, w.pos - at - 4);
       w.view.setUint32(at + 4, t.value.length);
       return;
@@ -610,9 +629,11 @@ export function writeArray(
   values: readonly unknown[],
   descriptor?: AmqpValue,
 ): void {
+  enter(w);
   const at = beginCompound(w, 0xe0);
   writeArrayBody(w, type, values, descriptor);
   endCompound(w, at, values.length);
+  w.depth--;
 }
 
 /** an array of symbols (the wire form of multiple-symbol fields) */

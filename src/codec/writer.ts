@@ -9,6 +9,8 @@ export class Writer {
   buf: Buffer;
   view: DataView;
   pos = 0;
+  /** nesting depth of the value being written (capped like the decoder's, and against cycles) */
+  depth = 0;
 
   constructor(size = 4096) {
     this.buf = Buffer.allocUnsafeSlow(size);
@@ -102,6 +104,7 @@ export function scratch(): Writer {
   // a one-off huge message must not pin a huge scratch buffer forever
   if (shared.buf.length > 4 * 1024 * 1024) shared = new Writer(64 * 1024);
   shared.pos = 0;
+  shared.depth = 0;
   return shared;
 }
 /** the scratch writer as the last `scratch()` call left it */

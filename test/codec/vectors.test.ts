@@ -201,3 +201,27 @@ describe('byte-exact vectors', () => {
     );
   });
 });
+
+describe('encoding errors', () => {
+  it('rejects out-of-range and wrongly typed values with AmqpEncodeError, cycles included', async () => {
+    const { AmqpEncodeError } = await import('../../src/errors.js');
+    const cyclic: unknown[] = [];
+    cyclic.push(cyclic);
+    for (const bad of [
+      cyclic,
+      new Typed('ubyte', 300),
+      new Typed('uint', -1),
+      new Typed('ulong', 2n ** 64n),
+      2n ** 63n,
+      new Typed('uuid', 'nope'),
+      new Typed('array', [1], undefined, undefined),
+      Symbol('x') as unknown as AmqpValue,
+      (() => 1) as unknown as AmqpValue,
+    ]) {
+      expect(() => encodeValue(bad as AmqpValue)).toThrow(AmqpEncodeError);
+    }
+    expect(() => encodeAmqpFrame(0, { type: 'open', body: {} as never })).toThrow(/container-id/);
+    // the scratch writer recovers after an error
+    expect(hex(encodeValue(1))).toBe('5401');
+  });
+});
