@@ -5,6 +5,8 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -432,7 +434,10 @@ describe('quorate-broker cluster (runClusterCommand) as a process', () => {
   });
 
   it('members exit when their supervisor is SIGKILLed', async () => {
-    const run = await readyCli(['--nodes', '3', '--base-port', '0']);
+    // The supervisor cannot clean up after a SIGKILL: give it a data dir this test removes.
+    const dataDir = await mkdtemp(join(tmpdir(), 'quorate-supervisor-test-'));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    const run = await readyCli(['--nodes', '3', '--base-port', '0', '--data-dir', dataDir]);
     const pids = memberPids(run);
     expect(pids.every(processAlive)).toBe(true);
     process.kill(run.child.pid!, 'SIGKILL');
