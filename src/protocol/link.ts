@@ -86,6 +86,8 @@ export abstract class Link {
 
   /** Server role: answer a peer's attach (attach-request event). */
   accept(opts: AcceptOptions = {}): void {
+    // the peer may have detached already (events are handled after the input that caused them)
+    if (this.state === 'detached' || this.state === 'detach-sent') return;
     if (this.state !== 'attach-received') throw new Error(`accept() on a link in state ${this.state}`);
     this.state = 'attached';
     this.sendAttach(opts, this.name);
@@ -102,6 +104,7 @@ export abstract class Link {
    * (closed) with the error.
    */
   refuse(error: AmqpErrorBody): void {
+    if (this.state === 'detached' || this.state === 'detach-sent') return;
     if (this.state !== 'attach-received') throw new Error(`refuse() on a link in state ${this.state}`);
     const r = this.remote!;
     // the peer's sender wants our target: leave it null; the peer's receiver wants our source

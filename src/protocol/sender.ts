@@ -2,6 +2,8 @@
  * Sending side of a link: credit per spec 2.6.7, a queue of deliveries not yet written (credit
  * or session window exhausted), multi-frame splitting to the negotiated max frame size.
  */
+
+import { LinkError } from '../errors.js';
 import type { Attach, DeliveryState, Flow, Transfer } from './codec-port.js';
 import { Condition, serialDiff } from './conditions.js';
 import { isTerminal, OutgoingDelivery } from './delivery.js';
@@ -47,12 +49,15 @@ export class SenderLink extends Link {
    */
   send(tag: Uint8Array, payload: Uint8Array, opts?: SendOptions): OutgoingDelivery {
     if (this.state === 'detach-sent' || this.state === 'detached') {
-      throw new Error(`send() on a detached link '${this.name}'`);
+      throw new LinkError(Condition.illegalState, `send() on detached link '${this.name}'`);
     }
-    if (tag.length > 32) throw new Error('delivery-tag longer than 32 bytes');
+    if (tag.length > 32) throw new LinkError(Condition.invalidField, 'delivery-tag longer than 32 bytes');
     const max = this.remoteMaxMessageSize;
     if (max > 0 && payload.length > max) {
-      throw new Error(`${Condition.messageSizeExceeded}: ${payload.length} > peer's max-message-size ${max}`);
+      throw new LinkError(
+        Condition.messageSizeExceeded,
+        `message of ${payload.length} bytes exceeds the peer's max-message-size ${max}`,
+      );
     }
     const mode = this.local?.sndSettleMode ?? 2;
     const settled = mode === 1 ? true : mode === 0 ? false : (opts?.settled ?? false);

@@ -203,7 +203,6 @@ export class Session {
     const d: Detach = { handle: link.handle };
     if (closed) d.closed = true;
     if (error) d.error = error;
-    this.pendingAttach.delete((link.isSender ? 's' : 'r') + link.name);
     this.conn.writeFrame(this.channel, { type: 'detach', body: d });
   }
   /** @internal */
@@ -403,7 +402,8 @@ export class Session {
       this.pendingAttach.delete(key);
       this.remoteLinks.set(a.handle, mine);
       mine.onRemoteAttach(a);
-      this.conn.emit({ type: 'link-attached', link: mine, attach: a });
+      // (a link we detached before the answer came just waits for the peer's detach)
+      if (mine.state === 'attached') this.conn.emit({ type: 'link-attached', link: mine, attach: a });
       return;
     }
     let handle: number;

@@ -118,3 +118,25 @@ describe('endpoint lifecycle', () => {
     expect(snd.unsettled()).toEqual([sent]);
   });
 });
+
+describe('races', () => {
+  it('detach before the peer answered the attach: the answer and its detach close the link cleanly', () => {
+    const p = pair();
+    autoServer(p);
+    const s = openSession(p);
+    const snd = s.attachSender({ name: 'quick', target: { address: 'q' } });
+    snd.detach();
+    p.run();
+    expect(snd.state).toBe('detached');
+    expect(p.server.of('attach-request')).toHaveLength(1);
+    expect(p.server.of('link-detached')).toHaveLength(1);
+    expect(p.client.of('attach-request')).toHaveLength(0);
+    expect(p.client.of('link-attached')).toHaveLength(0);
+    expect(p.client.of('protocol-error')).toHaveLength(0);
+    expect(p.server.of('protocol-error')).toHaveLength(0);
+    // the name can be attached again
+    const again = s.attachSender({ name: 'quick', target: { address: 'q' } });
+    p.run();
+    expect(again.state).toBe('attached');
+  });
+});

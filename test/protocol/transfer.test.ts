@@ -72,7 +72,9 @@ describe('transfers', () => {
     const snd = s.attachSender({ name: 'x', target: { address: 'q' } });
     p.run();
     expect(snd.remoteMaxMessageSize).toBe(1000);
-    expect(() => snd.send(tag(1), new Uint8Array(1001))).toThrow(/message-size-exceeded/);
+    expect(() => snd.send(tag(1), new Uint8Array(1001))).toThrow(
+      expect.objectContaining({ name: 'LinkError', condition: 'amqp:link:message-size-exceeded' }),
+    );
     snd.send(tag(2), new Uint8Array(1000));
     p.run();
     expect(p.server.of('message')).toHaveLength(1);
