@@ -39,9 +39,11 @@ let failures = 0;
 let steps = 0;
 let lastReport = t0;
 const failed: number[] = [];
+const recoveries: number[] = [];
 for (let seed = start; seed < start + seeds; seed++) {
   const r = runSeed({ ...base, seed, nodes: nodesFor(seed) });
   steps += r.steps;
+  if (r.recoveryMs !== undefined) recoveries.push(r.recoveryMs);
   if (!r.ok) {
     failures++;
     failed.push(seed);
@@ -70,6 +72,12 @@ console.log(
     seconds: Number(secs.toFixed(1)),
     seedsPerMinute: Math.round((seeds / secs) * 60),
     steps,
+    // simulated time from healing to a new entry applied on every member
+    recoveryMs: {
+      p50: recoveries.sort((a, b) => a - b)[Math.floor(recoveries.length / 2)] ?? null,
+      p99: recoveries[Math.floor(recoveries.length * 0.99)] ?? null,
+      max: recoveries[recoveries.length - 1] ?? null,
+    },
   }),
 );
 process.exit(failures > 0 && !unsafeName ? 1 : 0);
