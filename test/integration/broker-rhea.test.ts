@@ -317,6 +317,28 @@ describe('rhea client against the broker', () => {
     await closeConnection(c2);
   });
 
+  it('drain: sends what is available, then answers by advancing delivery-count', async () => {
+    const q = fresh('drain');
+    await sendAll(conn, q, [{ body: 'd1' }, { body: 'd2' }, { body: 'd3' }]);
+    const r = new TestReceiver(conn, q);
+    await r.opened;
+    let drained = 0;
+    r.link.on('receiver_drained', () => drained++);
+    r.link.add_credit(10);
+    r.link.drain_credit();
+    await r.until(() => drained === 1, 5000, 'drained');
+    const got = await r.next(3);
+    expect(got.map((g) => g.message.body)).toEqual(['d1', 'd2', 'd3']);
+    expect(r.link.credit).toBe(0);
+    for (const g of got) g.delivery.accept();
+    // empty queue: drained at once
+    r.link.add_credit(5);
+    r.link.drain_credit();
+    await r.until(() => drained === 2, 5000, 'drained again');
+    expect(r.link.credit).toBe(0);
+    r.link.close();
+  });
+
   it('a pre-settled consumer (snd-settle-mode settled) removes messages as it sends them', async () => {
     const q = fresh('presettled');
     await sendAll(conn, q, [{ body: 'p1' }, { body: 'p2' }]);

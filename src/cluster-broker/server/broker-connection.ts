@@ -152,7 +152,7 @@ export class BrokerConnection implements LinkHost {
     this.flushScheduled = true;
     setImmediate(() => {
       this.flushScheduled = false;
-      this.process();
+      if (this.handleEvents()) this.flush();
     });
   }
 
@@ -200,9 +200,17 @@ export class BrokerConnection implements LinkHost {
     else if (this.partialSince === undefined) this.partialSince = now;
   }
 
-  /** Handle engine events, then write the output. */
+  /** Handle engine events; the output is written at the end of this turn (scheduleFlush). */
   process(): void {
-    if (this.ended) return;
+    // Written at the end of this turn, not now: the backend's answers to what these events
+    // submitted (acquires for new credit) resolve first, so a drain is answered with the
+    // messages that were available rather than by an immediate "drained, nothing".
+    if (this.handleEvents()) this.scheduleFlush();
+  }
+
+  /** Runs the engine's events through the handlers; false once the connection ended. */
+  private handleEvents(): boolean {
+    if (this.ended) return false;
     for (;;) {
       const events = this.engine.pollEvents();
       if (events.length === 0) break;
@@ -213,13 +221,17 @@ export class BrokerConnection implements LinkHost {
           // a bug in a handler must not take the broker down: this connection goes, others stay
           this.ctx.opts.logger.error?.({ err, event: ev.type }, 'connection handler failed');
           this.abort({ condition: 'amqp:internal-error', description: 'internal error' });
-          return;
+          return false;
         }
-        if (this.ended) return;
+        if (this.ended) return false;
       }
     }
-    this.flush();
-    if (this.engine.state === 'closed') this.finish();
+    if (this.engine.state === 'closed') {
+      this.flush();
+      this.finish();
+      return false;
+    }
+    return true;
   }
 
   private flush(): void {
