@@ -1,0 +1,291 @@
+/**
+ * The cluster member's BrokerBackend: broker events go through the replicated log.
+ *
+ * submit(event): the event (consumer keys qualified with this process, see consumer-keys.ts)
+ * becomes an entry request `[origin][seq][event]`. The leader proposes it; a follower forwards it
+ * to the leader over the cluster transport. Nobody answers: every member applies every entry and
+ * this process resolves its pending request with the result of ITS OWN apply, so a submit
+ * resolves once the entry is committed on a majority and applied here (the commit point).
+ *
+ * Outcome unknown (OutcomeUnknownError, the server closes the connection with
+ * amqp:connection:forced): the leader or term changed after the request was sent, or no apply
+ * within `submitTimeoutMs`. A request that could not be sent yet (no leader known, leader not
+ * connected) waits, unsent, for a leader until the same deadline.
+ */
+import { EventEmitter } from 'eventemitter3';
+import type { BrokerState } from '../core/broker-state.js';
+import { encodeEvent } from '../core/event-codec.js';
+import type { BrokerEvent } from '../core/events.js';
+import type { ResultOf } from '../core/results.js';
+import type { Committed } from '../replication/replica.js';
+import type { SoftState } from '../replication/types.js';
+import {
+  BackendClosedError,
+  type BrokerBackend,
+  type BrokerBackendEvents,
+  OutcomeUnknownError,
+} from '../server/backend.js';
+import type { ClusterStateMachine, EntryOutcome } from './cluster-state-machine.js';
+import { linkKeyOf, processOf, qualifyConsumer } from './consumer-keys.js';
+import { type EntryBody, encodeEntry, stampEntry } from './entry-codec.js';
+import type { AppMessage } from './peer-wire.js';
+
+/** The part of Replica the backend drives. */
+export interface ReplicaPort {
+  isLeader(): boolean;
+  readonly leaderId: string | null;
+  readonly term: number;
+  propose(data: Uint8Array): Promise<Committed>;
+}
+
+/** Sends a member-to-member message; false when the peer is not connected (nothing sent). */
+export type AppSender = (m: AppMessage) => boolean;
+
+export interface ClusterBackendOptions {
+  memberId: string;
+  /** `<member>@<incarnation>` of this process. */
+  origin: string;
+  /** Reject a request not applied within this (outcome unknown). Default 5000 ms. */
+  submitTimeoutMs?: number;
+  /** The leader's clock for stamping. Default Date.now. */
+  clock?: () => number;
+}
+
+interface Pending {
+  bytes: Uint8Array;
+  resolve: (o: EntryOutcome) => void;
+  reject: (e: Error) => void;
+  timer: NodeJS.Timeout;
+  /** Where and in which term it was sent (undefined: not sent yet). */
+  sentTo?: string;
+  sentTerm?: number;
+}
+
+export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements BrokerBackend {
+  serving = false;
+  notServingReason: string | undefined = 'not quorate: starting';
+  readonly origin: string;
+  private sm: ClusterStateMachine | undefined;
+  private replica: ReplicaPort | undefined;
+  private send: AppSender | undefined;
+  private seq = 0;
+  private readonly pending = new Map<number, Pending>();
+  private parked: number[] = [];
+  private retryTimer: NodeJS.Timeout | undefined;
+  /** Link keys with a live consumer here -> whether our claim for it has applied. */
+  private readonly links = new Map<string, boolean>();
+  private closed = false;
+  private readonly timeoutMs: number;
+  private readonly clock: () => number;
+  private lastLeader: string | null = null;
+  private lastTerm = 0;
+
+  constructor(private readonly opts: ClusterBackendOptions) {
+    super();
+    this.origin = opts.origin;
+    this.timeoutMs = opts.submitTimeoutMs ?? 5000;
+    this.clock = opts.clock ?? Date.now;
+  }
+
+  /** Wires the replicated parts in (the state machine exists before the replica starts). */
+  attach(sm: ClusterStateMachine, replica: ReplicaPort, send: AppSender): void {
+    this.sm = sm;
+    this.replica = replica;
+    this.send = send;
+    this.lastLeader = replica.leaderId;
+    this.lastTerm = replica.term;
+  }
+
+  get state(): BrokerState {
+    if (!this.sm) throw new BackendClosedError('cluster backend not started');
+    return this.sm.state;
+  }
+
+  now(): number {
+    return this.clock();
+  }
+
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  setServing(serving: boolean, reason?: string): void {
+    if (serving === this.serving) {
+      if (!serving) this.notServingReason = reason;
+      return;
+    }
+    this.serving = serving;
+    this.notServingReason = serving ? undefined : reason;
+    this.emit('serving', serving, this.notServingReason);
+  }
+
+  submit<E extends BrokerEvent>(event: E): Promise<ResultOf<E>> {
+    if (this.closed) return Promise.reject(new BackendClosedError('the broker is stopping'));
+    if (!this.serving) {
+      return Promise.reject(new OutcomeUnknownError(this.notServingReason ?? 'not quorate'));
+    }
+    const qualified = this.qualify(event);
+    return this.request({ kind: 'event', event: encodeEvent(qualified) }).then(
+      (result) => result as ResultOf<E>,
+    );
+  }
+
+  /**
+   * Replicates `body` (also used for the member's own release-owner / expire entries, before it
+   * serves). Resolves with the result of this member's apply.
+   */
+  request(body: EntryBody): Promise<unknown> {
+    if (this.closed) return Promise.reject(new BackendClosedError('the broker is stopping'));
+    const seq = ++this.seq;
+    const bytes = encodeEntry(this.origin, seq, body);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => this.fail(seq, new OutcomeUnknownError(`no commit within ${this.timeoutMs} ms`)),
+        this.timeoutMs,
+      );
+      this.pending.set(seq, {
+        bytes,
+        resolve: (o) => (o.ok ? resolve(o.result) : reject(o.error)),
+        reject,
+        timer,
+      });
+      this.route(seq);
+    });
+  }
+
+  /** A follower's request reached us: propose it if we lead (else drop; its sender times out). */
+  onForward(request: Uint8Array): void {
+    const r = this.replica;
+    if (!r || this.closed || !r.isLeader()) return;
+    let stamped: Uint8Array;
+    try {
+      stamped = stampEntry(request, this.clock());
+    } catch {
+      return;
+    }
+    r.propose(stamped).catch(() => {
+      // the forwarding member learns the fate by its own apply, a leader change or its deadline
+    });
+  }
+
+  /** Applied-entry hook (from the state machine). */
+  onApplied(origin: string, seq: number, outcome: EntryOutcome): void {
+    if (origin !== this.origin) return;
+    const p = this.pending.get(seq);
+    if (!p) return;
+    this.pending.delete(seq);
+    clearTimeout(p.timer);
+    p.resolve(outcome);
+  }
+
+  /** Claim hook (from the state machine): another process took over a link key. */
+  onClaimed(link: string, claimant: string): void {
+    if (processOf(claimant) === this.origin) {
+      if (this.links.has(link)) this.links.set(link, true);
+      return;
+    }
+    // Only a link whose own claim applied earlier is the older one; a link still claiming is newer.
+    if (this.links.get(link) === true) {
+      this.links.delete(link);
+      this.emit('stolen', link);
+    }
+  }
+
+  /** Role/term/leader changed: requests sent to another leader or term have an unknown outcome. */
+  onRole(s: SoftState): void {
+    if (s.leaderId === this.lastLeader && s.term === this.lastTerm) return;
+    this.lastLeader = s.leaderId;
+    this.lastTerm = s.term;
+    for (const [seq, p] of this.pending) {
+      if (p.sentTo !== undefined && (p.sentTo !== s.leaderId || p.sentTerm !== s.term)) {
+        this.fail(
+          seq,
+          new OutcomeUnknownError(`leader changed (now ${s.leaderId ?? 'unknown'}, term ${s.term})`),
+        );
+      }
+    }
+    this.retryParked();
+  }
+
+  /** Stops: every pending request fails (outcome unknown: they may still commit). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    for (const seq of [...this.pending.keys()])
+      this.fail(seq, new OutcomeUnknownError('the broker is stopping'));
+  }
+
+  // ---- internals ----
+
+  private route(seq: number): void {
+    const p = this.pending.get(seq);
+    const r = this.replica;
+    if (!p || !r) return;
+    if (r.isLeader()) {
+      const term = r.term;
+      p.sentTo = this.opts.memberId;
+      p.sentTerm = term;
+      r.propose(stampEntry(p.bytes, this.clock())).catch((err: unknown) => {
+        const still = this.pending.get(seq);
+        if (still === p) {
+          this.fail(
+            seq,
+            new OutcomeUnknownError(`proposal failed: ${(err as Error).message}`, { cause: err }),
+          );
+        }
+      });
+      return;
+    }
+    const leader = r.leaderId;
+    if (leader !== null && leader !== this.opts.memberId && this.send) {
+      const sent = this.send({ kind: 'forward', from: this.opts.memberId, to: leader, request: p.bytes });
+      if (sent) {
+        p.sentTo = leader;
+        p.sentTerm = r.term;
+        return;
+      }
+    }
+    this.parked.push(seq);
+    if (!this.retryTimer) {
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = undefined;
+        this.retryParked();
+      }, 25);
+    }
+  }
+
+  private retryParked(): void {
+    if (this.parked.length === 0) return;
+    const parked = this.parked;
+    this.parked = [];
+    for (const seq of parked) this.route(seq);
+  }
+
+  private fail(seq: number, err: Error): void {
+    const p = this.pending.get(seq);
+    if (!p) return;
+    this.pending.delete(seq);
+    clearTimeout(p.timer);
+    p.reject(err);
+  }
+
+  /** Consumer keys of this process; a link's first event here claims its key cluster-wide first. */
+  private qualify<E extends BrokerEvent>(event: E): E {
+    if (event.type !== 'acquire' && event.type !== 'settle' && event.type !== 'release-consumer')
+      return event;
+    const link = linkKeyOf(event.consumer);
+    const consumer = qualifyConsumer(this.origin, link);
+    if (event.type === 'release-consumer') {
+      this.links.delete(link);
+      return { ...event, consumer };
+    }
+    if (!this.links.has(link)) {
+      this.links.set(link, false);
+      this.request({ kind: 'claim', link, claimant: consumer }).catch(() => {
+        // a lost claim only leaves a half-open predecessor elsewhere attached until it notices
+      });
+    }
+    return { ...event, consumer, link: event.link ?? link };
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * The replicated state machine of a cluster member: every committed entry, in log order, applied
+ * to this member's own BrokerState. Deterministic (no clock, no I/O): members that applied the
+ * same entries hold byte-identical snapshots (test/cluster/sim-broker.test.ts checks it).
+ *
+ * Time: the entry's leaderTime (stamped by the leader) replaces the proposer's, and an enqueue's
+ * expiresAt moves by the same amount, so TTL and dedup age only ever use the leader's clock.
+ */
+import { BrokerState } from '../core/broker-state.js';
+import { decodeEvent } from '../core/event-codec.js';
+import type { BrokerEvent } from '../core/events.js';
+import type { ApplyResult, ReleaseResult } from '../core/results.js';
+import type { StateMachine } from '../replication/replica.js';
+import type { Entry, Snapshot } from '../replication/types.js';
+import { availableQueues, queuesHeldBy } from '../server/availability.js';
+import { linkKeyOf, memberOf, processOf } from './consumer-keys.js';
+import { type ClusterEntry, decodeEntry } from './entry-codec.js';
+
+/** What applying one entry did, for the process that submitted it. */
+export type EntryOutcome =
+  | { ok: true; result: ApplyResult | ReleaseResult | { type: 'claim'; released: number[] } }
+  | { ok: false; error: Error };
+
+export interface ClusterStateHooks {
+  /** Every applied entry that carries an origin (the submitter resolves its pending request). */
+  applied?(origin: string, seq: number, outcome: EntryOutcome): void;
+  /** Messages may have become available in `queue`. */
+  available?(queue: string): void;
+  /** `claimant` took over link key `link`: a local link of that key with another owner is stolen. */
+  claimed?(link: string, claimant: string): void;
+  /** An entry that does not decode (every member skips it the same way). */
+  corrupt?(index: number, error: Error): void;
+}
+
+export class ClusterStateMachine implements StateMachine {
+  readonly state = new BrokerState();
+  /** Index of the last entry applied (or of the restored snapshot). */
+  appliedIndex = 0;
+
+  constructor(private readonly hooks: ClusterStateHooks = {}) {}
+
+  apply(entry: Entry): void {
+    this.appliedIndex = entry.index;
+    if (entry.data === null) return; // a new leader's no-op
+    let e: ClusterEntry;
+    let event: BrokerEvent | undefined;
+    try {
+      e = decodeEntry(entry.data);
+      if (e.body.kind === 'event') event = decodeEvent(e.body.event);
+    } catch (err) {
+      this.hooks.corrupt?.(entry.index, err as Error);
+      return;
+    }
+    let outcome: EntryOutcome;
+    switch (e.body.kind) {
+      case 'event':
+        outcome = { ok: true, result: this.applyEvent(restamp(event!, e.leaderTime)) };
+        break;
+      case 'release-owner':
+        outcome = { ok: true, result: this.releaseOwner(e.body.member, e.body.keep, e.leaderTime) };
+        break;
+      case 'claim':
+        outcome = {
+          ok: true,
+          result: { type: 'claim', released: this.claim(e.body.link, e.body.claimant, e.leaderTime) },
+        };
+        break;
+    }
+    this.hooks.applied?.(e.origin, e.seq, outcome);
+  }
+
+  restore(snapshot: Snapshot): void {
+    this.state.restore(snapshot.data);
+    this.appliedIndex = snapshot.index;
+  }
+
+  snapshot(): Uint8Array {
+    return this.state.snapshot();
+  }
+
+  private applyEvent(event: BrokerEvent): ApplyResult {
+    const held = queuesHeldBy(this.state, event);
+    const result = this.state.apply(event);
+    if (this.hooks.available) {
+      for (const q of availableQueues(event, result, held, this.state)) this.hooks.available(q);
+    }
+    return result;
+  }
+
+  /** Releases the given consumers (sorted, so every member does the same whatever its map order). */
+  private releaseAll(consumers: string[], leaderTime: number): number[] {
+    const released: number[] = [];
+    for (const consumer of consumers.sort()) {
+      const r = this.applyEvent({ type: 'release-consumer', leaderTime, consumer }) as ReleaseResult;
+      released.push(...r.released);
+    }
+    return released.sort((a, b) => a - b);
+  }
+
+  private releaseOwner(member: string, keep: string, leaderTime: number): ReleaseResult {
+    const keepProcess = keep === '' ? undefined : `${member}@${keep}`;
+    const gone = this.state
+      .listConsumers()
+      .filter((c) => memberOf(c) === member && processOf(c) !== keepProcess);
+    return { type: 'release-consumer', released: this.releaseAll(gone, leaderTime) };
+  }
+
+  private claim(link: string, claimant: string, leaderTime: number): number[] {
+    const predecessors = this.state
+      .listConsumers()
+      .filter((c) => c !== claimant && processOf(c) !== undefined && linkKeyOf(c) === link);
+    const released = this.releaseAll(predecessors, leaderTime);
+    this.hooks.claimed?.(link, claimant);
+    return released;
+  }
+}
+
+/** The event as of the leader's clock: leaderTime replaced, an enqueue's expiry shifted alike. */
+function restamp(event: BrokerEvent, leaderTime: number): BrokerEvent {
+  if (leaderTime <= 0 || leaderTime === event.leaderTime) return event;
+  if (event.type === 'enqueue' && event.expiresAt !== undefined) {
+    event.expiresAt += leaderTime - event.leaderTime;
+  }
+  event.leaderTime = leaderTime;
+  return event;
+}

@@ -1,0 +1,94 @@
+/**
+ * The payload of one Raft log entry of the cluster (see docs/cluster-member.md):
+ *
+ *   [version u8 = 1][leaderTime f64 BE][kind u8][origin str][seq varint][body]
+ *
+ * - `origin` = `<member id>@<incarnation>`: the process that submitted it; only that process
+ *   resolves its pending submit when the entry applies (a restarted member has a new incarnation,
+ *   so old entries replayed during catch-up never resolve its new requests).
+ * - `leaderTime` sits at a fixed offset: a follower forwards the request with 0 there and the
+ *   leader stamps its own clock into a copy before proposing (forwarded requests are never decoded).
+ * - kinds: 1 = a broker event (body = encodeEvent bytes), 2 = release-owner (a member's consumers
+ *   of earlier incarnations are gone), 3 = claim (a receiver link attached here: take the consumer
+ *   key over from a predecessor on any member, which is detached with amqp:link:stolen).
+ */
+import { ByteReader, ByteReaderError, ByteWriter } from '../core/binary.js';
+
+export const ENTRY_VERSION = 1;
+const TIME_OFFSET = 1;
+
+export type EntryBody =
+  | { kind: 'event'; event: Uint8Array }
+  /** Release every consumer of `member` except those of incarnation `keep` ('' = release all). */
+  | { kind: 'release-owner'; member: string; keep: string }
+  /** `claimant` (a qualified consumer key) takes over link key `link` from any predecessor. */
+  | { kind: 'claim'; link: string; claimant: string };
+
+export interface ClusterEntry {
+  leaderTime: number;
+  origin: string;
+  seq: number;
+  body: EntryBody;
+}
+
+const KIND = { event: 1, 'release-owner': 2, claim: 3 } as const;
+
+/** Encodes a request (leaderTime 0 until the leader stamps it). */
+export function encodeEntry(origin: string, seq: number, body: EntryBody, leaderTime = 0): Uint8Array {
+  const w = new ByteWriter(body.kind === 'event' ? body.event.length + 32 + origin.length : 64);
+  w.u8(ENTRY_VERSION);
+  w.f64(leaderTime);
+  w.u8(KIND[body.kind]);
+  w.str(origin);
+  w.uint(seq);
+  switch (body.kind) {
+    case 'event':
+      w.raw(body.event);
+      break;
+    case 'release-owner':
+      w.str(body.member);
+      w.str(body.keep);
+      break;
+    case 'claim':
+      w.str(body.link);
+      w.str(body.claimant);
+      break;
+  }
+  return w.finish();
+}
+
+/** A copy of `request` with `leaderTime` written in (the leader does this before proposing). */
+export function stampEntry(request: Uint8Array, leaderTime: number): Uint8Array {
+  if (request.length < TIME_OFFSET + 8 || request[0] !== ENTRY_VERSION) {
+    throw new ByteReaderError('not a cluster entry');
+  }
+  const out = new Uint8Array(request.length);
+  out.set(request);
+  new DataView(out.buffer).setFloat64(TIME_OFFSET, leaderTime, false);
+  return out;
+}
+
+export function decodeEntry(bytes: Uint8Array): ClusterEntry {
+  const r = new ByteReader(bytes);
+  const version = r.u8();
+  if (version !== ENTRY_VERSION) throw new ByteReaderError(`unknown cluster entry version ${version}`);
+  const leaderTime = r.f64();
+  const kind = r.u8();
+  const origin = r.str();
+  const seq = r.uint();
+  let body: EntryBody;
+  switch (kind) {
+    case KIND.event:
+      body = { kind: 'event', event: bytes.subarray(r.offset) };
+      break;
+    case KIND['release-owner']:
+      body = { kind: 'release-owner', member: r.str(), keep: r.str() };
+      break;
+    case KIND.claim:
+      body = { kind: 'claim', link: r.str(), claimant: r.str() };
+      break;
+    default:
+      throw new ByteReaderError(`unknown cluster entry kind ${kind}`);
+  }
+  return { leaderTime, origin, seq, body };
+}

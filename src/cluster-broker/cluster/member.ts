@@ -1,0 +1,283 @@
+/**
+ * One cluster member in this process: the AMQP server (the single node's code) over a
+ * ClusterBackend, the Raft replica with the broker's state machine, membership for clients, and
+ * the timers that tie them together (status messages, serving watch, leader housekeeping).
+ * See docs/cluster-member.md.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { encodeEvent } from '../core/event-codec.js';
+import { Replica } from '../replication/replica.js';
+import type { PeerAddress } from '../replication/tcp-transport.js';
+import type { RaftConfig } from '../replication/types.js';
+import { binaryWireCodec } from '../replication/wire-binary.js';
+import type { BrokerLogger } from '../server/options.js';
+import { type BrokerHandle, type StartBrokerOptions, startBroker } from '../server/start-broker.js';
+import { ClusterBackend } from './cluster-backend.js';
+import { ClusterStateMachine } from './cluster-state-machine.js';
+import { isValidMemberId, memberOf, newIncarnation, processKey } from './consumer-keys.js';
+import {
+  FAILOVER_SERVER_LIST,
+  type ListedMember,
+  MEMBERSHIP_ADDRESS,
+  MEMBERSHIP_CAPABILITY,
+  Membership,
+  MembershipFeed,
+  memberListValue,
+} from './membership.js';
+import { peerSender } from './peer-channel.js';
+import { type AppMessage, type MemberStatus, withAppMessages } from './peer-wire.js';
+import { ServingWatch } from './serving-watch.js';
+
+export interface MemberOptions
+  extends Omit<
+    StartBrokerOptions,
+    'backend' | 'dataDir' | 'store' | 'openProperties' | 'offeredCapabilities' | 'virtualSources'
+  > {
+  /** This member's id (a key of `peers`). */
+  id: string;
+  /** Every member (this one included) and its CLUSTER address. */
+  peers: Readonly<Record<string, PeerAddress>>;
+  /** Cluster port to listen on (default: this member's own entry in `peers`). */
+  clusterPort?: number;
+  /** This member's store (Raft log, hard state, snapshots, learned member addresses). */
+  dataDir: string;
+  /** Host clients are told to dial (default: `host`, or this member's peers host when `host` is a wildcard). */
+  advertiseHost?: string;
+  /** Default 'quorate'. Members of another cluster id are refused. */
+  clusterId?: string;
+  /** Raft timing (defaults: election 300-600 ms, heartbeat 50 ms). */
+  raft?: Omit<RaftConfig, 'id' | 'members'>;
+  /** Compact the log after this many applied entries. Default 10_000. */
+  snapshotEvery?: number;
+  /** A submit not applied within this is answered "outcome unknown". Default 5000 ms. */
+  submitTimeoutMs?: number;
+  /** Not quorate this long -> close clients (`not quorate`). Default 1000 ms. */
+  notQuorateGraceMs?: number;
+  /** The leader releases the consumers of a member silent this long. Default 5000 ms. */
+  consumerLeaseMs?: number;
+  /** Storage failed (the member must stop: it cannot go on without durability). */
+  onFatal?: (err: Error) => void;
+}
+
+export interface MemberHandle {
+  readonly id: string;
+  readonly incarnation: string;
+  readonly amqpPort: number;
+  readonly clusterPort: number;
+  readonly url: string;
+  readonly broker: BrokerHandle;
+  readonly backend: ClusterBackend;
+  readonly replica: Replica;
+  /** The members as this member lists them to clients now. */
+  members(): ListedMember[];
+  stop(): Promise<void>;
+}
+
+const STATUS_EVERY_MS = 100;
+const WATCH_EVERY_MS = 100;
+const HOUSEKEEPING_EVERY_MS = 1000;
+const DEDUP_TRIM_EVERY_MS = 30_000;
+
+export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
+  const {
+    id,
+    peers,
+    clusterPort,
+    dataDir,
+    advertiseHost,
+    clusterId = 'quorate',
+    raft,
+    snapshotEvery,
+    submitTimeoutMs,
+    notQuorateGraceMs,
+    consumerLeaseMs = 5000,
+    onFatal,
+    ...serverOpts
+  } = opts;
+  const logger: BrokerLogger = serverOpts.logger ?? {};
+  const ids = Object.keys(peers).sort();
+  for (const m of ids)
+    if (!isValidMemberId(m)) throw new Error(`bad member id '${m}' (letters, digits, _ . -)`);
+  const own = peers[id];
+  if (!own) throw new Error(`--peers names no member '${id}'`);
+  if (ids.length % 2 === 0) {
+    logger.warn?.(
+      { members: ids.length },
+      `an even number of members (${ids.length}) tolerates no more failures than ${ids.length - 1}`,
+    );
+  }
+  await mkdir(join(dataDir, 'raft'), { recursive: true });
+
+  const incarnation = newIncarnation();
+  const origin = processKey(id, incarnation);
+  const backend = new ClusterBackend({
+    memberId: id,
+    origin,
+    ...(submitTimeoutMs !== undefined ? { submitTimeoutMs } : {}),
+  });
+  const sm = new ClusterStateMachine({
+    applied: (o, seq, outcome) => backend.onApplied(o, seq, outcome),
+    available: (q) => backend.emit('available', q),
+    claimed: (link, claimant) => backend.onClaimed(link, claimant),
+    corrupt: (index, err) => logger.error?.({ index, err }, 'cluster: undecodable log entry skipped'),
+  });
+
+  // Membership needs our client port: bind the AMQP listener first (refusing clients until serving).
+  let replica: Replica | undefined;
+  let membership: Membership | undefined;
+  const listNow = (): ListedMember[] =>
+    membership?.list({
+      selfServing: backend.serving,
+      leaderId: replica?.leaderId ?? null,
+      now: Date.now(),
+    }) ?? [];
+  const feed = new MembershipFeed(listNow);
+  const broker = await startBroker({
+    ...serverOpts,
+    backend,
+    openProperties: () => ({ [FAILOVER_SERVER_LIST]: memberListValue(listNow()) }),
+    offeredCapabilities: () => [MEMBERSHIP_CAPABILITY],
+    virtualSources: new Map([[MEMBERSHIP_ADDRESS, feed]]),
+  });
+  const wildcard = broker.host === '0.0.0.0' || broker.host === '::';
+  membership = new Membership({
+    selfId: id,
+    memberIds: ids,
+    self: {
+      host: advertiseHost ?? (wildcard ? own.host : broker.host),
+      port: broker.port,
+      scheme: serverOpts.tls ? 'amqps' : 'amqp',
+    },
+    dataDir,
+  });
+  const mship = membership;
+
+  const onApp = (m: AppMessage): void => {
+    if (m.to !== id) return;
+    if (m.kind === 'forward') backend.onForward(m.request);
+    else mship.noteStatus(m.from, m.status, Date.now());
+  };
+  try {
+    replica = await Replica.start({
+      id,
+      clusterId,
+      members: peers,
+      listen: { host: own.host, port: clusterPort ?? own.port },
+      dataDir: join(dataDir, 'raft'),
+      stateMachine: sm,
+      codec: withAppMessages(binaryWireCodec, onApp),
+      raft: { electionTimeoutMin: 300, electionTimeoutMax: 600, heartbeatInterval: 50, ...raft },
+      ...(snapshotEvery !== undefined ? { snapshotEvery } : {}),
+      logger,
+    });
+  } catch (err) {
+    await broker.stop();
+    throw err;
+  }
+  const rep = replica;
+  backend.attach(sm, rep, peerSender(rep));
+  rep.on('role', (s) => {
+    backend.onRole(s);
+    feed.refresh();
+  });
+  rep.on('error', (err) => {
+    backend.setServing(false, 'not quorate: storage failed');
+    onFatal?.(err);
+  });
+
+  const watch = new ServingWatch(
+    {
+      memberId: id,
+      incarnation,
+      memberCount: ids.length,
+      ...(notQuorateGraceMs !== undefined ? { graceMs: notQuorateGraceMs } : {}),
+    },
+    rep,
+    mship,
+    backend,
+  );
+  const startedAt = Date.now();
+  const self = mship.list({ selfServing: false, leaderId: null, now: startedAt }).find((m) => m.id === id)!;
+  const sendStatus = (): void => {
+    const status: MemberStatus = {
+      host: self.host,
+      port: self.port,
+      scheme: self.scheme,
+      serving: backend.serving,
+      leaderId: rep.leaderId,
+      term: rep.term,
+      commitIndex: rep.commitIndex,
+    };
+    const send = peerSender(rep);
+    for (const peer of ids) if (peer !== id) send({ kind: 'status', from: id, to: peer, status });
+  };
+
+  let lastTrim = startedAt;
+  const releasedAt = new Map<string, number>();
+  /** Leader only: time-driven events (expiry, dedup age) and consumers of silent members. */
+  const housekeeping = (now: number): void => {
+    if (!rep.isLeader() || !rep.isQuorate()) return;
+    const state = sm.state;
+    const due = state.nextExpiryAt();
+    if (
+      (due !== undefined && due <= now) ||
+      (now - lastTrim >= DEDUP_TRIM_EVERY_MS && state.queues.size > 0)
+    ) {
+      lastTrim = now;
+      backend
+        .request({ kind: 'event', event: encodeEvent({ type: 'expire', leaderTime: now }) })
+        .catch(() => {});
+    }
+    const holders = new Set(state.listConsumers().map((c) => memberOf(c)));
+    for (const peer of ids) {
+      if (peer === id || !holders.has(peer)) continue;
+      const silent = Math.min(mship.silentFor(peer, now), now - startedAt);
+      if (silent < consumerLeaseMs || now - (releasedAt.get(peer) ?? 0) < consumerLeaseMs) continue;
+      releasedAt.set(peer, now);
+      logger.info?.(
+        { member: peer, silentMs: silent },
+        'cluster: releasing the consumers of a silent member',
+      );
+      backend.request({ kind: 'release-owner', member: peer, keep: '' }).catch(() => {});
+    }
+  };
+
+  let lastHousekeeping = startedAt;
+  const statusTimer = setInterval(sendStatus, STATUS_EVERY_MS);
+  const watchTimer = setInterval(() => {
+    const now = Date.now();
+    watch.tick(now);
+    feed.refresh();
+    if (now - lastHousekeeping >= HOUSEKEEPING_EVERY_MS) {
+      lastHousekeeping = now;
+      housekeeping(now);
+    }
+  }, WATCH_EVERY_MS);
+  sendStatus();
+  watch.tick(Date.now());
+
+  let stopped: Promise<void> | undefined;
+  return {
+    id,
+    incarnation,
+    amqpPort: broker.port,
+    clusterPort: rep.port,
+    url: broker.url,
+    broker,
+    backend,
+    replica: rep,
+    members: listNow,
+    stop() {
+      stopped ??= (async () => {
+        clearInterval(statusTimer);
+        clearInterval(watchTimer);
+        backend.setServing(false, 'not quorate: member stopping');
+        await broker.stop();
+        backend.close();
+        await rep.close();
+      })();
+      return stopped;
+    },
+  };
+}

@@ -1,0 +1,222 @@
+/**
+ * `quorate-broker node --id n1 --port 5672 --cluster-port 6672
+ *    --peers n1=127.0.0.1:6672,n2=127.0.0.1:6673,n3=127.0.0.1:6674 --data-dir D [server flags]`
+ *
+ * Runs one cluster member until SIGTERM/SIGINT, until its supervisor goes away (stdin, when it is
+ * a pipe, reaches EOF; or the parent process changes), or until its storage fails (exit 3).
+ * Prints one JSON line once it listens, quorate or not:
+ *   {"ready":true,"id":"n1","amqpPort":5672,"clusterPort":6672,"pid":1234}
+ */
+import { fstatSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { CliIo } from '../cli/io.js';
+import { parseSingleNodeArgs } from '../cli/single-node-args.js';
+import { brokerOptionsFromArgs } from '../cli/single-node-command.js';
+import { parsePeers } from '../replication/tcp-transport.js';
+import { type MemberHandle, startMember } from './member.js';
+
+export const NODE_USAGE = `Usage: quorate-broker node --id ID --port P --cluster-port C --peers ID=HOST:PORT,... --data-dir DIR [options]
+
+Runs one member of a quorate cluster (static membership from --peers, which names every
+member's CLUSTER address, this one included). Prints one JSON line once it listens:
+  {"ready":true,"id":ID,"amqpPort":P,"clusterPort":C,"pid":PID}
+whether or not it is quorate yet. Exits on SIGTERM/SIGINT and when the process that started it
+goes away (stdin pipe closed, or parent changed).
+
+  --id ID                  this member's id (a name in --peers)
+  --port P                 AMQP client port (0 = a free port, named in the ready line)
+  --cluster-port C         member-to-member port (default: this member's --peers entry)
+  --peers LIST             id=host:port,... for every member, this one included
+  --data-dir DIR           this member's store (Raft log, snapshots); required
+  --cluster-id NAME        refuse members of another cluster (default quorate)
+  --advertise-host H       host clients are told to dial (default --host)
+  --snapshot-every N       compact the log every N entries (default 10000)
+  plus every single-node server flag (--host, --users, --max-connections, ...; see --help of
+  quorate-broker itself).
+`;
+
+interface NodeArgs {
+  id: string;
+  peers: string;
+  clusterPort: number | undefined;
+  clusterId: string | undefined;
+  advertiseHost: string | undefined;
+  snapshotEvery: number | undefined;
+  rest: string[];
+  help: boolean;
+}
+
+const NODE_FLAGS = ['id', 'peers', 'cluster-port', 'cluster-id', 'advertise-host', 'snapshot-every'];
+
+export function parseNodeArgs(argv: readonly string[]): NodeArgs {
+  const mine: string[] = [];
+  const rest: string[] = [];
+  let help = false;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const eq = a.indexOf('=');
+    const name = a.startsWith('--') ? a.slice(2, eq < 0 ? undefined : eq) : '';
+    if (a === '-h' || a === '--help') help = true;
+    else if (NODE_FLAGS.includes(name)) {
+      mine.push(a);
+      if (eq < 0 && i + 1 < argv.length) mine.push(argv[++i]!);
+    } else rest.push(a);
+  }
+  const { values } = parseArgs({
+    args: mine,
+    options: Object.fromEntries(NODE_FLAGS.map((f) => [f, { type: 'string' as const }])),
+    strict: true,
+    allowPositionals: false,
+  });
+  const v = values as Record<string, string | undefined>;
+  const int = (name: string): number | undefined => {
+    const raw = v[name];
+    if (raw === undefined) return undefined;
+    if (!/^\d+$/.test(raw)) throw new Error(`--${name} must be a non-negative integer, got '${raw}'`);
+    return Number(raw);
+  };
+  if (help)
+    return {
+      id: '',
+      peers: '',
+      clusterPort: undefined,
+      clusterId: undefined,
+      advertiseHost: undefined,
+      snapshotEvery: undefined,
+      rest,
+      help,
+    };
+  if (!v.id) throw new Error('--id is required');
+  if (!v.peers) throw new Error('--peers is required');
+  return {
+    id: v.id,
+    peers: v.peers,
+    clusterPort: int('cluster-port'),
+    clusterId: v['cluster-id'],
+    advertiseHost: v['advertise-host'],
+    snapshotEvery: int('snapshot-every'),
+    rest,
+    help,
+  };
+}
+
+/** Resolves when the process that started us is gone (stdin pipe EOF, or reparented). */
+function supervisorGone(): { promise: Promise<string>; dispose(): void } {
+  let resolve!: (why: string) => void;
+  const promise = new Promise<string>((r) => {
+    resolve = r;
+  });
+  let stdinWatched = false;
+  try {
+    const st = fstatSync(0);
+    stdinWatched = st.isFIFO() || st.isSocket();
+  } catch {
+    stdinWatched = false;
+  }
+  const onEnd = (): void => resolve('stdin closed');
+  if (stdinWatched) {
+    process.stdin.on('end', onEnd);
+    process.stdin.on('close', onEnd);
+    process.stdin.on('error', onEnd);
+    process.stdin.resume();
+  }
+  const parent = process.ppid;
+  const poll = setInterval(() => {
+    if (parent !== 1 && process.ppid !== parent) resolve('parent process gone');
+  }, 500);
+  poll.unref();
+  return {
+    promise,
+    dispose() {
+      clearInterval(poll);
+      if (stdinWatched) {
+        process.stdin.off('end', onEnd);
+        process.stdin.off('close', onEnd);
+        process.stdin.off('error', onEnd);
+        process.stdin.pause();
+        process.stdin.unref?.();
+      }
+    },
+  };
+}
+
+export async function runNodeCommand(argv: readonly string[], io: CliIo): Promise<number> {
+  let args: NodeArgs;
+  let serverArgs: ReturnType<typeof parseSingleNodeArgs>;
+  try {
+    args = parseNodeArgs(argv);
+    serverArgs = parseSingleNodeArgs(args.rest);
+  } catch (err) {
+    io.stderr.write(`${(err as Error).message}\n${NODE_USAGE}`);
+    return 2;
+  }
+  if (args.help) {
+    io.stdout.write(NODE_USAGE);
+    return 0;
+  }
+  if (serverArgs.dataDir === undefined) {
+    io.stderr.write(`--data-dir is required\n${NODE_USAGE}`);
+    return 2;
+  }
+  let member: MemberHandle;
+  let fatal: ((err: Error) => void) | undefined;
+  const logger = {
+    warn: (obj: unknown, msg?: string) => io.stderr.write(`warning: ${msg ?? ''} ${JSON.stringify(obj)}\n`),
+    error: (obj: unknown, msg?: string) => io.stderr.write(`error: ${msg ?? ''} ${safeJson(obj)}\n`),
+    info: (obj: unknown, msg?: string) => io.stderr.write(`${msg ?? ''} ${safeJson(obj)}\n`),
+  };
+  try {
+    const peers = parsePeers(args.peers);
+    const base = await brokerOptionsFromArgs(serverArgs);
+    const { dataDir: _d, ...server } = base;
+    member = await startMember({
+      ...server,
+      logger,
+      id: args.id,
+      peers,
+      dataDir: serverArgs.dataDir,
+      ...(args.clusterPort !== undefined ? { clusterPort: args.clusterPort } : {}),
+      ...(args.clusterId !== undefined ? { clusterId: args.clusterId } : {}),
+      ...(args.advertiseHost !== undefined ? { advertiseHost: args.advertiseHost } : {}),
+      ...(args.snapshotEvery !== undefined ? { snapshotEvery: args.snapshotEvery } : {}),
+      onFatal: (err) => fatal?.(err),
+    });
+  } catch (err) {
+    io.stderr.write(`cannot start the member: ${(err as Error).message}\n`);
+    return 1;
+  }
+  const signals = io.signals ?? process;
+  const gone = supervisorGone();
+  let code = 0;
+  const stopRequested = new Promise<string>((resolve) => {
+    const onSignal = (): void => resolve('signal');
+    signals.on('SIGTERM', onSignal);
+    signals.on('SIGINT', onSignal);
+    fatal = (err) => {
+      io.stderr.write(`storage failed, stopping: ${err.message}\n`);
+      code = 3;
+      resolve('storage failed');
+    };
+    void gone.promise.then(resolve);
+  });
+  io.stdout.write(
+    `${JSON.stringify({ ready: true, id: member.id, amqpPort: member.amqpPort, clusterPort: member.clusterPort, pid: process.pid })}\n`,
+  );
+  await stopRequested;
+  gone.dispose();
+  try {
+    await member.stop();
+  } catch (err) {
+    io.stderr.write(`error while stopping: ${(err as Error).message}\n`);
+    return 1;
+  }
+  return code;
+}
+
+function safeJson(obj: unknown): string {
+  try {
+    return JSON.stringify(obj, (_k, v: unknown) => (v instanceof Error ? { message: v.message } : v));
+  } catch {
+    return String(obj);
+  }
+}

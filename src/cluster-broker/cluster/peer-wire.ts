@@ -1,0 +1,95 @@
+/**
+ * Member-to-member application messages, sent on the replication transport next to the Raft
+ * messages (same connections, same proxies, so a partition cuts them too):
+ *
+ * - `forward`: a follower's request (an unstamped cluster entry) for the leader to propose;
+ * - `status`: every member's periodic "here I am" with its AMQP address, role and commit index
+ *   (members learn each other's client ports this way; `--peers` names cluster ports).
+ *
+ * They travel through a WireCodec wrapped around the replication's own: a frame starting with
+ * APP_TAG (never the first byte of a Raft message) is decoded here and handed to `onApp`; the
+ * transport then sees a message addressed to nobody and drops it.
+ */
+import { ByteReader, ByteWriter } from '../core/binary.js';
+import type { Message } from '../replication/types.js';
+import type { Hello, WireCodec } from '../replication/wire.js';
+
+const APP_TAG = 0xc7;
+const KIND_FORWARD = 1;
+const KIND_STATUS = 2;
+
+/** What a member tells the others about itself. */
+export interface MemberStatus {
+  /** Host clients should dial. */
+  host: string;
+  /** AMQP client port. */
+  port: number;
+  scheme: 'amqp' | 'amqps';
+  /** Serving clients now (quorate and caught up). */
+  serving: boolean;
+  leaderId: string | null;
+  term: number;
+  commitIndex: number;
+}
+
+export type AppMessage =
+  | { kind: 'forward'; from: string; to: string; request: Uint8Array }
+  | { kind: 'status'; from: string; to: string; status: MemberStatus };
+
+export function encodeApp(m: AppMessage): Uint8Array {
+  const w = new ByteWriter(m.kind === 'forward' ? m.request.length + 48 : 160);
+  w.u8(APP_TAG);
+  w.u8(m.kind === 'forward' ? KIND_FORWARD : KIND_STATUS);
+  w.str(m.from);
+  w.str(m.to);
+  if (m.kind === 'forward') w.raw(m.request);
+  else w.str(JSON.stringify(m.status));
+  return w.finish();
+}
+
+export function decodeApp(bytes: Uint8Array): AppMessage {
+  const r = new ByteReader(bytes, 1);
+  const kind = r.u8();
+  const from = r.str();
+  const to = r.str();
+  if (kind === KIND_FORWARD) return { kind: 'forward', from, to, request: bytes.slice(r.offset) };
+  if (kind === KIND_STATUS) return { kind: 'status', from, to, status: JSON.parse(r.str()) as MemberStatus };
+  throw new Error(`unknown member message kind ${kind}`);
+}
+
+/** An AppMessage dressed as a replication Message, so the transport can carry it. */
+interface CarriedApp {
+  readonly type: 'app';
+  readonly from: string;
+  readonly to: string;
+  readonly term: 0;
+  readonly app: AppMessage;
+}
+
+export function carry(app: AppMessage): Message {
+  const m: CarriedApp = { type: 'app', from: app.from, to: app.to, term: 0, app };
+  return m as unknown as Message;
+}
+
+/** The replication codec plus our application messages. */
+export function withAppMessages(inner: WireCodec, onApp: (m: AppMessage) => void): WireCodec {
+  return {
+    encodeMessage(m: Message): Uint8Array {
+      const c = m as unknown as Partial<CarriedApp>;
+      if (c.type === 'app' && c.app) return encodeApp(c.app);
+      return inner.encodeMessage(m);
+    },
+    decodeMessage(bytes: Uint8Array): Message {
+      if (bytes[0] !== APP_TAG) return inner.decodeMessage(bytes);
+      onApp(decodeApp(bytes));
+      // addressed to nobody: the transport drops it
+      return { type: 'heartbeat-response', from: '', to: '', term: 0 };
+    },
+    encodeHello(h: Hello): Uint8Array {
+      return inner.encodeHello(h);
+    },
+    decodeHello(bytes: Uint8Array): Hello {
+      return inner.decodeHello(bytes);
+    },
+  };
+}

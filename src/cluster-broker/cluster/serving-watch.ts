@@ -1,0 +1,101 @@
+/**
+ * When a member serves clients (docs/cluster-member.md, "Quorum"):
+ *
+ * - not quorate (no majority reachable: `replica.isQuorate()` false) for `graceMs` -> stop
+ *   serving: the server closes every connection with amqp:connection:forced, description
+ *   `not quorate...`, and answers new ones with Open + Close. The grace rides out an ordinary
+ *   election; `graceMs` + the Raft detection time (election timeout) + the tick stay under 2 s.
+ * - serve again once quorate AND caught up: applied index >= the leader's commit index as of
+ *   rejoining (a follower reads it from the leader's status message, a leader from its own
+ *   commit once it committed an entry of its term), and (first time only) once the release of
+ *   this member's consumers of earlier incarnations has committed.
+ */
+import type { ClusterBackend } from './cluster-backend.js';
+import type { Membership } from './membership.js';
+
+export interface ReplicaView {
+  isLeader(): boolean;
+  isQuorate(): boolean;
+  canServeReads(): boolean;
+  readonly leaderId: string | null;
+  readonly term: number;
+  readonly commitIndex: number;
+  readonly appliedIndex: number;
+}
+
+export interface ServingWatchOptions {
+  memberId: string;
+  incarnation: string;
+  memberCount: number;
+  /** Not quorate this long -> stop serving. Default 1000 ms. */
+  graceMs?: number;
+}
+
+export class ServingWatch {
+  private notQuorateSince: number | undefined;
+  private quorateSince: number | undefined;
+  private target: number | undefined;
+  private selfReleased = false;
+  private releasing = false;
+  private readonly graceMs: number;
+
+  constructor(
+    private readonly opts: ServingWatchOptions,
+    private readonly replica: ReplicaView,
+    private readonly membership: Membership,
+    private readonly backend: ClusterBackend,
+  ) {
+    this.graceMs = opts.graceMs ?? 1000;
+  }
+
+  private get notQuorateReason(): string {
+    const n = this.opts.memberCount;
+    return `not quorate: member ${this.opts.memberId} cannot reach a majority (${Math.floor(n / 2) + 1} of ${n})`;
+  }
+
+  tick(now: number): void {
+    const r = this.replica;
+    if (!r.isQuorate()) {
+      this.quorateSince = undefined;
+      this.target = undefined;
+      this.notQuorateSince ??= now;
+      if (!this.backend.serving) this.backend.setServing(false, this.notQuorateReason);
+      else if (now - this.notQuorateSince >= this.graceMs)
+        this.backend.setServing(false, this.notQuorateReason);
+      return;
+    }
+    this.notQuorateSince = undefined;
+    this.quorateSince ??= now;
+    if (this.backend.serving) return;
+    if (this.target === undefined) {
+      if (r.isLeader()) {
+        if (r.canServeReads()) this.target = r.commitIndex;
+      } else if (r.leaderId !== null && this.membership.heardSince(r.leaderId, this.quorateSince)) {
+        const st = this.membership.statusOf(r.leaderId);
+        if (st && st.term === r.term) this.target = st.commitIndex;
+      }
+    }
+    if (this.target === undefined || r.appliedIndex < this.target) {
+      this.backend.setServing(false, 'not quorate: catching up with the cluster');
+      return;
+    }
+    if (!this.selfReleased) {
+      if (!this.releasing) {
+        this.releasing = true;
+        this.backend
+          .request({ kind: 'release-owner', member: this.opts.memberId, keep: this.opts.incarnation })
+          .then(
+            () => {
+              this.selfReleased = true;
+            },
+            () => {},
+          )
+          .finally(() => {
+            this.releasing = false;
+          });
+      }
+      return;
+    }
+    this.backend.setServing(true);
+  }
+}
