@@ -1,0 +1,100 @@
+/**
+ * A real 3-member cluster (startCluster -> `quorate-broker node` processes) used through rhea:
+ * membership in every Open, the $cluster/membership feed, and messages sent on one member and
+ * consumed on others, with competing consumers on two members never getting the same message.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ClusterHandle } from '../../src/broker.js';
+import { Collector, closeConn, open } from '../cluster/amqp-helpers.js';
+import {
+  parseList,
+  portOf,
+  range,
+  sendVia,
+  startTestCluster,
+  waitLeader,
+  waitServing,
+} from '../cluster/cluster-support.js';
+
+let handle: ClusterHandle;
+
+beforeAll(async () => {
+  handle = await startTestCluster();
+  await waitServing(handle);
+});
+
+afterAll(async () => {
+  await handle?.stop();
+});
+
+describe('a 3-member cluster', () => {
+  it('lists every member in each Open (failover-server-list) and offers quorate:membership', async () => {
+    const leader = await waitLeader(handle);
+    for (const id of handle.ids) {
+      const o = await open(portOf(handle, id));
+      try {
+        expect(o.offeredCapabilities).toContain('quorate:membership');
+        const list = parseList(o.properties?.['failover-server-list']);
+        expect(list.map((m) => m.id)).toEqual(['n1', 'n2', 'n3']);
+        expect(list.map((m) => m.port)).toEqual(handle.ids.map((x) => portOf(handle, x)));
+        for (const m of list) {
+          expect(m.host).toBe('127.0.0.1');
+          expect(m.scheme).toBe('amqp');
+          expect(m.quorate).toBe(true);
+        }
+        expect(list.filter((m) => m.leader).map((m) => m.id)).toEqual([leader]);
+      } finally {
+        await closeConn(o.conn);
+      }
+    }
+  });
+
+  it('serves the membership list at $cluster/membership at once', async () => {
+    const o = await open(portOf(handle, 'n2'));
+    try {
+      const feed = new Collector(o.conn, '$cluster/membership');
+      await feed.until(1, 10_000);
+      const list = parseList(JSON.parse(feed.bodies[0]!));
+      expect(list.map((m) => m.id)).toEqual(['n1', 'n2', 'n3']);
+    } finally {
+      await closeConn(o.conn);
+    }
+  });
+
+  it('a message sent via one member is received via another', async () => {
+    const bodies = range('ab', 50);
+    await sendVia(handle, 'n1', 'q-basic', bodies);
+    const o = await open(portOf(handle, 'n3'));
+    try {
+      const c = new Collector(o.conn, 'q-basic');
+      await c.until(50);
+      expect(c.bodies).toEqual(bodies);
+    } finally {
+      await closeConn(o.conn);
+    }
+  });
+
+  it('competing consumers on two members never get the same message', async () => {
+    const a = await open(portOf(handle, 'n2'));
+    const b = await open(portOf(handle, 'n3'));
+    try {
+      const ca = new Collector(a.conn, 'q-compete', { credit: 10 });
+      const cb = new Collector(b.conn, 'q-compete', { credit: 10 });
+      const bodies = range('c', 300);
+      await sendVia(handle, 'n1', 'q-compete', bodies);
+      const deadline = Date.now() + 30_000;
+      while (ca.bodies.length + cb.bodies.length < 300 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const all = [...ca.bodies, ...cb.bodies];
+      expect(all.length).toBe(300);
+      expect(new Set(all).size).toBe(300);
+      expect(new Set(all)).toEqual(new Set(bodies));
+      expect(ca.bodies.length).toBeGreaterThan(0);
+      expect(cb.bodies.length).toBeGreaterThan(0);
+    } finally {
+      await closeConn(a.conn);
+      await closeConn(b.conn);
+    }
+  });
+});
