@@ -1,0 +1,38 @@
+/**
+ * Replication for the clustered broker: a sans-I/O Raft core plus the real drivers (TCP
+ * transport, fsync'd file storage with group commit) and the Replica that wires them together.
+ */
+export { type ProposalStatus, RaftCore } from './core.js';
+export { NotLeaderError, ProposalOutcomeError, ReplicationError } from './errors.js';
+export { FileStorage, type FileStorageOptions } from './file-storage.js';
+export type { Logger } from './logger.js';
+export {
+  type Committed,
+  Replica,
+  type ReplicaEvents,
+  type ReplicaOptions,
+  type StateMachine,
+} from './replica.js';
+export { persistToOps, StoreImage, type StoreOp } from './store-image.js';
+export {
+  FrameSplitter,
+  type PeerAddress,
+  parsePeers,
+  TcpTransport,
+  type TcpTransportOptions,
+} from './tcp-transport.js';
+export type {
+  Entry,
+  HardState,
+  InitialState,
+  Message,
+  PersistOps,
+  RaftConfig,
+  Ready,
+  Role,
+  Snapshot,
+  SoftState,
+  UnsafeFlags,
+} from './types.js';
+export { amqpWireCodec, type Hello, type WireCodec } from './wire.js';
+export { binaryWireCodec } from './wire-binary.js';
