@@ -113,7 +113,17 @@ export function writeStringCode(w: Writer, s: string, code8: number): void {
   if (n <= 85) {
     w.ensure(2 + n * 3);
     const at = w.pos;
-    const len = w.utf8At(s, at + 2);
+    const b = w.buf;
+    // short ASCII strings: a JS loop beats the native call
+    let len = n;
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) {
+        len = w.utf8At(s, at + 2);
+        break;
+      }
+      b[at + 2 + i] = c;
+    }
     w.buf[at] = code8;
     w.buf[at + 1] = len;
     w.pos = at + 2 + len;
