@@ -147,6 +147,30 @@ describe('engine <-> rhea 3.0.5', () => {
     wake();
     await until(() => got.length === 25, 'rhea to receive 25');
     expect(got[24]).toBe('to rhea 24');
+
+    // drain from a rhea receiver: our sender sends what it has, then gives the rest of the credit back
+    let drainSender: SenderLink | undefined;
+    const drained: unknown[] = [];
+    const dr = conn.open_receiver({ source: 'q3', credit_window: 0 });
+    dr.on('message', (ctx) => drained.push(ctx.message?.body));
+    let drainedEvent = false;
+    dr.on('receiver_drained', () => {
+      drainedEvent = true;
+    });
+    await once(dr, 'receiver_open');
+    await until(() => {
+      drainSender = (serverEngine?.activeSessions() ?? [])
+        .flatMap((s) => s.activeLinks())
+        .find((l) => l.name === dr.name && l.role === 'sender') as SenderLink | undefined;
+      return drainSender !== undefined;
+    }, 'server side of the drain link');
+    for (let i = 0; i < 3; i++) drainSender!.send(Uint8Array.of(i), rhea.message.encode({ body: `d${i}` }));
+    dr.add_credit(10);
+    dr.drain_credit();
+    await until(() => drainedEvent, 'receiver_drained');
+    expect(drained).toEqual(['d0', 'd1', 'd2']);
+    expect(drainSender!.credit).toBe(0);
+    expect(drainSender!.deliveryCount).toBe(10);
     conn.close();
     await until(() => serverEngine?.state === 'closed', 'close');
   });
