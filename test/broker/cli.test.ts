@@ -1,0 +1,127 @@
+/** The CLI's argument handling and lifecycle in process (the real process is in broker-durability). */
+import { EventEmitter } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cluster-broker/cli/run-cli.js';
+import { parseSingleNodeArgs } from '../../src/cluster-broker/cli/single-node-args.js';
+import { parseUsers } from '../../src/cluster-broker/server/users.js';
+import { closeConnection, connect } from './rhea-client.js';
+
+function sink() {
+  const lines: string[] = [];
+  return { lines, write: (s: string) => lines.push(s) };
+}
+
+describe('quorate-broker flags', () => {
+  it('parses every flag', () => {
+    const a = parseSingleNodeArgs([
+      '--port',
+      '0',
+      '--host',
+      '0.0.0.0',
+      '--data-dir',
+      '/d',
+      '--users',
+      'u.txt',
+      '--no-anonymous',
+      '--tls-cert',
+      'c.pem',
+      '--tls-key',
+      'k.pem',
+      '--max-connections',
+      '5',
+      '--max-frame-size',
+      '4096',
+      '--max-message-size',
+      '1000',
+      '--idle-timeout',
+      '0',
+      '--no-auto-create',
+      '--max-queue-messages',
+      '7',
+      '--max-queue-bytes',
+      '9',
+      '--dedup-window-count',
+      '0',
+      '--dedup-window-ms',
+      '5',
+      '--container-id',
+      'b1',
+    ]);
+    expect(a).toMatchObject({
+      port: 0,
+      host: '0.0.0.0',
+      dataDir: '/d',
+      usersFile: 'u.txt',
+      anonymous: false,
+      tlsCert: 'c.pem',
+      tlsKey: 'k.pem',
+      maxConnections: 5,
+      maxFrameSize: 4096,
+      maxMessageSize: 1000,
+      idleTimeoutMs: 0,
+      autoCreateQueues: false,
+      maxQueueMessages: 7,
+      maxQueueBytes: 9,
+      dedupWindowCount: 0,
+      dedupWindowMs: 5,
+      containerId: 'b1',
+    });
+    expect(parseSingleNodeArgs([])).toMatchObject({
+      port: 5672,
+      host: '127.0.0.1',
+      anonymous: true,
+      autoCreateQueues: true,
+    });
+  });
+
+  it('refuses bad flags with exit code 2', async () => {
+    for (const argv of [
+      ['--port', 'x'],
+      ['--bogus'],
+      ['--tls-cert', 'c.pem'],
+      ['--max-frame-size', '100'],
+      ['nosuch'],
+    ]) {
+      const err = sink();
+      expect(await runCli(argv, { stdout: sink(), stderr: err })).toBe(2);
+      expect(err.lines.join('')).not.toBe('');
+    }
+  });
+
+  it('--help prints the usage', async () => {
+    const out = sink();
+    expect(await runCli(['--help'], { stdout: out, stderr: sink() })).toBe(0);
+    expect(out.lines.join('')).toContain('--data-dir');
+  });
+
+  it('prints one ready line, serves, and stops on SIGTERM with exit code 0', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'qb-cli-'));
+    const out = sink();
+    const signals = new EventEmitter();
+    const done = runCli(['--port', '0', '--data-dir', dir], { stdout: out, stderr: sink(), signals });
+    while (out.lines.length === 0) await new Promise((r) => setTimeout(r, 10));
+    const ready = JSON.parse(out.lines[0]!) as { ready: boolean; amqpPort: number; pid: number };
+    expect(ready).toEqual({ ready: true, amqpPort: ready.amqpPort, pid: process.pid });
+    const c = await connect({ port: ready.amqpPort });
+    await closeConnection(c);
+    signals.emit('SIGTERM');
+    expect(await done).toBe(0);
+    expect(out.lines).toHaveLength(1);
+    await rm(dir, { recursive: true, force: true });
+  });
+});
+
+describe('users file', () => {
+  it('one user:password per line, split at the first colon, # comments', () => {
+    const u = parseUsers('# c\n\n alice:pa:ss \nbob:\n');
+    expect([...u]).toEqual([
+      ['alice', 'pa:ss'],
+      ['bob', ''],
+    ]);
+    expect(() => parseUsers('nocolon\n')).toThrow(/line 1/);
+    expect(() => parseUsers(':pw\n')).toThrow(/line 1/);
+  });
+});
