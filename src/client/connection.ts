@@ -456,6 +456,9 @@ export class Connection extends EventEmitter<ConnectionEvents> {
         lastFailureAt = now();
         if (isNotQuorate(e)) this.pool.notQuorate(pick.server, now());
         else this.pool.failed(pick.server, e, now());
+        if (e instanceof AmqpError && e.condition === 'amqp:connection:redirect') {
+          this.pool.redirect(e.info, pick.server);
+        }
         this.logger?.debug?.({ url, attempt, error: (e as Error).message }, 'connection attempt failed');
         if (this.stop.signal.aborted) throw new AbortError(abortReason(this.stop.signal.reason));
         if (isAuthFailure(e)) throw new AbortError(e as Error);
@@ -499,8 +502,13 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       this.startMembershipFeed();
     for (const link of this.links) {
       if (!link.shouldAttach(phys)) continue;
-      link.attachTo(phys);
-      reattached++;
+      try {
+        link.attachTo(phys);
+        reattached++;
+      } catch (e) {
+        // the connection died between Open and now: setHandler below reports the loss
+        this.logger?.debug?.({ link: link.name, error: (e as Error).message }, 'attach skipped');
+      }
     }
     phys.setHandler(this.handler);
     phys.pump();
@@ -550,6 +558,9 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     const server = this.physServer;
     this.phys = undefined;
     this.pool.disconnected();
+    if (error instanceof AmqpError && error.condition === 'amqp:connection:redirect') {
+      this.pool.redirect(error.info, server);
+    }
     if (server) {
       if (isNotQuorate(error)) this.pool.notQuorate(server, lostAt);
       else if (this.state !== 'closing') this.pool.failed(server, error, lostAt);

@@ -17,6 +17,8 @@ export interface DeliveryOwner {
   /** True when the broker confirms settlement (rcv-settle-mode second in force). */
   readonly confirmsSettlement: boolean;
   onSettled(delivery: Delivery, state: DeliveryState): void;
+  /** The settlement's promise is done (resolved or rejected): stop tracking the delivery. */
+  onFinished(delivery: Delivery): void;
   flush(): void;
 }
 
@@ -107,6 +109,15 @@ export class Delivery {
   }
 
   private settle(state: DeliveryState): Promise<void> {
+    if (this.outcome) {
+      return Promise.reject(
+        new ClientError('amqp:illegal-state', `delivery already settled (${this.outcome.type})`),
+      );
+    }
+    return this.settleNow(state).finally(() => this.owner.onFinished(this));
+  }
+
+  private settleNow(state: DeliveryState): Promise<void> {
     if (this.outcome) {
       return Promise.reject(
         new ClientError('amqp:illegal-state', `delivery already settled (${this.outcome.type})`),

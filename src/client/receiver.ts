@@ -158,8 +158,11 @@ export class Receiver
   }
 
   onSettled(delivery: Delivery, state: DeliveryState): void {
-    this.unsettled.delete(delivery);
     this.dedup?.onSettled(delivery.message.messageId, state, now());
+  }
+
+  onFinished(delivery: Delivery): void {
+    this.unsettled.delete(delivery);
   }
 
   flush(): void {
@@ -242,7 +245,7 @@ export class Receiver
         if (ev.link === this.link && ev.drained) this.applyFlow(this.credit.onPeerFlow(0));
         return;
       case 'link-detached':
-        if (ev.link === this.link) this.onDetached(ev.error, ev.closed, ev.byPeer);
+        if (ev.link === this.link) this.onDetached(ev.error, ev.closed);
         return;
       default:
         return;
@@ -372,7 +375,7 @@ export class Receiver
     }
   }
 
-  private onDetached(error: AmqpErrorBody | undefined, closed: boolean, byPeer: boolean): void {
+  private onDetached(error: AmqpErrorBody | undefined, closed: boolean): void {
     const link = this.link;
     this.link = undefined;
     link?.session.end();
@@ -381,7 +384,7 @@ export class Receiver
       this.finishClose();
       return;
     }
-    if (!byPeer) return;
+    // by the peer, or by our engine because the broker broke a link rule: handled the same
     const wasAttached = this.state === 'attached';
     const modeRefused =
       !wasAttached &&

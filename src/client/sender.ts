@@ -250,7 +250,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
         return;
       }
       case 'link-detached':
-        if (ev.link === this.link) this.onDetached(ev.error, ev.closed, ev.byPeer);
+        if (ev.link === this.link) this.onDetached(ev.error, ev.closed);
         return;
       default:
         return;
@@ -285,7 +285,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
 
   // ------------------------------------------------------------------ internals
 
-  private onDetached(error: AmqpErrorBody | undefined, closed: boolean, byPeer: boolean): void {
+  private onDetached(error: AmqpErrorBody | undefined, closed: boolean): void {
     const link = this.link;
     this.link = undefined;
     link?.session.end();
@@ -294,7 +294,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
       this.finishClose();
       return;
     }
-    if (!byPeer) return;
+    // by the peer, or by our engine because the broker broke a link rule: handled the same
     const wasAttached = this.state === 'attached';
     if (!wasAttached || isPermanentDetach(error, closed)) {
       // refused, or closed on purpose by the broker: this link cannot exist there

@@ -57,6 +57,10 @@ export interface RheaPeerOptions {
   offeredCapabilities?: string[];
   /** how long the peer declares as its idle timeout (ms); default none */
   idleTimeoutMs?: number;
+  /** SASL PLAIN only, with these users (no ANONYMOUS) */
+  plainUsers?: Record<string, string>;
+  /** listen with TLS (amqps) */
+  tls?: { key: string; cert: string };
 }
 
 export interface RheaPeer {
@@ -66,6 +70,10 @@ export interface RheaPeer {
   readonly received: { address: string; m: StoredMessage }[];
   readonly attaches: AttachRecord[];
   readonly connections: Set<RheaConnection>;
+  /** Users that passed SASL PLAIN. */
+  readonly users: string[];
+  /** Detach every link of the client's senders with this error (closed false: a forced detach). */
+  detachClientSenders(error: { condition: string; description?: string }): void;
   /** Held (outcome 'hold') incoming deliveries, settle them by hand. */
   readonly held: { delivery: RheaDelivery; m: StoredMessage }[];
   queue(address: string): StoredMessage[];
@@ -96,6 +104,20 @@ export async function startRheaPeer(opts: RheaPeerOptions = {}): Promise<RheaPee
   const connections = new Set<RheaConnection>();
   const held: { delivery: RheaDelivery; m: StoredMessage }[] = [];
   const inFlight = new Map<RheaDelivery, { address: string; m: StoredMessage }>();
+  const users: string[] = [];
+  const clientSenders = new Set<rhea.Receiver>();
+  if (opts.plainUsers) {
+    const table = opts.plainUsers;
+    (
+      container as unknown as {
+        sasl_server_mechanisms: { enable_plain(cb: (u: string, p: string) => boolean): void };
+      }
+    ).sasl_server_mechanisms.enable_plain((u, pw) => {
+      const ok = table[u] === pw;
+      if (ok) users.push(u);
+      return ok;
+    });
+  }
 
   const q = (address: string) => {
     let x = queues.get(address);
@@ -174,6 +196,7 @@ export async function startRheaPeer(opts: RheaPeerOptions = {}): Promise<RheaPee
       return;
     }
     r.set_target({ address: address ?? '' });
+    clientSenders.add(r);
   });
   container.on('sender_open', (ctx: rhea.EventContext) => {
     const s = ctx.sender!;
@@ -274,6 +297,11 @@ export async function startRheaPeer(opts: RheaPeerOptions = {}): Promise<RheaPee
   if (opts.openProperties) listenOpts.properties = opts.openProperties;
   if (opts.offeredCapabilities) listenOpts.offered_capabilities = opts.offeredCapabilities;
   if (opts.idleTimeoutMs) listenOpts.idle_time_out = opts.idleTimeoutMs;
+  if (opts.tls) {
+    listenOpts.transport = 'tls';
+    listenOpts.key = opts.tls.key;
+    listenOpts.cert = opts.tls.cert;
+  }
   const server = container.listen(listenOpts as unknown as rhea.ServerConnectionOptions) as unknown as Server;
   await new Promise<void>((resolve, reject) => {
     server.once('listening', () => resolve());
@@ -288,6 +316,20 @@ export async function startRheaPeer(opts: RheaPeerOptions = {}): Promise<RheaPee
     url: `amqp://127.0.0.1:${port}`,
     received,
     attaches,
+    users,
+    detachClientSenders(error) {
+      for (const r of clientSenders) {
+        const link = r as unknown as {
+          is_open(): boolean;
+          local: { detach: { closed: boolean; error?: unknown } };
+          detach(): void;
+        };
+        if (!link.is_open()) continue;
+        link.local.detach.error = error;
+        link.detach();
+      }
+      clientSenders.clear();
+    },
     connections,
     held,
     queue: q,

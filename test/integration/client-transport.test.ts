@@ -1,0 +1,179 @@
+/**
+ * The client's transport against rhea peers: one socket write per microtask batch, TLS (amqps),
+ * SASL PLAIN from the URL or from options (ANONYMOUS otherwise), auth failure failing fast, idle
+ * timeout not tripping on a healthy peer (heartbeats), and a forced link detach failing over.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { dial, type PhysicalConnection } from '../../src/client/transport.js';
+import { encodeMessage } from '../../src/codec/public.js';
+import { parseServerUrl } from '../../src/failover/index.js';
+import { type Connection, type ConnectOptions, connect, type SendResult } from '../../src/index.js';
+import { type RheaPeer, type RheaPeerOptions, startRheaPeer } from '../client/rhea-peer.js';
+
+const peers: RheaPeer[] = [];
+const conns: Connection[] = [];
+let certDir = '';
+let tlsKey = '';
+let tlsCert = '';
+
+async function peer(opts: RheaPeerOptions = {}): Promise<RheaPeer> {
+  const p = await startRheaPeer(opts);
+  peers.push(p);
+  return p;
+}
+
+async function client(extra: ConnectOptions): Promise<Connection> {
+  const c = await connect({ randomizeMembers: false, ...extra });
+  conns.push(c);
+  return c;
+}
+
+async function waitUntil(cond: () => boolean, what = 'condition', timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+beforeAll(() => {
+  certDir = mkdtempSync(join(tmpdir(), 'quorate-client-tls-'));
+  execFileSync('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    join(certDir, 'key.pem'),
+    '-out',
+    join(certDir, 'cert.pem'),
+    '-days',
+    '1',
+    '-subj',
+    '/CN=localhost',
+    '-addext',
+    'subjectAltName=DNS:localhost,IP:127.0.0.1',
+  ]);
+  tlsKey = readFileSync(join(certDir, 'key.pem'), 'utf8');
+  tlsCert = readFileSync(join(certDir, 'cert.pem'), 'utf8');
+});
+
+afterAll(() => {
+  if (certDir) rmSync(certDir, { recursive: true, force: true });
+});
+
+afterEach(async () => {
+  for (const c of conns.splice(0)) await c.close().catch(() => undefined);
+  for (const p of peers.splice(0)) await p.stop().catch(() => undefined);
+});
+
+describe('client transport', () => {
+  it('coalesces every frame of a microtask batch into one socket write', async () => {
+    const p = await peer();
+    const phys: PhysicalConnection = await dial({
+      server: parseServerUrl(p.url),
+      containerId: 'coalesce',
+      idleTimeoutMs: 0,
+      maxFrameSize: 65536,
+      timeoutMs: 5000,
+    });
+    phys.setHandler({ onEvent: () => undefined, onLost: () => undefined });
+    const link = phys.engine.begin().attachSender({ name: 's', target: { address: 'c' }, source: {} });
+    phys.pump();
+    await waitUntil(() => link.state === 'attached' && link.credit >= 50, 'credit');
+    const socket = phys.socket;
+    const original = socket.write.bind(socket);
+    let writes = 0;
+    socket.write = ((...args: Parameters<typeof socket.write>) => {
+      writes++;
+      return original(...args);
+    }) as typeof socket.write;
+    for (let i = 0; i < 50; i++) {
+      link.send(new Uint8Array([i]), encodeMessage({ body: i }));
+      phys.pump();
+    }
+    expect(writes).toBe(0); // nothing written synchronously
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(writes).toBe(1);
+    await waitUntil(() => p.received.length === 50, '50 messages at the peer');
+    expect(p.received.map((r) => r.m.message.body)).toEqual([...Array(50).keys()]);
+    socket.write = original;
+    phys.close();
+    await waitUntil(() => phys.isLost, 'close');
+  });
+
+  it('amqps:// with a CA works; an untrusted certificate does not', async () => {
+    const p = await peer({ tls: { key: tlsKey, cert: tlsCert } });
+    const url = `amqps://localhost:${p.port}`;
+    const conn = await client({ urls: url, tls: { ca: tlsCert } });
+    const sender = await conn.openSender('tls-q');
+    expect((await sender.send({ body: 'secure' })).state).toBe('accepted');
+    const receiver = await conn.openReceiver('tls-q');
+    const d = await receiver.receive({ timeoutMs: 5000 });
+    expect(d.message.body).toBe('secure');
+    await d.accept();
+    await expect(connect({ urls: url, reconnect: { maxTimeMs: 400 } })).rejects.toMatchObject({
+      condition: 'quorate:reconnect-exhausted',
+    });
+  });
+
+  it('SASL PLAIN with credentials in the URL or in options; a wrong password fails fast', async () => {
+    const p = await peer({ plainUsers: { alice: 's3cret', bob: 'pw' } });
+    const c1 = await client({ urls: `amqp://alice:s3cret@127.0.0.1:${p.port}` });
+    await c1.openSender('x');
+    const c2 = await client({ urls: `amqp://127.0.0.1:${p.port}`, username: 'bob', password: 'pw' });
+    await c2.openSender('x');
+    expect(p.users).toEqual(['alice', 'bob']);
+    const started = Date.now();
+    const err = await connect({
+      urls: `amqp://alice:wrong@127.0.0.1:${p.port}`,
+      reconnect: { maxTimeMs: 20_000 },
+    }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ condition: 'amqp:unauthorized-access' });
+    expect(Date.now() - started).toBeLessThan(3_000);
+    // no credentials: ANONYMOUS, which this peer does not offer
+    await expect(connect({ urls: p.url, reconnect: { maxTimeMs: 20_000 } })).rejects.toMatchObject({
+      condition: 'amqp:unauthorized-access',
+    });
+  });
+
+  it('the idle timeout does not trip on a healthy, quiet peer (heartbeats)', async () => {
+    const p = await peer({ idleTimeoutMs: 400 });
+    const conn = await client({ urls: p.url, idleTimeoutMs: 400 });
+    let disconnected = false;
+    conn.on('disconnected', () => {
+      disconnected = true;
+    });
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(disconnected).toBe(false);
+    expect(conn.state).toBe('open');
+  });
+
+  it('a forced link detach fails the connection over and replays in-doubt sends', async () => {
+    const a = await peer({ outcome: () => 'hold' });
+    const b = await peer();
+    const conn = await client({
+      urls: [a.url, b.url],
+      reconnect: { initialDelayMs: 20, maxDelayMs: 200, maxTimeMs: 20_000 },
+    });
+    const sender = await conn.openSender('forced');
+    const pending: Promise<SendResult>[] = [sender.send({ messageId: 'f1', body: 1 })];
+    await waitUntil(() => a.received.length === 1, 'held on A');
+    const failover = new Promise((resolve) => conn.once('failover', resolve));
+    a.detachClientSenders({ condition: 'amqp:link:detach-forced', description: 'test' });
+    await failover;
+    pending.push(sender.send({ messageId: 'f2', body: 2 }));
+    const rs = await Promise.all(pending);
+    expect(rs.map((r) => [r.messageId, r.state, r.resent])).toEqual([
+      ['f1', 'accepted', true],
+      ['f2', 'accepted', false],
+    ]);
+    expect(b.received.map((r) => r.m.message.messageId)).toEqual(['f1', 'f2']);
+  });
+});
