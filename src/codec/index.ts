@@ -1,4 +1,21 @@
-/** The codec's internal API for the other layers (protocol/, client/, cluster-broker/). */
+/**
+ * The codec's internal API for the other layers (protocol/, client/, cluster-broker/).
+ *
+ * - Values: `encodeValue` / `decodeValue` in the value model of values.ts, `Typed` + helpers.
+ * - Composites: field tables in composites.ts, one generic codec (composite-codec.ts);
+ *   `encodeComposite(name, body)` / `decodeComposite(bytes)` for any of them by spec name.
+ * - Frames: `encodeAmqpFrame(channel, p, payload?)` returns one buffer and copies the payload
+ *   once; `encodeAmqpFrameParts` returns [header + performative, payload] without copying it
+ *   (for writev / cork+write). `FrameReader` decodes incrementally, zero-copy when a frame lies in
+ *   one chunk.
+ * - Messages: `encodeMessage` (a single data body is copied once), `encodeMessageParts`
+ *   (not copied), `decodeMessage` (binary as views), and for the broker `splitMessage`,
+ *   `withHeader` (rewrite only the header section) and `peekMessage` (header + properties
+ *   without decoding annotations or body).
+ * - Errors: decoding throws only AmqpDecodeError; encoding invalid values throws AmqpEncodeError.
+ * Encoders write into one module-wide scratch buffer (no per-field allocations) and return an
+ * exact-size copy; they are synchronous and never re-enter, so the reuse is safe.
+ */
 
 export { AmqpDecodeError, AmqpEncodeError, AmqpError } from '../errors.js';
 export {
