@@ -9,7 +9,7 @@ function bigPayload(n: number): Uint8Array {
 }
 
 describe('transfers', () => {
-  for (const seed of [1, 2, 3, 4, 5]) {
+  for (const seed of [1, 2, 3]) {
     it(`1000 messages of mixed sizes, bytes split at random positions (seed ${seed})`, () => {
       const p = pair({}, { incomingWindow: 16, open: { containerId: 's', maxFrameSize: 4096 } }, seed);
       autoServer(p, 50);
