@@ -63,6 +63,11 @@ export abstract class Link {
     this.state = state;
   }
 
+  /** Our End is out (or both are): the link stays as it is until the session's end event. */
+  private get sessionGone(): boolean {
+    return this.session.state === 'end-sent' || this.session.state === 'ended';
+  }
+
   get isSender(): boolean {
     return this.role === 'sender';
   }
@@ -88,6 +93,8 @@ export abstract class Link {
   accept(opts: AcceptOptions = {}): void {
     // the peer may have detached already (events are handled after the input that caused them)
     if (this.state === 'detached' || this.state === 'detach-sent') return;
+    // the session may have ended since the request (e.g. a handle-in-use End): no frames after End
+    if (this.sessionGone) return;
     if (this.state !== 'attach-received') throw new Error(`accept() on a link in state ${this.state}`);
     this.state = 'attached';
     this.sendAttach(opts, this.name);
@@ -105,6 +112,7 @@ export abstract class Link {
    */
   refuse(error: AmqpErrorBody): void {
     if (this.state === 'detached' || this.state === 'detach-sent') return;
+    if (this.sessionGone) return;
     if (this.state !== 'attach-received') throw new Error(`refuse() on a link in state ${this.state}`);
     const r = this.remote!;
     // the peer's sender wants our target: leave it null; the peer's receiver wants our source
