@@ -20,6 +20,12 @@ export interface Opened {
   closed: Promise<CloseError | undefined>;
 }
 
+/** The error of the peer's Close (rhea keeps the remote Close frame). */
+export function closeError(conn: Conn): CloseError | undefined {
+  const c = conn as unknown as { remote?: { close?: { error?: CloseError } }; error?: CloseError };
+  return c.remote?.close?.error ?? c.error;
+}
+
 function caps(v: unknown): string[] {
   if (v === undefined || v === null) return [];
   return (Array.isArray(v) ? v : [v]).map(String);
@@ -34,7 +40,7 @@ export function open(port: number, containerId?: string): Promise<Opened> {
   const container = rhea.create_container(containerId ? { id: containerId } : {});
   const conn = container.connect({ host: '127.0.0.1', port, reconnect: false } as rhea.ConnectionOptions);
   const closed = new Promise<CloseError | undefined>((resolve) => {
-    const done = (): void => resolve((conn as unknown as { error?: CloseError }).error);
+    const done = (): void => resolve(closeError(conn));
     conn.once('connection_close', done);
     conn.once('disconnected', done);
   });
@@ -52,9 +58,7 @@ export function open(port: number, containerId?: string): Promise<Opened> {
         closed,
       });
     });
-    conn.once('connection_close', () =>
-      reject(new Error(`closed: ${JSON.stringify((conn as unknown as { error?: unknown }).error)}`)),
-    );
+    conn.once('connection_close', () => reject(new Error(`closed: ${JSON.stringify(closeError(conn))}`)));
     conn.once('disconnected', (ctx) => reject(new Error(`disconnected: ${String(ctx.error ?? '')}`)));
   });
 }
@@ -84,7 +88,7 @@ export function openExpectingClose(
     });
     const done = (): void => {
       clearTimeout(timer);
-      resolve({ properties, error: (conn as unknown as { error?: CloseError }).error, opened });
+      resolve({ properties, error: closeError(conn), opened });
     };
     conn.once('connection_close', done);
     conn.once('disconnected', done);
@@ -140,10 +144,7 @@ export function sendAll(conn: Conn, address: string, bodies: string[]): Promise<
       if (done < bodies.length) reject(new Error(`${why} after ${done}/${bodies.length} outcomes`));
     };
     sender.on('sender_close', fail('sender closed'));
-    conn.once(
-      'connection_close',
-      fail(`connection closed ${JSON.stringify((conn as unknown as { error?: unknown }).error)}`),
-    );
+    conn.once('connection_close', fail(`connection closed ${JSON.stringify(closeError(conn))}`));
     conn.once('disconnected', fail('disconnected'));
   });
 }

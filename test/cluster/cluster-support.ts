@@ -47,7 +47,7 @@ export async function probe(port: number): Promise<ListedMember[] | undefined> {
 /** The member on `port` says it serves (quorate and caught up). */
 export async function serving(handle: ClusterHandle, id: string): Promise<boolean> {
   const m = handle.members().find((x) => x.id === id);
-  if (!m || m.state !== 'running') return false;
+  if (m?.state !== 'running') return false;
   const list = await probe(m.amqpPort);
   return list?.find((x) => x.id === id)?.quorate === true;
 }
@@ -108,8 +108,26 @@ export async function sendVia(
   }
 }
 
+/** CLUSTER_DEBUG=1: member output and supervisor events on stderr. */
+const debugLogger = process.env.CLUSTER_DEBUG
+  ? {
+      info: (o: unknown, m?: string) =>
+        process.stderr.write(`${Date.now() % 100000} ${m} ${JSON.stringify(o)}\n`),
+      warn: (o: unknown, m?: string) =>
+        process.stderr.write(`${Date.now() % 100000} W ${m} ${JSON.stringify(o)}\n`),
+      error: (o: unknown, m?: string) =>
+        process.stderr.write(`${Date.now() % 100000} E ${m} ${JSON.stringify(o)}\n`),
+    }
+  : undefined;
+
 export async function startTestCluster(opts: StartClusterOptions = {}): Promise<ClusterHandle> {
-  return startCluster({ nodes: 3, autoRestart: false, readyTimeoutMs: 90_000, ...opts });
+  return startCluster({
+    nodes: 3,
+    autoRestart: false,
+    readyTimeoutMs: 90_000,
+    ...(debugLogger ? { logger: debugLogger } : {}),
+    ...opts,
+  });
 }
 
 export function range(prefix: string, n: number, from = 0): string[] {

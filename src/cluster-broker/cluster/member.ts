@@ -178,9 +178,13 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
   const rep = replica;
   backend.attach(sm, rep, peerSender(rep));
   rep.on('role', (s) => {
+    logger.info?.({ member: id, role: s.role, term: s.term, leader: s.leaderId }, 'cluster: role');
     backend.onRole(s);
     feed.refresh();
   });
+  backend.on('serving', (on, reason) =>
+    logger.info?.({ member: id, serving: on, reason }, on ? 'cluster: serving' : 'cluster: not serving'),
+  );
   rep.on('error', (err) => {
     backend.setServing(false, 'not quorate: storage failed');
     onFatal?.(err);
