@@ -179,6 +179,24 @@ export class RaftCore {
     if (now >= this.electionDeadline) this.campaign();
   }
 
+  /**
+   * The member itself was not running for `ms` (event loop stall, SIGSTOP, overloaded host):
+   * shift every timer by `ms`, as if time had stood still, so that our own stall is not taken
+   * for the silence of the others (etcd gets the same from counting ticks, not wall time).
+   * Only liveness timers move; safety never depends on them.
+   */
+  pause(ms: number): void {
+    if (!(ms > 0)) return;
+    this.electionDeadline += ms;
+    this.heartbeatDue += ms;
+    this.lastLeaderContact += ms;
+    for (const pr of this.progress.values()) {
+      pr.lastHeard += ms;
+      pr.lastProgress += ms;
+      pr.snapshotSentAt += ms;
+    }
+  }
+
   /** Append `data` as a new entry (leader only). Resolve the returned index/term by watching `apply`. */
   propose(data: Uint8Array, now: number): { index: number; term: number } {
     this.now = now;

@@ -83,6 +83,7 @@ export class Replica extends EventEmitter<ReplicaEvents> {
   private closed = false;
   private loopDone: Promise<void> = Promise.resolve();
   private wasQuorate = false;
+  private lastTickAt = Number.POSITIVE_INFINITY;
   private lastRole: Role = 'follower';
 
   private constructor(
@@ -205,6 +206,11 @@ export class Replica extends EventEmitter<ReplicaEvents> {
   private onTick(): void {
     if (this.closed) return;
     const now = this.clock();
+    // A tick far later than scheduled means this process stalled: do not blame the peers.
+    const tickMs = this.opts.tickMs ?? 10;
+    const gap = now - this.lastTickAt;
+    this.lastTickAt = now;
+    if (gap > tickMs * 5 + 50) this.core.pause(gap - tickMs);
     this.core.tick(now);
     const q = this.core.isQuorate(now);
     if (q !== this.wasQuorate) {
