@@ -23,14 +23,15 @@ import {
 } from './codec-port.js';
 import { Condition } from './conditions.js';
 import { Handshake, type HeaderFrame, type Phase } from './handshake.js';
+import type { Link } from './link.js';
 import { COPY_LIMIT, coalesceSmall } from './output.js';
 import { Session } from './session.js';
 import type { BeginOptions, ConnectionState, EngineEvent, EngineOptions, Role } from './types.js';
 
 const UINT_MAX = 0xffffffff;
 const MIN_MAX_FRAME_SIZE = 512;
-const NO_OUTPUT: Uint8Array[] = [];
-const NO_EVENTS: EngineEvent[] = [];
+const NO_OUTPUT: Uint8Array[] = Object.freeze([]) as unknown as Uint8Array[];
+const NO_EVENTS: EngineEvent[] = Object.freeze([]) as unknown as EngineEvent[];
 
 export class ProtocolConnection {
   readonly role: Role;
@@ -247,11 +248,16 @@ export class ProtocolConnection {
   }
 
   /** @internal the engine raised an error at some scope: tell the user. */
-  reportError(scope: 'connection' | 'session' | 'link', condition: string, description?: string): void {
+  reportError(
+    scope: 'connection' | 'session' | 'link',
+    condition: string,
+    description?: string,
+    where?: { session?: Session; link?: Link },
+  ): void {
     const error: AmqpErrorBody = { condition };
     if (description !== undefined) error.description = description;
     this.opts.logger?.warn?.({ scope, condition, description }, 'amqp protocol error');
-    this.emit({ type: 'protocol-error', scope, error });
+    this.emit({ type: 'protocol-error', scope, error, session: where?.session, link: where?.link });
   }
 
   /** @internal close the connection on a connection-scope violation. */

@@ -104,7 +104,10 @@ export class ReceiverLink extends Link {
         this.partial = undefined;
         const description = `delivery ${t.deliveryId} started before delivery ${p.id} was complete`;
         this.detach({ condition: Condition.invalidField, description });
-        this.session.conn.reportError('link', Condition.invalidField, description);
+        this.session.conn.reportError('link', Condition.invalidField, description, {
+          session: this.session,
+          link: this,
+        });
         return;
       }
       if (t.settled) p.settled = true;
@@ -128,7 +131,10 @@ export class ReceiverLink extends Link {
   private consumeCredit(): boolean {
     if (this.credit <= 0) {
       this.detach({ condition: Condition.transferLimitExceeded, description: 'transfer beyond link-credit' });
-      this.session.conn.reportError('link', Condition.transferLimitExceeded);
+      this.session.conn.reportError('link', Condition.transferLimitExceeded, 'transfer beyond link-credit', {
+        session: this.session,
+        link: this,
+      });
       return false;
     }
     this.credit--;
@@ -139,7 +145,10 @@ export class ReceiverLink extends Link {
   private tooBig(size: number): void {
     const description = `message of ${size} bytes exceeds max-message-size ${this.maxMessageSize}`;
     this.detach({ condition: Condition.messageSizeExceeded, description });
-    this.session.conn.reportError('link', Condition.messageSizeExceeded, description);
+    this.session.conn.reportError('link', Condition.messageSizeExceeded, description, {
+      session: this.session,
+      link: this,
+    });
   }
 
   private complete(

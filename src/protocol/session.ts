@@ -299,7 +299,7 @@ export class Session {
 
   /** End the session because the peer broke a session-level rule. */
   private failSession(condition: string, description: string): void {
-    this.conn.reportError('session', condition, description);
+    this.conn.reportError('session', condition, description, { session: this });
     this.end({ condition, description });
   }
 

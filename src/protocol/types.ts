@@ -107,7 +107,13 @@ export type EngineEvent =
   /** The peer sent Close (we answered with Close unless we had already sent one). */
   | { type: 'remote-close'; error?: AmqpErrorBody }
   /** The engine detected a protocol violation and sent close/end/detach with this error. */
-  | { type: 'protocol-error'; scope: 'connection' | 'session' | 'link'; error: AmqpErrorBody }
+  | {
+      type: 'protocol-error';
+      scope: 'connection' | 'session' | 'link';
+      error: AmqpErrorBody;
+      session?: Session;
+      link?: Link;
+    }
   /** Terminal: no more input is processed. `error` is the cause, ours or the peer's. */
   | { type: 'closed'; error?: AmqpErrorBody; byPeer: boolean }
   /** The peer's Begin: the answer to ours, or a peer-initiated session (already answered). */

@@ -170,6 +170,8 @@ describe('hostile peers', () => {
     expect(det[0].closed).toBe(true);
     expect(r.raw.sent('end')).toHaveLength(0);
     expect(r.events.filter((e) => e.type === 'message')).toHaveLength(1);
+    const pe = r.events.find((e) => e.type === 'protocol-error');
+    expect(pe?.type === 'protocol-error' && pe.link?.name).toBe('l0');
     // transfers still in flight are dropped quietly until the peer's detach
     r.raw.frame(3, { type: 'transfer', body: transfer(0, 2) }, Uint8Array.of(3));
     r.raw.frame(3, { type: 'detach', body: { handle: 0, closed: true } });
