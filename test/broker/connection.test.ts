@@ -190,4 +190,25 @@ describe('consumer', () => {
     expect(backend.state.queueInfo('q')).toMatchObject({ acquired: 0, available: 3 });
     await backend.close();
   });
+
+  it('stops acquiring while the socket is congested, resumes when it drains', async () => {
+    const backend = memoryBackend();
+    const pair = new InProcessPair(serverContext(backend));
+    await pair.open();
+    const sender = pair.session.attachSender({ name: 'p', target: { address: 'q' } });
+    await pair.settle();
+    for (let i = 0; i < 5; i++) sender.send(new Uint8Array([i]), msg({ body: i }));
+    await pair.settle();
+    pair.backlog = 64 * 1024 * 1024;
+    const receiver = pair.session.attachReceiver({ name: 'c', source: { address: 'q' } });
+    receiver.flow(5);
+    await pair.settle();
+    expect(pair.of('message')).toHaveLength(0);
+    expect(backend.state.queueInfo('q')?.acquired).toBe(0);
+    pair.backlog = 0;
+    pair.broker.writable();
+    await pair.settle();
+    expect(pair.of('message')).toHaveLength(5);
+    await backend.close();
+  });
 });

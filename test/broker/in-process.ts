@@ -38,6 +38,8 @@ export class InProcessPair {
   readonly broker: BrokerConnection;
   readonly events: EngineEvent[] = [];
   brokerEnded = false;
+  /** What the broker sees as unsent socket output (congestion tests). */
+  backlog = 0;
   session!: Session;
 
   constructor(ctx: ServerContext, containerId = 'in-process') {
@@ -51,6 +53,7 @@ export class InProcessPair {
         end: () => {
           this.brokerEnded = true;
         },
+        backlog: () => this.backlog,
       },
       Date.now(),
     );

@@ -25,6 +25,8 @@ import { VirtualLink } from './virtual-link.js';
 /** Where the connection's bytes go. */
 export interface ConnectionIo {
   write(chunks: Uint8Array[]): void;
+  /** Bytes written and not yet sent (socket.writableLength). Absent: never congested. */
+  backlog?(): number;
   /** No more output: end the socket (after what was written). */
   end(): void;
 }
@@ -36,6 +38,8 @@ const MAX_ADDRESS_LENGTH = 1024;
 const DEFAULT_OUTCOME_STATE = { type: 'modified', deliveryFailed: true } as const;
 /** How long we wait for the peer's Close after sending ours. */
 const CLOSE_WAIT_MS = 2000;
+/** Output backlog above which consumers pause (resumed by writable()). */
+const HIGH_WATER_BYTES = 4 * 1024 * 1024;
 
 export class BrokerConnection implements LinkHost {
   readonly engine: ProtocolConnection;
@@ -47,6 +51,7 @@ export class BrokerConnection implements LinkHost {
   /** When the reader started holding an incomplete frame (slow-partial-frame bound). */
   private partialSince: number | undefined;
   private closeSentAt: number | undefined;
+  private writableWaiters: (() => void)[] = [];
 
   constructor(
     readonly ctx: ServerContext,
@@ -145,7 +150,23 @@ export class BrokerConnection implements LinkHost {
     this.releaseAll();
   }
 
+  /** The socket drained its output: resume consumers that paused on congestion. */
+  writable(): void {
+    if (this.writableWaiters.length === 0 || this.congested) return;
+    const w = this.writableWaiters;
+    this.writableWaiters = [];
+    for (const f of w) f();
+  }
+
   // ---- LinkHost ----
+
+  get congested(): boolean {
+    return (this.io.backlog?.() ?? 0) > HIGH_WATER_BYTES;
+  }
+
+  whenWritable(resume: () => void): void {
+    this.writableWaiters.push(resume);
+  }
 
   scheduleFlush(): void {
     if (this.flushScheduled || this.ended) return;
@@ -186,6 +207,7 @@ export class BrokerConnection implements LinkHost {
   }
 
   private releaseAll(): void {
+    this.writableWaiters = [];
     const hs = [...this.handlers];
     this.handlers.clear();
     for (const h of hs) h.close();

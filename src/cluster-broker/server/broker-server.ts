@@ -156,6 +156,7 @@ export class BrokerServer {
         for (const c of chunks) socket.write(c);
         socket.uncork();
       },
+      backlog: () => socket.writableLength,
       end() {
         if (socket.destroyed) return;
         socket.end();
@@ -166,6 +167,7 @@ export class BrokerServer {
     const conn = new BrokerConnection(this.ctx, io, Date.now(), refuse);
     this.conns.add(conn);
     socket.on('data', (chunk: Buffer) => conn.receive(chunk, Date.now()));
+    socket.on('drain', () => conn.writable());
     socket.on('error', (err) => this.ctx.opts.logger.debug?.({ err }, 'socket error'));
     socket.on('close', () => {
       if (endTimer) clearTimeout(endTimer);

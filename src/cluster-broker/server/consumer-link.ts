@@ -27,6 +27,9 @@ interface PendingSettle {
   deliveries: OutgoingDelivery[];
 }
 
+/** Messages asked for in one acquire event at most (a huge credit is served in batches). */
+const MAX_ACQUIRE = 256;
+
 /** Our settlement marker in OutgoingDelivery.context: the seq, or -1 once its outcome is taken. */
 const TAKEN = -1;
 
@@ -34,6 +37,8 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
   readonly key: string;
   private closed = false;
   private acquiring = false;
+  /** Waiting for the socket to drain. */
+  private paused = false;
   private tagCounter = 0;
   private pending = new Map<string, PendingSettle>();
   private settleScheduled = false;
@@ -91,8 +96,18 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
   /** Acquires as many messages as there is unused credit for. */
   private pump(): void {
     if (this.closed || this.acquiring || this.link.state !== 'attached') return;
-    const want = this.link.credit - this.link.queued;
+    const want = Math.min(this.link.credit - this.link.queued, MAX_ACQUIRE);
     if (want <= 0) return;
+    if (this.host.congested) {
+      if (!this.paused) {
+        this.paused = true;
+        this.host.whenWritable(() => {
+          this.paused = false;
+          this.pump();
+        });
+      }
+      return;
+    }
     const { backend, consumers } = this.host.ctx;
     this.acquiring = true;
     const epoch = consumers.epoch(this.queue);

@@ -12,6 +12,12 @@ export interface LinkHost {
    * settle anything on it: close the connection with amqp:connection:forced.
    */
   fail(cause: unknown): void;
+  /**
+   * True while the socket holds more unsent output than the high-water mark: consumers stop
+   * acquiring until `whenWritable` calls them back (memory stays bounded by a slow reader).
+   */
+  readonly congested: boolean;
+  whenWritable(resume: () => void): void;
 }
 
 /** Every link handler, as the connection sees it. */
