@@ -1,0 +1,333 @@
+/**
+ * The chaos runner (issue 7.1/7.2): concurrent producers and consumers on our client record a
+ * history while a seeded nemesis injects faults into a cluster; the run then heals, drains every
+ * queue and checks the history with the Jepsen total-queue checker.
+ *
+ *   npm run chaos -- --nodes 3|5 --duration S --seed N --faults kill,pause,partition,restart-all,slow
+ *   npm run chaos -- --target rabbitmq --duration S --seed N --faults kill
+ *
+ * stdout: the checker's JSON (exact keys `attempt-count`, `acknowledged-count`, `ok-count`,
+ * `lost-count`, `unexpected-count`, `duplicated-count`, `recovered-count`, `valid`, plus
+ * `details`). stderr: progress and a run summary (nemesis log, client counts, receiver dedup).
+ * Exit 0 only when valid with lost 0, unexpected 0 and duplicated 0 (and something was
+ * acknowledged: a run that acknowledged nothing proves nothing).
+ *
+ * `runChaos(options)` is the same run as a function (test/integration/chaos-ci.test.ts).
+ */
+import { writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { Connection, Receiver } from '../../src/index.js';
+import { checkTotalQueue, type TotalQueueResult } from './checker.js';
+import { History } from './history.js';
+import { type NemesisEvent, runNemesis } from './nemesis.js';
+import { QuorateTarget } from './quorate-target.js';
+import { RabbitTarget } from './rabbit-target.js';
+import { FAULT_KINDS, type FaultKind, type NemesisStep, parseFaults, randomSchedule } from './schedule.js';
+import type { ChaosTarget } from './target.js';
+import { sleep } from './target.js';
+import { connectWorker, type ProducerStats, runConsumer, runProducer } from './workers.js';
+
+export interface ChaosOptions {
+  /** the system under test. Default 'quorate' (the reference cluster). */
+  target?: 'quorate' | 'rabbitmq';
+  /** members (quorate: 3 or 5; rabbitmq: always 3). Default 3. */
+  nodes?: number;
+  /** how long producers send while the nemesis runs, ms */
+  durationMs: number;
+  /** seeds the nemesis schedule (and the proxies' lossy links). Default 1. */
+  seed?: number;
+  /** fault families for a seeded schedule. Default: kill, pause, partition. */
+  faults?: readonly FaultKind[];
+  /** a fixed schedule instead of a seeded one (CI) */
+  schedule?: readonly NemesisStep[];
+  /** time before the first fault, ms. Default 2_000. */
+  warmupMs?: number;
+  /** producer connections. Default 3. */
+  producers?: number;
+  /** queues; each has one consumer connection (two with competingConsumers). Default 2. */
+  queues?: number;
+  competingConsumers?: boolean;
+  /** messages per second per producer. Default 40. */
+  rate?: number;
+  /** sends in flight per producer. Default 8. */
+  window?: number;
+  /** each send's deadline, ms. Default 60_000. */
+  sendTimeoutMs?: number;
+  /** the drain ends when everything acknowledged arrived and nothing came for quietMs. Default 3_000. */
+  quietMs?: number;
+  /** the drain gives up after this long, ms. Default 120_000. */
+  drainTimeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface ChaosRunSummary {
+  target: string;
+  nodes: number;
+  seed: number;
+  faults: string[];
+  durationMs: number;
+  wallMs: number;
+  enqueue: { invoked: number; ok: number; fail: number; info: number };
+  dequeued: number;
+  /** receiver dedup: redeliveries suppressed, and duplicates before/after it (single consumer per queue) */
+  receiverDedup: { suppressed: number; duplicatedBeforeDedup: number; duplicatedAfterDedup: number };
+  failovers: number;
+  nemesis: NemesisEvent[];
+  drained: boolean;
+  recovered: boolean;
+}
+
+export interface ChaosReport {
+  result: TotalQueueResult;
+  summary: ChaosRunSummary;
+  /** valid with lost 0, unexpected 0, duplicated 0, and at least one acknowledged enqueue */
+  passed: boolean;
+  history: History;
+}
+
+async function startTarget(o: ChaosOptions, nodes: number, seed: number): Promise<ChaosTarget> {
+  if (o.target === 'rabbitmq') return RabbitTarget.start(3);
+  return QuorateTarget.start({ nodes, seed });
+}
+
+export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
+  const log = o.log ?? (() => undefined);
+  const nodes = o.target === 'rabbitmq' ? 3 : (o.nodes ?? 3);
+  const seed = o.seed ?? 1;
+  const faults = o.faults ?? ['kill', 'pause', 'partition'];
+  const wallStart = Date.now();
+  log(`starting ${o.target ?? 'quorate'} with ${nodes} members...`);
+  const target = await startTarget(o, nodes, seed);
+  const history = new History();
+  const conns: Connection[] = [];
+  const receivers: Receiver[] = [];
+  let failovers = 0;
+  let nemesisEvents: NemesisEvent[] = [];
+  let drained = false;
+  let recovered = false;
+  const producerStats: ProducerStats[] = [];
+  try {
+    const queueNames = Array.from({ length: o.queues ?? 2 }, (_, i) => `chaos-${seed}-q${i}`);
+    await target.prepare(queueNames);
+    const addresses = queueNames.map((q) => target.address(q));
+    const worker = async (containerId: string) => {
+      const c = await connectWorker({ urls: target.urls, extra: target.connectOptions, containerId, log });
+      c.on('failover', () => failovers++);
+      conns.push(c);
+      return c;
+    };
+
+    // consumers first, so nothing piles up
+    const seen = new Set<string>();
+    let lastMessageAt = Date.now();
+    const consumers: Promise<number>[] = [];
+    const perQueue = o.competingConsumers ? 2 : 1;
+    for (const [qi, address] of addresses.entries()) {
+      for (let k = 0; k < perQueue; k++) {
+        const name = `c${qi}${perQueue > 1 ? String.fromCharCode(97 + k) : ''}`;
+        const conn = await worker(`chaos-${seed}-${name}`);
+        const receiver = await conn.openReceiver(address, { credit: 50, timeoutMs: 120_000 });
+        receivers.push(receiver);
+        consumers.push(
+          runConsumer({
+            process: name,
+            receiver,
+            history,
+            seen,
+            onMessage: () => {
+              lastMessageAt = Date.now();
+            },
+          }),
+        );
+      }
+    }
+
+    const acknowledged = new Set<string>();
+    const stopAt = Date.now() + o.durationMs;
+    const producerConns: Connection[] = [];
+    for (let i = 0; i < (o.producers ?? 3); i++) producerConns.push(await worker(`chaos-${seed}-p${i}`));
+    const producers = producerConns.map((conn, i) =>
+      runProducer({
+        process: `p${i}`,
+        conn,
+        addresses,
+        history,
+        rate: o.rate ?? 40,
+        window: o.window ?? 8,
+        sendTimeoutMs: o.sendTimeoutMs ?? 60_000,
+        shouldStop: () => Date.now() >= stopAt,
+        acknowledged,
+      }).then((s) => {
+        producerStats.push(s);
+        return s;
+      }),
+    );
+
+    // the nemesis: a fixed schedule, or one drawn from the seed
+    const steps =
+      o.schedule ??
+      randomSchedule({
+        seed,
+        faults,
+        ids: target.ids,
+        durationMs: Math.max(0, o.durationMs - (o.warmupMs ?? 2_000)),
+      });
+    log(`nemesis schedule: ${steps.length} step(s)`);
+    const abort = new AbortController();
+    const stopTimer = setTimeout(() => abort.abort(), Math.max(0, stopAt - Date.now()));
+    await sleep(o.warmupMs ?? 2_000);
+    nemesisEvents = await runNemesis({
+      target,
+      steps,
+      clientMember: () => {
+        const url = producerConns[0]?.url;
+        return url ? target.memberOfUrl(url) : undefined;
+      },
+      now: () => history.now(),
+      signal: abort.signal,
+      log,
+    });
+    clearTimeout(stopTimer);
+
+    // heal everything, let the producers finish (their sends settle or reach their deadline)
+    await target.recover();
+    recovered = await target.waitHealthy(120_000);
+    log(`cluster ${recovered ? 'serves again' : 'did NOT recover within 120 s'}; waiting for producers...`);
+    await Promise.all(producers);
+
+    // final drain: everything acknowledged arrived, and nothing more for quietMs
+    history.draining = true;
+    lastMessageAt = Date.now();
+    const quietMs = o.quietMs ?? 3_000;
+    const drainDeadline = Date.now() + (o.drainTimeoutMs ?? 120_000);
+    log(`draining (${acknowledged.size} acknowledged, ${seen.size} seen so far)...`);
+    for (;;) {
+      const allSeen = [...acknowledged].every((v) => seen.has(v));
+      if (allSeen && Date.now() - lastMessageAt >= quietMs) {
+        drained = true;
+        break;
+      }
+      if (Date.now() > drainDeadline) break;
+      await sleep(100);
+    }
+    for (const r of receivers) await r.close({ timeoutMs: 5_000 }).catch(() => undefined);
+    await Promise.all(consumers);
+  } finally {
+    await Promise.all(conns.map((c) => c.close({ timeoutMs: 3_000 }).catch(() => undefined)));
+    await target.stop().catch((e: unknown) => log(`stopping the target failed: ${String(e)}`));
+  }
+
+  const result = checkTotalQueue(history.ops, { singleConsumerPerQueue: !o.competingConsumers });
+  const suppressed = receivers.reduce((n, r) => n + r.duplicatesSuppressed, 0);
+  const summary: ChaosRunSummary = {
+    target: target.name,
+    nodes,
+    seed,
+    faults: [...faults],
+    durationMs: o.durationMs,
+    wallMs: Date.now() - wallStart,
+    enqueue: {
+      invoked: history.count('invoke', 'enqueue'),
+      ok: history.count('ok', 'enqueue'),
+      fail: history.count('fail', 'enqueue'),
+      info: history.count('info', 'enqueue'),
+    },
+    dequeued: history.count('ok', 'dequeue'),
+    receiverDedup: {
+      suppressed,
+      duplicatedBeforeDedup: result.details.rawDuplicatedCount + suppressed,
+      duplicatedAfterDedup: result.details.rawDuplicatedCount,
+    },
+    failovers,
+    nemesis: nemesisEvents,
+    drained,
+    recovered,
+  };
+  const passed =
+    result.valid &&
+    result['lost-count'] === 0 &&
+    result['unexpected-count'] === 0 &&
+    result['duplicated-count'] === 0 &&
+    result['acknowledged-count'] > 0;
+  return { result, summary, passed, history };
+}
+
+// ------------------------------------------------------------------ CLI
+
+const LIST_CAP = 50;
+
+/** The checker result with its detail lists capped (a bad run can lose thousands). */
+export function printableResult(r: TotalQueueResult): unknown {
+  const cap = <T>(xs: T[]) =>
+    xs.length > LIST_CAP ? [...xs.slice(0, LIST_CAP), `... ${xs.length - LIST_CAP} more`] : xs;
+  const d = r.details;
+  return {
+    ...r,
+    details: {
+      ...d,
+      lost: cap(d.lost.map(String)),
+      unexpected: cap(d.unexpected.map(String)),
+      duplicated: cap(d.duplicated.map(String)),
+      recovered: cap(d.recovered.map(String)),
+      dequeuedAfterFail: cap(d.dequeuedAfterFail.map(String)),
+    },
+  };
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      target: { type: 'string', default: 'quorate' },
+      nodes: { type: 'string', default: '3' },
+      duration: { type: 'string', default: '60' },
+      seed: { type: 'string', default: '1' },
+      faults: { type: 'string', default: 'kill,pause,partition' },
+      producers: { type: 'string', default: '3' },
+      queues: { type: 'string', default: '2' },
+      rate: { type: 'string', default: '40' },
+      competing: { type: 'boolean', default: false },
+      history: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    process.stderr.write(
+      `npm run chaos -- [--target quorate|rabbitmq] [--nodes 3|5] [--duration S] [--seed N]\n` +
+        `  [--faults ${FAULT_KINDS.join(',')}] [--producers N] [--queues N] [--rate MSG_PER_S]\n` +
+        `  [--competing] [--history FILE.json]\n`,
+    );
+    return 0;
+  }
+  const target = values.target === 'rabbitmq' ? 'rabbitmq' : 'quorate';
+  if (values.target !== target) throw new Error(`unknown --target ${values.target}`);
+  const log = (line: string) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+  const report = await runChaos({
+    target,
+    nodes: Number(values.nodes),
+    durationMs: Number(values.duration) * 1000,
+    seed: Number(values.seed),
+    faults: parseFaults(values.faults),
+    producers: Number(values.producers),
+    queues: Number(values.queues),
+    rate: Number(values.rate),
+    competingConsumers: values.competing,
+    log,
+  });
+  if (values.history) writeFileSync(values.history, JSON.stringify(report.history.ops));
+  process.stderr.write(`${JSON.stringify(report.summary, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(printableResult(report.result), null, 2)}\n`);
+  log(report.passed ? 'PASS' : 'FAIL');
+  return report.passed ? 0 : 1;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (e: unknown) => {
+      process.stderr.write(`chaos run failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+      process.exit(2);
+    },
+  );
+}
