@@ -75,7 +75,8 @@ export class FrameReader {
   private read(): Frame | ProtocolHeaderFrame | undefined {
     if (this.headerExpected) {
       if (this.available < 8) return undefined;
-      const { bytes, start } = this.take(8);
+      const bytes = this.take(8);
+      const start = this.takenAt;
       const h = parseProtocolHeader(bytes.subarray(start, start + 8));
       this.headerExpected = false;
       return { kind: 'protocol-header', ...h };
@@ -86,7 +87,8 @@ export class FrameReader {
     if (size > this.maxFrameSize)
       throw framingError(`frame size ${size} exceeds max frame size ${this.maxFrameSize}`);
     if (this.available < size) return undefined;
-    const { bytes, start } = this.take(size);
+    const bytes = this.take(size);
+    const start = this.takenAt;
     return decodeFrame(bytes, start, size);
   }
 
@@ -109,8 +111,11 @@ export class FrameReader {
     return size;
   }
 
-  /** consume n bytes: a view of the first chunk when they lie in it, else one exact copy */
-  private take(n: number): { bytes: Uint8Array; start: number } {
+  /** where the bytes returned by the last `take` start */
+  private takenAt = 0;
+
+  /** consume n bytes: the first chunk itself (from `takenAt`) when they lie in it, else one exact copy */
+  private take(n: number): Uint8Array {
     const first = this.chunks[0];
     this.available -= n;
     if (first.length - this.offset >= n) {
@@ -120,7 +125,8 @@ export class FrameReader {
         this.chunks.shift();
         this.offset = 0;
       }
-      return { bytes: first, start };
+      this.takenAt = start;
+      return first;
     }
     const out = Buffer.allocUnsafe(n);
     let filled = 0;
@@ -135,6 +141,7 @@ export class FrameReader {
         this.offset = 0;
       }
     }
-    return { bytes: out, start: 0 };
+    this.takenAt = 0;
+    return out;
   }
 }
