@@ -448,8 +448,10 @@ export class BrokerConnection implements LinkHost {
 }
 
 /** Why an address cannot name a queue, or undefined when it can. */
-function checkAddress(address: string | undefined): string | undefined {
+function checkAddress(address: unknown): string | undefined {
   if (address === undefined || address === '') return 'an address is required';
+  // the spec types the address `*`: a peer can send any type, and only a string names a queue
+  if (typeof address !== 'string') return 'the address must be a string';
   if (address.length > MAX_ADDRESS_LENGTH) return `address longer than ${MAX_ADDRESS_LENGTH} characters`;
   return undefined;
 }
