@@ -211,4 +211,21 @@ describe('consumer', () => {
     expect(pair.of('message')).toHaveLength(5);
     await backend.close();
   });
+
+  it('takes over messages a predecessor elsewhere still holds under the same container-id and name', async () => {
+    const backend = memoryBackend();
+    const pair = new InProcessPair(serverContext(backend), 'client-x');
+    await pair.open();
+    const sender = pair.session.attachSender({ name: 'p', target: { address: 'q' } });
+    await pair.settle();
+    for (let i = 0; i < 2; i++) sender.send(new Uint8Array([i]), msg({ body: i }));
+    await pair.settle();
+    // a half-open predecessor on another member acquired both under the link's identity
+    await backend.submit({ type: 'acquire', leaderTime: 1, queue: 'q', consumer: 'client-x/c', max: 2 });
+    const receiver = pair.session.attachReceiver({ name: 'c', source: { address: 'q' } });
+    receiver.flow(2);
+    await pair.settle();
+    expect(pair.of('message').map((e) => decodeMessage(e.delivery.payload).body)).toEqual([0, 1]);
+    await backend.close();
+  });
 });

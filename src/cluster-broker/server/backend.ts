@@ -42,6 +42,9 @@ export interface BrokerBackend {
    *
    * `leaderTime` is the proposer's clock (`now()`); a cluster leader may restamp it with its own
    * clock, shifting an enqueue's `expiresAt` by the same amount.
+   *
+   * Events submitted by one server commit in submission order (the server relies on it: a
+   * consumer's release-consumer submitted before its acquire is applied before it).
    */
   submit<E extends BrokerEvent>(event: E): Promise<ResultOf<E>>;
   /** The clock events are stamped with (ms since the epoch). */

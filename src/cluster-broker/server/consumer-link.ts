@@ -57,7 +57,16 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
 
   /** Registers (stealing from a predecessor) and starts pumping if credit is already there. */
   start(): void {
-    this.host.ctx.consumers.add(this);
+    const { consumers, backend } = this.host.ctx;
+    consumers.add(this);
+    if (backend.state.acquiredBy(this.key).length > 0) {
+      // A predecessor elsewhere (another member, a connection not yet known dead) still holds
+      // messages under this link's identity: take over by releasing them first. Submission
+      // order is commit order, so this release precedes our first acquire.
+      backend
+        .submit({ type: 'release-consumer', leaderTime: backend.now(), consumer: this.key })
+        .catch((err: unknown) => this.host.fail(err));
+    }
     this.pump();
   }
 
