@@ -193,12 +193,19 @@ export class Session {
     this.flowLinks.add(link);
     this.conn.markDirty(this);
   }
+  /** Nothing may follow our End on this channel. */
+  private get writable(): boolean {
+    return this.state === 'mapped' || this.state === 'begin-sent';
+  }
+
   /** @internal */
   writeAttach(a: Attach): void {
+    if (!this.writable) return;
     this.conn.writeFrame(this.channel, { type: 'attach', body: a });
   }
   /** @internal */
   writeDetach(link: Link, closed: boolean, error?: AmqpErrorBody): void {
+    if (!this.writable) return;
     this.flush();
     const d: Detach = { handle: link.handle };
     if (closed) d.closed = true;
@@ -207,6 +214,7 @@ export class Session {
   }
   /** @internal */
   writeTransfer(t: Transfer, payload: Uint8Array): void {
+    if (this.state !== 'mapped') return;
     this.nextOutgoingId = (this.nextOutgoingId + 1) >>> 0;
     this.remoteIncomingWindow--;
     this.conn.writeFrame(this.channel, { type: 'transfer', body: t }, payload);

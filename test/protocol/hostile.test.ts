@@ -343,3 +343,21 @@ describe('hostile peers', () => {
     expect(r.raw.sent('detach')[0].error?.condition).toBe('amqp:unauthorized-access');
   });
 });
+
+describe('nothing after our End', () => {
+  it('a handle-in-use End: answering the pending attach request or detaching writes nothing', () => {
+    const r = attached();
+    r.raw.frame(3, { type: 'attach', body: senderAttach(0, 'dup') });
+    const before = r.raw.read().length;
+    const links = r.events
+      .filter((e) => e.type === 'attach-request')
+      .map((e) => e.type === 'attach-request' && e.link);
+    for (const e of r.server.pollEvents()) r.events.push(e);
+    expect(r.raw.sent('end')[0].error?.condition).toBe('amqp:session:handle-in-use');
+    const n = r.raw.frames.length;
+    for (const l of links) if (l) l.detach({ condition: 'amqp:internal-error' });
+    r.raw.read();
+    expect(r.raw.frames.length).toBe(n);
+    expect(before).toBeGreaterThan(0);
+  });
+});
