@@ -13,6 +13,8 @@ class Cluster {
   readonly readies = new Map<string, Ready[]>();
   private cut = new Set<string>();
   private rng = new Rng(7);
+  /** Network meddling: return null to lose a message, or a changed copy. */
+  intercept: (m: Message) => Message | null = (m) => m;
 
   constructor(
     readonly ids: string[],
@@ -26,9 +28,10 @@ class Cluster {
     }
   }
 
-  boot(id: string): void {
+  /** (Re)start a member from its store, optionally with its own config (e.g. timeouts). */
+  boot(id: string, own: Partial<RaftConfig> = {}): void {
     const core = new RaftCore(
-      { id, members: this.ids, random: () => this.rng.next(), ...this.extra },
+      { id, members: this.ids, random: () => this.rng.next(), ...this.extra, ...own },
       this.stores.get(id)!.toInitialState(),
       this.now,
     );
@@ -45,6 +48,28 @@ class Cluster {
 
   heal(): void {
     this.cut.clear();
+  }
+
+  /** Only members of the same group reach each other. */
+  partition(groups: string[][]): void {
+    this.cut.clear();
+    const g = (id: string) => groups.findIndex((x) => x.includes(id));
+    for (const a of this.ids) for (const b of this.ids) if (g(a) !== g(b)) this.cut.add(`${a}>${b}`);
+  }
+
+  /** Two members that applied different entries at one index. */
+  conflicts(): string[] {
+    const byIndex = new Map<number, string>();
+    const out: string[] = [];
+    for (const [id, entries] of this.applied) {
+      for (const e of entries) {
+        const v = `${e.term}:${e.data ? new TextDecoder().decode(e.data) : '-'}`;
+        const seen = byIndex.get(e.index);
+        if (seen === undefined) byIndex.set(e.index, v);
+        else if (seen !== v) out.push(`${id} applied ${e.index} as ${v}, another member as ${seen}`);
+      }
+    }
+    return out;
   }
 
   /** Process every Ready and deliver every message until nothing moves. */
@@ -65,8 +90,9 @@ class Cluster {
         }
       }
       if (queue.length === 0) return;
-      for (const m of queue) {
-        if (this.cut.has(`${m.from}>${m.to}`)) continue;
+      for (const sent of queue) {
+        const m = this.cut.has(`${sent.from}>${sent.to}`) ? null : this.intercept(sent);
+        if (m === null) continue;
         this.cores.get(m.to)?.step(m, this.now);
       }
     }
@@ -236,5 +262,58 @@ describe('RaftCore', () => {
     c.core(nl).propose(data('after'), c.now);
     c.run(200);
     expect(c.core(nl).commitIndex).toBeGreaterThan(commit);
+  });
+
+  describe('Raft figure 8 (committing an entry of an earlier term by counting replicas)', () => {
+    const fast = { electionTimeoutMin: 50, electionTimeoutMax: 60 };
+    const slow = { electionTimeoutMin: 5000, electionTimeoutMax: 5001 };
+
+    function scenario(commitOldTermsByCount: boolean): Cluster {
+      const ids = ['a', 'b', 'c', 'd', 'e'];
+      const c = new Cluster(ids, { maxBytesPerAppend: 20, unsafe: { commitOldTermsByCount } });
+      const make = (leader: string) => {
+        for (const id of ids) c.boot(id, id === leader ? fast : slow);
+      };
+      make('a');
+      c.run(500);
+      expect(c.leader()).toBe('a');
+      c.core('a').propose(data('v0'), c.now);
+      c.run(100);
+      // 1. a replicates X only to b
+      c.partition([['a', 'b'], ['c'], ['d'], ['e']]);
+      const x = c.core('a').propose(data('X'), c.now);
+      c.settle();
+      // 2. e wins with c, d and appends its no-op at X's index, which reaches nobody
+      make('e');
+      c.partition([['c', 'd', 'e'], ['a'], ['b']]);
+      c.intercept = (m) => (m.from === 'e' && m.type === 'append' && m.entries.length > 0 ? null : m);
+      c.run(1000);
+      expect(c.core('e').isLeader()).toBe(true);
+      expect(c.core('e').log.term(x.index)).toBeGreaterThan(x.term);
+      // 3. a comes back and wins with b, c, d; its own no-op never leaves it; X reaches c and d
+      make('a');
+      c.partition([['a', 'b', 'c', 'd'], ['e']]);
+      c.intercept = (m) =>
+        m.from === 'a' && m.type === 'append'
+          ? { ...m, entries: m.entries.filter((en) => en.index <= x.index) }
+          : m;
+      c.run(1500);
+      expect(c.core('a').isLeader()).toBe(true);
+      // 4. a is gone; e comes back with its newer-term entry at X's index and wins
+      make('e');
+      c.intercept = (m) => m;
+      c.partition([['b', 'c', 'd', 'e'], ['a']]);
+      c.run(1500);
+      expect(c.core('e').isLeader()).toBe(true);
+      return c;
+    }
+
+    it('is caught: with the broken rule a committed entry is overwritten', () => {
+      expect(scenario(true).conflicts().length).toBeGreaterThan(0);
+    });
+
+    it('does not happen with the rule: entries of earlier terms commit only under a current-term entry', () => {
+      expect(scenario(false).conflicts()).toEqual([]);
+    });
   });
 });

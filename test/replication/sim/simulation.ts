@@ -7,6 +7,7 @@
  */
 import { RaftCore } from '../../../src/cluster-broker/replication/core.js';
 import type { Message, Ready, UnsafeFlags } from '../../../src/cluster-broker/replication/types.js';
+import { amqpWireCodec } from '../../../src/cluster-broker/replication/wire.js';
 import { Checker, chain, payloadKey, SafetyViolation } from './checker.js';
 import { EventQueue } from './event-queue.js';
 import { Rng } from './rng.js';
@@ -130,6 +131,8 @@ export class Simulation {
   private readonly crashAtFsync: number;
   /** Send leader appends before the leader's own fsync (as the TCP driver does). */
   private readonly eagerLeader: boolean;
+  /** Pass every message through the AMQP wire codec (encode + decode), as the TCP driver does. */
+  private readonly viaWire: boolean;
 
   constructor(private readonly opts: SimOptions) {
     this.rng = new Rng(opts.seed);
@@ -143,6 +146,7 @@ export class Simulation {
     this.faultGap = this.rng.pick([30, 100, 300]);
     this.crashAtFsync = this.rng.pick([0, 0.003, 0.02]);
     this.eagerLeader = this.rng.chance(0.75);
+    this.viaWire = this.rng.chance(0.1);
     this.nodes = this.ids.map((id) => ({
       id,
       up: false,
@@ -367,6 +371,7 @@ export class Simulation {
   }
 
   private send(m: Message): void {
+    if (this.viaWire) m = amqpWireCodec.decodeMessage(amqpWireCodec.encodeMessage(m));
     const from = this.ids.indexOf(m.from);
     const to = this.ids.indexOf(m.to);
     if (!this.conn[from]![to] || this.rng.chance(this.loss)) return;
