@@ -8,7 +8,8 @@ import type { AmqpErrorBody, DeliveryState, Fields } from '../codec/contract.js'
 import type { Message } from '../codec/message.js';
 import { ClientError } from '../errors.js';
 import { ACCEPTED, type IncomingDelivery, REJECTED, RELEASED } from '../protocol/index.js';
-import type { ModifyOptions, OutcomeError } from './types.js';
+import { Deadline } from './deadline.js';
+import type { CallOptions, ModifyOptions, OutcomeError } from './types.js';
 
 /** What a Delivery needs from its Receiver. */
 export interface DeliveryOwner {
@@ -52,27 +53,31 @@ export class Delivery {
     return this.message.deliveryCount ?? 0;
   }
 
-  accept(): Promise<void> {
-    return this.settle(ACCEPTED);
+  /** The message is done: the broker removes it (confirmed in rcv-settle-mode second). */
+  accept(options?: CallOptions): Promise<void> {
+    return this.settle(ACCEPTED, options);
   }
 
-  release(): Promise<void> {
-    return this.settle(RELEASED);
+  /** Give it back unchanged: available again, delivery-count unchanged. */
+  release(options?: CallOptions): Promise<void> {
+    return this.settle(RELEASED, options);
   }
 
-  reject(error?: OutcomeError): Promise<void> {
-    if (!error) return this.settle(REJECTED);
+  /** Invalid message: the broker dead-letters it (or drops it). */
+  reject(error?: OutcomeError, options?: CallOptions): Promise<void> {
+    if (!error) return this.settle(REJECTED, options);
     const body: AmqpErrorBody = { condition: error.condition };
     if (error.description !== undefined) body.description = error.description;
     if (error.info !== undefined) body.info = error.info as Fields;
-    return this.settle({ type: 'rejected', error: body });
+    return this.settle({ type: 'rejected', error: body }, options);
   }
 
-  modify(options: ModifyOptions = {}): Promise<void> {
+  /** Give it back modified: `deliveryFailed` counts a failed attempt, `undeliverableHere` keeps it from this link. */
+  modify(options: ModifyOptions & CallOptions = {}): Promise<void> {
     const state: DeliveryState = { type: 'modified' };
     if (options.deliveryFailed !== undefined) state.deliveryFailed = options.deliveryFailed;
     if (options.undeliverableHere !== undefined) state.undeliverableHere = options.undeliverableHere;
-    return this.settle(state);
+    return this.settle(state, options);
   }
 
   /** @internal a redelivery of this message-id arrived while this one is unsettled (or settled). */
@@ -108,13 +113,37 @@ export class Delivery {
     );
   }
 
-  private settle(state: DeliveryState): Promise<void> {
+  private settle(state: DeliveryState, options: CallOptions | undefined): Promise<void> {
     if (this.outcome) {
       return Promise.reject(
         new ClientError('amqp:illegal-state', `delivery already settled (${this.outcome.type})`),
       );
     }
-    return this.settleNow(state).finally(() => this.owner.onFinished(this));
+    const done = this.settleNow(state);
+    if (options?.timeoutMs === undefined && options?.signal === undefined) {
+      return done.finally(() => this.owner.onFinished(this));
+    }
+    // the outcome is sent either way; the deadline only bounds the wait for the confirmation
+    return new Promise<void>((resolve, reject) => {
+      const deadline = new Deadline(
+        options,
+        (_r, error) => {
+          this.confirmation = undefined;
+          reject(error);
+        },
+        state.type,
+      );
+      done.then(
+        () => {
+          deadline.clear();
+          resolve();
+        },
+        (e: unknown) => {
+          deadline.clear();
+          reject(e);
+        },
+      );
+    }).finally(() => this.owner.onFinished(this));
   }
 
   private settleNow(state: DeliveryState): Promise<void> {
