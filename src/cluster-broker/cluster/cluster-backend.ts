@@ -198,10 +198,12 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
     this.lastTerm = s.term;
     for (const [seq, p] of this.pending) {
       if (p.sentTo !== undefined && (p.sentTo !== s.leaderId || p.sentTerm !== s.term)) {
-        this.fail(
-          seq,
-          new OutcomeUnknownError(`leader changed (now ${s.leaderId ?? 'unknown'}, term ${s.term})`),
-        );
+        // with no leader a member is not quorate (nothing can commit through it): say so
+        const why =
+          s.leaderId === null
+            ? `not quorate: lost the leader (term ${s.term}); outcome unknown`
+            : `leader changed to ${s.leaderId} (term ${s.term}); outcome unknown`;
+        this.fail(seq, new OutcomeUnknownError(why));
       }
     }
     this.retryParked();

@@ -46,13 +46,13 @@ export interface MemberOptions
   advertiseHost?: string;
   /** Default 'quorate'. Members of another cluster id are refused. */
   clusterId?: string;
-  /** Raft timing (defaults: election 300-600 ms, heartbeat 50 ms). */
+  /** Raft timing (defaults: election 250-500 ms, heartbeat 50 ms). */
   raft?: Omit<RaftConfig, 'id' | 'members'>;
   /** Compact the log after this many applied entries. Default 10_000. */
   snapshotEvery?: number;
   /** A submit not applied within this is answered "outcome unknown". Default 5000 ms. */
   submitTimeoutMs?: number;
-  /** Not quorate this long -> close clients (`not quorate`). Default 1000 ms. */
+  /** Not quorate this long -> close clients (`not quorate`). Default 800 ms. */
   notQuorateGraceMs?: number;
   /** The leader releases the consumers of a member silent this long. Default 5000 ms. */
   consumerLeaseMs?: number;
@@ -128,7 +128,7 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
   let membership: Membership | undefined;
   const listNow = (): ListedMember[] =>
     membership?.list({
-      selfServing: backend.serving,
+      selfServing: backend.serving && replica?.isQuorate() === true,
       leaderId: replica?.leaderId ?? null,
       now: Date.now(),
     }) ?? [];
@@ -167,7 +167,7 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
       dataDir: join(dataDir, 'raft'),
       stateMachine: sm,
       codec: withAppMessages(binaryWireCodec, onApp),
-      raft: { electionTimeoutMin: 300, electionTimeoutMax: 600, heartbeatInterval: 50, ...raft },
+      raft: { electionTimeoutMin: 250, electionTimeoutMax: 500, heartbeatInterval: 50, ...raft },
       ...(snapshotEvery !== undefined ? { snapshotEvery } : {}),
       logger,
     });
