@@ -362,7 +362,7 @@ export class BrokerConnection implements LinkHost {
       this.handlers.add(h);
       link.accept({
         target: { address: address! },
-        sndSettleMode: (attach.sndSettleMode ?? 2) as 0 | 1 | 2,
+        sndSettleMode: attach.sndSettleMode === 0 || attach.sndSettleMode === 1 ? attach.sndSettleMode : 2,
         rcvSettleMode: (attach.rcvSettleMode ?? 0) === 1 ? 1 : 0,
         maxMessageSize: this.ctx.opts.maxMessageSize,
       });
@@ -385,7 +385,7 @@ export class BrokerConnection implements LinkHost {
       });
       return;
     }
-    if (source.filter !== undefined && Object.keys(source.filter).length > 0) {
+    if (hasEntries(source.filter)) {
       link.refuse({ condition: 'amqp:not-implemented', description: 'source filters are not supported' });
       return;
     }
@@ -445,6 +445,14 @@ export class BrokerConnection implements LinkHost {
         this.scheduleFlush();
       });
   }
+}
+
+/** A filter set with at least one entry (whatever shape the peer sent it in). */
+function hasEntries(filter: unknown): boolean {
+  if (filter === undefined || filter === null) return false;
+  if (filter instanceof Map) return filter.size > 0;
+  if (typeof filter === 'object') return Object.keys(filter).length > 0;
+  return true;
 }
 
 /** Why an address cannot name a queue, or undefined when it can. */
