@@ -28,6 +28,8 @@ export interface ReplicationBenchOptions {
 
 export interface ThroughputResult {
   groupCommit: boolean;
+  /** Proposals kept in flight. */
+  window?: number;
   committed: number;
   seconds: number;
   entriesPerSecond: number;
@@ -200,11 +202,22 @@ export async function run(opts: ReplicationBenchOptions = {}): Promise<Replicati
   };
   o.log(`replication: 3 members, loopback TCP, fsync, ${o.entryBytes} B entries, ${o.window} in flight`);
   const results: ThroughputResult[] = [];
-  for (const gc of [true, false]) {
-    const r = await throughput(gc, gc ? o : { ...o, window: Math.min(o.window, 64) });
-    results.push(r);
+  // loaded (window proposals in flight; group commit off gets a smaller window, it is fsync-bound),
+  // then unloaded (one proposal at a time: the bare commit latency of one entry)
+  const modes: [boolean, number, string][] = [
+    [true, o.window, `group commit on,  ${o.window} in flight`],
+    [false, Math.min(o.window, 64), `group commit off, ${Math.min(o.window, 64)} in flight`],
+    [true, 1, 'one at a time'],
+  ];
+  for (const [gc, window, label] of modes) {
+    const r = await throughput(gc, {
+      ...o,
+      window,
+      seconds: window === 1 ? Math.min(o.seconds, 3) : o.seconds,
+    });
+    results.push({ ...r, window });
     o.log(
-      `  group commit ${gc ? 'on ' : 'off'}: ${r.entriesPerSecond} committed entries/s, ` +
+      `  ${label}: ${r.entriesPerSecond} committed entries/s, ` +
         `latency p50 ${r.p50Ms} ms p99 ${r.p99Ms} ms, ${r.fsyncsPerSecond} fsyncs/s (${r.committed} in ${r.seconds} s)`,
     );
   }
