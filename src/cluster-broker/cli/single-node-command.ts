@@ -46,18 +46,28 @@ export async function runSingleNodeCommand(argv: readonly string[], io: CliIo): 
   if (args.dataDir === undefined) {
     io.stderr.write('warning: no --data-dir: messages are kept in memory only\n');
   }
+  let resolveStop!: () => void;
+  const stopRequested = new Promise<void>((r) => {
+    resolveStop = r;
+  });
+  let storeFailed = false;
   let handle: Awaited<ReturnType<typeof startBroker>>;
   try {
-    handle = await startBroker(await brokerOptionsFromArgs(args));
+    const options = await brokerOptionsFromArgs(args);
+    options.store = {
+      // a disk that failed a write or fsync cannot promise anything any more: stop, exit 1
+      onFailure: (err) => {
+        storeFailed = true;
+        io.stderr.write(`event store failed, stopping: ${err.message}\n`);
+        resolveStop();
+      },
+    };
+    handle = await startBroker(options);
   } catch (err) {
     io.stderr.write(`cannot start the broker: ${(err as Error).message}\n`);
     return 1;
   }
   const signals = io.signals ?? process;
-  let resolveStop!: () => void;
-  const stopRequested = new Promise<void>((r) => {
-    resolveStop = r;
-  });
   signals.on('SIGTERM', resolveStop);
   signals.on('SIGINT', resolveStop);
   io.stdout.write(`${JSON.stringify({ ready: true, amqpPort: handle.port, pid: process.pid })}\n`);
@@ -70,5 +80,5 @@ export async function runSingleNodeCommand(argv: readonly string[], io: CliIo): 
     io.stderr.write(`error while stopping: ${(err as Error).message}\n`);
     return 1;
   }
-  return 0;
+  return storeFailed ? 1 : 0;
 }
