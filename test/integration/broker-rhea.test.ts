@@ -298,6 +298,27 @@ describe('rhea client against the broker', () => {
     r2.link.close();
   });
 
+  it('consumers whose sockets drop mid-stream give every held message back', async () => {
+    const q = fresh('drop');
+    const n = 300;
+    await sendAll(
+      conn,
+      q,
+      Array.from({ length: n }, (_, i) => ({ body: i })),
+    );
+    const victims = await Promise.all(Array.from({ length: 5 }, () => connect({ port: broker.port })));
+    const receivers = victims.map((c) => new TestReceiver(c, q));
+    await Promise.all(receivers.map((r) => r.next(40)));
+    expect(broker.stats().queues.find((x) => x.name === q)?.acquired).toBe(200);
+    for (const c of victims) (c as unknown as { socket: { destroy(): void } }).socket.destroy();
+    await waitUntil(() => broker.stats().queues.find((x) => x.name === q)?.acquired === 0, 10_000);
+    const r = new TestReceiver(conn, q);
+    const got = await r.next(n);
+    expect(new Set(got.map((g) => g.message.body)).size).toBe(n);
+    for (const g of got) g.delivery.accept();
+    r.link.close();
+  });
+
   it('a receiver re-attached under the same container-id and name steals the link', async () => {
     const q = fresh('steal');
     await sendAll(conn, q, [{ body: 'st1' }]);
