@@ -24,13 +24,13 @@ import {
   writeMap,
   writeString,
   writeSymbol,
-  writeSymbolArray,
   writeSymbolKeyMap,
   writeTimestamp,
   writeUint,
   writeUlong,
   writeValue,
 } from './encode.js';
+import { writeSymbolArray } from './encode-array.js';
 import { Typed } from './typed.js';
 import type { AmqpValue } from './values.js';
 import type { Writer } from './writer.js';
