@@ -8,84 +8,45 @@
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
-import pRetry, { AbortError } from 'p-retry';
-import type { DeliveryState } from '../codec/contract.js';
-import { AmqpError, ClientError, SendError } from '../errors.js';
+import { ClientError } from '../errors.js';
 import {
   describeServer,
-  type Grant,
   MEMBERSHIP_ADDRESS,
   type PoolChange,
-  ReplayJournal,
+  type ReplayJournal,
   type ServerAddress,
   ServerPool,
 } from '../failover/index.js';
 import type { EngineEvent } from '../protocol/index.js';
 import type { ClientLink } from './link-base.js';
 import { Receiver } from './receiver.js';
-import { type PendingSend, Sender, type SendWaiter, toOutcome } from './sender.js';
-import { dial, now, type PhysicalConnection, type PhysicalHandler } from './transport.js';
+import {
+  dialMembers,
+  isNotQuorate,
+  isRedirect,
+  MEMBERSHIP_CAPABILITY,
+  type ResolvedReconnect,
+  resolveReconnect,
+} from './reconnect.js';
+import { SendBuffer } from './send-buffer.js';
+import { type PendingSend, Sender, type SendWaiter } from './sender.js';
+import { now, type PhysicalConnection, type PhysicalHandler } from './transport.js';
 import type {
   CallOptions,
   ConnectionEvents,
   ConnectOptions,
   Logger,
   ReceiverOptions,
-  ReconnectOptions,
   SenderOptions,
 } from './types.js';
 
-/** The capability a broker offers in Open when it serves the `$cluster/membership` feed. */
-export const MEMBERSHIP_CAPABILITY = 'quorate:membership';
-
-const DEFAULT_IDLE_TIMEOUT_MS = 10_000;
-const DEFAULT_MAX_FRAME_SIZE = 1024 * 1024;
-
 export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closing' | 'closed';
-
-interface ResolvedReconnect {
-  enabled: boolean;
-  retries: number;
-  maxTimeMs: number;
-  minTimeout: number;
-  maxTimeout: number;
-  factor: number;
-  randomize: boolean;
-  attemptTimeoutMs: number;
-}
-
-function resolveReconnect(r: ReconnectOptions | false | undefined): ResolvedReconnect {
-  const o = r === false ? {} : (r ?? {});
-  return {
-    enabled: r !== false,
-    retries: o.maxAttempts === undefined ? Number.POSITIVE_INFINITY : Math.max(0, o.maxAttempts - 1),
-    maxTimeMs: o.maxTimeMs ?? 60_000,
-    minTimeout: o.initialDelayMs ?? 50,
-    maxTimeout: o.maxDelayMs ?? 2_000,
-    factor: o.factor ?? 2,
-    randomize: o.randomize ?? true,
-    attemptTimeoutMs: o.attemptTimeoutMs ?? 10_000,
-  };
-}
-
-/** A Close that says the member lost quorum: try it last, after a backoff. */
-function isNotQuorate(e: unknown): boolean {
-  if (!(e instanceof AmqpError)) return false;
-  if (e.condition !== 'amqp:connection:forced') return false;
-  if (/not[ -]quorate/i.test(e.description)) return true;
-  const q = e.info?.['quorate:quorate'];
-  return q === false;
-}
-
-function isAuthFailure(e: unknown): boolean {
-  return e instanceof AmqpError && e.condition === 'amqp:unauthorized-access';
-}
 
 export class Connection extends EventEmitter<ConnectionEvents> {
   readonly containerId: string;
   state: ConnectionState = 'connecting';
-  /** @internal one journal for every sender: the send buffer's bound is per connection. */
-  readonly journal: ReplayJournal<PendingSend, SendWaiter>;
+  /** @internal every send of every sender: one bound (messages, bytes) per connection. */
+  readonly sends: SendBuffer;
   /** @internal */
   readonly logger: Logger | undefined;
   private readonly options: ConnectOptions;
@@ -94,7 +55,6 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   private phys: PhysicalConnection | undefined;
   private physServer: ServerAddress<unknown> | undefined;
   private readonly links = new Set<ClientLink>();
-  private readonly waiters = new Set<SendWaiter>();
   private membership: Receiver | undefined;
   private linkCounter = 0;
   private readonly stop = new AbortController();
@@ -120,11 +80,16 @@ export class Connection extends EventEmitter<ConnectionEvents> {
         serverListAction: options.membershipPolicy ?? 'replace',
       },
     );
-    this.journal = new ReplayJournal<PendingSend, SendWaiter>({
-      maxMessages: options.bufferLimit?.messages ?? 10_000,
-      maxBytes: options.bufferLimit?.bytes ?? 64 * 1024 * 1024,
-      onFull: options.onFull ?? 'wait',
-    });
+    this.sends = new SendBuffer(options, () =>
+      this.closeError || this.state === 'closing' || this.state === 'closed'
+        ? (this.closeError ?? new ClientError('quorate:closed', 'connection closed'))
+        : undefined,
+    );
+  }
+
+  /** The replay journal: sends from send() until the broker settles them (for observability). */
+  get journal(): ReplayJournal<PendingSend, SendWaiter> {
+    return this.sends.journal;
   }
 
   /** The URL of the member we are connected to (undefined while reconnecting). */
@@ -256,110 +221,19 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     phys.destroy(error);
   }
 
-  /** @internal a send asks for room in the journal. */
-  admitSend(waiter: SendWaiter): void {
-    const { ctx } = waiter;
-    if (this.closeError || this.state === 'closing' || this.state === 'closed') {
-      this.rejectUnjournaled(ctx, this.closeError ?? new ClientError('quorate:closed', 'connection closed'));
-      return;
-    }
-    const a = this.journal.admit(waiter.bytes.length, waiter);
-    if (a.kind === 'reserved') {
-      this.appendAndWrite(waiter, a.reservation);
-    } else if (a.kind === 'waiting') {
-      this.waiters.add(waiter);
-    } else {
-      const limits = this.journal.limits;
-      const description =
-        a.reason === 'too-large'
-          ? `message of ${waiter.bytes.length} bytes exceeds the send buffer (${limits.maxBytes} bytes)`
-          : `send buffer full (${this.journal.size} messages, ${this.journal.bytes} bytes; limits ${limits.maxMessages} / ${limits.maxBytes})`;
-      this.rejectUnjournaled(ctx, new ClientError('quorate:buffer-full', description));
-    }
-  }
-
-  /** @internal the send's deadline or AbortSignal fired. */
-  expireSend(ctx: PendingSend, waiter: SendWaiter, error: Error): void {
-    if (ctx.done) return;
-    if (ctx.seq === 0) {
-      if (this.waiters.delete(waiter)) this.grant(this.journal.cancelWait(waiter));
-      this.rejectUnjournaled(ctx, error);
-      return;
-    }
-    this.finishSend(ctx, undefined, error);
-  }
-
-  /**
-   * @internal settle a journaled send: with the broker's outcome, or (no state) with `error`,
-   * leaving the journal with inDoubt = whether it was ever written.
-   */
-  finishSend(ctx: PendingSend, state: DeliveryState | undefined, error?: Error): void {
-    if (ctx.done) return;
-    ctx.done = true;
-    ctx.deadline?.clear();
-    if (state) {
-      const r = this.journal.settle(ctx.seq, state);
-      ctx.resolve({ ...toOutcome(state), messageId: ctx.messageId, resent: (r?.entry.writes ?? 1) > 1 });
-      if (r) this.grant(r.granted);
-      return;
-    }
-    ctx.sender.syncWritten(ctx);
-    const r = this.journal.abandon(ctx.seq);
-    const d = ctx.delivery;
-    if (d && !d.written) d.abort(); // never on the wire: drop it from the engine's queue
-    const inDoubt = r?.inDoubt ?? false;
-    const cause = error ?? new ClientError('quorate:closed', 'send abandoned');
-    const condition = (cause as { condition?: string }).condition ?? 'quorate:closed';
-    const description = `${cause.message}${inDoubt ? ' (in doubt: the broker may have it)' : ' (not sent)'}`;
-    ctx.reject(new SendError(condition, description, ctx.messageId, inDoubt, { cause }));
-    if (r) this.grant(r.granted);
-  }
-
-  /** @internal reject the sends of `sender` still waiting for room. */
-  rejectWaiters(sender: Sender, error: Error): void {
-    for (const w of [...this.waiters]) {
-      if (w.sender !== sender) continue;
-      this.waiters.delete(w);
-      this.grant(this.journal.cancelWait(w));
-      this.rejectUnjournaled(w.ctx, error);
-    }
-  }
-
-  // ------------------------------------------------------------------ internals: sends
-
-  private rejectUnjournaled(ctx: PendingSend, cause: Error): void {
-    if (ctx.done) return;
-    ctx.done = true;
-    ctx.deadline?.clear();
-    const condition = (cause as { condition?: string }).condition ?? 'quorate:closed';
-    ctx.reject(new SendError(condition, `${cause.message} (not sent)`, ctx.messageId, false, { cause }));
-  }
-
-  private appendAndWrite(waiter: SendWaiter, reservation: Grant<SendWaiter>['reservation']): void {
-    const entry = this.journal.append(reservation, waiter.messageId, waiter.bytes, waiter.ctx);
-    waiter.ctx.seq = entry.seq;
-    const s = waiter.sender;
-    if (s.state === 'attached' || s.state === 'attaching') s.write(entry);
-  }
-
-  private grant(granted: Grant<SendWaiter>[]): void {
-    for (const g of granted) {
-      this.waiters.delete(g.waiter);
-      if (g.waiter.ctx.done) {
-        this.grant(this.journal.release(g.reservation));
-        continue;
-      }
-      this.appendAndWrite(g.waiter, g.reservation);
-    }
-  }
-
   // ------------------------------------------------------------------ internals: links
 
   private register(link: ClientLink): void {
     this.links.add(link);
     const phys = this.phys;
     if (phys && !phys.isLost && this.state === 'open') {
-      link.attachTo(phys);
+      try {
+        link.attachTo(phys);
+      } catch (e) {
+        // e.g. no free channel: the link fails; a dying connection re-attaches it on the next one
+        if (phys.isLost) return;
+        throw e;
+      }
       phys.pump();
     }
   }
@@ -373,13 +247,8 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   private failAllLinks(error: Error): void {
     for (const link of [...this.links]) link.fail(error);
     this.links.clear();
-    for (const w of [...this.waiters]) {
-      this.waiters.delete(w);
-      this.grant(this.journal.cancelWait(w));
-      this.rejectUnjournaled(w.ctx, error);
-    }
-    // anything left in the journal (senders already gone) leaves it too
-    for (const e of this.journal.entries()) this.finishSend(e.context, undefined, error);
+    // anything left (waiting for room, or of senders already gone) fails too
+    this.sends.failAll(error);
   }
 
   private onEngineEvent(ev: EngineEvent): void {
@@ -418,71 +287,19 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   // ------------------------------------------------------------------ internals: failover
 
   /** Try members (p-retry) until one completes Open. */
-  private async establish(
-    initial: boolean,
-  ): Promise<{ phys: PhysicalConnection; server: ServerAddress<unknown> }> {
-    const r = this.reconnectOptions;
-    let lastFailureAt = now();
-    const startedAt = lastFailureAt;
-    let attempt = 0;
-    const run = async () => {
-      attempt++;
-      if (this.stop.signal.aborted) throw new AbortError(abortReason(this.stop.signal.reason));
-      const pick = this.pool.next(now());
-      const wait = pick.notBefore - now();
-      if (wait > 0) await sleep(wait, this.stop.signal);
-      const url = describeServer(pick.server);
-      if (!initial || attempt > 1) {
-        this.emit('reconnecting', { attempt, delayMs: Math.max(0, Math.round(now() - lastFailureAt)), url });
-      }
-      const remaining = r.maxTimeMs - (now() - startedAt);
-      try {
-        const phys = await dial({
-          server: pick.server,
-          containerId: this.containerId,
-          idleTimeoutMs: this.options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
-          maxFrameSize: this.options.maxFrameSize ?? DEFAULT_MAX_FRAME_SIZE,
-          hostname: this.options.hostname,
-          username: this.options.username,
-          password: this.options.password,
-          tls: this.options.tls,
-          logger: this.logger,
-          timeoutMs: Math.max(100, Math.min(r.attemptTimeoutMs, remaining)),
-          signal: this.stop.signal,
-          desiredCapabilities: [MEMBERSHIP_CAPABILITY],
-        });
-        return { phys, server: pick.server };
-      } catch (e) {
-        lastFailureAt = now();
-        if (isNotQuorate(e)) this.pool.notQuorate(pick.server, now());
-        else this.pool.failed(pick.server, e, now());
-        if (e instanceof AmqpError && e.condition === 'amqp:connection:redirect') {
-          this.pool.redirect(e.info, pick.server);
-        }
-        this.logger?.debug?.({ url, attempt, error: (e as Error).message }, 'connection attempt failed');
-        if (this.stop.signal.aborted) throw new AbortError(abortReason(this.stop.signal.reason));
-        if (isAuthFailure(e)) throw new AbortError(e as Error);
-        throw e;
-      }
-    };
-    const enabled = initial || r.enabled;
-    return pRetry(run, {
-      retries: enabled ? r.retries : 0,
-      factor: r.factor,
-      minTimeout: r.minTimeout,
-      maxTimeout: r.maxTimeout,
-      randomize: r.randomize,
-      maxRetryTime: r.maxTimeMs,
-      signal: this.stop.signal,
-    }).catch((e: unknown) => {
-      if (this.stop.signal.aborted) throw abortReason(this.stop.signal.reason);
-      if (isAuthFailure(e)) throw e;
-      throw new ClientError(
-        'quorate:reconnect-exhausted',
-        `no member reachable after ${attempt} attempt(s) in ${Math.round(now() - startedAt)} ms: ${(e as Error).message}`,
-        { cause: e },
-      );
-    });
+  private establish(initial: boolean): Promise<{ phys: PhysicalConnection; server: ServerAddress<unknown> }> {
+    return dialMembers(
+      {
+        pool: this.pool,
+        options: this.options,
+        reconnect: this.reconnectOptions,
+        containerId: this.containerId,
+        logger: this.logger,
+        stop: this.stop.signal,
+        onReconnecting: (info) => this.emit('reconnecting', info),
+      },
+      initial,
+    );
   }
 
   /** A physical connection completed Open: make it current, re-attach every link, replay. */
@@ -558,9 +375,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     const server = this.physServer;
     this.phys = undefined;
     this.pool.disconnected();
-    if (error instanceof AmqpError && error.condition === 'amqp:connection:redirect') {
-      this.pool.redirect(error.info, server);
-    }
+    if (isRedirect(error)) this.pool.redirect(error.info, server);
     if (server) {
       if (isNotQuorate(error)) this.pool.notQuorate(server, lostAt);
       else if (this.state !== 'closing') this.pool.failed(server, error, lostAt);
@@ -572,9 +387,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     }
     this.emit('disconnected', { url: from, error });
     // every written, unsettled delivery is now in doubt
-    for (const e of this.journal.entries()) e.context.sender.syncWritten(e.context);
-    const { entries } = this.journal.connectionLost();
-    for (const e of entries)
+    for (const e of this.sends.connectionLost())
       this.emit('inDoubt', { messageId: e.messageId, address: e.context.sender.address });
     for (const link of this.links) link.onConnectionLost(error);
     if (!this.reconnectOptions.enabled) {
@@ -629,31 +442,9 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   }
 }
 
-function abortReason(reason: unknown): Error {
-  return reason instanceof Error ? reason : new ClientError('quorate:aborted', 'aborted', { cause: reason });
-}
-
 function connectAbortError(reason: unknown, cause: unknown): Error {
   if (reason instanceof ClientError) return reason;
   return new ClientError('quorate:aborted', 'connect aborted', { cause: reason ?? cause });
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(abortReason(signal.reason));
-      return;
-    }
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(abortReason(signal.reason));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** Connect to the first reachable member of `options.urls`; resolves once Open is exchanged. */

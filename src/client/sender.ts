@@ -104,11 +104,11 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
       const waiter: SendWaiter = { sender: this, messageId, bytes, ctx };
       ctx.deadline = new Deadline(
         options,
-        (_reason, error) => this.conn.expireSend(ctx, waiter, error),
+        (_reason, error) => this.conn.sends.expire(ctx, waiter, error),
         'send',
       );
       if (ctx.done) return; // already-aborted signal: expired at once
-      this.conn.admitSend(waiter);
+      this.conn.sends.admit(waiter);
     });
   }
 
@@ -199,7 +199,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
       d = link.send(this.nextTag(), entry.bytes, { settled: this.presettled });
     } catch (e) {
       // e.g. larger than the peer's max-message-size: never written
-      this.conn.finishSend(
+      this.conn.sends.finish(
         ctx,
         undefined,
         new ClientError('amqp:link:message-size-exceeded', String(e), { cause: e }),
@@ -245,7 +245,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
         if (!ctx || ctx.done || ctx.delivery !== d) return;
         if (d.remoteState || d.remoteSettled) {
           this.syncWritten(ctx);
-          this.conn.finishSend(ctx, d.remoteState ?? { type: 'accepted' });
+          this.conn.sends.finish(ctx, d.remoteState ?? { type: 'accepted' });
         }
         return;
       }
@@ -318,9 +318,9 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
 
   private rejectAll(error: Error): void {
     for (const entry of this.conn.journal.entries()) {
-      if (entry.context.sender === this) this.conn.finishSend(entry.context, undefined, error);
+      if (entry.context.sender === this) this.conn.sends.finish(entry.context, undefined, error);
     }
-    this.conn.rejectWaiters(this, error);
+    this.conn.sends.rejectWaiters(this, error);
   }
 
   private sweepPresettled(): void {
@@ -333,7 +333,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
       if (d.status === 'settled') {
         this.presettledInFlight.delete(ctx);
         this.syncWritten(ctx);
-        this.conn.finishSend(ctx, { type: 'accepted' });
+        this.conn.sends.finish(ctx, { type: 'accepted' });
       }
     }
   }

@@ -1,0 +1,163 @@
+/**
+ * Dialing the members of the pool until one completes Open: p-retry runs the attempts
+ * (exponential backoff, randomized, limits by attempts and by total time); the pool decides which
+ * member is next (not-quorate members last, after their own backoff). Used by connect() and by
+ * every failover alike.
+ */
+import pRetry, { AbortError } from 'p-retry';
+import { AmqpError, ClientError } from '../errors.js';
+import { describeServer, type ServerAddress, type ServerPool } from '../failover/index.js';
+import { dial, now, type PhysicalConnection } from './transport.js';
+import type { ConnectionEvents, ConnectOptions, Logger, ReconnectOptions } from './types.js';
+
+/** The capability a broker offers in Open when it serves the `$cluster/membership` feed. */
+export const MEMBERSHIP_CAPABILITY = 'quorate:membership';
+
+const DEFAULT_IDLE_TIMEOUT_MS = 10_000;
+const DEFAULT_MAX_FRAME_SIZE = 1024 * 1024;
+
+export interface ResolvedReconnect {
+  enabled: boolean;
+  retries: number;
+  maxTimeMs: number;
+  minTimeout: number;
+  maxTimeout: number;
+  factor: number;
+  randomize: boolean;
+  attemptTimeoutMs: number;
+}
+
+export function resolveReconnect(r: ReconnectOptions | false | undefined): ResolvedReconnect {
+  const o = r === false ? {} : (r ?? {});
+  return {
+    enabled: r !== false,
+    retries: o.maxAttempts === undefined ? Number.POSITIVE_INFINITY : Math.max(0, o.maxAttempts - 1),
+    maxTimeMs: o.maxTimeMs ?? 60_000,
+    minTimeout: o.initialDelayMs ?? 50,
+    maxTimeout: o.maxDelayMs ?? 2_000,
+    factor: o.factor ?? 2,
+    randomize: o.randomize ?? true,
+    attemptTimeoutMs: o.attemptTimeoutMs ?? 10_000,
+  };
+}
+
+/** A Close that says the member lost quorum: try it last, after a backoff. */
+export function isNotQuorate(e: unknown): boolean {
+  if (!(e instanceof AmqpError)) return false;
+  if (e.condition !== 'amqp:connection:forced') return false;
+  if (/not[ -]quorate/i.test(e.description)) return true;
+  return e.info?.['quorate:quorate'] === false;
+}
+
+export function isRedirect(e: unknown): e is AmqpError {
+  return e instanceof AmqpError && e.condition === 'amqp:connection:redirect';
+}
+
+function isAuthFailure(e: unknown): boolean {
+  return e instanceof AmqpError && e.condition === 'amqp:unauthorized-access';
+}
+
+export function abortReason(reason: unknown): Error {
+  return reason instanceof Error ? reason : new ClientError('quorate:aborted', 'aborted', { cause: reason });
+}
+
+export interface DialPlan {
+  pool: ServerPool<unknown>;
+  options: ConnectOptions;
+  reconnect: ResolvedReconnect;
+  containerId: string;
+  logger: Logger | undefined;
+  /** Aborted when the connection closes: stops waiting and dialing. */
+  stop: AbortSignal;
+  onReconnecting(info: ConnectionEvents['reconnecting'][0]): void;
+}
+
+/**
+ * Try members until one completes Open. `initial`: connect() (the first attempt is not reported
+ * as `reconnecting`; the attempt limits apply even with `reconnect: false`).
+ */
+export async function dialMembers(
+  plan: DialPlan,
+  initial: boolean,
+): Promise<{ phys: PhysicalConnection; server: ServerAddress<unknown> }> {
+  const { pool, options, reconnect: r, stop } = plan;
+  let lastFailureAt = now();
+  const startedAt = lastFailureAt;
+  let attempt = 0;
+  const run = async () => {
+    attempt++;
+    if (stop.aborted) throw new AbortError(abortReason(stop.reason));
+    const pick = pool.next(now());
+    const wait = pick.notBefore - now();
+    if (wait > 0) await sleep(wait, stop);
+    const url = describeServer(pick.server);
+    if (!initial || attempt > 1) {
+      plan.onReconnecting({ attempt, delayMs: Math.max(0, Math.round(now() - lastFailureAt)), url });
+    }
+    const remaining = r.maxTimeMs - (now() - startedAt);
+    try {
+      const phys = await dial({
+        server: pick.server,
+        containerId: plan.containerId,
+        idleTimeoutMs: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+        maxFrameSize: options.maxFrameSize ?? DEFAULT_MAX_FRAME_SIZE,
+        hostname: options.hostname,
+        username: options.username,
+        password: options.password,
+        tls: options.tls,
+        logger: plan.logger,
+        timeoutMs: Math.max(100, Math.min(r.attemptTimeoutMs, remaining)),
+        signal: stop,
+        desiredCapabilities: [MEMBERSHIP_CAPABILITY],
+      });
+      return { phys, server: pick.server };
+    } catch (e) {
+      lastFailureAt = now();
+      if (isNotQuorate(e)) pool.notQuorate(pick.server, now());
+      else pool.failed(pick.server, e, now());
+      if (isRedirect(e)) pool.redirect(e.info, pick.server);
+      plan.logger?.debug?.({ url, attempt, error: (e as Error).message }, 'connection attempt failed');
+      if (stop.aborted) throw new AbortError(abortReason(stop.reason));
+      // wrong credentials are wrong on every member: no point in retrying
+      if (isAuthFailure(e)) throw new AbortError(e as Error);
+      throw e;
+    }
+  };
+  try {
+    return await pRetry(run, {
+      retries: initial || r.enabled ? r.retries : 0,
+      factor: r.factor,
+      minTimeout: r.minTimeout,
+      maxTimeout: r.maxTimeout,
+      randomize: r.randomize,
+      maxRetryTime: r.maxTimeMs,
+      signal: stop,
+    });
+  } catch (e) {
+    if (stop.aborted) throw abortReason(stop.reason);
+    if (isAuthFailure(e)) throw e;
+    throw new ClientError(
+      'quorate:reconnect-exhausted',
+      `no member reachable after ${attempt} attempt(s) in ${Math.round(now() - startedAt)} ms: ${(e as Error).message}`,
+      { cause: e },
+    );
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(abortReason(signal.reason));
+      return;
+    }
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(abortReason(signal.reason));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

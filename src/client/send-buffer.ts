@@ -1,0 +1,141 @@
+/**
+ * Every send() of a connection, from admission to outcome: the bounded ReplayJournal (messages
+ * and bytes, counted until settlement), the sends waiting for room (onFull 'wait'), and how a
+ * send ends: with the broker's outcome, or rejected with a SendError that carries its messageId
+ * and whether it may have arrived (inDoubt = it was ever written).
+ */
+import type { DeliveryState } from '../codec/contract.js';
+import { ClientError, SendError } from '../errors.js';
+import { type Grant, type JournalEntry, ReplayJournal } from '../failover/index.js';
+import { type PendingSend, type SendWaiter, toOutcome } from './sender.js';
+import type { ConnectOptions } from './types.js';
+
+export class SendBuffer {
+  readonly journal: ReplayJournal<PendingSend, SendWaiter>;
+  private readonly waiters = new Set<SendWaiter>();
+
+  constructor(
+    options: Pick<ConnectOptions, 'bufferLimit' | 'onFull'>,
+    /** Why new sends are refused (the connection closed or gave up), if they are. */
+    private readonly refusal: () => Error | undefined,
+  ) {
+    this.journal = new ReplayJournal<PendingSend, SendWaiter>({
+      maxMessages: options.bufferLimit?.messages ?? 10_000,
+      maxBytes: options.bufferLimit?.bytes ?? 64 * 1024 * 1024,
+      onFull: options.onFull ?? 'wait',
+    });
+  }
+
+  /** A send asks for room: journaled and written now, parked, or rejected (bound, closed). */
+  admit(waiter: SendWaiter): void {
+    const refused = this.refusal();
+    if (refused) {
+      this.rejectUnjournaled(waiter.ctx, refused);
+      return;
+    }
+    const a = this.journal.admit(waiter.bytes.length, waiter);
+    if (a.kind === 'reserved') {
+      this.appendAndWrite(waiter, a.reservation);
+    } else if (a.kind === 'waiting') {
+      this.waiters.add(waiter);
+    } else {
+      const limits = this.journal.limits;
+      const description =
+        a.reason === 'too-large'
+          ? `message of ${waiter.bytes.length} bytes exceeds the send buffer (${limits.maxBytes} bytes)`
+          : `send buffer full (${this.journal.size} messages, ${this.journal.bytes} bytes; limits ${limits.maxMessages} / ${limits.maxBytes})`;
+      this.rejectUnjournaled(waiter.ctx, new ClientError('quorate:buffer-full', description));
+    }
+  }
+
+  /** The send's deadline or AbortSignal fired. */
+  expire(ctx: PendingSend, waiter: SendWaiter, error: Error): void {
+    if (ctx.done) return;
+    if (ctx.seq === 0) {
+      if (this.waiters.delete(waiter)) this.grant(this.journal.cancelWait(waiter));
+      this.rejectUnjournaled(ctx, error);
+      return;
+    }
+    this.finish(ctx, undefined, error);
+  }
+
+  /**
+   * End a journaled send: with the broker's outcome, or (no state) with `error`, leaving the
+   * journal with inDoubt = whether it was ever written.
+   */
+  finish(ctx: PendingSend, state: DeliveryState | undefined, error?: Error): void {
+    if (ctx.done) return;
+    ctx.done = true;
+    ctx.deadline?.clear();
+    if (state) {
+      const r = this.journal.settle(ctx.seq, state);
+      ctx.resolve({ ...toOutcome(state), messageId: ctx.messageId, resent: (r?.entry.writes ?? 1) > 1 });
+      if (r) this.grant(r.granted);
+      return;
+    }
+    ctx.sender.syncWritten(ctx);
+    const r = this.journal.abandon(ctx.seq);
+    const d = ctx.delivery;
+    if (d && !d.written) d.abort(); // never on the wire: drop it from the engine's queue
+    const inDoubt = r?.inDoubt ?? false;
+    const cause = error ?? new ClientError('quorate:closed', 'send abandoned');
+    const condition = conditionOf(cause);
+    const description = `${cause.message}${inDoubt ? ' (in doubt: the broker may have it)' : ' (not sent)'}`;
+    ctx.reject(new SendError(condition, description, ctx.messageId, inDoubt, { cause }));
+    if (r) this.grant(r.granted);
+  }
+
+  /** Reject the sends of `sender` still waiting for room (`undefined`: every sender's). */
+  rejectWaiters(sender: PendingSend['sender'] | undefined, error: Error): void {
+    for (const w of [...this.waiters]) {
+      if (sender !== undefined && w.sender !== sender) continue;
+      this.waiters.delete(w);
+      this.grant(this.journal.cancelWait(w));
+      this.rejectUnjournaled(w.ctx, error);
+    }
+  }
+
+  /** Every send, waiting or journaled, rejects with `error`. */
+  failAll(error: Error): void {
+    this.rejectWaiters(undefined, error);
+    for (const e of this.journal.entries()) this.finish(e.context, undefined, error);
+  }
+
+  /** The connection died: every written, unsettled delivery is now in doubt (send order). */
+  connectionLost(): JournalEntry<PendingSend>[] {
+    for (const e of this.journal.entries()) e.context.sender.syncWritten(e.context);
+    return this.journal.connectionLost().entries;
+  }
+
+  private rejectUnjournaled(ctx: PendingSend, cause: Error): void {
+    if (ctx.done) return;
+    ctx.done = true;
+    ctx.deadline?.clear();
+    ctx.reject(
+      new SendError(conditionOf(cause), `${cause.message} (not sent)`, ctx.messageId, false, { cause }),
+    );
+  }
+
+  private appendAndWrite(waiter: SendWaiter, reservation: Grant<SendWaiter>['reservation']): void {
+    const entry = this.journal.append(reservation, waiter.messageId, waiter.bytes, waiter.ctx);
+    waiter.ctx.seq = entry.seq;
+    const s = waiter.sender;
+    if (s.state === 'attached' || s.state === 'attaching') s.write(entry);
+  }
+
+  private grant(granted: Grant<SendWaiter>[]): void {
+    for (const g of granted) {
+      this.waiters.delete(g.waiter);
+      if (g.waiter.ctx.done) {
+        this.grant(this.journal.release(g.reservation));
+        continue;
+      }
+      this.appendAndWrite(g.waiter, g.reservation);
+    }
+  }
+}
+
+function conditionOf(e: Error): string {
+  const c = (e as { condition?: unknown }).condition;
+  return typeof c === 'string' ? c : 'quorate:closed';
+}
