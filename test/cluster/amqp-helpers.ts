@@ -159,13 +159,15 @@ export class Collector {
   error: CloseError | undefined;
   private waiters: Array<{ n: number; resolve: () => void }> = [];
 
-  constructor(conn: Conn, address: string, opts: { credit?: number; name?: string } = {}) {
+  /** `credit`: a window rhea keeps topped up; `exactly`: that much credit once, never more. */
+  constructor(conn: Conn, address: string, opts: { credit?: number; exactly?: number; name?: string } = {}) {
     this.link = conn.open_receiver({
       source: { address },
-      credit_window: opts.credit ?? 50,
+      credit_window: opts.exactly !== undefined ? 0 : (opts.credit ?? 50),
       autoaccept: true,
       ...(opts.name ? { name: opts.name } : {}),
     });
+    if (opts.exactly !== undefined) this.link.add_credit(opts.exactly);
     this.link.on('message', (ctx) => {
       const b = ctx.message?.body;
       this.bodies.push(typeof b === 'string' ? b : JSON.stringify(b));
