@@ -143,6 +143,19 @@ describe('limits', () => {
     });
   });
 
+  it('heartbeats as often as a client with a short idle-time-out needs', async () => {
+    await withBroker({}, async (b) => {
+      const c = await connect({ port: b.port, idleTimeoutMs: 300 });
+      const gone = closed(c);
+      const outcome = await Promise.race([
+        gone.then(() => 'closed'),
+        new Promise((r) => setTimeout(() => r('alive'), 1500)),
+      ]);
+      expect(outcome).toBe('alive');
+      await closeConnection(c);
+    });
+  });
+
   it('with auto-create off, attaching to a missing queue is refused with amqp:not-found', async () => {
     await withBroker({ autoCreateQueues: false }, async (b) => {
       const c = await connect({ port: b.port });

@@ -52,6 +52,8 @@ export class BrokerConnection implements LinkHost {
   private partialSince: number | undefined;
   private closeSentAt: number | undefined;
   private writableWaiters: (() => void)[] = [];
+  private engineTimer: NodeJS.Timeout | undefined;
+  private engineTimerAt = 0;
 
   constructor(
     readonly ctx: ServerContext,
@@ -147,6 +149,7 @@ export class BrokerConnection implements LinkHost {
   socketClosed(): void {
     if (this.ended) return;
     this.ended = true;
+    this.clearEngineTimer();
     this.releaseAll();
   }
 
@@ -202,6 +205,7 @@ export class BrokerConnection implements LinkHost {
   private finish(): void {
     if (this.ended) return;
     this.ended = true;
+    this.clearEngineTimer();
     this.releaseAll();
     this.io.end();
   }
@@ -259,6 +263,33 @@ export class BrokerConnection implements LinkHost {
   private flush(): void {
     const out = this.engine.takeOutput();
     if (out.length > 0) this.io.write(out);
+    this.armEngineTimer();
+  }
+
+  /**
+   * The engine's own deadline (heartbeat at half the peer's idle-time-out, our idle timeout):
+   * a peer may ask for heartbeats more often than the server's shared sweep runs.
+   */
+  private armEngineTimer(): void {
+    if (this.ended) return;
+    const at = this.engine.nextDeadline();
+    if (at === undefined || (this.engineTimer !== undefined && this.engineTimerAt <= at)) return;
+    if (this.engineTimer !== undefined) clearTimeout(this.engineTimer);
+    this.engineTimerAt = at;
+    this.engineTimer = setTimeout(
+      () => {
+        this.engineTimer = undefined;
+        this.tick(Date.now());
+        if (!this.ended) this.flush();
+      },
+      Math.max(1, at - Date.now()),
+    );
+    this.engineTimer.unref();
+  }
+
+  private clearEngineTimer(): void {
+    if (this.engineTimer !== undefined) clearTimeout(this.engineTimer);
+    this.engineTimer = undefined;
   }
 
   private onEvent(ev: EngineEvent): void {
