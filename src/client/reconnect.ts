@@ -110,6 +110,8 @@ export async function dialMembers(
         signal: stop,
         desiredCapabilities: [MEMBERSHIP_CAPABILITY],
       });
+      // a member may answer Open and Close at once (e.g. not quorate): that is a failed attempt
+      if (phys.lostError) throw phys.lostError;
       return { phys, server: pick.server };
     } catch (e) {
       lastFailureAt = now();

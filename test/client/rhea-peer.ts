@@ -57,6 +57,8 @@ export interface RheaPeerOptions {
   offeredCapabilities?: string[];
   /** how long the peer declares as its idle timeout (ms); default none */
   idleTimeoutMs?: number;
+  /** Answer every Open with Open then Close carrying this error (e.g. not quorate). */
+  closeOnOpen?: { condition: string; description?: string };
   /** SASL PLAIN only, with these users (no ANONYMOUS) */
   plainUsers?: Record<string, string>;
   /** listen with TLS (amqps) */
@@ -165,6 +167,7 @@ export async function startRheaPeer(opts: RheaPeerOptions = {}): Promise<RheaPee
 
   container.on('connection_open', (ctx: rhea.EventContext) => {
     connections.add(ctx.connection);
+    if (opts.closeOnOpen) ctx.connection.close(opts.closeOnOpen);
   });
   container.on('disconnected', (ctx: rhea.EventContext) => {
     connections.delete(ctx.connection);

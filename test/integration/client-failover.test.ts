@@ -310,6 +310,30 @@ describe('client failover (rhea peers)', () => {
     expect((await sender.send({ body: 1 })).state).toBe('accepted');
   });
 
+  it('connect(): a member that answers Open with a not-quorate Close is skipped, and tried last', async () => {
+    const a = await peer({
+      closeOnOpen: { condition: 'amqp:connection:forced', description: 'not quorate' },
+    });
+    const b = await peer();
+    const reconnecting: string[] = [];
+    const conn = await connect({
+      urls: [a.url, b.url],
+      randomizeMembers: false,
+      reconnect: { initialDelayMs: 20, maxDelayMs: 200, maxTimeMs: 20_000 },
+    });
+    conns.push(conn);
+    conn.on('reconnecting', (e) => reconnecting.push(e.url));
+    expect(conn.url).toBe(b.url);
+    // b dies: a is held back (not quorate), so b is tried again first once it is back
+    const bPort = b.port;
+    await b.stop();
+    await waitUntil(() => reconnecting.length >= 1, 'reconnecting');
+    const b2 = await peer({ port: bPort });
+    await once(conn, 'failover');
+    expect(conn.url).toBe(b2.url);
+    expect(reconnecting[0]).toBe(b.url);
+  });
+
   it('learns members from Open failover-server-list and from the $cluster/membership feed', async () => {
     const b = await peer();
     const c = await peer();
