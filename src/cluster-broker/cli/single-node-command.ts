@@ -43,6 +43,9 @@ export async function runSingleNodeCommand(argv: readonly string[], io: CliIo): 
     io.stdout.write(SINGLE_NODE_USAGE);
     return 0;
   }
+  if (!args.anonymous && args.usersFile === undefined) {
+    io.stderr.write('warning: --no-anonymous without --users: no client can authenticate\n');
+  }
   if (args.dataDir === undefined) {
     io.stderr.write('warning: no --data-dir: messages are kept in memory only\n');
   }
