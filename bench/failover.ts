@@ -1,0 +1,359 @@
+/**
+ * Failover bench (issue 6.8): time from `kill -9` of the member in use to the next accepted send,
+ * p50 / p99 over `kills` kills (default 20), against a 3-member reference cluster; then the same
+ * with rhea (its own reconnect plus a hand-written rotation over the members' URLs through
+ * `connection_details`), counting what rhea lost. A producer keeps `window` sends in flight the
+ * whole time; each kill waits until every member serves again (the supervisor restarts the
+ * victim), then kills the member the client is connected to. At the end the queue is drained raw
+ * (no receiver dedup) to count lost and duplicated messages.
+ *
+ *   npx tsx bench/failover.ts [--kills 20] [--json]     or     npx tsx bench/run.ts failover
+ *
+ * Targets (ours): p50 <= 500 ms, p99 <= 2 s, lost 0, duplicates 0.
+ */
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import rhea from 'rhea';
+import { type ClusterHandle, startCluster } from '../src/broker.js';
+import { connect, type Delivery } from '../src/index.js';
+import { waitClusterServing } from '../test/chaos/quorate-target.js';
+
+export interface FailoverBenchOptions {
+  log?: (line: string) => void;
+  /** kills per client. Default 20. */
+  kills?: number;
+  /** sends in flight. Default 16. */
+  window?: number;
+  /** which clients. Default both. */
+  clients?: ('quorate' | 'rhea')[];
+}
+
+export interface ClientFailoverResult {
+  client: string;
+  kills: number;
+  /** kill -9 to the next accepted send, ms, per kill (NaN: none within 30 s) */
+  samplesMs: number[];
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  attempted: number;
+  accepted: number;
+  /** sends that never got an outcome (rhea drops unsettled deliveries on disconnect) */
+  unresolved: number;
+  /** accepted sends missing from the queue */
+  lostAcknowledged: number;
+  /** sends the application made that never reached the queue */
+  lost: number;
+  /** extra copies found in the queue */
+  duplicates: number;
+}
+
+export interface FailoverBenchResult {
+  nodes: number;
+  results: ClientFailoverResult[];
+  targetsMet: boolean;
+}
+
+const KILL_TO_ACCEPT_TIMEOUT_MS = 30_000;
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i]!;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** What a client under test offers the kill loop. */
+interface ClientUnderTest {
+  name: string;
+  /** AMQP port of the member the client is connected to now */
+  currentPort(): number | undefined;
+  /** resolves at the first send accepted after this call */
+  nextAccept(): Promise<number>;
+  stop(): Promise<{ attempted: number; accepted: Set<string>; unresolved: number; sent: Set<string> }>;
+}
+
+async function killLoop(
+  cluster: ClusterHandle,
+  client: ClientUnderTest,
+  kills: number,
+  log: (l: string) => void,
+): Promise<number[]> {
+  const samples: number[] = [];
+  for (let k = 0; k < kills; k++) {
+    if (!(await waitClusterServing(cluster, 60_000)))
+      log('  (cluster not fully serving after 60 s; killing anyway)');
+    await client.nextAccept(); // steady state: the producer is getting answers
+    const port = client.currentPort();
+    const victim = cluster.members().find((m) => m.amqpPort === port);
+    if (!victim) {
+      k--;
+      await sleep(50);
+      continue;
+    }
+    const t0 = performance.now();
+    await cluster.kill(victim.id, { restart: true });
+    // acks read before the process was gone do not count: wait for one after the kill
+    const next = await Promise.race([
+      client.nextAccept(),
+      sleep(KILL_TO_ACCEPT_TIMEOUT_MS).then(() => Number.NaN),
+    ]);
+    const ms = next - t0;
+    samples.push(ms);
+    log(
+      `  ${client.name} kill ${k + 1}/${kills}: ${victim.id} -> next accepted send after ${ms.toFixed(1)} ms`,
+    );
+  }
+  return samples;
+}
+
+/** Our client: failover built in. */
+async function quorateClient(urls: string[], queue: string, window: number): Promise<ClientUnderTest> {
+  const conn = await connect({ urls, containerId: 'bench-failover-quorate', idleTimeoutMs: 2_000 });
+  const sender = await conn.openSender(queue);
+  const waiters: ((t: number) => void)[] = [];
+  const accepted = new Set<string>();
+  const sent = new Set<string>();
+  let attempted = 0;
+  let stopping = false;
+  const loop = (async () => {
+    const inflight = new Set<Promise<unknown>>();
+    let n = 0;
+    while (!stopping) {
+      const id = `quorate-${++n}`;
+      attempted++;
+      sent.add(id);
+      const p = sender
+        .send({ messageId: id, durable: true, body: n }, { timeoutMs: 60_000 })
+        .then((r) => {
+          if (r.state !== 'accepted') return;
+          accepted.add(id);
+          const t = performance.now();
+          for (const w of waiters.splice(0)) w(t);
+        })
+        .catch(() => undefined)
+        .finally(() => inflight.delete(p));
+      inflight.add(p);
+      while (inflight.size >= window) await Promise.race(inflight);
+    }
+    await Promise.all(inflight);
+  })();
+  return {
+    name: 'quorate',
+    currentPort: () => (conn.url ? Number(new URL(conn.url).port) : undefined),
+    nextAccept: () => new Promise((r) => waiters.push(r)),
+    async stop() {
+      stopping = true;
+      await loop;
+      await conn.close();
+      return { attempted, accepted, unresolved: 0, sent };
+    },
+  };
+}
+
+/** rhea: its reconnect, rotating over the members' ports by hand; unsettled sends die with the socket. */
+async function rheaClient(ports: number[], queue: string, window: number): Promise<ClientUnderTest> {
+  const container = rhea.create_container({ id: 'bench-failover-rhea' });
+  let next = 0;
+  let currentPort: number | undefined;
+  let lastDialled: number | undefined;
+  const conn = container.connect({
+    connection_details: () => {
+      lastDialled = ports[next++ % ports.length]!;
+      return { port: lastDialled, host: '127.0.0.1' };
+    },
+    reconnect: true,
+    initial_reconnect_delay: 20,
+    max_reconnect_delay: 1_000,
+    idle_time_out: 2_000,
+  } as unknown as rhea.ConnectionOptions);
+  const sender = conn.open_sender({ target: { address: queue } });
+  const unsettled = new Map<rhea.Delivery, string>();
+  const accepted = new Set<string>();
+  const sent = new Set<string>();
+  let unresolved = 0;
+  let attempted = 0;
+  const waiters: ((t: number) => void)[] = [];
+  let wake: (() => void) | undefined;
+  const poke = () => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  conn.on('connection_open', () => {
+    currentPort = lastDialled;
+    poke();
+  });
+  conn.on('disconnected', () => {
+    currentPort = undefined;
+    // rhea forgets unsettled deliveries on disconnect: no outcome will ever come for them
+    unresolved += unsettled.size;
+    unsettled.clear();
+    poke();
+  });
+  const settle = (ctx: rhea.EventContext, ok: boolean) => {
+    const d = ctx.delivery;
+    const id = d ? unsettled.get(d) : undefined;
+    if (d) unsettled.delete(d);
+    if (ok && id) {
+      accepted.add(id);
+      const t = performance.now();
+      for (const w of waiters.splice(0)) w(t);
+    }
+    poke();
+  };
+  sender.on('accepted', (ctx) => settle(ctx, true));
+  sender.on('rejected', (ctx) => settle(ctx, false));
+  sender.on('released', (ctx) => settle(ctx, false));
+  sender.on('modified', (ctx) => settle(ctx, false));
+  sender.on('sendable', poke);
+  await new Promise<void>((r) => sender.once('sendable', () => r()));
+  let stopping = false;
+  const loop = (async () => {
+    let n = 0;
+    while (!stopping) {
+      if (currentPort === undefined || !sender.sendable() || unsettled.size >= window) {
+        await Promise.race([new Promise<void>((r) => (wake = r)), sleep(50)]);
+        continue;
+      }
+      const id = `rhea-${++n}`;
+      attempted++;
+      sent.add(id);
+      const d = sender.send({ message_id: id, durable: true, body: n });
+      unsettled.set(d, id);
+    }
+    const deadline = Date.now() + 10_000;
+    while (unsettled.size > 0 && Date.now() < deadline) await sleep(20);
+  })();
+  return {
+    name: 'rhea',
+    currentPort: () => currentPort,
+    nextAccept: () => new Promise((r) => waiters.push(r)),
+    async stop() {
+      stopping = true;
+      await loop;
+      unresolved += unsettled.size;
+      conn.close();
+      return { attempted, accepted, unresolved, sent };
+    },
+  };
+}
+
+/** Drains `queue` raw (no receiver dedup): message-id -> copies. */
+async function drainRaw(urls: string[], queue: string, expect: Set<string>): Promise<Map<string, number>> {
+  const conn = await connect({ urls, idleTimeoutMs: 2_000 });
+  const receiver = await conn.openReceiver(queue, { credit: 500, dedup: false });
+  const counts = new Map<string, number>();
+  let lastAt = Date.now();
+  const done = (async () => {
+    try {
+      for await (const d of receiver as AsyncIterable<Delivery>) {
+        const id = String(d.message.messageId);
+        counts.set(id, (counts.get(id) ?? 0) + 1);
+        lastAt = Date.now();
+        d.accept().catch(() => undefined);
+      }
+    } catch {
+      // closed
+    }
+  })();
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    const all = [...expect].every((id) => counts.has(id));
+    if (all && Date.now() - lastAt > 2_000) break;
+    await sleep(100);
+  }
+  await receiver.close().catch(() => undefined);
+  await done;
+  await conn.close();
+  return counts;
+}
+
+export async function run(opts: FailoverBenchOptions = {}): Promise<FailoverBenchResult> {
+  const log = opts.log ?? ((l: string) => console.log(l));
+  const kills = opts.kills ?? 20;
+  const window = opts.window ?? 16;
+  const clients = opts.clients ?? ['quorate', 'rhea'];
+  log(`failover bench: 3-member reference cluster, ${kills} kills per client, ${window} sends in flight`);
+  const cluster = await startCluster({ nodes: 3, autoRestart: true });
+  const results: ClientFailoverResult[] = [];
+  try {
+    if (!(await waitClusterServing(cluster, 60_000))) throw new Error('cluster did not serve within 60 s');
+    for (const name of clients) {
+      const queue = `bench-failover-${name}`;
+      const client =
+        name === 'quorate'
+          ? await quorateClient(cluster.urls, queue, window)
+          : await rheaClient(
+              cluster.members().map((m) => m.amqpPort),
+              queue,
+              window,
+            );
+      const samples = await killLoop(cluster, client, kills, log);
+      const end = await client.stop();
+      await waitClusterServing(cluster, 60_000);
+      const counts = await drainRaw(cluster.urls, queue, end.accepted);
+      const sorted = samples.filter((s) => Number.isFinite(s)).sort((a, b) => a - b);
+      const missed = samples.length - sorted.length;
+      const r: ClientFailoverResult = {
+        client: name,
+        kills: samples.length,
+        samplesMs: samples.map((s) => Math.round(s * 10) / 10),
+        p50Ms: Math.round(percentile(sorted, 50) * 10) / 10,
+        p99Ms: missed > 0 ? Number.POSITIVE_INFINITY : Math.round(percentile(sorted, 99) * 10) / 10,
+        maxMs: missed > 0 ? Number.POSITIVE_INFINITY : Math.round((sorted.at(-1) ?? Number.NaN) * 10) / 10,
+        attempted: end.attempted,
+        accepted: end.accepted.size,
+        unresolved: end.unresolved,
+        lostAcknowledged: [...end.accepted].filter((id) => !counts.has(id)).length,
+        lost: [...end.sent].filter((id) => !counts.has(id)).length,
+        duplicates: [...counts.values()].reduce((n, c) => n + (c - 1), 0),
+      };
+      results.push(r);
+      log(
+        `${name}: p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, max ${r.maxMs} ms; attempted ${r.attempted}, accepted ${r.accepted}, ` +
+          `no outcome ${r.unresolved}, lost ${r.lost} (acknowledged ${r.lostAcknowledged}), duplicates ${r.duplicates}`,
+      );
+    }
+  } finally {
+    await cluster.stop();
+  }
+  const ours = results.find((r) => r.client === 'quorate');
+  const targetsMet =
+    ours !== undefined &&
+    ours.p50Ms <= 500 &&
+    ours.p99Ms <= 2_000 &&
+    ours.lost === 0 &&
+    ours.lostAcknowledged === 0 &&
+    ours.duplicates === 0;
+  log(`targets (ours: p50 <= 500 ms, p99 <= 2 s, lost 0, duplicates 0): ${targetsMet ? 'met' : 'NOT met'}`);
+  return { nodes: 3, results, targetsMet };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const { values } = parseArgs({
+    options: {
+      kills: { type: 'string', default: '20' },
+      json: { type: 'boolean', default: false },
+      client: { type: 'string', multiple: true },
+    },
+  });
+  const log = values.json ? (l: string) => console.error(l) : (l: string) => console.log(l);
+  run({
+    kills: Number(values.kills),
+    log,
+    clients: values.client as ('quorate' | 'rhea')[] | undefined,
+  }).then(
+    (r) => {
+      if (values.json) console.log(JSON.stringify(r, null, 2));
+      process.exit(r.targetsMet ? 0 : 1);
+    },
+    (e: unknown) => {
+      console.error(e);
+      process.exit(2);
+    },
+  );
+}
