@@ -64,7 +64,7 @@ const cuts = fc.array(fc.nat(), { maxLength: 4 });
 
 describe('broker connection handler under hostile input (in process)', () => {
   it(
-    `random frames after a valid header, Open or Begin (${share(0.3)} cases)`,
+    `random frames after a valid header, Open or Begin (${share(0.36)} cases)`,
     async () => {
       await fc.assert(
         fc.asyncProperty(
@@ -79,14 +79,14 @@ describe('broker connection handler under hostile input (in process)', () => {
             await afterCase(ctx);
           },
         ),
-        { numRuns: share(0.3), ...seed },
+        { numRuns: share(0.36), ...seed },
       );
     },
     LONG,
   );
 
   it(
-    `mutated valid conversations: bit flips, truncations, size rewrites, frame swaps (${share(0.27)} cases)`,
+    `mutated valid conversations: bit flips, truncations, size rewrites, frame swaps (${share(0.3)} cases)`,
     async () => {
       let q = 0;
       await fc.assert(
@@ -124,7 +124,7 @@ describe('broker connection handler under hostile input (in process)', () => {
             await afterCase(ctx);
           },
         ),
-        { numRuns: share(0.27), ...seed },
+        { numRuns: share(0.3), ...seed },
       );
     },
     LONG,
