@@ -158,9 +158,7 @@ const ourClient: Client = async (url, queue, n, body, window) => {
 };
 
 interface OurConnection {
-  openSender(
-    a: string,
-  ): Promise<{
+  openSender(a: string): Promise<{
     send(m: { body: Buffer; messageId: string }): Promise<{ state: string }>;
     close(): Promise<void>;
   }>;
