@@ -253,6 +253,17 @@ describe('client against a rhea peer', () => {
     await waitUntil(() => p.connections.size === 0);
   });
 
+  it('presettled sender: resolves once written, the peer gets every message', async () => {
+    const p = await peer();
+    const conn = await client(p.url);
+    const sender = await conn.openSender('fire', { presettled: true });
+    const rs = await Promise.all([1, 2, 3].map((i) => sender.send({ body: i })));
+    expect(rs.map((r) => r.state)).toEqual(['accepted', 'accepted', 'accepted']);
+    await waitUntil(() => p.received.length === 3);
+    expect(p.received.map((r) => r.m.message.body)).toEqual([1, 2, 3]);
+    expect(conn.journal.size).toBe(0);
+  });
+
   it('message bytes on the wire decode to what was sent', async () => {
     const p = await peer();
     const conn = await client(p.url);

@@ -5,6 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -153,6 +154,26 @@ describe('client transport', () => {
     await new Promise((r) => setTimeout(r, 1_500));
     expect(disconnected).toBe(false);
     expect(conn.state).toBe('open');
+  });
+
+  it('a member that speaks garbage is left for the next one', async () => {
+    const junk = createServer((socket) => {
+      socket.on('error', () => undefined);
+      socket.resume(); // read, so the client's FIN is seen and the socket closes
+      socket.end(Buffer.from('HTTP/1.1 400 Bad Request\r\n\r\n'));
+    });
+    await new Promise<void>((resolve) => junk.listen(0, '127.0.0.1', resolve));
+    const junkPort = (junk.address() as AddressInfo).port;
+    try {
+      const good = await peer();
+      const conn = await client({
+        urls: [`amqp://127.0.0.1:${junkPort}`, good.url],
+        reconnect: { initialDelayMs: 20, maxDelayMs: 100, maxTimeMs: 10_000 },
+      });
+      expect(conn.url).toBe(good.url);
+    } finally {
+      await new Promise((r) => junk.close(r));
+    }
   });
 
   it('a forced link detach fails the connection over and replays in-doubt sends', async () => {
