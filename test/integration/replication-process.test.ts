@@ -66,6 +66,24 @@ describe('replication: three processes, kill -9, restart', () => {
     expect((await follower.status()).restores).toBeGreaterThan(0);
   });
 
+  it('survives SIGSTOP of the leader: the others elect a new one, the old one rejoins as follower', async () => {
+    const old = await cluster.waitLeader();
+    old.pause();
+    try {
+      const leader = await cluster.waitLeader(20_000, old.id);
+      for (let i = 0; i < 10; i++) {
+        const r = await leader.request({ op: 'propose', data: `s${i}` });
+        expect(r.ok).toBe(true);
+        acked.push(`s${i}`);
+      }
+    } finally {
+      old.resume();
+    }
+    await checkAll();
+    const st = await old.status();
+    expect(st.role).not.toBe('leader');
+  });
+
   it('survives kill -9 of all three and restarts from the stores alone', async () => {
     await write('e', 20);
     const before = acked.length;

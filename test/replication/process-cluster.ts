@@ -141,6 +141,15 @@ export class MemberProcess {
     await this.exitPromise;
   }
 
+  /** SIGSTOP / SIGCONT by PID (a paused, not crashed, member). */
+  pause(): void {
+    if (this.child) process.kill(this.pid, 'SIGSTOP');
+  }
+
+  resume(): void {
+    if (this.child) process.kill(this.pid, 'SIGCONT');
+  }
+
   /** Close stdin (the member closes cleanly) and wait. */
   async stop(): Promise<void> {
     if (!this.child) return;
