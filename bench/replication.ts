@@ -3,7 +3,7 @@
  *   - throughput and commit latency (p50/p99) of 1 KiB entries, group commit on and off;
  *   - leader failover: kill -9 of the leader process until a new leader commits (median).
  *
- *   npx tsx bench/replication.ts [--seconds 5] [--window 1000] [--failovers 5] [--no-failover]
+ *   npx tsx bench/replication.ts [--seconds 5] [--window 4000] [--failovers 5] [--no-failover]
  * or from bench/run.ts: `await run({ seconds: 5 })`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,7 +18,7 @@ import { freePorts, ProcessCluster } from '../test/replication/process-cluster.j
 export interface ReplicationBenchOptions {
   /** Seconds of load per mode (default 5). */
   seconds?: number;
-  /** Proposals kept in flight (default 1000). */
+  /** Proposals kept in flight (default 4000). */
   window?: number;
   entryBytes?: number;
   /** Kill -9 the leader this many times (default 5; 0 skips the failover part). */
@@ -195,7 +195,7 @@ async function failover(trials: number, log: (line: string) => void): Promise<nu
 export async function run(opts: ReplicationBenchOptions = {}): Promise<ReplicationBenchResult> {
   const o: Required<ReplicationBenchOptions> = {
     seconds: opts.seconds ?? 5,
-    window: opts.window ?? 1000,
+    window: opts.window ?? 4000,
     entryBytes: opts.entryBytes ?? 1024,
     failovers: opts.failovers ?? 5,
     log: opts.log ?? ((line) => console.log(line)),
