@@ -5,7 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -173,6 +173,33 @@ describe('client transport', () => {
       expect(conn.url).toBe(good.url);
     } finally {
       await new Promise((r) => junk.close(r));
+    }
+  });
+
+  it('connect() honours timeoutMs and an AbortSignal against a member that never answers', async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.resume(); // accept and read, never answer
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const url = `amqp://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    try {
+      let started = Date.now();
+      await expect(connect({ urls: url, timeoutMs: 300 })).rejects.toMatchObject({
+        condition: 'quorate:timeout',
+      });
+      expect(Date.now() - started).toBeLessThan(3_000);
+      const ac = new AbortController();
+      started = Date.now();
+      const pending = connect({ urls: url, signal: ac.signal });
+      setTimeout(() => ac.abort(), 200);
+      await expect(pending).rejects.toMatchObject({ condition: 'quorate:aborted' });
+      expect(Date.now() - started).toBeLessThan(3_000);
+    } finally {
+      for (const sock of sockets) sock.destroy();
+      await new Promise((r) => silent.close(r));
     }
   });
 
