@@ -366,6 +366,27 @@ describe('client failover (rhea peers)', () => {
     expect((await failover).to).toBe(c.url);
   });
 
+  it('close() while reconnecting stops at once; pending sends reject as closed', async () => {
+    const a = await peer({ outcome: () => 'hold' });
+    const conn = await client([a.url]);
+    const sender = await conn.openSender('c');
+    const pending = sender.send({ messageId: 'c1', body: 1 });
+    await waitUntil(() => a.received.length === 1);
+    const disconnected = once(conn, 'disconnected');
+    await a.stop();
+    await disconnected;
+    expect(conn.state).toBe('reconnecting');
+    const started = Date.now();
+    await conn.close();
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(conn.state).toBe('closed');
+    await expect(pending).rejects.toMatchObject({
+      condition: 'quorate:closed',
+      messageId: 'c1',
+      inDoubt: true,
+    });
+  });
+
   it('when reconnect limits run out, every pending operation rejects with a clear error', async () => {
     const a = await peer({ outcome: () => 'hold' });
     const conn = await client([a.url], { reconnect: { initialDelayMs: 20, maxDelayMs: 50, maxTimeMs: 600 } });
