@@ -37,7 +37,7 @@ export class PublisherLink implements LinkHandler {
     counters.messagesIn++;
     let event: EnqueueEvent;
     try {
-      event = this.enqueueEvent(d.payload, backend.now());
+      event = this.enqueueEvent(ownCopy(d.payload), backend.now());
     } catch (err) {
       const description = `undecodable message: ${(err as Error).message ?? String(err)}`;
       if (!d.remoteSettled)
@@ -98,4 +98,14 @@ export class PublisherLink implements LinkHandler {
       this.host.scheduleFlush();
     }
   }
+}
+
+/**
+ * The message as a Uint8Array over its own exactly-sized ArrayBuffer. The engine hands over views
+ * into socket chunks; `Buffer#slice` (used by the engine's and the core's "copy") returns a view
+ * too, so without this one queued message could keep a whole 64 KiB read chunk alive.
+ */
+function ownCopy(payload: Uint8Array): Uint8Array {
+  if (payload.byteOffset === 0 && payload.byteLength === payload.buffer.byteLength) return payload;
+  return new Uint8Array(payload);
 }
