@@ -449,7 +449,18 @@ export class Session {
     }
     link.state = 'detached';
     this.links[link.handle] = undefined;
+    this.forgetDeliveries(link);
     this.conn.emit({ type: 'link-detached', link, error: d.error, closed: d.closed === true, byPeer });
+  }
+
+  /**
+   * A detached link's unsettled deliveries are forgotten (we never resume links: reattaching
+   * starts with a null unsettled map), so a long-lived session that keeps re-attaching links
+   * does not grow without bound. A late disposition for a forgotten id is ignored.
+   */
+  private forgetDeliveries(link: Link): void {
+    for (const [id, d] of this.outgoing) if (d.link === link) this.outgoing.delete(id);
+    for (const [id, d] of this.incoming) if (d.link === link) this.incoming.delete(id);
   }
 
   private onEnd(error: AmqpErrorBody | undefined): void {

@@ -51,7 +51,8 @@ function ownBytes(b: Uint8Array): Uint8Array {
   ) {
     return b;
   }
-  return b.slice();
+  // an exact-size copy with its own ArrayBuffer (Buffer#slice would be a view of the chunk)
+  return new Uint8Array(b);
 }
 
 export class BrokerState {
