@@ -5,7 +5,10 @@
  *    every log that ever held it (by induction, logs sharing an entry agree on all earlier ones);
  *  - state machine safety: no two members apply different entries at one index, and the state
  *    (a hash chain over applied payloads) agrees at every index, snapshots included;
- *  - leader completeness: a new leader's log holds the highest entry anyone applied (committed).
+ *  - leader completeness: a leader of a term later than the one in which the highest applied
+ *    (committed) entry was committed holds that entry. The committing term is not observable, so
+ *    it is bounded by the highest term any member had reached when the entry was first applied;
+ *    a stale leader of an old term (it may still gather old votes) is not required to hold it.
  */
 import type { RaftCore } from '../../../src/cluster-broker/replication/core.js';
 import type { Entry } from '../../../src/cluster-broker/replication/types.js';
@@ -40,6 +43,10 @@ export class Checker {
   /** Highest index applied anywhere (hence committed), with its term. */
   maxCommitted = 0;
   maxCommittedTerm = 0;
+  /** Upper bound of the term in which maxCommitted was committed. */
+  private committedBy = 0;
+  /** Highest term any member has reached (fed by the simulation). */
+  maxTerm = 0;
 
   onLeader(id: string, term: number, core: RaftCore): void {
     const prev = this.leaders.get(term);
@@ -48,7 +55,7 @@ export class Checker {
     }
     this.leaders.set(term, id);
     const c = this.maxCommitted;
-    if (c === 0) return;
+    if (c === 0 || term <= this.committedBy) return;
     const log = core.log;
     if (c <= log.snapshotIndex) return; // covered by the snapshot, checked through the state hash
     const t = log.term(c);
@@ -95,6 +102,7 @@ export class Checker {
     if (e.index > this.maxCommitted) {
       this.maxCommitted = e.index;
       this.maxCommittedTerm = e.term;
+      this.committedBy = this.maxTerm;
     }
   }
 

@@ -44,6 +44,7 @@ type SimEvent =
   | { k: 'deliver'; msg: Message }
   | { k: 'timer'; node: number; epoch: number }
   | { k: 'fsync'; node: number; epoch: number }
+  | { k: 'resume'; node: number; epoch: number; ms: number }
   | { k: 'propose' }
   | { k: 'fault' }
   | { k: 'heal' };
@@ -59,6 +60,8 @@ interface SimNode {
   smIndex: number;
   smHash: number;
   snapEvery: number;
+  /** A stalled member (SIGSTOP, overloaded host) handles no event before this time. */
+  stalledUntil: number;
 }
 
 class LivenessViolation extends Error {}
@@ -158,6 +161,7 @@ export class Simulation {
       smIndex: 0,
       smHash: 0,
       snapEvery: this.rng.int(3, 40),
+      stalledUntil: 0,
     }));
   }
 
@@ -212,6 +216,13 @@ export class Simulation {
   // ---- events ------------------------------------------------------------------------------
 
   private handle(ev: SimEvent): void {
+    const target =
+      ev.k === 'deliver' ? this.ids.indexOf(ev.msg.to) : ev.k === 'timer' || ev.k === 'fsync' ? ev.node : -1;
+    if (target >= 0 && this.nodes[target]!.stalledUntil > this.now) {
+      // the member is not running: everything for it waits (in order) until it resumes
+      this.q.push(this.nodes[target]!.stalledUntil, ev);
+      return;
+    }
     switch (ev.k) {
       case 'deliver': {
         const i = this.ids.indexOf(ev.msg.to);
@@ -233,6 +244,17 @@ export class Simulation {
       case 'fsync':
         this.completeFsync(ev.node, ev.epoch);
         return;
+      case 'resume': {
+        const node = this.nodes[ev.node]!;
+        if (!node.up || node.epoch !== ev.epoch) return;
+        node.stalledUntil = 0;
+        // as the Replica driver does on a late tick: our own stall is not the peers' silence
+        node.core!.pause(ev.ms);
+        node.timerAt = Number.POSITIVE_INFINITY;
+        this.trace(`resume ${node.id} after ${ev.ms.toFixed(0)} ms`);
+        this.pump(ev.node);
+        return;
+      }
       case 'propose':
         this.propose();
         this.q.push(this.now + this.rng.range(2, 40), { k: 'propose' });
@@ -289,6 +311,7 @@ export class Simulation {
     const node = this.nodes[i]!;
     if (!node.up) return;
     node.up = false;
+    node.stalledUntil = 0;
     node.epoch++;
     node.core = undefined;
     node.inflight = undefined;
@@ -303,6 +326,7 @@ export class Simulation {
     if (this.eagerLeader) for (const m of core.takeEagerMessages()) this.send(m);
     if (!node.inflight && core.hasReady()) {
       const r = core.takeReady();
+      if (core.currentTerm > this.checker.maxTerm) this.checker.maxTerm = core.currentTerm;
       this.checker.onLogEntries(node.id, r.persist.entries, core);
       if (r.softState) {
         this.trace(
@@ -436,7 +460,17 @@ export class Simulation {
     } else if (r < 0.75) {
       const down = this.nodes.map((x, i) => (x.up ? -1 : i)).filter((i) => i >= 0);
       if (down.length > 0) this.start(this.rng.pick(down));
-    } else if (r < 0.85) {
+    } else if (r < 0.8) {
+      const up = this.nodes.map((x, i) => (x.up && x.stalledUntil === 0 ? i : -1)).filter((i) => i >= 0);
+      if (up.length > 0) {
+        const i = this.rng.pick(up);
+        const node = this.nodes[i]!;
+        const ms = this.rng.range(50, 1500);
+        node.stalledUntil = this.now + ms;
+        this.q.push(node.stalledUntil, { k: 'resume', node: i, epoch: node.epoch, ms });
+        this.trace(() => `stall ${node.id} for ${ms.toFixed(0)} ms`);
+      }
+    } else if (r < 0.87) {
       this.loss = this.rng.pick([0, 0.01, 0.05, 0.2]);
       this.dup = this.rng.pick([0, 0.01, 0.05]);
       this.delayMax = this.rng.pick([1, 3, 10, 40]);
