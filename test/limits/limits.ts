@@ -47,6 +47,8 @@ export interface LimitsSummary {
     drain1000: { firstMs: number; allMs: number };
   };
   probeMs: { idle: Latency; withConnectionsAndLinks: Latency; whilePublishing: Latency; loaded: Latency };
+  /** Probe round trips over 1 s while publishing (the broker stalled). */
+  stallsOver1s: number;
   brokerMemoryMiB: {
     baseline: number;
     afterConnections: number;
@@ -205,6 +207,7 @@ export async function runLimits(opts: LimitsOptions): Promise<LimitsSummary> {
         drain1000: { firstMs: round(drain1000.firstMs), allMs: round(drain1000.allMs) },
       },
       probeMs: probes,
+      stallsOver1s: whilePublishing.filter((ms) => ms > 1000).length,
       brokerMemoryMiB: { baseline, afterConnections, afterLinks, afterQueue, peak, budget },
       perConnectionKiB: round(((afterConnections - baseline) * 1024) / t.connections),
       perLinkBytes: Math.round(((afterLinks - afterConnections) * 1048576) / Math.max(1, attached)),
