@@ -360,6 +360,21 @@ describe('rhea client against the broker', () => {
     r.link.close();
   });
 
+  it("a message over the receiver's max-message-size is never offered to that link", async () => {
+    const q = fresh('max-size');
+    await sendAll(conn, q, [{ body: 'x'.repeat(2000) }, { body: 'small' }]);
+    const small = new TestReceiver(conn, q, { max_message_size: 1000 });
+    const [m] = await small.next(1);
+    expect(m!.message.body).toBe('small');
+    m!.delivery.accept();
+    const big = new TestReceiver(conn, q);
+    const [b] = await big.next(1);
+    expect((b!.message.body as string).length).toBe(2000);
+    b!.delivery.accept();
+    small.link.close();
+    big.link.close();
+  });
+
   it('a pre-settled consumer (snd-settle-mode settled) removes messages as it sends them', async () => {
     const q = fresh('presettled');
     await sendAll(conn, q, [{ body: 'p1' }, { body: 'p2' }]);

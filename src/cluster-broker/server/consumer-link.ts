@@ -157,17 +157,19 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
   }
 
   private send(m: AcquiredMessage): void {
+    // the engine detached the link (a protocol error): the message stays acquired until the
+    // detach completes or the connection goes, and release-consumer gives it back
+    if (this.link.state !== 'attached') return;
     const bytes = rewriteHeader(m);
-    const tag = new Uint8Array(8);
-    new DataView(tag.buffer).setFloat64(0, this.tagCounter++);
-    let d: OutgoingDelivery;
-    try {
-      d = this.link.send(tag, bytes, { settled: this.presettled });
-    } catch {
+    const max = this.link.remoteMaxMessageSize;
+    if (max > 0 && bytes.length > max) {
       // larger than the receiver's max-message-size: never offer it to this link again
       this.queueSettle(m.seq, { type: 'modified', undeliverableHere: true }, undefined);
       return;
     }
+    const tag = new Uint8Array(8);
+    new DataView(tag.buffer).setFloat64(0, this.tagCounter++);
+    const d = this.link.send(tag, bytes, { settled: this.presettled });
     this.host.ctx.counters.messagesOut++;
     if (this.presettled) {
       this.queueSettle(m.seq, { type: 'accepted' }, undefined);
