@@ -58,9 +58,9 @@ export class InProcessBroker {
     this.backend.on('available', this.onAvailable);
   }
 
-  peer(now = 1_000_000): Peer {
+  peer(): Peer {
     this.opened++;
-    return new Peer(this, now);
+    return new Peer(this);
   }
 
   /** Deletes every queue but `keep` (bounds the state a long run accumulates). */
@@ -80,18 +80,18 @@ export class InProcessBroker {
 /** One client-side connection into the broker's connection handler. */
 export class Peer {
   readonly conn: BrokerConnection;
-  now: number;
+  /**
+   * Fake time runs ahead of the wall clock by what `advance()` added: the handler also arms real
+   * timers for the engine's deadlines (computed against Date.now()), so the two must agree.
+   */
+  private offset = 0;
   private readonly out: Uint8Array[] = [];
   private outBytes = 0;
   /** takeFrames(): how many output bytes were already decoded. */
   private taken = 0;
   ended = false;
 
-  constructor(
-    readonly broker: InProcessBroker,
-    now: number,
-  ) {
-    this.now = now;
+  constructor(readonly broker: InProcessBroker) {
     const self = this;
     this.conn = new BrokerConnection(
       broker.ctx,
@@ -106,8 +106,12 @@ export class Peer {
           self.ended = true;
         },
       },
-      now,
+      Date.now(),
     );
+  }
+
+  get now(): number {
+    return Date.now() + this.offset;
   }
 
   /** Bytes the broker wrote so far. */
@@ -121,7 +125,7 @@ export class Peer {
 
   /** Advances the fake clock and runs the broker's timers (as its sweep timer would). */
   advance(ms: number): void {
-    this.now += ms;
+    this.offset += ms;
     this.conn.tick(this.now);
   }
 

@@ -16,7 +16,8 @@ export const TOTAL_CASES = Number(process.env.FUZZ_CASES ?? 100_000);
 /** This fraction of the total (at least 20 cases). */
 export const share = (fraction: number): number => Math.max(20, Math.round(TOTAL_CASES * fraction));
 
-export const IDLE_MS = 1000;
+/** Long enough that the healthy peer (on the wall clock) never idles out between its frames. */
+export const IDLE_MS = 5000;
 export const HANDSHAKE_MS = 1000;
 /** Fake time after the last input within which every connection must have ended. */
 export const END_BOUND_MS = IDLE_MS + HANDSHAKE_MS + 2000 + 2000;
@@ -88,6 +89,7 @@ const KEEP = new Set([SENTINEL_QUEUE, 'good.peer']);
 /** Call after every case: periodic healthy round trip, cleanup and memory sample. */
 export async function afterCase(ctx: FuzzContext): Promise<void> {
   ctx.cases++;
+  if (ctx.cases % 50 === 0) ctx.good.heartbeat();
   if (ctx.cases % 500 === 0) {
     await ctx.good.roundTrip();
     const m = process.memoryUsage();
