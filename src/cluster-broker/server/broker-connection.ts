@@ -231,7 +231,7 @@ export class BrokerConnection implements LinkHost {
     // Written at the end of this turn, not now: the backend's answers to what these events
     // submitted (acquires for new credit) resolve first, so a drain is answered with the
     // messages that were available rather than by an immediate "drained, nothing".
-    if (this.handleEvents()) this.scheduleFlush();
+    if (this.handleEvents() && this.engine.hasPending) this.scheduleFlush();
   }
 
   /** Runs the engine's events through the handlers; false once the connection ended. */
