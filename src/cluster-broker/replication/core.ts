@@ -188,7 +188,8 @@ export class RaftCore {
   pause(ms: number): void {
     if (!(ms > 0)) return;
     this.electionDeadline += ms;
-    this.heartbeatDue += ms;
+    // not heartbeatDue: the followers did not stall, a leader that did must speak at once (shifting
+    // it on every late tick kept a busy leader silent until the followers elected another)
     this.lastLeaderContact += ms;
     for (const pr of this.progress.values()) {
       pr.lastHeard += ms;
