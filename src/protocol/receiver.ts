@@ -77,7 +77,11 @@ export class ReceiverLink extends Link {
       }
       if (!this.consumeCredit()) return;
       const settled = t.settled === true;
-      const mode = t.rcvSettleMode ?? this.local?.rcvSettleMode ?? 0;
+      // second only if we asked for it and the sender's attach did not answer first (RabbitMQ
+      // answers first): a delivery settled "second" against a "first" sender would never settle
+      const asked = this.local?.rcvSettleMode ?? 0;
+      const negotiated = Math.min(asked, this.remote?.rcvSettleMode ?? asked);
+      const mode = t.rcvSettleMode ?? negotiated;
       const size = payload ? payload.length : 0;
       if (!t.more) {
         if (size > this.maxMessageSize) {

@@ -154,6 +154,30 @@ describe('settlement modes', () => {
     expect(upd.map((u) => u.delivery)).toEqual([d]);
   });
 
+  it('rcv-settle-mode second asked, first granted (as RabbitMQ answers): accept settles at once', () => {
+    const p = pair();
+    p.server.onEvent = (e) => {
+      if (e.type === 'attach-request') e.link.accept({ source: e.attach.source, rcvSettleMode: 0 });
+    };
+    const s = openSession(p);
+    const rcv = s.attachReceiver({ name: 'r3', source: { address: 'q' }, rcvSettleMode: 1 });
+    p.run();
+    const sl = p.server.of('attach-request')[0].link as SenderLink;
+    rcv.flow(1);
+    p.run();
+    const od = sl.send(tag(8), utf8('y'));
+    p.run();
+    const d = p.client.of('message')[0].delivery;
+    expect(d.settleSecond).toBe(false);
+    d.accept();
+    p.run();
+    expect(p.c2s.of('disposition')).toEqual([
+      { role: true, first: 0, settled: true, state: { type: 'accepted' } },
+    ]);
+    expect(d.settled).toBe(true);
+    expect(od.settled).toBe(true);
+  });
+
   it('rcv-settle-mode second, server receiver: the client sender settles on the outcome', () => {
     const p = pair();
     autoServer(p);
