@@ -270,9 +270,19 @@ function outcomeKey(o: SettleOutcome): string {
   }
 }
 
-/** The stored bytes with only the header section replaced (delivery-count, first-acquirer). */
+/**
+ * The stored bytes with only the header section replaced (delivery-count, first-acquirer); the
+ * stored bytes themselves when their header already says so (a first delivery: the publisher
+ * link stored it with first-acquirer set).
+ */
 export function rewriteHeader(m: AcquiredMessage): Uint8Array {
   const { header } = splitMessage(m.message);
+  if (
+    (header?.deliveryCount ?? 0) === m.deliveryCount &&
+    (header?.firstAcquirer ?? false) === m.firstAcquirer
+  ) {
+    return m.message;
+  }
   const h: MessageHeader = { ...header };
   if (m.deliveryCount > 0) h.deliveryCount = m.deliveryCount;
   else delete h.deliveryCount;

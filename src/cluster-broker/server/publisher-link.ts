@@ -5,7 +5,7 @@
  * settles nothing and closes the connection (the delivery contract's "no settlement on an
  * unknown outcome").
  */
-import { type DeliveryState, peekMessage } from '../../codec/index.js';
+import { type DeliveryState, type MessageHeader, peekMessage, withHeader } from '../../codec/index.js';
 import { messageIdKey } from '../../failover/message-id.js';
 import { ACCEPTED, type IncomingDelivery, type ReceiverLink } from '../../protocol/index.js';
 import type { EnqueueEvent } from '../core/events.js';
@@ -37,7 +37,7 @@ export class PublisherLink implements LinkHandler {
     counters.messagesIn++;
     let event: EnqueueEvent;
     try {
-      event = this.enqueueEvent(ownCopy(d.payload), backend.now());
+      event = this.enqueueEvent(d.payload, backend.now());
     } catch (err) {
       const description = `undecodable message: ${(err as Error).message ?? String(err)}`;
       if (!d.remoteSettled)
@@ -59,8 +59,13 @@ export class PublisherLink implements LinkHandler {
   }
 
   private enqueueEvent(bytes: Uint8Array, now: number): EnqueueEvent {
-    const { header, properties } = peekMessage(bytes);
-    const event: EnqueueEvent = { type: 'enqueue', leaderTime: now, queue: this.queue, message: bytes };
+    const { header, properties, headerEnd } = peekMessage(bytes);
+    const event: EnqueueEvent = {
+      type: 'enqueue',
+      leaderTime: now,
+      queue: this.queue,
+      message: storedForm(bytes, header, headerEnd),
+    };
     const key = messageIdKey(properties?.messageId);
     if (key !== undefined) event.dedupKey = key;
     let expiresAt: number | undefined;
@@ -101,11 +106,23 @@ export class PublisherLink implements LinkHandler {
 }
 
 /**
- * The message as a Uint8Array over its own exactly-sized ArrayBuffer. The engine hands over views
- * into socket chunks; `Buffer#slice` (used by the engine's and the core's "copy") returns a view
- * too, so without this one queued message could keep a whole 64 KiB read chunk alive.
+ * What the queue stores: the message with first-acquirer set in its header (only the header
+ * changes), in its own exactly-sized buffer. The first delivery then goes out as stored, with no
+ * rewrite or copy; later ones rewrite the header (consumer-link.ts).
+ *
+ * The copy matters for memory too: the engine hands over views into socket chunks, and one
+ * queued message must not keep a whole read chunk alive.
  */
-function ownCopy(payload: Uint8Array): Uint8Array {
-  if (payload.byteOffset === 0 && payload.byteLength === payload.buffer.byteLength) return payload;
-  return new Uint8Array(payload);
+function storedForm(bytes: Uint8Array, header: MessageHeader | undefined, headerEnd: number): Uint8Array {
+  if (header?.firstAcquirer === true) {
+    if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return bytes;
+    return new Uint8Array(bytes);
+  }
+  const head = withHeader(EMPTY, { ...header, firstAcquirer: true });
+  const out = new Uint8Array(head.length + bytes.length - headerEnd);
+  out.set(head, 0);
+  out.set(bytes.subarray(headerEnd), head.length);
+  return out;
 }
+
+const EMPTY = new Uint8Array(0);
