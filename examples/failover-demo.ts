@@ -124,19 +124,27 @@ async function main(): Promise<number> {
 }
 
 async function consume(receiver: AsyncIterable<Delivery>, tally: Tally): Promise<void> {
+  // Accepts run concurrently (each resolves when the cluster has committed the removal), so the
+  // consumer is not limited to one commit round trip per message.
+  const accepting = new Set<Promise<void>>();
   try {
     for await (const d of receiver) {
       const id = String(d.message.messageId);
       const n = tally.received.get(id) ?? 0;
       if (n > 0) tally.duplicates++;
       tally.received.set(id, n + 1);
-      await d.accept().catch(() => {
-        // an accept in doubt: the message may be offered again, and dedup must absorb it
-      });
+      const p: Promise<void> = d
+        .accept()
+        .catch(() => {
+          // an accept in doubt: the message may be offered again, and dedup must absorb it
+        })
+        .finally(() => accepting.delete(p));
+      accepting.add(p);
     }
   } catch {
     // the receiver was closed
   }
+  await Promise.all(accepting);
 }
 
 type Cluster = Awaited<ReturnType<typeof startCluster>>;
@@ -154,7 +162,7 @@ async function killLoop(
   while (Date.now() < stopAt - everyMs / 2) {
     await new Promise((r) => setTimeout(r, 100));
     if (Date.now() < next) continue;
-    if (!cluster.members().every((m) => m.state === 'running')) continue; // wait for catch-up
+    if (!(await everyMemberServes(cluster))) continue; // restarted members must have caught up
     const url = currentUrl();
     const victim = cluster.members().find((m) => url !== undefined && sameEndpoint(m.url, url));
     if (!victim) continue;
@@ -163,6 +171,30 @@ async function killLoop(
     tally.kills++;
     next = Date.now() + everyMs;
   }
+}
+
+/**
+ * True when every member accepts a client connection: a member serves only once it is quorate
+ * and has caught up with the log, so this is the demo's "every member has caught up".
+ */
+async function everyMemberServes(cluster: Cluster): Promise<boolean> {
+  const members = cluster.members();
+  if (!members.every((m) => m.state === 'running')) return false;
+  const probes = members.map(async (m) => {
+    const probe = await connect({
+      urls: m.url,
+      reconnect: false,
+      timeoutMs: 2000,
+      containerId: `probe-${m.id}`,
+    });
+    try {
+      await probe.openSender(QUEUE, { timeoutMs: 2000 });
+    } finally {
+      await probe.close().catch(() => {});
+    }
+  });
+  const results = await Promise.allSettled(probes);
+  return results.every((r) => r.status === 'fulfilled');
 }
 
 function sameEndpoint(a: string, b: string): boolean {
