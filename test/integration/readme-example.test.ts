@@ -1,0 +1,34 @@
+/**
+ * The README's "test your application's failover" example, run as written (with the package
+ * imports replaced by relative ones).
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type ClusterHandle, startCluster } from '../../src/broker.js';
+import { connect } from '../../src/index.js';
+
+let cluster: ClusterHandle;
+beforeAll(async () => {
+  cluster = await startCluster({ nodes: 3 }); // every member ready; free ports, temp store dirs
+});
+afterAll(() => cluster.stop()); // every member process gone, temp dir removed
+
+it('an acknowledged send survives kill -9 of the member in use', async () => {
+  const conn = await connect({ urls: cluster.urls, containerId: 'readme-example' });
+  const sender = await conn.openSender('orders');
+  expect((await sender.send({ messageId: 'order-1', body: { total: 42 } })).state).toBe('accepted');
+
+  const inUse = cluster.members().find((m) => new URL(m.url).port === new URL(conn.url ?? '').port);
+  await cluster.kill(inUse!.id); // a real SIGKILL; it stays down until restart()
+  // the client fails over to a quorate member and carries on
+  expect((await sender.send({ messageId: 'order-2', body: { total: 7 } })).state).toBe('accepted');
+
+  const receiver = await conn.openReceiver('orders');
+  const got: unknown[] = [];
+  for await (const delivery of receiver) {
+    got.push(delivery.message.messageId);
+    await delivery.accept();
+    if (got.length === 2) break;
+  }
+  expect(got).toEqual(['order-1', 'order-2']);
+  await conn.close();
+});
