@@ -32,6 +32,8 @@ export interface ThroughputOptions {
   window?: number;
   rabbitUrl?: string;
   protonBroker?: string;
+  /** Also measure our broker without a store (no fsync), as the Proton C example broker runs. Default: env BENCH_MEMORY_BROKER=1. */
+  memoryBroker?: boolean;
   /** Messages queued for the memory figure. Default 20_000. */
   memoryMessages?: number;
 }
@@ -207,7 +209,7 @@ function stopChild(child: ChildProcess): Promise<void> {
   });
 }
 
-async function startOurBroker(): Promise<RunningBroker> {
+async function startOurBroker(durable = true): Promise<RunningBroker> {
   const dir = await mkdtemp(join(tmpdir(), 'qb-bench-'));
   const { child, port } = await spawnReady(process.execPath, [
     '--import',
@@ -215,8 +217,7 @@ async function startOurBroker(): Promise<RunningBroker> {
     'src/cluster-broker/cli/main.ts',
     '--port',
     '0',
-    '--data-dir',
-    dir,
+    ...(durable ? ['--data-dir', dir] : []),
   ]);
   return {
     url: new URL(`amqp://127.0.0.1:${port}`),
@@ -382,6 +383,14 @@ export async function run(opts: ThroughputOptions = {}): Promise<ThroughputResul
   } finally {
     await ours.stop();
   }
+  if (opts.memoryBroker ?? process.env.BENCH_MEMORY_BROKER === '1') {
+    const mem = await startOurBroker(false);
+    try {
+      await measure('quorate-memory', mem.url);
+    } finally {
+      await mem.stop();
+    }
+  }
   if (protonBin) {
     const proton = await startProtonBroker(protonBin);
     try {
@@ -401,6 +410,11 @@ export async function run(opts: ThroughputOptions = {}): Promise<ThroughputResul
     if (r && o)
       ratios[`quorate/rhea via quorate-broker ${size} B`] = round2(o.endToEndPerSec / r.endToEndPerSec);
     const p = find('proton-c', 'rhea', size);
+    const rm = find('quorate-memory', 'rhea', size);
+    if (rm && p)
+      ratios[`quorate-broker (no store)/proton-c serving rhea ${size} B`] = round2(
+        rm.endToEndPerSec / p.endToEndPerSec,
+      );
     if (r && p)
       ratios[`quorate-broker/proton-c serving rhea ${size} B`] = round2(r.endToEndPerSec / p.endToEndPerSec);
     const rr = find('rabbitmq', 'rhea', size);
