@@ -44,14 +44,12 @@ const action: fc.Arbitrary<Action> = fc.oneof(
       'amqp:not-allowed',
     )
     .map((condition): Action => ({ kind: 'close', condition })),
-  fc
-    .constantFrom('begin', 'attach', 'transfer', 'flow', 'disposition', 'sasl-outcome')
-    .map(
-      (frame): Action => ({
-        kind: 'wrong-order',
-        frame: frame as Extract<Action, { kind: 'wrong-order' }>['frame'],
-      }),
-    ),
+  fc.constantFrom('begin', 'attach', 'transfer', 'flow', 'disposition', 'sasl-outcome').map(
+    (frame): Action => ({
+      kind: 'wrong-order',
+      frame: frame as Extract<Action, { kind: 'wrong-order' }>['frame'],
+    }),
+  ),
   fc.tuple(fc.nat(), fc.nat({ max: 7 })).map(([at, bit]): Action => ({ kind: 'mutate', at, bit })),
   fc.constant<Action>({ kind: 'fin' }),
   fc.constant<Action>({ kind: 'reset' }),
