@@ -46,13 +46,16 @@ export interface MemberOptions
   advertiseHost?: string;
   /** Default 'quorate'. Members of another cluster id are refused. */
   clusterId?: string;
-  /** Raft timing (defaults: election 250-500 ms, heartbeat 50 ms). */
+  /**
+   * Raft timing. Defaults: election 400-800 ms (rides out event-loop stalls of a loaded machine),
+   * heartbeat 50 ms.
+   */
   raft?: Omit<RaftConfig, 'id' | 'members'>;
   /** Compact the log after this many applied entries. Default 10_000. */
   snapshotEvery?: number;
   /** A submit not applied within this is answered "outcome unknown". Default 5000 ms. */
   submitTimeoutMs?: number;
-  /** Not quorate this long -> close clients (`not quorate`). Default 800 ms. */
+  /** Not quorate this long -> close clients (`not quorate`). Default 600 ms. */
   notQuorateGraceMs?: number;
   /** The leader releases the consumers of a member silent this long. Default 5000 ms. */
   consumerLeaseMs?: number;
@@ -167,7 +170,7 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
       dataDir: join(dataDir, 'raft'),
       stateMachine: sm,
       codec: withAppMessages(binaryWireCodec, onApp),
-      raft: { electionTimeoutMin: 250, electionTimeoutMax: 500, heartbeatInterval: 50, ...raft },
+      raft: { electionTimeoutMin: 400, electionTimeoutMax: 800, heartbeatInterval: 50, ...raft },
       ...(snapshotEvery !== undefined ? { snapshotEvery } : {}),
       logger,
     });

@@ -27,7 +27,7 @@ export interface ServingWatchOptions {
   memberId: string;
   incarnation: string;
   memberCount: number;
-  /** Not quorate this long -> stop serving. Default 800 ms. */
+  /** Not quorate this long -> stop serving. Default 600 ms. */
   graceMs?: number;
 }
 
@@ -45,7 +45,7 @@ export class ServingWatch {
     private readonly membership: Membership,
     private readonly backend: ClusterBackend,
   ) {
-    this.graceMs = opts.graceMs ?? 800;
+    this.graceMs = opts.graceMs ?? 600;
   }
 
   private get notQuorateReason(): string {
