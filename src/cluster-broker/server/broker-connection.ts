@@ -96,14 +96,27 @@ export class BrokerConnection implements LinkHost {
   /** Bytes from the socket. */
   receive(chunk: Uint8Array, now: number): void {
     if (this.ended) return;
-    this.engine.receive(chunk, now);
-    this.trackPartial(now);
-    this.process();
+    try {
+      this.engine.receive(chunk, now);
+      this.trackPartial(now);
+      this.process();
+    } catch (err) {
+      // never let one connection's input take the process down
+      this.internalError(err);
+    }
   }
 
   /** Timers: heartbeats, idle timeout, handshake deadline, slow partial frames. */
   tick(now: number): void {
     if (this.ended) return;
+    try {
+      this.tickUnguarded(now);
+    } catch (err) {
+      this.internalError(err);
+    }
+  }
+
+  private tickUnguarded(now: number): void {
     const o = this.ctx.opts;
     const state = this.engine.state;
     if (state !== 'open' && state !== 'close-sent' && now - this.startedAt > o.handshakeTimeoutMs) {
@@ -190,6 +203,19 @@ export class BrokerConnection implements LinkHost {
       'closing connection: outcome unknown',
     );
     this.close({ condition: 'amqp:connection:forced', description });
+  }
+
+  internalError(err: unknown): void {
+    this.ctx.opts.logger.error?.({ err, containerId: this.containerId }, 'connection handler failed');
+    try {
+      this.abort({ condition: 'amqp:internal-error', description: 'internal error' });
+    } catch {
+      // the engine itself is in trouble: drop the socket without a Close
+      this.ended = true;
+      this.clearEngineTimer();
+      this.releaseAll();
+      this.io.end();
+    }
   }
 
   // ---- internals ----
@@ -474,7 +500,8 @@ export class BrokerConnection implements LinkHost {
           description: typeof e.description === 'string' ? e.description : `cannot declare '${queue}'`,
         });
         this.scheduleFlush();
-      });
+      })
+      .catch((err: unknown) => this.internalError(err));
   }
 }
 

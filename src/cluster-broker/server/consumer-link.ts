@@ -75,10 +75,22 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
   }
 
   wake(): void {
-    this.pump();
+    try {
+      this.pump();
+    } catch (err) {
+      this.host.internalError(err);
+    }
   }
 
   steal(): void {
+    try {
+      this.detachStolen();
+    } catch (err) {
+      this.host.internalError(err);
+    }
+  }
+
+  private detachStolen(): void {
     if (this.closed) return;
     this.host.ctx.counters.linksStolen++;
     this.link.detach({
@@ -153,7 +165,8 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
           this.acquiring = false;
           this.host.fail(err);
         },
-      );
+      )
+      .catch((err: unknown) => this.host.internalError(err));
   }
 
   private send(m: AcquiredMessage): void {
@@ -225,7 +238,8 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
             if (p.deliveries.length > 0) this.host.scheduleFlush();
           },
           (err: unknown) => this.host.fail(err),
-        );
+        )
+        .catch((err: unknown) => this.host.internalError(err));
     }
   }
 }

@@ -12,6 +12,8 @@ export interface LinkHost {
    * settle anything on it: close the connection with amqp:connection:forced.
    */
   fail(cause: unknown): void;
+  /** A bug in our own continuation: log it and close this connection (amqp:internal-error), never the process. */
+  internalError(err: unknown): void;
   /**
    * True while the socket holds more unsent output than the high-water mark: consumers stop
    * acquiring until `whenWritable` calls them back (memory stays bounded by a slow reader).

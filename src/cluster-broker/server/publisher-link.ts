@@ -52,10 +52,13 @@ export class PublisherLink implements LinkHandler {
       return;
     }
     this.inflight++;
-    backend.submit(event).then(
-      (result) => this.settle(d, result),
-      (err: unknown) => this.host.fail(err),
-    );
+    backend
+      .submit(event)
+      .then(
+        (result) => this.settle(d, result),
+        (err: unknown) => this.host.fail(err),
+      )
+      .catch((err: unknown) => this.host.internalError(err));
   }
 
   private enqueueEvent(bytes: Uint8Array, now: number): EnqueueEvent {
