@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BrokerHandle, startBroker } from '../../src/broker.js';
-import { encodeProtocolHeader } from '../../src/codec/index.js';
+import { encodeAmqpFrame, encodeMessage, encodeProtocolHeader } from '../../src/codec/index.js';
 import { RawPeer } from '../broker/raw-client.js';
 import {
   closeConnection,
@@ -103,6 +103,44 @@ describe('hostile input', () => {
         p.seen.filter((x) => x.type === 'begin').length === 2,
       5000,
     );
+    p.destroy();
+    await goodStillWorks();
+  });
+
+  it('transfers beyond link-credit: the link is detached with amqp:link:transfer-limit-exceeded', async () => {
+    const p = await RawPeer.connect(broker.port);
+    await p.open();
+    p.frame(0, { type: 'begin', body: { nextOutgoingId: 0, incomingWindow: 5000, outgoingWindow: 5000 } });
+    p.frame(0, {
+      type: 'attach',
+      body: {
+        name: 'greedy',
+        handle: 0,
+        role: false,
+        target: { address: 'greedy-q' },
+        initialDeliveryCount: 0,
+      },
+    });
+    await p.until((s) => s.type === 'flow', 5000);
+    // 1001 pre-settled transfers in one write: the broker granted 1000
+    const body = encodeMessage({ body: 'x' });
+    const frames: Uint8Array[] = [];
+    for (let i = 0; i < 1001; i++) {
+      frames.push(
+        encodeAmqpFrame(
+          0,
+          {
+            type: 'transfer',
+            body: { handle: 0, deliveryId: i, deliveryTag: new Uint8Array([i & 255]), settled: true },
+          },
+          body,
+        ),
+      );
+    }
+    p.write(Buffer.concat(frames));
+    const detach = await p.until((s) => s.type === 'detach', 5000);
+    expect(detach.error?.condition).toBe('amqp:link:transfer-limit-exceeded');
+    expect(p.seen.some((s) => s.type === 'close' || s.type === 'end')).toBe(false);
     p.destroy();
     await goodStillWorks();
   });
