@@ -15,12 +15,12 @@ import {
   type ReceiverLink,
   type SenderLink,
 } from '../../protocol/index.js';
+import { attachConsumer, attachPublisher } from './attach.js';
 import { ConsumerLink } from './consumer-link.js';
 import type { ServerContext } from './context.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
 import { PublisherLink } from './publisher-link.js';
 import { makeAuthenticator, saslMechanisms } from './users.js';
-import { VirtualLink } from './virtual-link.js';
 
 /** Where the connection's bytes go. */
 export interface ConnectionIo {
@@ -31,11 +31,6 @@ export interface ConnectionIo {
   end(): void;
 }
 
-/** Outcomes our sources support (symbols). */
-const OUTCOMES = ['amqp:accepted:list', 'amqp:rejected:list', 'amqp:released:list', 'amqp:modified:list'];
-const MAX_ADDRESS_LENGTH = 1024;
-/** Delivery contract 8: sources advertise modified{delivery-failed}. */
-const DEFAULT_OUTCOME_STATE = { type: 'modified', deliveryFailed: true } as const;
 /** How long we wait for the peer's Close after sending ours. */
 const CLOSE_WAIT_MS = 2000;
 /** Output backlog above which consumers pause (resumed by writable()). */
@@ -393,131 +388,12 @@ export class BrokerConnection implements LinkHost {
       link.refuse({ condition: 'amqp:connection:forced', description: this.refuse.description ?? 'closing' });
       return;
     }
-    if (link.role === 'receiver') this.attachPublisher(link as ReceiverLink, attach);
-    else this.attachConsumer(link as SenderLink, attach);
+    if (link.role === 'receiver') attachPublisher(this, link as ReceiverLink, attach);
+    else attachConsumer(this, link as SenderLink, attach);
   }
 
-  private attachPublisher(link: ReceiverLink, attach: Attach): void {
-    const target = attach.target;
-    if (target === undefined || 'coordinator' in target) {
-      link.refuse({
-        condition: 'amqp:not-implemented',
-        description: target === undefined ? 'a target is required' : 'transactions are not supported',
-      });
-      return;
-    }
-    const t = target as { address?: string; dynamic?: boolean };
-    const address = t.address;
-    const bad = t.dynamic ? 'dynamic targets are not supported' : checkAddress(address);
-    if (bad !== undefined) {
-      link.refuse({ condition: t.dynamic ? 'amqp:not-implemented' : 'amqp:invalid-field', description: bad });
-      return;
-    }
-    this.ensureQueue(link, address!, () => {
-      const h = new PublisherLink(this, link, address!);
-      link.context = h;
-      this.handlers.add(h);
-      link.accept({
-        target: { address: address! },
-        sndSettleMode: attach.sndSettleMode === 0 || attach.sndSettleMode === 1 ? attach.sndSettleMode : 2,
-        rcvSettleMode: (attach.rcvSettleMode ?? 0) === 1 ? 1 : 0,
-        maxMessageSize: this.ctx.opts.maxMessageSize,
-      });
-      h.start();
-    });
+  /** @internal a link handler was created (attach.ts): it is closed with the connection. */
+  addHandler(h: LinkHandler): void {
+    this.handlers.add(h);
   }
-
-  private attachConsumer(link: SenderLink, attach: Attach): void {
-    const source = attach.source;
-    if (source === undefined) {
-      link.refuse({ condition: 'amqp:invalid-field', description: 'a source is required' });
-      return;
-    }
-    const address = source.address;
-    const bad = source.dynamic ? 'dynamic sources are not supported' : checkAddress(address);
-    if (bad !== undefined) {
-      link.refuse({
-        condition: source.dynamic ? 'amqp:not-implemented' : 'amqp:invalid-field',
-        description: bad,
-      });
-      return;
-    }
-    if (hasEntries(source.filter)) {
-      link.refuse({ condition: 'amqp:not-implemented', description: 'source filters are not supported' });
-      return;
-    }
-    const virtual = this.ctx.opts.virtualSources.get(address!);
-    if (virtual !== undefined) {
-      const h = new VirtualLink(this, link);
-      link.context = h;
-      this.handlers.add(h);
-      link.accept({ source: { address: address! }, sndSettleMode: 1, rcvSettleMode: 0 });
-      h.start(virtual, address!);
-      return;
-    }
-    this.ensureQueue(link, address!, () => {
-      const presettled = attach.sndSettleMode === 1;
-      const h = new ConsumerLink(this, link, address!, presettled);
-      link.context = h;
-      this.handlers.add(h);
-      link.accept({
-        source: {
-          address: address!,
-          defaultOutcome: DEFAULT_OUTCOME_STATE,
-          outcomes: OUTCOMES,
-          distributionMode: 'move',
-        },
-        sndSettleMode: presettled ? 1 : attach.sndSettleMode === 0 ? 0 : 2,
-        rcvSettleMode: (attach.rcvSettleMode ?? 0) === 1 ? 1 : 0,
-      });
-      h.start();
-    });
-  }
-
-  /** Runs `then` once `queue` exists (declaring it if allowed), or refuses the link. */
-  private ensureQueue(link: Link, queue: string, then: () => void): void {
-    const { backend, opts } = this.ctx;
-    const proceed = (): void => {
-      if (this.ended || link.state !== 'attach-received') return;
-      then();
-      this.scheduleFlush();
-    };
-    if (backend.state.hasQueue(queue)) {
-      then();
-      return;
-    }
-    if (!opts.autoCreateQueues || queue.startsWith('$')) {
-      link.refuse({ condition: 'amqp:not-found', description: `no queue '${queue}'` });
-      return;
-    }
-    backend
-      .submit({ type: 'declare', leaderTime: backend.now(), queue, options: opts.queueDefaults })
-      .then(proceed, (err: unknown) => {
-        if (this.ended || link.state !== 'attach-received') return;
-        const e = err as { condition?: unknown; description?: unknown };
-        link.refuse({
-          condition: typeof e.condition === 'string' ? e.condition : 'amqp:internal-error',
-          description: typeof e.description === 'string' ? e.description : `cannot declare '${queue}'`,
-        });
-        this.scheduleFlush();
-      })
-      .catch((err: unknown) => this.internalError(err));
-  }
-}
-
-/** A filter set with at least one entry (whatever shape the peer sent it in). */
-function hasEntries(filter: unknown): boolean {
-  if (filter === undefined || filter === null) return false;
-  if (filter instanceof Map) return filter.size > 0;
-  if (typeof filter === 'object') return Object.keys(filter).length > 0;
-  return true;
-}
-
-/** Why an address cannot name a queue, or undefined when it can. */
-function checkAddress(address: unknown): string | undefined {
-  if (address === undefined || address === '') return 'an address is required';
-  // the spec types the address `*`: a peer can send any type, and only a string names a queue
-  if (typeof address !== 'string') return 'the address must be a string';
-  if (address.length > MAX_ADDRESS_LENGTH) return `address longer than ${MAX_ADDRESS_LENGTH} characters`;
-  return undefined;
 }
