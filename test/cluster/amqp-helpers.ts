@@ -144,7 +144,7 @@ export function sendAll(conn: Conn, address: string, bodies: string[]): Promise<
       if (done < bodies.length) reject(new Error(`${why} after ${done}/${bodies.length} outcomes`));
     };
     sender.on('sender_close', fail('sender closed'));
-    conn.once('connection_close', fail(`connection closed ${JSON.stringify(closeError(conn))}`));
+    conn.once('connection_close', () => fail(`connection closed ${JSON.stringify(closeError(conn))}`)());
     conn.once('disconnected', fail('disconnected'));
   });
 }
@@ -189,7 +189,12 @@ export class Collector {
     if (this.bodies.length >= n) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const t = setTimeout(
-        () => reject(new Error(`got ${this.bodies.length}/${n} messages within ${timeoutMs} ms`)),
+        () =>
+          reject(
+            new Error(
+              `got ${this.bodies.length}/${n} messages within ${timeoutMs} ms (link ${this.error ? JSON.stringify(this.error) : 'open'}; last ${this.bodies.slice(-3).join(',')})`,
+            ),
+          ),
         timeoutMs,
       );
       this.waiters.push({

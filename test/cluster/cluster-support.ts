@@ -69,7 +69,7 @@ export async function leaderSeenBy(handle: ClusterHandle, id: string): Promise<s
   return list?.find((x) => x.leader)?.id;
 }
 
-/** The leader every listed member agrees on. */
+/** The leader every listed member agrees on (one of them: a killed leader is still named for a while). */
 export async function waitLeader(
   handle: ClusterHandle,
   among = handle.ids,
@@ -80,7 +80,7 @@ export async function waitLeader(
     async () => {
       const seen = await Promise.all(among.map((id) => leaderSeenBy(handle, id)));
       leader = seen[0];
-      return leader !== undefined && seen.every((s) => s === leader);
+      return leader !== undefined && among.includes(leader) && seen.every((s) => s === leader);
     },
     { timeoutMs, what: `a leader agreed on by ${among.join(',')}`, intervalMs: 100 },
   );

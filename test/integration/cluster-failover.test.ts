@@ -51,12 +51,14 @@ async function killAndRecover(victimIsLeader: boolean): Promise<void> {
   await sendVia(handle, others[0]!, q, before.slice(40));
 
   await handle.kill(victim);
-  await waitLeader(handle, others);
-  await waitServing(handle, others);
   const during = range('while-down', 40);
-  await sendVia(handle, others[1]!, q, during);
-
-  await handle.restart(victim);
+  try {
+    await waitLeader(handle, others);
+    await waitServing(handle, others);
+    await sendVia(handle, others[1]!, q, during);
+  } finally {
+    await handle.restart(victim);
+  }
   await waitServing(handle);
   // the restarted member caught up: it serves everything acknowledged, once
   const got = await drain(victim, q, 120);
