@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
-// local runs of the cluster's integration files without the shared RabbitMQ setup (not committed)
+// local runs of the cluster integration files without the shared RabbitMQ setup:
+//   npx vitest run -c test/cluster/vitest.local.config.ts
 export default defineConfig({
   test: {
     testTimeout: 120_000,
