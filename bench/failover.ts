@@ -15,6 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import rhea from 'rhea';
 import { type ClusterHandle, startCluster } from '../src/broker.js';
+import { failoverListFromOpenProperties } from '../src/failover/index.js';
 import { connect, type Delivery } from '../src/index.js';
 import { waitClusterServing } from '../test/chaos/quorate-target.js';
 
@@ -33,6 +34,11 @@ export interface ClientFailoverResult {
   kills: number;
   /** kill -9 to the next accepted send, ms, per kill (NaN: none within 30 s) */
   samplesMs: number[];
+  /** per kill: was the victim the Raft leader (a new one must be elected first) */
+  victimWasLeader: boolean[];
+  /** p50 over the kills of a follower / of the leader */
+  followerP50Ms: number;
+  leaderP50Ms: number;
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
@@ -76,13 +82,31 @@ interface ClientUnderTest {
   stop(): Promise<{ attempted: number; accepted: Set<string>; unresolved: number; sent: Set<string> }>;
 }
 
+/** The member id every serving member names as leader in its Open (undefined: none agreed). */
+async function leaderId(cluster: ClusterHandle): Promise<string | undefined> {
+  const seen = new Set<string>();
+  for (const m of cluster.members()) {
+    try {
+      const conn = await connect({ urls: [m.url], reconnect: false, timeoutMs: 3_000, idleTimeoutMs: 0 });
+      const list = failoverListFromOpenProperties(conn.remoteOpen?.properties);
+      await conn.close({ timeoutMs: 1_000 }).catch(() => undefined);
+      const leader = list?.members.find((x) => x.leader === true);
+      if (leader?.memberId) seen.add(leader.memberId);
+    } catch {
+      // not answering: no opinion
+    }
+  }
+  return seen.size === 1 ? [...seen][0] : undefined;
+}
+
 async function killLoop(
   cluster: ClusterHandle,
   client: ClientUnderTest,
   kills: number,
   log: (l: string) => void,
-): Promise<number[]> {
+): Promise<{ samples: number[]; leader: boolean[] }> {
   const samples: number[] = [];
+  const leader: boolean[] = [];
   for (let k = 0; k < kills; k++) {
     if (!(await waitClusterServing(cluster, 60_000)))
       log('  (cluster not fully serving after 60 s; killing anyway)');
@@ -94,6 +118,7 @@ async function killLoop(
       await sleep(50);
       continue;
     }
+    const wasLeader = (await leaderId(cluster)) === victim.id;
     const t0 = performance.now();
     await cluster.kill(victim.id, { restart: true });
     // acks read before the process was gone do not count: wait for one after the kill
@@ -103,11 +128,12 @@ async function killLoop(
     ]);
     const ms = next - t0;
     samples.push(ms);
+    leader.push(wasLeader);
     log(
-      `  ${client.name} kill ${k + 1}/${kills}: ${victim.id} -> next accepted send after ${ms.toFixed(1)} ms`,
+      `  ${client.name} kill ${k + 1}/${kills}: ${victim.id}${wasLeader ? ' (leader)' : ''} -> next accepted send after ${ms.toFixed(1)} ms`,
     );
   }
-  return samples;
+  return { samples, leader };
 }
 
 /** Our client: failover built in. */
@@ -292,7 +318,14 @@ export async function run(opts: FailoverBenchOptions = {}): Promise<FailoverBenc
               queue,
               window,
             );
-      const samples = await killLoop(cluster, client, kills, log);
+      const { samples, leader } = await killLoop(cluster, client, kills, log);
+      const p50Of = (xs: number[]) =>
+        Math.round(
+          percentile(
+            xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b),
+            50,
+          ) * 10,
+        ) / 10;
       const end = await client.stop();
       await waitClusterServing(cluster, 60_000);
       const counts = await drainRaw(cluster.urls, queue, end.accepted);
@@ -302,6 +335,9 @@ export async function run(opts: FailoverBenchOptions = {}): Promise<FailoverBenc
         client: name,
         kills: samples.length,
         samplesMs: samples.map((s) => Math.round(s * 10) / 10),
+        victimWasLeader: leader,
+        followerP50Ms: p50Of(samples.filter((_, i) => !leader[i])),
+        leaderP50Ms: p50Of(samples.filter((_, i) => leader[i])),
         p50Ms: Math.round(percentile(sorted, 50) * 10) / 10,
         p99Ms: missed > 0 ? Number.POSITIVE_INFINITY : Math.round(percentile(sorted, 99) * 10) / 10,
         maxMs: missed > 0 ? Number.POSITIVE_INFINITY : Math.round((sorted.at(-1) ?? Number.NaN) * 10) / 10,
@@ -314,7 +350,8 @@ export async function run(opts: FailoverBenchOptions = {}): Promise<FailoverBenc
       };
       results.push(r);
       log(
-        `${name}: p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, max ${r.maxMs} ms; attempted ${r.attempted}, accepted ${r.accepted}, ` +
+        `${name}: p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, max ${r.maxMs} ms ` +
+          `(p50 follower killed ${r.followerP50Ms} ms, leader killed ${r.leaderP50Ms} ms, ${leader.filter(Boolean).length} leader kills); attempted ${r.attempted}, accepted ${r.accepted}, ` +
           `no outcome ${r.unresolved}, lost ${r.lost} (acknowledged ${r.lostAcknowledged}), duplicates ${r.duplicates}`,
       );
     }
