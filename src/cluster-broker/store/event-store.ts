@@ -19,7 +19,8 @@
  * open on damage anywhere else, then release every acquisition left in the state (its consumers
  * died with the process).
  *
- * Compaction: when the current segment passes `segmentBytes`, the state is snapshotted (sync, at
+ * Compaction: when the current segment passes `segmentBytes` and twice the live message bytes
+ * (see rollThreshold), the state is snapshotted (sync, at
  * the current index), a new segment is started, the snapshot is written atomically in the
  * background, and only once it is durable are the older segments deleted.
  */
@@ -219,9 +220,7 @@ class FileEventStore implements EventStore {
         this.writtenIndex += batch.records.length;
         batch.resolve();
         batch = undefined;
-        if (this.segmentBytes >= (this.opts.segmentBytes ?? DEFAULT_SEGMENT_BYTES) && !this.compaction) {
-          await this.roll();
-        }
+        if (!this.compaction && this.segmentBytes >= this.rollThreshold()) await this.roll();
       }
     } catch (err) {
       this.fail(err, batch);
@@ -241,6 +240,18 @@ class FileEventStore implements EventStore {
     this.lastBatch.catch(() => {});
     this.opts.logger?.error?.(failure.message);
     this.opts.onFailure?.(failure);
+  }
+
+  /**
+   * Roll (snapshot + new segment) once the log since the last snapshot is past `segmentBytes`
+   * AND at least twice the live message bytes. A snapshot costs O(live state), so tying it to
+   * log growth keeps compaction linear overall: a queue that only grows (log ~ state) is not
+   * re-serialized every segment, which was quadratic and stalled the loop for seconds.
+   */
+  private rollThreshold(): number {
+    let live = 0;
+    for (const q of this.state.listQueues()) live += q.bytes;
+    return Math.max(this.opts.segmentBytes ?? DEFAULT_SEGMENT_BYTES, 2 * live);
   }
 
   /** New segment now; snapshot + deletion of older segments in the background. */
