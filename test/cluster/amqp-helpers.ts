@@ -160,11 +160,15 @@ export class Collector {
   private waiters: Array<{ n: number; resolve: () => void }> = [];
 
   /** `credit`: a window rhea keeps topped up; `exactly`: that much credit once, never more. */
-  constructor(conn: Conn, address: string, opts: { credit?: number; exactly?: number; name?: string } = {}) {
+  constructor(
+    conn: Conn,
+    address: string,
+    opts: { credit?: number; exactly?: number; name?: string; settle?: boolean } = {},
+  ) {
     this.link = conn.open_receiver({
       source: { address },
       credit_window: opts.exactly !== undefined ? 0 : (opts.credit ?? 50),
-      autoaccept: true,
+      autoaccept: opts.settle !== false,
       ...(opts.name ? { name: opts.name } : {}),
     });
     if (opts.exactly !== undefined) this.link.add_credit(opts.exactly);

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterHandle } from '../../src/broker.js';
-import { Collector, closeConn, open } from '../cluster/amqp-helpers.js';
+import { type CloseError, Collector, closeConn, open } from '../cluster/amqp-helpers.js';
 import {
   parseList,
   portOf,
@@ -95,6 +95,43 @@ describe('a 3-member cluster', () => {
     } finally {
       await closeConn(a.conn);
       await closeConn(b.conn);
+    }
+  });
+
+  it('a message-id re-sent via another member is accepted and kept once (dedup at apply time)', async () => {
+    await sendVia(handle, 'n1', 'q-dedup', ['d-1', 'd-2']);
+    await sendVia(handle, 'n2', 'q-dedup', ['d-1', 'd-3']);
+    await sendVia(handle, 'n3', 'q-dedup', ['d-2', 'd-3', 'd-4']);
+    const o = await open(portOf(handle, 'n3'));
+    try {
+      const c = new Collector(o.conn, 'q-dedup');
+      await c.until(4);
+      await sendVia(handle, 'n1', 'q-dedup-end', ['x']); // one more round trip through the log
+      expect([...c.bodies].sort()).toEqual(['d-1', 'd-2', 'd-3', 'd-4']);
+    } finally {
+      await closeConn(o.conn);
+    }
+  });
+
+  it('a receiver re-attached on another member steals the link (amqp:link:stolen)', async () => {
+    const first = await open(portOf(handle, 'n1'), 'stealing-container');
+    const second = await open(portOf(handle, 'n2'), 'stealing-container');
+    try {
+      const old = new Collector(first.conn, 'q-steal', { name: 'the-link' });
+      await sendVia(handle, 'n3', 'q-steal', ['s-1']);
+      await old.until(1);
+      const detached = new Promise<CloseError | undefined>((resolve) =>
+        old.link.once('receiver_close', () => resolve(old.error)),
+      );
+      const fresh = new Collector(second.conn, 'q-steal', { name: 'the-link' });
+      await sendVia(handle, 'n3', 'q-steal', ['s-2']);
+      await fresh.until(1);
+      const err = await detached;
+      expect(err?.condition).toBe('amqp:link:stolen');
+      expect(fresh.bodies).toContain('s-2');
+    } finally {
+      await closeConn(first.conn);
+      await closeConn(second.conn);
     }
   });
 });

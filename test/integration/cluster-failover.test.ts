@@ -113,4 +113,30 @@ describe('kill -9 in a 3-member cluster', () => {
       await closeConn(o.conn);
     }
   });
+
+  it('messages held by consumers of a killed member become available to others (consumer lease)', async () => {
+    const leader = await waitLeader(handle);
+    const victim = handle.ids.find((x) => x !== leader)!;
+    const other = handle.ids.find((x) => x !== leader && x !== victim)!;
+    const sent = range('held', 10);
+    await sendVia(handle, leader, 'q-lease', sent);
+    // a consumer on the victim takes them all and never settles them
+    const v = await open(portOf(handle, victim));
+    const holder = new Collector(v.conn, 'q-lease', { exactly: 10, settle: false });
+    await holder.until(10);
+    await handle.kill(victim);
+    try {
+      const o = await open(portOf(handle, other));
+      try {
+        const c = new Collector(o.conn, 'q-lease');
+        await c.until(10, 30_000); // the leader releases them after the 5 s lease
+        expect(new Set(c.bodies)).toEqual(new Set(sent));
+      } finally {
+        await closeConn(o.conn);
+      }
+    } finally {
+      await handle.restart(victim);
+      await waitServing(handle);
+    }
+  });
 });
