@@ -1,4 +1,13 @@
 // `quorate/broker`: the reference broker for tests and embedding.
+
+export {
+  type ListedMember,
+  MEMBERSHIP_ADDRESS,
+  MEMBERSHIP_CAPABILITY,
+  type MemberHandle,
+  type MemberOptions,
+  startMember,
+} from './cluster-broker/cluster/index.js';
 export type { QueueInfo } from './cluster-broker/core/broker-state.js';
 export type { QueueOptions } from './cluster-broker/core/events.js';
 export {

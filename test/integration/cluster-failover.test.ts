@@ -115,6 +115,7 @@ describe('kill -9 in a 3-member cluster', () => {
   });
 
   it('messages held by consumers of a killed member become available to others (consumer lease)', async () => {
+    await waitServing(handle); // the member restarted by the previous test may still be catching up
     const leader = await waitLeader(handle);
     const victim = handle.ids.find((x) => x !== leader)!;
     const other = handle.ids.find((x) => x !== leader && x !== victim)!;
