@@ -121,6 +121,8 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
 
   submit<E extends BrokerEvent>(event: E): Promise<ResultOf<E>> {
     if (this.closed) return Promise.reject(new BackendClosedError('the broker is stopping'));
+    // a link going away is forgotten even when its release cannot be submitted now
+    if (event.type === 'release-consumer') this.links.delete(linkKeyOf(event.consumer));
     if (!this.serving) {
       return Promise.reject(new OutcomeUnknownError(this.notServingReason ?? 'not quorate'));
     }
