@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { runBrokerSim } from './sim/broker-sim.js';
 
-const SEEDS = 30;
+const SEEDS = 50;
 
 describe('broker state machine under simulated faults', () => {
   it(`holds its invariants on seeds 0..${SEEDS - 1}`, () => {
