@@ -142,6 +142,21 @@ describe('RaftCore', () => {
     for (const id of c.ids) expect(c.core(id).isQuorate(c.now)).toBe(true);
   });
 
+  it('followers learn a new commit index at once, not at the next heartbeat', () => {
+    const c = new Cluster(['a', 'b', 'c']);
+    c.run(1000);
+    const l = c.leader();
+    c.core(l).propose(data('now'), c.now);
+    c.settle(); // no tick: only the messages the proposal itself causes
+    for (const id of c.ids) {
+      const keys = c.applied
+        .get(id)!
+        .filter((e) => e.data)
+        .map((e) => new TextDecoder().decode(e.data!));
+      expect({ id, keys }).toEqual({ id, keys: ['now'] });
+    }
+  });
+
   it('persists a granted vote in the same Ready that carries the grant', () => {
     const c = new Cluster(['a', 'b', 'c']);
     c.run(1000);

@@ -638,11 +638,13 @@ export class RaftCore {
     pr.lastHeard = this.now;
     pr.lastProgress = this.now;
     if (m.success) {
+      const before = pr.match;
       const advanced = pr.acknowledge(m.matchIndex);
       if (pr.mode === 'probe' || (pr.mode === 'snapshot' && pr.match >= pr.pendingSnapshot))
         pr.becomeReplicate();
       else if (pr.mode === 'replicate' && pr.next <= pr.match) pr.next = pr.match + 1;
-      if (advanced) this.maybeCommit();
+      // a follower that acknowledged entries already committed (by the others) learns it now
+      if (advanced && !this.maybeCommit() && this.commit > before) this.sendHeartbeat(m.from);
       this.sendAppend(m.from);
       return;
     }
@@ -653,13 +655,22 @@ export class RaftCore {
     this.sendAppend(m.from);
   }
 
-  private maybeCommit(): void {
+  /** Advance the commit index if a quorum holds more; true when it moved (followers told). */
+  private maybeCommit(): boolean {
     const matches = [this.log.durable];
     for (const pr of this.progress.values()) matches.push(pr.match);
     matches.sort((a, b) => b - a);
     const n = matches[this.quorum - 1]!;
-    if (n <= this.commit) return;
-    if (this.unsafe.commitOldTermsByCount === true || this.log.term(n) === this.term) this.commit = n;
+    if (n <= this.commit) return false;
+    if (this.unsafe.commitOldTermsByCount !== true && this.log.term(n) !== this.term) return false;
+    this.commit = n;
+    // Tell followers at once (as etcd's bcastAppend), not at the next heartbeat: a member that
+    // forwarded a proposal answers its client only when it applies the entry itself.
+    for (const p of this.peers) {
+      if (this.wantsAppend(this.progress.get(p)!)) this.sendAppend(p);
+      else this.sendHeartbeat(p);
+    }
+    return true;
   }
 
   private send(m: Message): void {
