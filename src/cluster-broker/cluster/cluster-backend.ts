@@ -27,7 +27,7 @@ import {
 } from '../server/backend.js';
 import type { ClusterStateMachine, EntryOutcome } from './cluster-state-machine.js';
 import { linkKeyOf, processOf, qualifyConsumer } from './consumer-keys.js';
-import { type EntryBody, encodeEntry, stampEntry } from './entry-codec.js';
+import { type EntryBody, encodeEntry, stampEntryInPlace } from './entry-codec.js';
 import type { AppMessage } from './peer-wire.js';
 
 /** The part of Replica the backend drives. */
@@ -161,7 +161,8 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
     if (!r || this.closed || !r.isLeader()) return;
     let stamped: Uint8Array;
     try {
-      stamped = stampEntry(request, this.clock());
+      // the request is a private copy (peer-wire decodeApp): stamp it where it lies
+      stamped = stampEntryInPlace(request, this.clock());
     } catch {
       return;
     }
@@ -230,7 +231,8 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
       const term = r.term;
       p.sentTo = this.opts.memberId;
       p.sentTerm = term;
-      r.propose(stampEntry(p.bytes, this.clock())).catch((err: unknown) => {
+      // p.bytes is ours alone and is never sent anywhere else once proposed here
+      r.propose(stampEntryInPlace(p.bytes, this.clock())).catch((err: unknown) => {
         const still = this.pending.get(seq);
         if (still === p) {
           this.fail(

@@ -59,13 +59,22 @@ export function encodeEntry(origin: string, seq: number, body: EntryBody, leader
 
 /** A copy of `request` with `leaderTime` written in (the leader does this before proposing). */
 export function stampEntry(request: Uint8Array, leaderTime: number): Uint8Array {
+  const out = new Uint8Array(request.length);
+  out.set(request);
+  return stampEntryInPlace(out, leaderTime);
+}
+
+/** Writes `leaderTime` into `request` itself (for bytes nobody else holds); returns it. */
+export function stampEntryInPlace(request: Uint8Array, leaderTime: number): Uint8Array {
   if (request.length < TIME_OFFSET + 8 || request[0] !== ENTRY_VERSION) {
     throw new ByteReaderError('not a cluster entry');
   }
-  const out = new Uint8Array(request.length);
-  out.set(request);
-  new DataView(out.buffer).setFloat64(TIME_OFFSET, leaderTime, false);
-  return out;
+  new DataView(request.buffer, request.byteOffset, request.byteLength).setFloat64(
+    TIME_OFFSET,
+    leaderTime,
+    false,
+  );
+  return request;
 }
 
 export function decodeEntry(bytes: Uint8Array): ClusterEntry {
