@@ -7,7 +7,9 @@
 import type { AmqpErrorBody } from '../codec/contract.js';
 import type { AmqpError } from '../errors.js';
 import { type EngineEvent, toAmqpError } from '../protocol/index.js';
+import { Deadline } from './deadline.js';
 import type { PhysicalConnection } from './transport.js';
+import type { CallOptions } from './types.js';
 
 export interface ClientLink {
   readonly address: string;
@@ -50,4 +52,47 @@ export function isPermanentDetach(error: AmqpErrorBody | undefined, closed: bool
 
 export function linkError(error: AmqpErrorBody | undefined, fallback: string): AmqpError {
   return toAmqpError('link', error ?? { condition: 'amqp:link:detach-forced', description: fallback });
+}
+
+/** Callers of openSender()/openReceiver() waiting for a link's first attach, each with its deadline. */
+export class AttachWaiters {
+  private waiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
+
+  wait(options: CallOptions | undefined, what: string): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const w = {
+        resolve: () => {
+          deadline.clear();
+          resolve();
+        },
+        reject: (e: Error) => {
+          deadline.clear();
+          reject(e);
+        },
+      };
+      const deadline = new Deadline(
+        options,
+        (_r, error) => {
+          this.waiters = this.waiters.filter((x) => x !== w);
+          reject(error);
+        },
+        what,
+      );
+      if (!deadline.expired) this.waiters.push(w);
+    });
+  }
+
+  resolveAll(): void {
+    for (const w of this.take()) w.resolve();
+  }
+
+  rejectAll(error: Error): void {
+    for (const w of this.take()) w.reject(error);
+  }
+
+  private take() {
+    const waiters = this.waiters;
+    this.waiters = [];
+    return waiters;
+  }
 }

@@ -15,7 +15,7 @@ import type { EngineEvent, IncomingDelivery, ReceiverLink } from '../protocol/in
 import type { Connection } from './connection.js';
 import { Deadline } from './deadline.js';
 import { Delivery, type DeliveryOwner } from './delivery.js';
-import { type ClientLink, isPermanentDetach, linkError } from './link-base.js';
+import { AttachWaiters, type ClientLink, isPermanentDetach, linkError } from './link-base.js';
 import { now, type PhysicalConnection } from './transport.js';
 import type { CallOptions, LinkEvents, ReceiverOptions, SettleMode } from './types.js';
 
@@ -44,7 +44,7 @@ export class Receiver
   private link: ReceiverLink | undefined;
   private buffer: Delivery[] = [];
   private waiters: Waiter[] = [];
-  private openWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
+  private readonly attachWaiters = new AttachWaiters();
   private closeWaiter: (() => void) | undefined;
   private failure: Error | undefined;
   /** Handed out, not yet settled: their confirmations fail if the connection dies. */
@@ -175,27 +175,7 @@ export class Receiver
   whenAttached(options?: CallOptions): Promise<void> {
     if (this.state === 'attached') return Promise.resolve();
     if (this.failure) return Promise.reject(this.failure);
-    return new Promise<void>((resolve, reject) => {
-      const w = {
-        resolve: () => {
-          deadline.clear();
-          resolve();
-        },
-        reject: (e: Error) => {
-          deadline.clear();
-          reject(e);
-        },
-      };
-      const deadline = new Deadline(
-        options,
-        (_r, error) => {
-          this.openWaiters = this.openWaiters.filter((x) => x !== w);
-          reject(error);
-        },
-        'openReceiver',
-      );
-      if (!deadline.expired) this.openWaiters.push(w);
-    });
+    return this.attachWaiters.wait(options, 'openReceiver');
   }
 
   shouldAttach(phys: PhysicalConnection): boolean {
@@ -227,9 +207,7 @@ export class Receiver
         // the broker's attach says what it does: second only if it echoes second
         this.settleMode = this.askedSecond && ev.attach.rcvSettleMode === 1 ? 'second' : 'first';
         this.applyFlow(this.credit.onAttached());
-        const waiters = this.openWaiters;
-        this.openWaiters = [];
-        for (const w of waiters) w.resolve();
+        this.attachWaiters.resolveAll();
         this.emit('attached');
         return;
       }
@@ -274,9 +252,7 @@ export class Receiver
     this.dropBuffered();
     for (const d of this.unsettled) d.onConnectionLost();
     this.endIteration(error);
-    const waiters = this.openWaiters;
-    this.openWaiters = [];
-    for (const w of waiters) w.reject(error);
+    this.attachWaiters.rejectAll(error);
     this.emit('detached', { error, closed: true });
     if (this.listenerCount('error') > 0) this.emit('error', error);
   }

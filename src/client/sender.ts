@@ -12,7 +12,7 @@ import { ensureMessageId, type JournalEntry } from '../failover/index.js';
 import type { EngineEvent, OutgoingDelivery, SenderLink } from '../protocol/index.js';
 import type { Connection } from './connection.js';
 import { Deadline } from './deadline.js';
-import { type ClientLink, isPermanentDetach, linkError } from './link-base.js';
+import { AttachWaiters, type ClientLink, isPermanentDetach, linkError } from './link-base.js';
 import type { PhysicalConnection } from './transport.js';
 import type { CallOptions, LinkEvents, Outcome, SenderOptions, SendOptions, SendResult } from './types.js';
 
@@ -48,7 +48,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
   private link: SenderLink | undefined;
   private tagCounter = 0;
   private readonly presettledInFlight = new Set<PendingSend>();
-  private openWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
+  private readonly attachWaiters = new AttachWaiters();
   private closeWaiter: (() => void) | undefined;
   /** Set when the link failed for good. */
   private failure: Error | undefined;
@@ -144,27 +144,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
   whenAttached(options?: CallOptions): Promise<void> {
     if (this.state === 'attached') return Promise.resolve();
     if (this.failure) return Promise.reject(this.failure);
-    return new Promise<void>((resolve, reject) => {
-      const w = {
-        resolve: () => {
-          deadline.clear();
-          resolve();
-        },
-        reject: (e: Error) => {
-          deadline.clear();
-          reject(e);
-        },
-      };
-      const deadline = new Deadline(
-        options,
-        (_r, error) => {
-          this.openWaiters = this.openWaiters.filter((x) => x !== w);
-          reject(error);
-        },
-        'openSender',
-      );
-      if (!deadline.expired) this.openWaiters.push(w);
-    });
+    return this.attachWaiters.wait(options, 'openSender');
   }
 
   shouldAttach(): boolean {
@@ -230,9 +210,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
         if (ev.link !== this.link) return;
         if (!ev.attach.target) return; // refused: the detach with the error follows
         this.state = 'attached';
-        const waiters = this.openWaiters;
-        this.openWaiters = [];
-        for (const w of waiters) w.resolve();
+        this.attachWaiters.resolveAll();
         this.emit('attached');
         return;
       }
@@ -276,9 +254,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
     this.state = 'closed';
     this.conn.unregister(this);
     this.rejectAll(error);
-    const waiters = this.openWaiters;
-    this.openWaiters = [];
-    for (const w of waiters) w.reject(error);
+    this.attachWaiters.rejectAll(error);
     this.emit('detached', { error, closed: true });
     if (this.listenerCount('error') > 0) this.emit('error', error);
   }
