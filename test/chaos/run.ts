@@ -76,6 +76,8 @@ export interface ChaosRunSummary {
   nemesis: NemesisEvent[];
   drained: boolean;
   recovered: boolean;
+  /** each consumer at the end of the drain (diagnoses a stalled one) */
+  consumers: { process: string; url?: string; state: string; linkCredit: number; buffered: number }[];
 }
 
 export interface ChaosReport {
@@ -102,6 +104,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const history = new History();
   const conns: Connection[] = [];
   const receivers: Receiver[] = [];
+  const consumerInfo: ChaosRunSummary['consumers'] = [];
   let failovers = 0;
   let nemesisEvents: NemesisEvent[] = [];
   let drained = false;
@@ -122,11 +125,15 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     const seen = new Set<string>();
     let lastMessageAt = Date.now();
     const consumers: Promise<number>[] = [];
+    const consumerConns: Connection[] = [];
+    const consumerNames: string[] = [];
     const perQueue = o.competingConsumers ? 2 : 1;
     for (const [qi, address] of addresses.entries()) {
       for (let k = 0; k < perQueue; k++) {
         const name = `c${qi}${perQueue > 1 ? String.fromCharCode(97 + k) : ''}`;
         const conn = await worker(`chaos-${seed}-${name}`);
+        consumerConns.push(conn);
+        consumerNames.push(name);
         const receiver = await conn.openReceiver(address, { credit: 50, timeoutMs: 120_000 });
         receivers.push(receiver);
         consumers.push(
@@ -211,6 +218,16 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       if (Date.now() > drainDeadline) break;
       await sleep(100);
     }
+    receivers.forEach((r, i) => {
+      const c = consumerConns[i];
+      consumerInfo.push({
+        process: consumerNames[i]!,
+        url: c?.url,
+        state: r.state,
+        linkCredit: r.linkCredit,
+        buffered: r.buffered,
+      });
+    });
     for (const r of receivers) await r.close({ timeoutMs: 5_000 }).catch(() => undefined);
     await Promise.all(consumers);
   } finally {
@@ -243,6 +260,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     nemesis: nemesisEvents,
     drained,
     recovered,
+    consumers: consumerInfo,
   };
   const passed =
     result.valid &&
