@@ -77,7 +77,15 @@ export interface ChaosRunSummary {
   drained: boolean;
   recovered: boolean;
   /** each consumer at the end of the drain (diagnoses a stalled one) */
-  consumers: { process: string; url?: string; state: string; linkCredit: number; buffered: number }[];
+  consumers: {
+    process: string;
+    url?: string;
+    state: string;
+    linkCredit: number;
+    buffered: number;
+    /** why the receiver closed for good, if it did */
+    error?: string;
+  }[];
 }
 
 export interface ChaosReport {
@@ -105,6 +113,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const conns: Connection[] = [];
   const receivers: Receiver[] = [];
   const consumerInfo: ChaosRunSummary['consumers'] = [];
+  const receiverErrors = new Map<Receiver, string>();
   let failovers = 0;
   let nemesisEvents: NemesisEvent[] = [];
   let drained = false;
@@ -136,6 +145,12 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
         consumerNames.push(name);
         const receiver = await conn.openReceiver(address, { credit: 50, timeoutMs: 120_000 });
         receivers.push(receiver);
+        receiver.on('detached', (d) => {
+          if (d.closed && d.error) {
+            receiverErrors.set(receiver, d.error.message);
+            log(`${name}: receiver closed for good: ${d.error.message}`);
+          }
+        });
         consumers.push(
           runConsumer({
             process: name,
@@ -226,6 +241,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
         state: r.state,
         linkCredit: r.linkCredit,
         buffered: r.buffered,
+        ...(receiverErrors.has(r) ? { error: receiverErrors.get(r) } : {}),
       });
     });
     for (const r of receivers) await r.close({ timeoutMs: 5_000 }).catch(() => undefined);
