@@ -56,6 +56,8 @@ interface Pending {
   resolve: (o: EntryOutcome) => void;
   reject: (e: Error) => void;
   timer: NodeJS.Timeout;
+  /** For a claim: the link key it claims. */
+  claimFor?: string;
   /** Where and in which term it was sent (undefined: not sent yet). */
   sentTo?: string;
   sentTerm?: number;
@@ -121,8 +123,12 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
 
   submit<E extends BrokerEvent>(event: E): Promise<ResultOf<E>> {
     if (this.closed) return Promise.reject(new BackendClosedError('the broker is stopping'));
-    // a link going away is forgotten even when its release cannot be submitted now
-    if (event.type === 'release-consumer') this.links.delete(linkKeyOf(event.consumer));
+    // a link going away is forgotten even when its release cannot be submitted now (not quorate)
+    if (event.type === 'release-consumer') {
+      const link = linkKeyOf(event.consumer);
+      this.links.delete(link);
+      this.dropUnsentClaims(link);
+    }
     if (!this.serving) {
       return Promise.reject(new OutcomeUnknownError(this.notServingReason ?? 'not quorate'));
     }
@@ -150,6 +156,7 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
         resolve: (o) => (o.ok ? resolve(o.result) : reject(o.error)),
         reject,
         timer,
+        claimFor: body.kind === 'claim' ? body.link : undefined,
       });
       this.route(seq);
     });
@@ -276,6 +283,21 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
     p.reject(err);
   }
 
+  /**
+   * A link that went away here must never claim its key later. A claim parked while this member
+   * had no reachable leader (a minority partition) would otherwise be sent once the partition
+   * heals, commit after the claim of the member the client re-attached to meanwhile, and detach
+   * that live link with amqp:link:stolen. A claim already sent commits in order or is lost.
+   */
+  private dropUnsentClaims(link: string): void {
+    for (const [seq, p] of this.pending) {
+      if (p.claimFor === link && p.sentTo === undefined) {
+        this.fail(seq, new OutcomeUnknownError(`link ${link} went away before its claim was sent`));
+      }
+    }
+    this.parked = this.parked.filter((seq) => this.pending.has(seq));
+  }
+
   /** Consumer keys of this process; a link's first event here claims its key cluster-wide first. */
   private qualify<E extends BrokerEvent>(event: E): E {
     if (event.type !== 'acquire' && event.type !== 'settle' && event.type !== 'release-consumer')
@@ -283,7 +305,6 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
     const link = linkKeyOf(event.consumer);
     const consumer = qualifyConsumer(this.origin, link);
     if (event.type === 'release-consumer') {
-      this.links.delete(link);
       return { ...event, consumer };
     }
     if (!this.links.has(link)) {
