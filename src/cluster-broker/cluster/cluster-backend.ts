@@ -56,8 +56,8 @@ interface Pending {
   resolve: (o: EntryOutcome) => void;
   reject: (e: Error) => void;
   timer: NodeJS.Timeout;
-  /** For a claim: the link key it claims. */
-  claimFor?: string;
+  /** For a claim, acquire or settle: the link key it is for (dropped unsent if the link goes). */
+  linkFor?: string;
   /** Where and in which term it was sent (undefined: not sent yet). */
   sentTo?: string;
   sentTerm?: number;
@@ -127,13 +127,15 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
     if (event.type === 'release-consumer') {
       const link = linkKeyOf(event.consumer);
       this.links.delete(link);
-      this.dropUnsentClaims(link);
+      this.dropUnsent(link);
     }
     if (!this.serving) {
       return Promise.reject(new OutcomeUnknownError(this.notServingReason ?? 'not quorate'));
     }
     const qualified = this.qualify(event);
-    return this.request({ kind: 'event', event: encodeEvent(qualified) }).then(
+    const linkFor =
+      qualified.type === 'acquire' || qualified.type === 'settle' ? linkKeyOf(qualified.consumer) : undefined;
+    return this.request({ kind: 'event', event: encodeEvent(qualified) }, linkFor).then(
       (result) => result as ResultOf<E>,
     );
   }
@@ -142,7 +144,7 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
    * Replicates `body` (also used for the member's own release-owner / expire entries, before it
    * serves). Resolves with the result of this member's apply.
    */
-  request(body: EntryBody): Promise<unknown> {
+  request(body: EntryBody, linkFor?: string): Promise<unknown> {
     if (this.closed) return Promise.reject(new BackendClosedError('the broker is stopping'));
     const seq = ++this.seq;
     const bytes = encodeEntry(this.origin, seq, body);
@@ -156,7 +158,7 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
         resolve: (o) => (o.ok ? resolve(o.result) : reject(o.error)),
         reject,
         timer,
-        claimFor: body.kind === 'claim' ? body.link : undefined,
+        linkFor: body.kind === 'claim' ? body.link : linkFor,
       });
       this.route(seq);
     });
@@ -284,15 +286,16 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
   }
 
   /**
-   * A link that went away here must never claim its key later. A claim parked while this member
-   * had no reachable leader (a minority partition) would otherwise be sent once the partition
-   * heals, commit after the claim of the member the client re-attached to meanwhile, and detach
-   * that live link with amqp:link:stolen. A claim already sent commits in order or is lost.
+   * A link that went away here must never act later. A claim (or acquire) parked while this
+   * member had no reachable leader (a minority partition) would otherwise be sent once the
+   * partition heals: a claim committed after the claim of the member the client re-attached to
+   * meanwhile detaches that live link with amqp:link:stolen; an acquire takes messages for a
+   * consumer nobody holds. A request already sent commits in order or is lost.
    */
-  private dropUnsentClaims(link: string): void {
+  private dropUnsent(link: string): void {
     for (const [seq, p] of this.pending) {
-      if (p.claimFor === link && p.sentTo === undefined) {
-        this.fail(seq, new OutcomeUnknownError(`link ${link} went away before its claim was sent`));
+      if (p.linkFor === link && p.sentTo === undefined) {
+        this.fail(seq, new OutcomeUnknownError(`link ${link} went away before its request was sent`));
       }
     }
     this.parked = this.parked.filter((seq) => this.pending.has(seq));

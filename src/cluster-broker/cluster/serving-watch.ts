@@ -7,8 +7,9 @@
  *   election; `graceMs` + the Raft detection time (election timeout) + the tick stay under 2 s.
  * - serve again once quorate AND caught up: applied index >= the leader's commit index as of
  *   rejoining (a follower reads it from the leader's status message, a leader from its own
- *   commit once it committed an entry of its term), and (first time only) once the release of
- *   this member's consumers of earlier incarnations has committed.
+ *   commit once it committed an entry of its term), and once the release of every consumer this
+ *   member holds in the replicated state (earlier incarnations; its own closed links after a loss
+ *   of quorum) has committed.
  */
 import type { ClusterBackend } from './cluster-backend.js';
 import type { Membership } from './membership.js';
@@ -62,6 +63,10 @@ export class ServingWatch {
       if (!this.backend.serving) this.backend.setServing(false, this.notQuorateReason);
       else if (now - this.notQuorateSince >= this.graceMs)
         this.backend.setServing(false, this.notQuorateReason);
+      // Not serving means every client connection here was closed: before serving again, release
+      // every consumer this member holds in the replicated state, or a request of a closed link
+      // that committed after its refused release-consumer would keep its messages acquired.
+      if (!this.backend.serving) this.selfReleased = false;
       return;
     }
     this.notQuorateSince = undefined;
@@ -83,7 +88,9 @@ export class ServingWatch {
       if (!this.releasing) {
         this.releasing = true;
         this.backend
-          .request({ kind: 'release-owner', member: this.opts.memberId, keep: this.opts.incarnation })
+          // keep nothing: at start-up this incarnation holds no consumers yet, and after a loss
+          // of quorum its links were all closed
+          .request({ kind: 'release-owner', member: this.opts.memberId, keep: '' })
           .then(
             () => {
               this.selfReleased = true;
