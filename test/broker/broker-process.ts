@@ -18,14 +18,24 @@ export async function spawnBroker(args: string[], timeoutMs = 30_000): Promise<B
     cwd: new URL('../..', import.meta.url).pathname,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  return awaitBrokerReady(child, timeoutMs);
+}
+
+/**
+ * Waits for a started broker's JSON ready line on stdout (rejecting if it exits first or stays
+ * silent past `timeoutMs`), keeping its first stderr lines for diagnostics.
+ */
+export async function awaitBrokerReady(child: ChildProcess, timeoutMs: number): Promise<BrokerProcess> {
   const stderr: string[] = [];
-  createInterface({ input: child.stderr! }).on('line', (l) => stderr.push(l));
+  createInterface({ input: child.stderr! }).on('line', (l) => {
+    if (stderr.length < 500) stderr.push(l);
+  });
   const exited = new Promise<number | string>((resolve) =>
     child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)),
   );
   const ready = await new Promise<{ amqpPort: number; pid: number }>((resolve, reject) => {
     const timer = setTimeout(
-      () => reject(new Error(`no ready line within ${timeoutMs} ms: ${stderr.join('\n')}`)),
+      () => reject(new Error(`broker: no ready line within ${timeoutMs} ms: ${stderr.join('\n')}`)),
       timeoutMs,
     );
     createInterface({ input: child.stdout! }).on('line', (line) => {

@@ -18,19 +18,8 @@ import {
   peekMessage,
   splitMessage,
 } from '../../src/codec/index.js';
+import { seededRandom } from '../../src/failover/random.js';
 import { message, value } from './arbitraries.js';
-
-/** mulberry32: a small seeded PRNG so failures reproduce */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const CONSTRUCTORS = [
   0x00, 0x40, 0x45, 0x53, 0x56, 0x70, 0x80, 0x98, 0xa0, 0xa1, 0xa3, 0xb0, 0xb1, 0xb3, 0xc0, 0xc1, 0xd0, 0xd1,
@@ -205,7 +194,7 @@ describe('fuzz: only AmqpDecodeError escapes', () => {
 
   it('100k mutated inputs (seeded)', () => {
     const seed = Number(process.env.FUZZ_SEED ?? 12345);
-    const rnd = prng(seed);
+    const rnd = seededRandom(seed);
     const CASES = 100_000;
     // stack traces of the ~500k expected decode errors dominate the run time; not needed here
     const limit = Error.stackTraceLimit;

@@ -3,20 +3,15 @@
  * descriptor limit raised to the hard one (1,000 connections need more than many defaults give),
  * its ready line read from stdout, its memory read from /proc.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { awaitBrokerReady, type BrokerProcess } from '../broker/broker-process.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-export interface BrokerChild {
-  child: ChildProcess;
-  pid: number;
-  port: number;
-  stderr: string[];
-  exited: Promise<number | string>;
-}
+/** A broker process started for the limits run. */
+export type BrokerChild = BrokerProcess;
 
 /** The soft and hard `ulimit -n` a child of this process gets. */
 export function fileLimits(): { soft: number; hard: number } {
@@ -34,35 +29,7 @@ export async function startBrokerChild(args: readonly string[], timeoutMs = 60_0
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const stderr: string[] = [];
-  createInterface({ input: child.stderr! }).on('line', (l) => {
-    if (stderr.length < 200) stderr.push(l);
-  });
-  const exited = new Promise<number | string>((resolve) =>
-    child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)),
-  );
-  const ready = await new Promise<{ amqpPort: number; pid: number }>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`broker: no ready line in ${timeoutMs} ms: ${stderr.join('\n')}`)),
-      timeoutMs,
-    );
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      try {
-        const v = JSON.parse(line) as { ready?: boolean; amqpPort: number; pid: number };
-        if (v.ready === true) {
-          clearTimeout(timer);
-          resolve(v);
-        }
-      } catch {
-        // not the ready line
-      }
-    });
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`broker exited (${code}) before ready: ${stderr.join('\n')}`));
-    });
-  });
-  return { child, pid: ready.pid, port: ready.amqpPort, stderr, exited };
+  return awaitBrokerReady(child, timeoutMs);
 }
 
 /** VmRSS and VmHWM (peak) of a process, in MiB, from /proc. */

@@ -220,7 +220,14 @@ class FileEventStore implements EventStore {
         this.writtenIndex += batch.records.length;
         batch.resolve();
         batch = undefined;
-        if (!this.compaction && this.segmentBytes >= this.rollThreshold()) await this.roll();
+        // the size guard first: summing the live bytes walks every queue
+        if (
+          !this.compaction &&
+          this.segmentBytes >= (this.opts.segmentBytes ?? DEFAULT_SEGMENT_BYTES) &&
+          this.segmentBytes >= this.rollThreshold()
+        ) {
+          await this.roll();
+        }
       }
     } catch (err) {
       this.fail(err, batch);
