@@ -5,9 +5,10 @@ import { AmqpError } from '../../errors.js';
 export const SINGLE_NODE_USAGE = `Usage: quorate-broker [--port 5672] [--host 127.0.0.1] --data-dir DIR [options]
        quorate-broker cluster --help      (a supervised local cluster)
        quorate-broker node --help         (one member of a cluster)
+       quorate-broker status URL...       (a member's overview as a table; --help)
 
 Runs a single-node AMQP 1.0 broker. Prints one JSON line once it listens:
-  {"ready":true,"amqpPort":PORT,"pid":PID}
+  {"ready":true,"amqpPort":PORT,"pid":PID}   (plus "httpPort":P with --http-port)
 and stops cleanly on SIGTERM/SIGINT (connections closed, store flushed).
 
   --port P                 AMQP port (default 5672; 0 = a free port, named in the ready line)
@@ -29,6 +30,11 @@ and stops cleanly on SIGTERM/SIGINT (connections closed, store flushed).
   --dedup-window-count N   message-ids remembered per queue for duplicate detection (default 10000; 0 = off)
   --dedup-window-ms MS     how long a message-id is remembered (default 600000)
   --container-id ID        our Open container-id
+  --http-port P            serve the status page, JSON API, /metrics (Prometheus), /healthz and
+                           /readyz on this port (0 = a free one, named in the ready line as
+                           httpPort); off by default. With --users they ask for the same
+                           credentials (HTTP basic), except /healthz and /readyz
+  --http-host H            address the HTTP server binds (default: --host)
   -h, --help
 `;
 
@@ -50,6 +56,8 @@ export interface SingleNodeArgs {
   dedupWindowCount: number | undefined;
   dedupWindowMs: number | undefined;
   containerId: string | undefined;
+  httpPort: number | undefined;
+  httpHost: string | undefined;
   help: boolean;
 }
 
@@ -91,6 +99,8 @@ export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
         'dedup-window-count': { type: 'string' },
         'dedup-window-ms': { type: 'string' },
         'container-id': { type: 'string' },
+        'http-port': { type: 'string' },
+        'http-host': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -123,6 +133,8 @@ export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
     dedupWindowCount: int('dedup-window-count', s('dedup-window-count'), 0),
     dedupWindowMs: int('dedup-window-ms', s('dedup-window-ms'), 0),
     containerId: s('container-id'),
+    httpPort: int('http-port', s('http-port'), 0, 65535),
+    httpHost: s('http-host'),
     help: values.help === true,
   };
 }

@@ -32,6 +32,7 @@ import { decodeEvent, encodeEvent } from '../core/event-codec.js';
 import type { BrokerEvent } from '../core/events.js';
 import type { ResultOf } from '../core/results.js';
 import { StoreError } from './errors.js';
+import { LatencyHistogram } from './latency-histogram.js';
 import { frameRecord, RECORD_HEADER_BYTES, scanRecords } from './record-format.js';
 import { listSegments, segmentName } from './segments.js';
 import { fsyncDir, readSnapshotFile, removeStaleTemp, writeSnapshotFile } from './snapshot-file.js';
@@ -88,6 +89,8 @@ export interface EventStore {
   /** Resolves when everything committed so far is durable. */
   flush(): Promise<void>;
   stats(): StoreStats;
+  /** Durations of the log's fsyncs (monitoring). */
+  readonly fsyncLatency: LatencyHistogram;
   /** Flushes, waits for a running compaction, closes files. Later commits throw. */
   close(): Promise<void>;
 }
@@ -127,6 +130,7 @@ class FileEventStore implements EventStore {
   private failure: StoreError | undefined;
   private closed = false;
   private readonly counters: StoreStats;
+  readonly fsyncLatency = new LatencyHistogram();
 
   constructor(
     readonly dir: string,
@@ -212,7 +216,7 @@ class FileEventStore implements EventStore {
         let off = 0;
         for (const r of batch.records) off = frameRecord(r, buf, off);
         await writeAll(this.fh, buf);
-        await this.fh.datasync();
+        await this.fsyncLatency.time(() => this.fh.datasync());
         this.counters.fsyncs++;
         this.counters.writes++;
         this.counters.bytesWritten += buf.length;

@@ -10,5 +10,6 @@ export {
   type StoreOptions,
   type StoreStats,
 } from './event-store.js';
+export { FSYNC_BUCKETS_SECONDS, LatencyHistogram } from './latency-histogram.js';
 export { frameRecord, RECORD_HEADER_BYTES, type ScanResult, scanRecords } from './record-format.js';
 export { fsyncDir, readSnapshotFile, type SnapshotContents, writeSnapshotFile } from './snapshot-file.js';

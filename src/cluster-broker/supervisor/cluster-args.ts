@@ -7,19 +7,24 @@ export interface ClusterCommandArgs {
   nodes: number;
   /** --base-port, default 5672 (cluster ports from base+1000); 0 picks free ports. */
   basePort: number;
+  /** --http-base-port: member i serves HTTP on H+i-1; 0 = free ports; absent: no HTTP. */
+  httpBasePort: number | undefined;
   /** --data-dir; default a temp dir, removed on stop. */
   dataDir: string | undefined;
   /** --help */
   help: boolean;
 }
 
-export const CLUSTER_USAGE = `Usage: quorate-broker cluster [--nodes 3] [--base-port 5672] [--data-dir DIR]
+export const CLUSTER_USAGE = `Usage: quorate-broker cluster [--nodes 3] [--base-port 5672] [--http-base-port 15672] [--data-dir DIR]
 
 Runs a supervised local cluster: one process per member (n1..nN), AMQP ports base..base+N-1,
 cluster ports base+1000..; a member that dies is restarted with backoff. Prints one JSON line per
 member start and a summary; SIGTERM or SIGINT stops every member (paused ones are resumed first).
   --nodes N        number of members (default 3)
   --base-port P    first AMQP port (default 5672); 0 = free ports
+  --http-base-port H
+                   member i serves its status page, JSON API, /metrics, /healthz and
+                   /readyz on H+i-1 (n1 on H); 0 = free ports; default: no HTTP
   --data-dir DIR   parent of the members' stores (default: a temp dir, removed on stop)
 `;
 
@@ -43,13 +48,20 @@ function integerFlag(
 
 /** Parses the flags after `cluster`; throws `SupervisorError` ('amqp:invalid-field') on bad input. */
 export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
-  let values: { nodes?: string; 'base-port'?: string; 'data-dir'?: string; help?: boolean };
+  let values: {
+    nodes?: string;
+    'base-port'?: string;
+    'http-base-port'?: string;
+    'data-dir'?: string;
+    help?: boolean;
+  };
   try {
     ({ values } = parseArgs({
       args: [...argv],
       options: {
         nodes: { type: 'string' },
         'base-port': { type: 'string' },
+        'http-base-port': { type: 'string' },
         'data-dir': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -62,6 +74,10 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
   return {
     nodes: integerFlag('nodes', values.nodes, 3, 1, 99),
     basePort: integerFlag('base-port', values['base-port'], 5672, 0, 64_000),
+    httpBasePort:
+      values['http-base-port'] === undefined
+        ? undefined
+        : integerFlag('http-base-port', values['http-base-port'], 0, 0, 65_000),
     dataDir: values['data-dir'],
     help: values.help ?? false,
   };

@@ -23,6 +23,8 @@ export interface SupervisorMemberSpec {
   /** Ports reported by `members()` before the member's ready line says otherwise. */
   amqpPort?: number;
   clusterPort?: number;
+  /** Monitoring port reported by `members()` before the ready line says otherwise; absent: none. */
+  httpPort?: number;
 }
 
 /** The JSON line a member prints once it listens (contract of `quorate-broker node`). */
@@ -32,6 +34,8 @@ export interface MemberReadyLine {
   amqpPort: number;
   clusterPort: number;
   pid: number;
+  /** Present when the member serves the monitoring endpoints (`--http-port`). */
+  httpPort?: number;
 }
 
 /**
@@ -52,6 +56,8 @@ export interface MemberInfo {
   clusterPort: number;
   /** `amqp://127.0.0.1:<amqpPort>` */
   url: string;
+  /** `http://127.0.0.1:<httpPort>`: its status page and monitoring endpoints; null without. */
+  httpUrl: string | null;
   state: MemberState;
   /** How many times the member was started again after its first start. */
   restarts: number;
@@ -103,6 +109,10 @@ export const DEFAULT_RESTART_POLICY: RestartPolicy = {
   factor: 2,
   resetAfterMs: 10_000,
 };
+
+export function memberHttpUrl(httpPort: number, host = '127.0.0.1'): string {
+  return `http://${host}:${httpPort}`;
+}
 
 export function memberUrl(amqpPort: number, host = '127.0.0.1'): string {
   return `amqp://${host}:${amqpPort}`;

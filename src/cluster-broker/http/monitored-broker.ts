@@ -1,0 +1,36 @@
+/**
+ * The narrow view of a broker the monitoring endpoints read: counters, connections and the
+ * queues of the (replicated) state. Nothing here reaches into links or the store.
+ */
+import type { BrokerServer } from '../server/broker-server.js';
+
+/** One queue's row as the metrics and `/api/queues` see it. */
+export interface QueueRow {
+  name: string;
+  messages: number;
+  bytes: number;
+  unacknowledged: number;
+  /** Consumer links attached on this member. */
+  consumers: number;
+}
+
+export interface MonitoredBroker {
+  readonly server: Pick<BrokerServer, 'activity' | 'stats' | 'connections'>;
+  queueRows(): QueueRow[];
+}
+
+export function monitoredBroker(server: BrokerServer): MonitoredBroker {
+  return {
+    server,
+    queueRows() {
+      const consumers = server.consumersByQueue();
+      return server.backend.state.listQueues().map((q) => ({
+        name: q.name,
+        messages: q.depth,
+        bytes: q.bytes,
+        unacknowledged: q.acquired,
+        consumers: consumers.get(q.name) ?? 0,
+      }));
+    },
+  };
+}
