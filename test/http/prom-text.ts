@@ -125,20 +125,37 @@ export function parsePrometheusText(text: string): Map<string, Family> {
 }
 
 function checkHistogram(f: Family): void {
-  const buckets = f.samples.filter((s) => s.name === `${f.name}_bucket`);
-  if (buckets.length === 0) return;
-  const les = buckets.map((b) => {
-    if (b.labels.le === undefined) throw new Error(`${f.name}: bucket without le`);
-    return parseValue(b.labels.le, 0);
-  });
-  for (let i = 1; i < buckets.length; i++) {
-    if (!(les[i]! > les[i - 1]!)) throw new Error(`${f.name}: bucket bounds not increasing`);
-    if (buckets[i]!.value < buckets[i - 1]!.value) throw new Error(`${f.name}: buckets not cumulative`);
+  // one histogram per label set (le aside): e.g. nodejs_gc_duration_seconds{kind=...}
+  const seriesKey = (labels: Record<string, string>): string =>
+    JSON.stringify(
+      Object.entries(labels)
+        .filter(([k]) => k !== 'le')
+        .sort(),
+    );
+  const groups = new Map<string, Sample[]>();
+  for (const s of f.samples) {
+    if (s.name !== `${f.name}_bucket`) continue;
+    const key = seriesKey(s.labels);
+    groups.set(key, [...(groups.get(key) ?? []), s]);
   }
-  if (les.at(-1) !== Number.POSITIVE_INFINITY) throw new Error(`${f.name}: no +Inf bucket`);
-  const count = f.samples.find((s) => s.name === `${f.name}_count`);
-  if (!count || count.value !== buckets.at(-1)!.value) throw new Error(`${f.name}: +Inf bucket != _count`);
-  if (!f.samples.some((s) => s.name === `${f.name}_sum`)) throw new Error(`${f.name}: no _sum`);
+  for (const [key, buckets] of groups) {
+    const les = buckets.map((b) => {
+      if (b.labels.le === undefined) throw new Error(`${f.name}: bucket without le`);
+      return parseValue(b.labels.le, 0);
+    });
+    for (let i = 1; i < buckets.length; i++) {
+      if (!(les[i]! > les[i - 1]!)) throw new Error(`${f.name}${key}: bucket bounds not increasing`);
+      if (buckets[i]!.value < buckets[i - 1]!.value)
+        throw new Error(`${f.name}${key}: buckets not cumulative`);
+    }
+    if (les.at(-1) !== Number.POSITIVE_INFINITY) throw new Error(`${f.name}${key}: no +Inf bucket`);
+    const count = f.samples.find((s) => s.name === `${f.name}_count` && seriesKey(s.labels) === key);
+    if (!count || count.value !== buckets.at(-1)!.value)
+      throw new Error(`${f.name}${key}: +Inf bucket != _count`);
+    if (!f.samples.some((s) => s.name === `${f.name}_sum` && seriesKey(s.labels) === key)) {
+      throw new Error(`${f.name}${key}: no _sum`);
+    }
+  }
 }
 
 /** The value of one series (labels must match exactly); undefined when absent. */

@@ -65,8 +65,7 @@ export class MonitoringServer {
       });
     });
     s.boundPort = (s.http.address() as AddressInfo).port;
-    s.history.sample(Date.now());
-    s.sampler = setInterval(() => s.history.sample(Date.now()), SAMPLE_EVERY_MS);
+    s.sampler = setInterval(() => s.sampleHistory(), SAMPLE_EVERY_MS);
     s.sampler.unref();
     return s;
   }
@@ -99,6 +98,15 @@ export class MonitoringServer {
       }),
       topics: [],
     };
+  }
+
+  private sampleHistory(): void {
+    try {
+      this.history.sample(Date.now());
+    } catch (err) {
+      // a cluster member binds HTTP before its replicated state is attached: nothing to sample yet
+      this.opts.logger?.debug?.({ err }, 'monitoring: queue sample skipped');
+    }
   }
 
   async stop(): Promise<void> {
