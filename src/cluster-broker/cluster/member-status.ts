@@ -5,10 +5,11 @@
  * what an operator needs to find out who sees whom.
  *
  * Lag, in log entries, against the most advanced commit index this member knows of:
- * - on the leader, for each follower: the leader's last index minus what the follower
- *   acknowledged (the leader's own replication progress, exact);
- * - elsewhere: that reference minus the commit index the member last reported in its status
- *   message (every 100 ms), so an unreachable member's lag grows while the others move on.
+ * - from the member's status messages (every 100 ms): that reference minus the commit index it
+ *   last reported, so an unreachable member's lag grows while the others move on;
+ * - on the leader also from its replication progress: its last index minus what the follower
+ *   acknowledged; the smaller of the two estimates is shown (a new leader knows nothing of a
+ *   follower's log until it answers).
  */
 import type { ClusterSource, ClusterStatus, MemberEntry } from '../http/types.js';
 import type { Replica } from '../replication/replica.js';
@@ -82,9 +83,12 @@ export class MemberStatusSource implements ClusterSource {
       }
       const st = mship?.statusOf(m);
       const match = leading ? rep?.matchIndexOf(m) : undefined;
-      let lag: number | null = null;
-      if (match !== undefined && rep) lag = Math.max(0, rep.lastIndex - match);
-      else if (st) lag = Math.max(0, reference - st.commitIndex);
+      // A new leader starts every follower at match 0 until it answers: where the member's own
+      // report says it is closer, believe the report (the smaller of the two estimates).
+      const estimates: number[] = [];
+      if (match !== undefined && rep) estimates.push(Math.max(0, rep.lastIndex - match));
+      if (st) estimates.push(Math.max(0, reference - st.commitIndex));
+      const lag = estimates.length === 0 ? null : Math.min(...estimates);
       return {
         id: m,
         url,

@@ -40,6 +40,10 @@ export interface QueueInfo {
   available: number;
   acquired: number;
   bytes: number;
+  /** Messages added since this state started (diagnostics; 0 again after a restore). */
+  added: number;
+  /** Acquisitions (deliveries) since this state started (diagnostics; 0 again after a restore). */
+  acquisitions: number;
 }
 
 /** Takes ownership of message bytes without pinning a larger buffer (see EnqueueEvent.message). */
@@ -110,6 +114,8 @@ export class BrokerState {
       available: q.available.size,
       acquired: q.acquired.size,
       bytes: q.byteCount,
+      added: q.addedCount,
+      acquisitions: q.acquiredCount,
     };
   }
 
@@ -283,6 +289,7 @@ export class BrokerState {
     const firstAcquirer = !m.acquiredBefore;
     m.acquiredBefore = true;
     m.owner = consumer;
+    q.acquiredCount++;
     q.acquired.set(m.seq, m);
     let held = this.consumers.get(consumer);
     if (!held) {

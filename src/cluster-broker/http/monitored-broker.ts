@@ -12,6 +12,10 @@ export interface QueueRow {
   unacknowledged: number;
   /** Consumer links attached on this member. */
   consumers: number;
+  /** Messages added to it since the state started (whole cluster: every member applies every event). */
+  added: number;
+  /** Deliveries from it since the state started (whole cluster). */
+  acquisitions: number;
 }
 
 export interface MonitoredBroker {
@@ -30,6 +34,8 @@ export function monitoredBroker(server: BrokerServer): MonitoredBroker {
         bytes: q.bytes,
         unacknowledged: q.acquired,
         consumers: consumers.get(q.name) ?? 0,
+        added: q.added,
+        acquisitions: q.acquisitions,
       }));
     },
   };

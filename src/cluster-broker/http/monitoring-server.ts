@@ -40,7 +40,7 @@ export class MonitoringServer {
   private boundPort = 0;
 
   private constructor(private readonly opts: MonitoringServerOptions) {
-    this.history = new QueueHistory(() => opts.broker.queueRows(), opts.broker.server.activity);
+    this.history = new QueueHistory(() => opts.broker.queueRows());
     this.metrics = new BrokerMetrics(opts.broker, opts.cluster);
     this.page = loadPageAssets();
     this.authenticate = basicAuthenticator(opts.users);
@@ -94,7 +94,8 @@ export class MonitoringServer {
     return {
       queues: this.opts.broker.queueRows().map((q) => {
         const [publishRate, deliverRate] = this.history.rates(q.name);
-        return { ...q, publishRate, deliverRate };
+        const { name, messages, bytes, consumers, unacknowledged } = q;
+        return { name, messages, bytes, consumers, unacknowledged, publishRate, deliverRate };
       }),
       topics: [],
     };

@@ -1,9 +1,9 @@
 /**
  * Recent queue history for the status page's charts and `/api/queues` rates: once a second it
- * samples each queue's depth and this member's publish/deliver counters, keeping the last five
+ * samples each queue's depth and its added/acquired counts from the replicated state (so in a
+ * cluster the rates are the whole cluster's, the same on every member), keeping the last five
  * minutes. Costs one pass over the queues per second, nothing per message.
  */
-import type { Activity } from '../server/activity.js';
 import type { QueueRow } from './monitored-broker.js';
 
 export const SAMPLE_EVERY_MS = 1000;
@@ -37,10 +37,7 @@ export interface HistoryDocument {
 export class QueueHistory {
   private readonly series = new Map<string, Series>();
 
-  constructor(
-    private readonly rows: () => QueueRow[],
-    private readonly activity: Activity,
-  ) {}
+  constructor(private readonly rows: () => QueueRow[]) {}
 
   /** Takes one sample of every queue (queues gone from the state are forgotten). */
   sample(now: number): void {
@@ -52,11 +49,10 @@ export class QueueHistory {
         s = { at: [], messages: [], published: [], delivered: [] };
         this.series.set(row.name, s);
       }
-      const a = this.activity.queue(row.name);
       s.at.push(now);
       s.messages.push(row.messages);
-      s.published.push(a.published);
-      s.delivered.push(a.delivered);
+      s.published.push(row.added);
+      s.delivered.push(row.acquisitions);
       if (s.at.length > HISTORY_SAMPLES + 1) {
         s.at.shift();
         s.messages.shift();
@@ -76,8 +72,8 @@ export class QueueHistory {
     const seconds = (s.at[last]! - s.at[first]!) / 1000;
     if (seconds <= 0) return [0, 0];
     return [
-      round((s.published[last]! - s.published[first]!) / seconds),
-      round((s.delivered[last]! - s.delivered[first]!) / seconds),
+      rate(s.published[first]!, s.published[last]!, seconds),
+      rate(s.delivered[first]!, s.delivered[last]!, seconds),
     ];
   }
 
@@ -107,11 +103,13 @@ function perSecond(at: number[], counts: number[]): number[] {
   const out: number[] = [];
   for (let i = 1; i < at.length; i++) {
     const seconds = (at[i]! - at[i - 1]!) / 1000;
-    out.push(seconds > 0 ? round((counts[i]! - counts[i - 1]!) / seconds) : 0);
+    out.push(rate(counts[i - 1]!, counts[i]!, seconds));
   }
   return out;
 }
 
-function round(v: number): number {
-  return Math.round(v * 10) / 10;
+/** Per second, one decimal; 0 when the count went down (the state was restored from a snapshot). */
+function rate(from: number, to: number, seconds: number): number {
+  if (seconds <= 0 || to < from) return 0;
+  return Math.round(((to - from) / seconds) * 10) / 10;
 }

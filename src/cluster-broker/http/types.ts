@@ -52,9 +52,9 @@ export interface QueueEntry {
   consumers: number;
   /** Delivered and not yet settled. */
   unacknowledged: number;
-  /** Messages per second published through this member, over the last 5 s. */
+  /** Messages per second added to the queue (whole cluster), over the last 5 s. */
   publishRate: number;
-  /** Messages per second delivered by this member, over the last 5 s. */
+  /** Messages per second delivered from the queue (whole cluster, redeliveries included), over the last 5 s. */
   deliverRate: number;
 }
 
