@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BrokerHandle, startBroker } from '../../src/broker.js';
+import { runStatusCommand } from '../../src/cluster-broker/http/status-command.js';
 import { type Connection, connect } from '../../src/index.js';
 import { waitFor } from '../support/net.js';
 import { parsePrometheusText, valueOf } from './prom-text.js';
@@ -231,5 +232,31 @@ describe('single-node monitoring endpoints', () => {
     const css = await (await get('/status.css')).text();
     expect(js).not.toMatch(/https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
     expect(Buffer.byteLength(text) + Buffer.byteLength(js) + Buffer.byteLength(css)).toBeLessThan(200 * 1024);
+  });
+
+  it("`quorate-broker status` prints the overview as a table, with the users' credentials", async () => {
+    const run = async (...argv: string[]): Promise<[number, string]> => {
+      let out = '';
+      const io = {
+        stdout: { write: (c: string) => (out += c) },
+        stderr: { write: (c: string) => (out += c) },
+      };
+      return [await runStatusCommand(argv, io), out];
+    };
+    const [code, table] = await run(broker.httpUrl!, '--user', 'alice', '--password', 's3cret:with-colon');
+    expect(code).toBe(0);
+    const [header, row] = table.split('\n');
+    expect(header).toMatch(
+      /^MEMBER\s+ROLE\s+LEADER\s+TERM\s+COMMIT\s+APPLIED\s+QUORATE\s+SERVING\s+QUEUES\s+CONNS\s+UP\s+URL$/,
+    );
+    expect(row).toMatch(
+      /^single-under-test\s+single\s+single-under-test\s+0\s+\d+\s+\d+\s+yes\s+yes\s+\d+\s+1\s/,
+    );
+    const [denied, deniedTable] = await run(broker.httpUrl!);
+    expect(denied).toBe(1);
+    expect(deniedTable).toContain('unreachable (HTTP 401)');
+    const [bad, usage] = await run('ftp://x');
+    expect(bad).toBe(2);
+    expect(usage).toContain('Usage: quorate-broker status');
   });
 });

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterHandle } from '../../src/broker.js';
+import { runStatusCommand } from '../../src/cluster-broker/http/status-command.js';
 import { range, sendVia, startTestCluster, waitLeader, waitServing } from '../cluster/cluster-support.js';
 import { parsePrometheusText, valueOf } from '../http/prom-text.js';
 import { waitFor } from '../support/net.js';
@@ -39,6 +40,16 @@ async function overview(id: string): Promise<Overview> {
   const res = await fetch(`${httpOf(id)}/api/overview`);
   expect(res.status).toBe(200);
   return (await res.json()) as Overview;
+}
+
+/** `quorate-broker status URL`, in process: [exit code, stdout]. */
+async function statusCommand(...argv: string[]): Promise<[number, string]> {
+  let out = '';
+  const code = await runStatusCommand(argv, {
+    stdout: { write: (c: string) => (out += c) },
+    stderr: { write: (c: string) => (out += c) },
+  });
+  return [code, out];
 }
 
 async function readyStatus(id: string): Promise<number> {
@@ -106,12 +117,26 @@ describe('cluster monitoring endpoints', () => {
       { timeoutMs: 15_000, what: `the leader to see ${victim} down and behind` },
     );
     const survivor = handle.ids.find((x) => x !== leader && x !== victim)!;
+    // `status` given only the survivor's URL follows its member list and reports the dead one
+    const [code, table] = await statusCommand(httpOf(survivor));
+    expect(code).toBe(1);
+    const lines = table.split('\n');
+    expect(lines.find((l) => l.startsWith(`${leader} `))).toMatch(
+      new RegExp(`^${leader}\\s+leader\\s+${leader}\\s`),
+    );
+    expect(lines.find((l) => l.startsWith(`${victim} `))).toContain('unreachable');
+    expect(lines.find((l) => l.startsWith(`${survivor} `))).toMatch(/\sfollower\s/);
+    expect(table).toContain(`as ${leader} (leader) sees the members:`);
     const fromSurvivor = (await overview(survivor)).members.find((m) => m.id === victim)!;
     expect(fromSurvivor.reachable).toBe(false);
     expect(fromSurvivor.lag).toBeGreaterThanOrEqual(30);
 
     await handle.restart(victim);
     await waitServing(handle, [victim]);
+    await waitFor(async () => (await statusCommand(httpOf(victim)))[0] === 0, {
+      timeoutMs: 30_000,
+      what: '`status` to report every member serving',
+    });
     await waitFor(
       async () => {
         const m = (await overview(leader)).members.find((x) => x.id === victim);
