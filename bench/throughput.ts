@@ -7,6 +7,9 @@
  * RABBIT_URL) and against the Qpid Proton C example broker (`protonBroker` / PROTON_BROKER: path
  * of its binary, run as `BIN 127.0.0.1 PORT`).
  * Also: broker memory (heap + array buffers) per queued 1 KiB message, measured in process.
+ * `scrape` / BENCH_SCRAPE=1: also the same broker serving its monitoring endpoints
+ * (`--http-port`) while a scraper fetches /metrics, /api/overview, /api/queues and
+ * /api/connections once a second (the status page's and Prometheus's load), with the ratio.
  *
  *   npx tsx bench/throughput.ts            or   npx tsx bench/run.ts throughput
  */
@@ -36,6 +39,8 @@ export interface ThroughputOptions {
   memoryBroker?: boolean;
   /** Messages queued for the memory figure. Default 20_000. */
   memoryMessages?: number;
+  /** Also measure with the monitoring endpoints scraped every second. Default: env BENCH_SCRAPE=1. */
+  scrape?: boolean;
 }
 
 export interface Measurement {
@@ -178,16 +183,19 @@ interface RunningBroker {
   stop(): Promise<void>;
 }
 
-async function spawnReady(cmd: string, args: string[]): Promise<{ child: ChildProcess; port: number }> {
+async function spawnReady(
+  cmd: string,
+  args: string[],
+): Promise<{ child: ChildProcess; port: number; httpPort?: number }> {
   const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-  const port = await new Promise<number>((resolve, reject) => {
+  const ready = await new Promise<{ amqpPort: number; httpPort?: number }>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error('broker not ready within 30 s')), 30_000);
     createInterface({ input: child.stdout! }).on('line', (line) => {
       try {
-        const v = JSON.parse(line) as { ready?: boolean; amqpPort?: number };
+        const v = JSON.parse(line) as { ready?: boolean; amqpPort?: number; httpPort?: number };
         if (v.ready && typeof v.amqpPort === 'number') {
           clearTimeout(t);
-          resolve(v.amqpPort);
+          resolve(v as { amqpPort: number; httpPort?: number });
         }
       } catch {
         // not the ready line
@@ -195,7 +203,11 @@ async function spawnReady(cmd: string, args: string[]): Promise<{ child: ChildPr
     });
     child.once('exit', (code) => reject(new Error(`broker exited with ${code}`)));
   });
-  return { child, port };
+  return {
+    child,
+    port: ready.amqpPort,
+    ...(ready.httpPort !== undefined ? { httpPort: ready.httpPort } : {}),
+  };
 }
 
 function stopChild(child: ChildProcess): Promise<void> {
@@ -209,21 +221,46 @@ function stopChild(child: ChildProcess): Promise<void> {
   });
 }
 
-async function startOurBroker(durable = true): Promise<RunningBroker> {
+async function startOurBroker(durable = true, scraped = false): Promise<RunningBroker> {
   const dir = await mkdtemp(join(tmpdir(), 'qb-bench-'));
-  const { child, port } = await spawnReady(process.execPath, [
+  const { child, port, httpPort } = await spawnReady(process.execPath, [
     '--import',
     'tsx',
     'src/cluster-broker/cli/main.ts',
     '--port',
     '0',
     ...(durable ? ['--data-dir', dir] : []),
+    ...(scraped ? ['--http-port', '0'] : []),
   ]);
+  const scraper = httpPort === undefined ? undefined : startScraper(`http://127.0.0.1:${httpPort}`);
   return {
     url: new URL(`amqp://127.0.0.1:${port}`),
     async stop() {
+      await scraper?.stop();
       await stopChild(child);
       await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Fetches what Prometheus and an open status page fetch, once a second. */
+function startScraper(base: string): { stop(): Promise<void> } {
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const started = performance.now();
+      for (const path of ['/metrics', '/api/overview', '/api/queues', '/api/connections', '/api/history']) {
+        const res = await fetch(`${base}${path}`);
+        if (!res.ok) throw new Error(`${path}: HTTP ${res.status}`);
+        await res.arrayBuffer();
+      }
+      await new Promise((r) => setTimeout(r, Math.max(0, 1000 - (performance.now() - started))));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
     },
   };
 }
@@ -383,6 +420,15 @@ export async function run(opts: ThroughputOptions = {}): Promise<ThroughputResul
   } finally {
     await ours.stop();
   }
+  const scrape = opts.scrape ?? process.env.BENCH_SCRAPE === '1';
+  if (scrape) {
+    const scraped = await startOurBroker(true, true);
+    try {
+      await measure('quorate-scraped', scraped.url);
+    } finally {
+      await scraped.stop();
+    }
+  }
   if (opts.memoryBroker ?? process.env.BENCH_MEMORY_BROKER === '1') {
     const mem = await startOurBroker(false);
     try {
@@ -409,6 +455,14 @@ export async function run(opts: ThroughputOptions = {}): Promise<ThroughputResul
     const o = find('quorate-broker', 'quorate', size);
     if (r && o)
       ratios[`quorate/rhea via quorate-broker ${size} B`] = round2(o.endToEndPerSec / r.endToEndPerSec);
+    for (const client of ['rhea', 'quorate']) {
+      const plain = find('quorate-broker', client, size);
+      const scraped = find('quorate-scraped', client, size);
+      if (plain && scraped)
+        ratios[`scraped every 1 s/not scraped, ${client} ${size} B`] = round2(
+          scraped.endToEndPerSec / plain.endToEndPerSec,
+        );
+    }
     const p = find('proton-c', 'rhea', size);
     const rm = find('quorate-memory', 'rhea', size);
     if (rm && p)
