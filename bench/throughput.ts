@@ -8,22 +8,19 @@
  * of its binary, run as `BIN 127.0.0.1 PORT`).
  * Also: broker memory (heap + array buffers) per queued 1 KiB message, measured in process.
  * `scrape` / BENCH_SCRAPE=1: also the same broker serving its monitoring endpoints
- * (`--http-port`) while a scraper fetches /metrics, /api/overview, /api/queues and
- * /api/connections once a second (the status page's and Prometheus's load), with the ratio.
+ * (`--http-port`) while a scraper fetches /metrics, /api/overview, /api/queues,
+ * /api/connections and /api/history once a second (Prometheus's and an open status page's
+ * load), with the ratio to the broker without HTTP.
  *
  *   npx tsx bench/throughput.ts            or   npx tsx bench/run.ts throughput
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import rhea from 'rhea';
 import { startBroker } from '../src/broker.js';
+import { startOurBroker, startProtonBroker } from './lib/brokers.js';
+import { type BenchClient, quorateClient, rheaClient } from './lib/clients.js';
 
 export interface ThroughputOptions {
   log?: (line: string) => void;
@@ -37,10 +34,10 @@ export interface ThroughputOptions {
   protonBroker?: string;
   /** Also measure our broker without a store (no fsync), as the Proton C example broker runs. Default: env BENCH_MEMORY_BROKER=1. */
   memoryBroker?: boolean;
-  /** Messages queued for the memory figure. Default 20_000. */
-  memoryMessages?: number;
   /** Also measure with the monitoring endpoints scraped every second. Default: env BENCH_SCRAPE=1. */
   scrape?: boolean;
+  /** Messages queued for the memory figure. Default 20_000. */
+  memoryMessages?: number;
 }
 
 export interface Measurement {
@@ -66,186 +63,12 @@ export interface ThroughputResult {
   };
 }
 
-type Client = (
-  url: URL,
-  queue: string,
-  n: number,
-  body: Buffer,
-  window: number,
-) => Promise<{ sendMs: number; receiveMs: number }>;
-
-const root = fileURLToPath(new URL('..', import.meta.url));
-
-// ---------------------------------------------------------------- clients
-
-const rheaClient: Client = (url, queue, n, body, window) =>
-  new Promise((resolve, reject) => {
-    const container = rhea.create_container();
-    const conn = container.connect({
-      host: url.hostname,
-      port: Number(url.port),
-      reconnect: false,
-      ...(url.username
-        ? { username: decodeURIComponent(url.username), password: decodeURIComponent(url.password) }
-        : {}),
-    } as rhea.ConnectionOptions);
-    const data = (rhea as unknown as { message: { data_section(b: Buffer): unknown } }).message.data_section(
-      body,
-    );
-    let sent = 0;
-    let settled = 0;
-    let got = 0;
-    const t0 = performance.now();
-    let t1 = 0;
-    conn.on('connection_error', (ctx) => reject(new Error(String(ctx.connection.error))));
-    conn.on('disconnected', (ctx) => {
-      if (got < n) reject(new Error(`disconnected: ${String(ctx.error ?? '')}`));
-    });
-    const sender = conn.open_sender(queue);
-    const pump = () => {
-      while (sent < n && sent - settled < window && sender.sendable()) {
-        sender.send({ body: data, message_id: `r-${sent}` });
-        sent++;
-      }
-    };
-    sender.on('sendable', pump);
-    sender.on('rejected', () => reject(new Error('rejected')));
-    sender.on('accepted', () => {
-      settled++;
-      if (settled < n) {
-        pump();
-        return;
-      }
-      t1 = performance.now();
-      sender.close();
-      const receiver = conn.open_receiver({ source: queue, credit_window: window });
-      receiver.on('message', () => {
-        if (++got === n) {
-          const t2 = performance.now();
-          conn.close();
-          resolve({ sendMs: t1 - t0, receiveMs: t2 - t1 });
-        }
-      });
-    });
-  });
-
-/** Our client, if the package root exports `connect` (it is being written; a failure is reported, not fatal). */
-const ourClient: Client = async (url, queue, n, body, window) => {
-  const mod = (await import('../src/index.js')) as unknown as {
-    connect?: (o: { urls: string; reconnect?: false }) => Promise<OurConnection>;
-  };
-  if (typeof mod.connect !== 'function') throw new Error('src/index.ts exports no connect() yet');
-  const conn = await mod.connect({ urls: url.href, reconnect: false });
-  try {
-    const sender = await conn.openSender(queue);
-    let next = 0;
-    const t0 = performance.now();
-    const worker = async () => {
-      while (next < n) {
-        const i = next++;
-        const r = await sender.send({ body, messageId: `o-${i}` });
-        if (r.state !== 'accepted') throw new Error(`send ${i}: ${r.state}`);
-      }
-    };
-    await Promise.all(Array.from({ length: window }, worker));
-    const t1 = performance.now();
-    await sender.close();
-    const receiver = await conn.openReceiver(queue, { credit: window, confirmAccept: false });
-    let got = 0;
-    for await (const d of receiver) {
-      void d.accept();
-      if (++got === n) break;
-    }
-    const t2 = performance.now();
-    await receiver.close().catch(() => {});
-    return { sendMs: t1 - t0, receiveMs: t2 - t1 };
-  } finally {
-    await conn.close().catch(() => {});
-  }
-};
-
-interface OurConnection {
-  openSender(a: string): Promise<{
-    send(m: { body: Buffer; messageId: string }): Promise<{ state: string }>;
-    close(): Promise<void>;
-  }>;
-  openReceiver(
-    a: string,
-    o: { credit: number; confirmAccept: boolean },
-  ): Promise<AsyncIterable<{ accept(): Promise<void> }> & { close(): Promise<void> }>;
-  close(): Promise<void>;
-}
-
-// ---------------------------------------------------------------- brokers
-
-interface RunningBroker {
-  url: URL;
-  stop(): Promise<void>;
-}
-
-async function spawnReady(
-  cmd: string,
-  args: string[],
-): Promise<{ child: ChildProcess; port: number; httpPort?: number }> {
-  const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-  const ready = await new Promise<{ amqpPort: number; httpPort?: number }>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error('broker not ready within 30 s')), 30_000);
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      try {
-        const v = JSON.parse(line) as { ready?: boolean; amqpPort?: number; httpPort?: number };
-        if (v.ready && typeof v.amqpPort === 'number') {
-          clearTimeout(t);
-          resolve(v as { amqpPort: number; httpPort?: number });
-        }
-      } catch {
-        // not the ready line
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`broker exited with ${code}`)));
-  });
-  return {
-    child,
-    port: ready.amqpPort,
-    ...(ready.httpPort !== undefined ? { httpPort: ready.httpPort } : {}),
-  };
-}
-
-function stopChild(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) {
-      resolve();
-      return;
-    }
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
-}
-
-async function startOurBroker(durable = true, scraped = false): Promise<RunningBroker> {
-  const dir = await mkdtemp(join(tmpdir(), 'qb-bench-'));
-  const { child, port, httpPort } = await spawnReady(process.execPath, [
-    '--import',
-    'tsx',
-    'src/cluster-broker/cli/main.ts',
-    '--port',
-    '0',
-    ...(durable ? ['--data-dir', dir] : []),
-    ...(scraped ? ['--http-port', '0'] : []),
-  ]);
-  const scraper = httpPort === undefined ? undefined : startScraper(`http://127.0.0.1:${httpPort}`);
-  return {
-    url: new URL(`amqp://127.0.0.1:${port}`),
-    async stop() {
-      await scraper?.stop();
-      await stopChild(child);
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-}
+// ---------------------------------------------------------------- monitoring load
 
 /** Fetches what Prometheus and an open status page fetch, once a second. */
-function startScraper(base: string): { stop(): Promise<void> } {
+function startScraper(base: string): { stop(): Promise<void>; rounds(): number } {
   let running = true;
+  let rounds = 0;
   const loop = (async () => {
     while (running) {
       const started = performance.now();
@@ -254,6 +77,7 @@ function startScraper(base: string): { stop(): Promise<void> } {
         if (!res.ok) throw new Error(`${path}: HTTP ${res.status}`);
         await res.arrayBuffer();
       }
+      rounds++;
       await new Promise((r) => setTimeout(r, Math.max(0, 1000 - (performance.now() - started))));
     }
   })();
@@ -262,33 +86,8 @@ function startScraper(base: string): { stop(): Promise<void> } {
       running = false;
       await loop;
     },
+    rounds: () => rounds,
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
-
-async function startProtonBroker(bin: string): Promise<RunningBroker> {
-  const port = await freePort();
-  const child = spawn(bin, ['127.0.0.1', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
-  await new Promise<void>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error('proton broker not listening')), 10_000);
-    createInterface({ input: child.stdout! }).on('line', (l) => {
-      if (l.includes('listening')) {
-        clearTimeout(t);
-        resolve();
-      }
-    });
-  });
-  return { url: new URL(`amqp://127.0.0.1:${port}`), stop: () => stopChild(child) };
 }
 
 // ---------------------------------------------------------------- memory
@@ -374,9 +173,9 @@ export async function run(opts: ThroughputOptions = {}): Promise<ThroughputResul
   const rabbitUrl = opts.rabbitUrl ?? process.env.RABBIT_URL;
   const protonBin = opts.protonBroker ?? process.env.PROTON_BROKER;
   const measurements: Measurement[] = [];
-  const clients: Array<[string, Client]> = [
+  const clients: Array<[string, BenchClient]> = [
     ['rhea', rheaClient],
-    ['quorate', ourClient],
+    ['quorate', quorateClient],
   ];
 
   const measure = async (target: string, url: URL) => {
@@ -420,14 +219,16 @@ export async function run(opts: ThroughputOptions = {}): Promise<ThroughputResul
   } finally {
     await ours.stop();
   }
-  const scrape = opts.scrape ?? process.env.BENCH_SCRAPE === '1';
-  if (scrape) {
-    const scraped = await startOurBroker(true, true);
+  if (opts.scrape ?? process.env.BENCH_SCRAPE === '1') {
+    const scraped = await startOurBroker(true, [], true);
+    const scraper = startScraper(scraped.httpUrl!);
     try {
       await measure('quorate-scraped', scraped.url);
     } finally {
+      await scraper.stop();
       await scraped.stop();
     }
+    log(`scraper: ${scraper.rounds()} rounds of 5 requests`);
   }
   if (opts.memoryBroker ?? process.env.BENCH_MEMORY_BROKER === '1') {
     const mem = await startOurBroker(false);
