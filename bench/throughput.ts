@@ -14,6 +14,7 @@
  *
  *   npx tsx bench/throughput.ts            or   npx tsx bench/run.ts throughput
  */
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -53,6 +54,8 @@ export interface Measurement {
 }
 
 export interface ThroughputResult {
+  /** With `scrape`: the broker CPU the monitoring endpoints cost. */
+  monitoringCost?: MonitoringCost;
   measurements: Measurement[];
   ratios: Record<string, number>;
   memory: {
@@ -65,6 +68,56 @@ export interface ThroughputResult {
 
 // ---------------------------------------------------------------- monitoring load
 
+const SCRAPED_PATHS = ['/metrics', '/api/overview', '/api/queues', '/api/connections', '/api/history'];
+
+async function scrapeOnce(base: string): Promise<void> {
+  for (const path of SCRAPED_PATHS) {
+    const res = await fetch(`${base}${path}`);
+    if (!res.ok) throw new Error(`${path}: HTTP ${res.status}`);
+    await res.arrayBuffer();
+  }
+}
+
+/** CPU time (user + system) of a process so far, in ms, from /proc (Linux). */
+async function processCpuMs(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // fields[11], fields[12]: utime, stime in clock ticks (USER_HZ, 100 on Linux)
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+export interface MonitoringCost {
+  rounds: number;
+  cpuMsPerRound: number;
+  idleCpuMs: number;
+  /** Scraped once a second: this share of one core, i.e. of a CPU-bound broker's throughput. */
+  percentOfACore: number;
+}
+
+/**
+ * The broker's own CPU for scrape rounds, measured on the broker process (so the machine's other
+ * load does not blur it the way it blurs throughput): `rounds` scrapes back to back, minus the
+ * broker's idle CPU over the same wall time.
+ */
+async function scrapeCpuCost(base: string, pid: number, rounds = 100): Promise<MonitoringCost> {
+  await scrapeOnce(base); // warm
+  const c0 = await processCpuMs(pid);
+  const t0 = performance.now();
+  for (let i = 0; i < rounds; i++) await scrapeOnce(base);
+  const wall = performance.now() - t0;
+  const c1 = await processCpuMs(pid);
+  await new Promise((r) => setTimeout(r, wall));
+  const c2 = await processCpuMs(pid);
+  const idle = c2 - c1;
+  const perRound = Math.max(0, c1 - c0 - idle) / rounds;
+  return {
+    rounds,
+    cpuMsPerRound: round2(perRound),
+    idleCpuMs: round2(idle),
+    percentOfACore: round2(perRound / 10),
+  };
+}
+
 /** Fetches what Prometheus and an open status page fetch, once a second. */
 function startScraper(base: string): { stop(): Promise<void>; rounds(): number } {
   let running = true;
@@ -72,11 +125,7 @@ function startScraper(base: string): { stop(): Promise<void>; rounds(): number }
   const loop = (async () => {
     while (running) {
       const started = performance.now();
-      for (const path of ['/metrics', '/api/overview', '/api/queues', '/api/connections', '/api/history']) {
-        const res = await fetch(`${base}${path}`);
-        if (!res.ok) throw new Error(`${path}: HTTP ${res.status}`);
-        await res.arrayBuffer();
-      }
+      await scrapeOnce(base);
       rounds++;
       await new Promise((r) => setTimeout(r, Math.max(0, 1000 - (performance.now() - started))));
     }
@@ -219,16 +268,22 @@ export async function run(opts: ThroughputOptions = {}): Promise<ThroughputResul
   } finally {
     await ours.stop();
   }
+  let monitoringCost: MonitoringCost | undefined;
   if (opts.scrape ?? process.env.BENCH_SCRAPE === '1') {
     const scraped = await startOurBroker(true, [], true);
     const scraper = startScraper(scraped.httpUrl!);
     try {
       await measure('quorate-scraped', scraped.url);
+      await scraper.stop();
+      log(`scraper: ${scraper.rounds()} rounds of 5 requests during the runs`);
+      monitoringCost = await scrapeCpuCost(scraped.httpUrl!, scraped.pid!);
+      log(
+        `monitoring cost: ${monitoringCost.cpuMsPerRound} ms of broker CPU per scrape round (idle ${monitoringCost.idleCpuMs} ms over the same time): scraped every second = ${monitoringCost.percentOfACore}% of one core`,
+      );
     } finally {
       await scraper.stop();
       await scraped.stop();
     }
-    log(`scraper: ${scraper.rounds()} rounds of 5 requests`);
   }
   if (opts.memoryBroker ?? process.env.BENCH_MEMORY_BROKER === '1') {
     const mem = await startOurBroker(false);
@@ -283,7 +338,7 @@ export async function run(opts: ThroughputOptions = {}): Promise<ThroughputResul
   log(
     `broker memory per queued 1 KiB message: ${memory.bytesPerMessage} B (heap ${memory.heapPerMessage} + array buffers ${memory.arrayBuffersPerMessage}; target <= 1536)`,
   );
-  return { measurements, ratios, memory };
+  return { measurements, ratios, memory, ...(monitoringCost ? { monitoringCost } : {}) };
 }
 
 function round2(x: number): number {

@@ -21,6 +21,8 @@ export interface RunningBroker {
   url: URL;
   /** Its monitoring endpoints, when started with them. */
   httpUrl?: string;
+  /** The broker's process id, when it runs as its own process. */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -85,6 +87,7 @@ export async function startOurBroker(
   return {
     url: new URL(`amqp://127.0.0.1:${port}`),
     ...(httpPort !== undefined ? { httpUrl: `http://127.0.0.1:${httpPort}` } : {}),
+    ...(child.pid !== undefined ? { pid: child.pid } : {}),
     async stop() {
       await stopChild(child);
       await rm(dir, { recursive: true, force: true });
