@@ -46,21 +46,19 @@ export async function run(
       const s = await conn.openSender(q);
       for (let i = 0; i < 50; i++) await s.send({ body: i });
     }
+    let pageBytes = 0;
+    for (const path of ['/', '/status.js', '/status.css']) {
+      pageBytes += (await (await fetch(`${broker.httpUrl}${path}`)).arrayBuffer()).byteLength;
+    }
     const dcl: number[] = [];
     const first: number[] = [];
-    let pageBytes = 0;
     for (let i = 0; i < loads; i++) {
       const page = await browser.newPage();
-      let bytes = 0;
-      page.on('response', async (res) => {
-        if (!res.url().includes('/api/')) bytes += (await res.body().catch(() => Buffer.alloc(0))).length;
-      });
       const t0 = Date.now();
       await page.goto(broker.httpUrl!, { waitUntil: 'domcontentloaded' });
       dcl.push(Date.now() - t0);
       await page.waitForSelector('body[data-loaded="true"]');
       first.push(Date.now() - t0);
-      pageBytes = bytes;
       await page.close();
     }
     const stat = (xs: number[]) => {

@@ -211,18 +211,29 @@ function showBanner(message) {
   b.hidden = false;
 }
 
+let lastQueues = null;
+
+async function refreshHistory() {
+  try {
+    history = await getJson('api/history');
+    if (lastQueues) renderQueues(lastQueues);
+  } catch {
+    // the next refresh shows the error
+  }
+}
+
 async function refresh() {
   tick++;
   try {
-    const wantHistory = tick % HISTORY_EVERY === 1;
-    const [overview, queues, connections, hist] = await Promise.all([
+    // the charts' history comes separately, so the first paint does not wait for it
+    if (tick % HISTORY_EVERY === 1) void refreshHistory();
+    const [overview, queues, connections] = await Promise.all([
       getJson('api/overview'),
       getJson('api/queues'),
       getJson('api/connections'),
-      wantHistory ? getJson('api/history') : Promise.resolve(null),
     ]);
-    if (hist) history = hist;
     lastOverview = overview;
+    lastQueues = queues;
     renderHeader(overview);
     renderMembers(overview);
     renderQueues(queues);
