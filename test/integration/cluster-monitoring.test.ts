@@ -65,6 +65,33 @@ afterAll(async () => {
   await handle?.stop();
 });
 
+/** While `victim` is down: the leader and the third member see it unreachable and behind. */
+async function followerDown(leader: string, victim: string): Promise<void> {
+  await sendVia(handle, leader, 'mon-lag', range('lag', 30));
+  let seen: MemberEntry | undefined;
+  await waitFor(
+    async () => {
+      seen = (await overview(leader)).members.find((m) => m.id === victim);
+      return seen?.reachable === false && (seen.lag ?? 0) >= 30;
+    },
+    { timeoutMs: 15_000, what: `the leader to see ${victim} down and behind` },
+  );
+  const survivor = handle.ids.find((x) => x !== leader && x !== victim)!;
+  // `status` given only the survivor's URL follows its member list and reports the dead one
+  const [code, table] = await statusCommand(httpOf(survivor));
+  expect(code).toBe(1);
+  const lines = table.split('\n');
+  expect(lines.find((l) => l.startsWith(`${leader} `))).toMatch(
+    new RegExp(`^${leader}\\s+leader\\s+${leader}\\s`),
+  );
+  expect(lines.find((l) => l.startsWith(`${victim} `))).toContain('unreachable');
+  expect(lines.find((l) => l.startsWith(`${survivor} `))).toMatch(/\sfollower\s/);
+  expect(table).toContain(`as ${leader} (leader) sees the members:`);
+  const fromSurvivor = (await overview(survivor)).members.find((m) => m.id === victim)!;
+  expect(fromSurvivor.reachable).toBe(false);
+  expect(fromSurvivor.lag).toBeGreaterThanOrEqual(30);
+}
+
 describe('cluster monitoring endpoints', () => {
   it('every member has an HTTP URL and sees all three members, the same leader, and their addresses', async () => {
     expect(handle.httpUrls).toHaveLength(3);
@@ -107,31 +134,12 @@ describe('cluster monitoring endpoints', () => {
     const leader = await waitLeader(handle);
     const victim = handle.ids.find((x) => x !== leader)!;
     await handle.kill(victim);
-    await sendVia(handle, leader, 'mon-lag', range('lag', 30));
-    let seen: MemberEntry | undefined;
-    await waitFor(
-      async () => {
-        seen = (await overview(leader)).members.find((m) => m.id === victim);
-        return seen?.reachable === false && (seen.lag ?? 0) >= 30;
-      },
-      { timeoutMs: 15_000, what: `the leader to see ${victim} down and behind` },
-    );
-    const survivor = handle.ids.find((x) => x !== leader && x !== victim)!;
-    // `status` given only the survivor's URL follows its member list and reports the dead one
-    const [code, table] = await statusCommand(httpOf(survivor));
-    expect(code).toBe(1);
-    const lines = table.split('\n');
-    expect(lines.find((l) => l.startsWith(`${leader} `))).toMatch(
-      new RegExp(`^${leader}\\s+leader\\s+${leader}\\s`),
-    );
-    expect(lines.find((l) => l.startsWith(`${victim} `))).toContain('unreachable');
-    expect(lines.find((l) => l.startsWith(`${survivor} `))).toMatch(/\sfollower\s/);
-    expect(table).toContain(`as ${leader} (leader) sees the members:`);
-    const fromSurvivor = (await overview(survivor)).members.find((m) => m.id === victim)!;
-    expect(fromSurvivor.reachable).toBe(false);
-    expect(fromSurvivor.lag).toBeGreaterThanOrEqual(30);
-
-    await handle.restart(victim);
+    try {
+      await followerDown(leader, victim);
+    } finally {
+      // also after a failure above: the next tests need every member
+      await handle.restart(victim);
+    }
     await waitServing(handle, [victim]);
     await waitFor(async () => (await statusCommand(httpOf(victim)))[0] === 0, {
       timeoutMs: 30_000,
@@ -151,28 +159,31 @@ describe('cluster monitoring endpoints', () => {
     const before = await overview(leader);
     const survivors = handle.ids.filter((x) => x !== leader);
     await handle.kill(leader);
-    await waitFor(
-      async () => {
-        const views = await Promise.all(survivors.map(overview));
-        return views.every(
-          (o) =>
-            o.leader !== null &&
-            o.leader !== leader &&
-            o.leader === views[0]!.leader &&
-            o.term > before.term &&
-            o.serving &&
-            o.members.find((m) => m.id === leader)?.reachable === false,
-        );
-      },
-      { timeoutMs: 20_000, what: 'a new leader agreed on by the survivors' },
-    );
-    for (const id of survivors) {
-      const metrics = parsePrometheusText(await (await fetch(`${httpOf(id)}/metrics`)).text());
-      expect(valueOf(metrics, 'quorate_raft_leader_changes_total')).toBeGreaterThanOrEqual(1);
-      expect(valueOf(metrics, 'quorate_raft_peer_reachable', { member: leader })).toBe(0);
-      expect(await readyStatus(id)).toBe(200);
+    try {
+      await waitFor(
+        async () => {
+          const views = await Promise.all(survivors.map(overview));
+          return views.every(
+            (o) =>
+              o.leader !== null &&
+              o.leader !== leader &&
+              o.leader === views[0]!.leader &&
+              o.term > before.term &&
+              o.serving &&
+              o.members.find((m) => m.id === leader)?.reachable === false,
+          );
+        },
+        { timeoutMs: 20_000, what: 'a new leader agreed on by the survivors' },
+      );
+      for (const id of survivors) {
+        const metrics = parsePrometheusText(await (await fetch(`${httpOf(id)}/metrics`)).text());
+        expect(valueOf(metrics, 'quorate_raft_leader_changes_total')).toBeGreaterThanOrEqual(1);
+        expect(valueOf(metrics, 'quorate_raft_peer_reachable', { member: leader })).toBe(0);
+        expect(await readyStatus(id)).toBe(200);
+      }
+    } finally {
+      await handle.restart(leader);
     }
-    await handle.restart(leader);
     await waitServing(handle);
   });
 
