@@ -1,8 +1,6 @@
 /**
  * The AMQP value model: how AMQP typed values appear in JavaScript.
  *
- * CONTRACT (the codec helper fills in the implementation; names here are fixed):
- *
  * Encoding a plain JS value picks a default AMQP type:
  *   null/undefined -> null; boolean -> boolean; string -> string (str8/str32);
  *   number: integer within int32 -> int (smallint when it fits), other safe integer -> long,
