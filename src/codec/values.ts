@@ -47,10 +47,13 @@ export type AmqpTypeName =
 
 /** Implemented as a class in the codec (see `Typed` export); this is its public shape. */
 export interface TypedValue {
+  /** The AMQP type name. */
   readonly type: AmqpTypeName;
+  /** The value, as carried for that type. */
   readonly value: unknown;
 }
 
+/** Any value the codec encodes: plain JavaScript values map to default AMQP types (above), {@link TypedValue} says the type. */
 export type AmqpValue =
   | null
   | undefined
