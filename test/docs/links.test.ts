@@ -69,6 +69,21 @@ describe('documentation links', () => {
     expect(problems).toEqual([]);
   });
 
+  it('every relative link of a shipped page points into the package (package.json files)', () => {
+    const shipped: string[] = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).files;
+    const inPackage = (rel: string) => shipped.some((f) => rel === f || rel.startsWith(`${f}/`));
+    const problems: string[] = [];
+    for (const page of pages.filter(inPackage)) {
+      const text = readFileSync(join(root, page), 'utf8');
+      for (const m of text.matchAll(/\]\(([^)\s#]+)[^)\s]*\)/g)) {
+        if (/^[a-z]+:/.test(m[1])) continue;
+        const target = relative(root, join(root, dirname(page), m[1]));
+        if (!inPackage(target)) problems.push(`${page}: ${m[1]} is not in the package: link it absolutely`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
   it('every docs/<page>.md#anchor cited in the code exists', () => {
     const sources = filesUnder('src', (f) => f.endsWith('.ts') || f.endsWith('.md'))
       .concat(filesUnder('test', (f) => f.endsWith('.ts') || f.endsWith('.md')))
