@@ -10,6 +10,7 @@ export {
 } from './cluster-broker/cluster/index.js';
 export type { QueueInfo } from './cluster-broker/core/broker-state.js';
 export type { QueueOptions } from './cluster-broker/core/events.js';
+export type { CutMode } from './cluster-broker/netproxy/link-proxy.js';
 export {
   BackendClosedError,
   type BrokerBackend,
@@ -35,3 +36,4 @@ export {
   type StartClusterOptions,
   startCluster,
 } from './cluster-broker/supervisor/index.js';
+export type { MemberInfo, MemberState, RestartPolicy } from './cluster-broker/supervisor/types.js';

@@ -35,6 +35,7 @@ export interface MemberReadyLine {
 }
 
 /**
+ * Where a supervised member process is:
  * - starting: spawned, no ready line yet;
  * - running: printed its ready line;
  * - paused: SIGSTOPped by `pause(id)`;
@@ -44,14 +45,19 @@ export interface MemberReadyLine {
  */
 export type MemberState = 'starting' | 'running' | 'paused' | 'dead' | 'restarting';
 
+/** One supervised member, as `ClusterHandle.members()` reports it. */
 export interface MemberInfo {
+  /** The member's id (`n1`, ...). */
   id: string;
   /** PID of the current process; null while none runs. */
   pid: number | null;
+  /** The port clients connect to. */
   amqpPort: number;
+  /** The port the other members connect to (through the handle's proxies). */
   clusterPort: number;
   /** `amqp://127.0.0.1:<amqpPort>` */
   url: string;
+  /** Where the process is (running, paused, dead, ...). */
   state: MemberState;
   /** How many times the member was started again after its first start. */
   restarts: number;
