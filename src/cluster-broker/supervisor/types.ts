@@ -1,8 +1,12 @@
 /** pino-compatible logger subset; the supervisor is silent without one. */
 export interface SupervisorLogger {
+  /** Process detail: spawn arguments, output. */
   debug?(obj: unknown, msg?: string): void;
+  /** Members started, ready, stopped. */
   info?(obj: unknown, msg?: string): void;
+  /** A member exited unexpectedly and is restarted. */
   warn?(obj: unknown, msg?: string): void;
+  /** A member could not be started. */
   error?(obj: unknown, msg?: string): void;
 }
 
