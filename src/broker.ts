@@ -20,6 +20,8 @@ export {
   type QueueEntry,
   type QueuesDocument,
 } from './cluster-broker/http/index.js';
+export type { CutMode } from './cluster-broker/netproxy/link-proxy.js';
+export type { PeerAddress } from './cluster-broker/replication/tcp-transport.js';
 export {
   BackendClosedError,
   type BrokerBackend,
@@ -41,8 +43,16 @@ export {
   type VirtualSourceAttach,
   type VirtualSourceSink,
 } from './cluster-broker/server/index.js';
+export type { UserTable } from './cluster-broker/server/users.js';
+export type { StoreStats } from './cluster-broker/store/event-store.js';
 export {
   type ClusterHandle,
   type StartClusterOptions,
   startCluster,
 } from './cluster-broker/supervisor/index.js';
+export type {
+  MemberInfo,
+  MemberState,
+  RestartPolicy,
+  SupervisorLogger,
+} from './cluster-broker/supervisor/types.js';

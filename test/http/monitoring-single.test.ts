@@ -12,7 +12,7 @@ import { type BrokerHandle, startBroker } from '../../src/broker.js';
 import { runStatusCommand } from '../../src/cluster-broker/http/status-command.js';
 import { type Connection, connect } from '../../src/index.js';
 import { waitFor } from '../support/net.js';
-import { parsePrometheusText, valueOf } from './prom-text.js';
+import { parsePrometheusText, sampleValue } from './prom-text.js';
 
 let dir: string;
 let broker: BrokerHandle;
@@ -180,27 +180,31 @@ describe('single-node monitoring endpoints', () => {
     const m = parsePrometheusText(await res.text());
     expect(m.get('quorate_messages_published_total')?.type).toBe('counter');
     // queue 'orders' saw exactly the traffic of beforeAll (other tests use other queues)
-    expect(valueOf(m, 'quorate_queue_published_total', { queue: 'orders' })).toBe(6);
-    expect(valueOf(m, 'quorate_queue_delivered_total', { queue: 'orders' })).toBe(6);
-    expect(valueOf(m, 'quorate_queue_messages', { queue: 'orders' })).toBe(1);
-    expect(valueOf(m, 'quorate_queue_unacknowledged', { queue: 'orders' })).toBe(1);
-    expect(valueOf(m, 'quorate_messages_deduplicated_total')).toBe(1);
-    expect(valueOf(m, 'quorate_messages_rejected_total')).toBe(1);
-    expect(valueOf(m, 'quorate_messages_redelivered_total')).toBe(0);
+    expect(sampleValue(m, 'quorate_queue_published_total', { queue: 'orders' })).toBe(6);
+    expect(sampleValue(m, 'quorate_queue_delivered_total', { queue: 'orders' })).toBe(6);
+    expect(sampleValue(m, 'quorate_queue_messages', { queue: 'orders' })).toBe(1);
+    expect(sampleValue(m, 'quorate_queue_unacknowledged', { queue: 'orders' })).toBe(1);
+    expect(sampleValue(m, 'quorate_messages_deduplicated_total')).toBe(1);
+    expect(sampleValue(m, 'quorate_messages_rejected_total')).toBe(1);
+    expect(sampleValue(m, 'quorate_messages_redelivered_total')).toBe(0);
     // totals are the sums over the queues
     const perQueue = (name: string): number =>
       m.get(name)!.samples.reduce((sum, sample) => sum + sample.value, 0);
-    expect(valueOf(m, 'quorate_messages_published_total')).toBe(perQueue('quorate_queue_published_total'));
-    expect(valueOf(m, 'quorate_messages_delivered_total')).toBe(perQueue('quorate_queue_delivered_total'));
-    // every delivery but the one still held was settled: 1 rejected, the rest accepted
-    expect(valueOf(m, 'quorate_messages_acknowledged_total')).toBe(
-      valueOf(m, 'quorate_messages_delivered_total')! - 2,
+    expect(sampleValue(m, 'quorate_messages_published_total')).toBe(
+      perQueue('quorate_queue_published_total'),
     );
-    expect(valueOf(m, 'quorate_connections')).toBe(1);
-    expect(valueOf(m, 'quorate_raft_leader_changes_total')).toBe(0);
-    const fsyncs = valueOf(m, 'quorate_fsync_duration_seconds_count');
+    expect(sampleValue(m, 'quorate_messages_delivered_total')).toBe(
+      perQueue('quorate_queue_delivered_total'),
+    );
+    // every delivery but the one still held was settled: 1 rejected, the rest accepted
+    expect(sampleValue(m, 'quorate_messages_acknowledged_total')).toBe(
+      sampleValue(m, 'quorate_messages_delivered_total')! - 2,
+    );
+    expect(sampleValue(m, 'quorate_connections')).toBe(1);
+    expect(sampleValue(m, 'quorate_raft_leader_changes_total')).toBe(0);
+    const fsyncs = sampleValue(m, 'quorate_fsync_duration_seconds_count');
     expect(fsyncs).toBeGreaterThan(0);
-    expect(valueOf(m, 'quorate_fsync_duration_seconds_bucket', { le: '+Inf' })).toBe(fsyncs);
+    expect(sampleValue(m, 'quorate_fsync_duration_seconds_bucket', { le: '+Inf' })).toBe(fsyncs);
     expect(m.has('process_resident_memory_bytes')).toBe(true);
   });
 

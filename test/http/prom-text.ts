@@ -159,7 +159,7 @@ function checkHistogram(f: Family): void {
 }
 
 /** The value of one series (labels must match exactly); undefined when absent. */
-export function valueOf(
+export function sampleValue(
   families: Map<string, Family>,
   name: string,
   labels: Record<string, string> = {},

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterHandle } from '../../src/broker.js';
 import { runStatusCommand } from '../../src/cluster-broker/http/status-command.js';
 import { range, sendVia, startTestCluster, waitLeader, waitServing } from '../cluster/cluster-support.js';
-import { parsePrometheusText, valueOf } from '../http/prom-text.js';
+import { parsePrometheusText, sampleValue } from '../http/prom-text.js';
 import { waitFor } from '../support/net.js';
 
 interface MemberEntry {
@@ -121,11 +121,13 @@ describe('cluster monitoring endpoints', () => {
       }
       expect(await readyStatus(id)).toBe(200);
       const metrics = parsePrometheusText(await (await fetch(`${httpOf(id)}/metrics`)).text());
-      expect(valueOf(metrics, 'quorate_raft_is_leader')).toBe(id === leader ? 1 : 0);
-      expect(valueOf(metrics, 'quorate_raft_term')).toBe(o.term);
+      expect(sampleValue(metrics, 'quorate_raft_is_leader')).toBe(id === leader ? 1 : 0);
+      expect(sampleValue(metrics, 'quorate_raft_term')).toBe(o.term);
       for (const peer of handle.ids.filter((x) => x !== id)) {
-        expect(valueOf(metrics, 'quorate_raft_peer_reachable', { member: peer })).toBe(1);
-        expect(valueOf(metrics, 'quorate_raft_peer_lag_entries', { member: peer })).toBeGreaterThanOrEqual(0);
+        expect(sampleValue(metrics, 'quorate_raft_peer_reachable', { member: peer })).toBe(1);
+        expect(
+          sampleValue(metrics, 'quorate_raft_peer_lag_entries', { member: peer }),
+        ).toBeGreaterThanOrEqual(0);
       }
     }
   });
@@ -177,8 +179,8 @@ describe('cluster monitoring endpoints', () => {
       );
       for (const id of survivors) {
         const metrics = parsePrometheusText(await (await fetch(`${httpOf(id)}/metrics`)).text());
-        expect(valueOf(metrics, 'quorate_raft_leader_changes_total')).toBeGreaterThanOrEqual(1);
-        expect(valueOf(metrics, 'quorate_raft_peer_reachable', { member: leader })).toBe(0);
+        expect(sampleValue(metrics, 'quorate_raft_leader_changes_total')).toBeGreaterThanOrEqual(1);
+        expect(sampleValue(metrics, 'quorate_raft_peer_reachable', { member: leader })).toBe(0);
         expect(await readyStatus(id)).toBe(200);
       }
     } finally {
