@@ -46,9 +46,16 @@ export interface QueueInfo {
   acquired: number;
   /** Encoded bytes of every message in the queue. */
   bytes: number;
-  /** Messages added since this state started (diagnostics; 0 again after a restore). */
+}
+
+/**
+ * Diagnostics of one queue, not part of its contents (two states with equal snapshots may differ
+ * here): counts of what was applied since this state started or was last restored.
+ */
+export interface QueueApplyCounts {
+  /** Messages added (enqueued, or dead-lettered into it). */
   added: number;
-  /** Acquisitions (deliveries) since this state started (diagnostics; 0 again after a restore). */
+  /** Acquisitions (deliveries, redeliveries included). */
   acquisitions: number;
 }
 
@@ -120,9 +127,13 @@ export class BrokerState {
       available: q.available.size,
       acquired: q.acquired.size,
       bytes: q.byteCount,
-      added: q.addedCount,
-      acquisitions: q.acquiredCount,
     };
+  }
+
+  /** See QueueApplyCounts (monitoring: publish and deliver rates). */
+  queueApplyCounts(name: string): QueueApplyCounts | undefined {
+    const q = this.queues.get(name);
+    return q ? { added: q.addedCount, acquisitions: q.acquiredCount } : undefined;
   }
 
   listQueues(): QueueInfo[] {

@@ -28,15 +28,19 @@ export function monitoredBroker(server: BrokerServer): MonitoredBroker {
     server,
     queueRows() {
       const consumers = server.consumersByQueue();
-      return server.backend.state.listQueues().map((q) => ({
-        name: q.name,
-        messages: q.depth,
-        bytes: q.bytes,
-        unacknowledged: q.acquired,
-        consumers: consumers.get(q.name) ?? 0,
-        added: q.added,
-        acquisitions: q.acquisitions,
-      }));
+      const state = server.backend.state;
+      return state.listQueues().map((q) => {
+        const counts = state.queueApplyCounts(q.name);
+        return {
+          name: q.name,
+          messages: q.depth,
+          bytes: q.bytes,
+          unacknowledged: q.acquired,
+          consumers: consumers.get(q.name) ?? 0,
+          added: counts?.added ?? 0,
+          acquisitions: counts?.acquisitions ?? 0,
+        };
+      });
     },
   };
 }
