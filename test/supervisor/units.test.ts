@@ -37,6 +37,8 @@ describe('RestartBackoff', () => {
       maxDelayMs: 5_000,
       factor: 2,
       resetAfterMs: 10_000,
+      maxFailures: 5,
+      failureWindowMs: 60_000,
     });
   });
 });
@@ -70,9 +72,16 @@ describe('parseClusterArgs', () => {
       nodes: 5,
       basePort: 7000,
       dataDir: '/tmp/d',
+      logLevel: 'warn',
       help: false,
     });
-    expect(parseClusterArgs([])).toEqual({ nodes: 3, basePort: 5672, dataDir: undefined, help: false });
+    expect(parseClusterArgs([])).toEqual({
+      nodes: 3,
+      basePort: 5672,
+      dataDir: undefined,
+      logLevel: 'warn',
+      help: false,
+    });
     expect(parseClusterArgs(['--nodes=1', '--base-port=0']).basePort).toBe(0);
     expect(parseClusterArgs(['-h']).help).toBe(true);
   });

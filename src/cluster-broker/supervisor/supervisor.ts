@@ -9,6 +9,7 @@ import {
 } from './member-record.js';
 import { waitForProcessState } from './process-state.js';
 import {
+  CONFIG_REFUSED_EXIT_CODE,
   DEFAULT_RESTART_POLICY,
   type MemberInfo,
   type MemberReadyLine,
@@ -136,6 +137,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       await this.terminate(record.process);
     }
     this.assertNotStopped();
+    record.limit.reset();
     this.emit('member-restart', {
       id,
       reason: 'manual',
@@ -214,9 +216,18 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     record.started = true;
     record.readyLine = undefined;
     record.plannedExit = undefined;
+    record.readyTimedOut = false;
+    const output = this.onMemberOutput;
+    const logger = this.logger;
+    const onOutput = (member: string, stream: 'stdout' | 'stderr', line: string): void => {
+      if (stream === 'stderr') record.lastOutput = line;
+      if (output) output(member, stream, line);
+      else if (stream === 'stdout') logger?.debug?.({ member, line }, 'member stdout');
+      else logger?.info?.({ member, line }, 'member stderr');
+    };
     let proc: MemberProcess;
     try {
-      proc = new MemberProcess(id, record.spec.command(), this.logger, this.onMemberOutput);
+      proc = new MemberProcess(id, record.spec.command(), this.logger, onOutput);
     } catch (err) {
       this.logger?.error?.({ member: id, err }, 'cannot compute or spawn member command');
       record.process = undefined;
@@ -258,6 +269,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       return;
     }
     this.logger?.error?.({ member: record.spec.id, pid: proc.pid }, 'member not ready in time; killing it');
+    record.readyTimedOut = true;
     proc.signal('SIGKILL');
   }
 
@@ -281,8 +293,11 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
         ? `pid ${proc.pid} exited with code ${code}, signal ${signal}`
         : `cannot spawn it: ${spawnError.message}`;
     const crashed = planned === undefined || planned === 'crash';
+    const giveUp = planned === undefined ? this.giveUpReason(record, code, signal) : undefined;
     const willRestart =
-      this.stopping === undefined && (planned === 'crash' || (planned === undefined && this.autoRestart));
+      this.stopping === undefined &&
+      giveUp === undefined &&
+      (planned === 'crash' || (planned === undefined && this.autoRestart));
     const log = crashed ? this.logger?.warn : this.logger?.info;
     log?.call(this.logger, { member: id, pid: proc.pid, code, signal, willRestart }, 'member exited');
     // State first (so exit listeners see it), then the exit event, then the restart it causes.
@@ -295,10 +310,44 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       expected: planned !== undefined,
       willRestart,
     });
+    if (giveUp !== undefined && this.stopping === undefined && this.autoRestart) {
+      record.lastExit = `${giveUp}; last exit: ${record.lastExit}${
+        record.lastOutput === undefined ? '' : `; its last words: ${record.lastOutput}`
+      }`;
+      this.logger?.error?.({ member: id, reason: record.lastExit }, 'member failed: not restarting it');
+      this.emit('member-failed', {
+        id,
+        reason: record.lastExit,
+        failures: record.limit.count,
+        lastOutput: record.lastOutput,
+      });
+    }
     // A listener may have killed, restarted or stopped it meanwhile.
     const stillDue =
       record.state === 'restarting' && record.process === undefined && this.stopping === undefined;
     if (willRestart && stillDue && record.restartTimer === undefined) this.scheduleRestart(record, upFor);
+  }
+
+  /**
+   * Why an unexpected exit ends automatic restarts, or undefined: the member refused its
+   * configuration (exit 2), or it failed `maxFailures` times within `failureWindowMs`. Exits by
+   * SIGKILL/SIGTERM/SIGINT from outside are someone stopping it, not the member failing.
+   */
+  private giveUpReason(
+    record: MemberRecord,
+    code: number | null,
+    signal: NodeJS.Signals | null,
+  ): string | undefined {
+    const id = record.spec.id;
+    if (code === CONFIG_REFUSED_EXIT_CODE) {
+      return `member ${id} refused its configuration (exit code ${code}): restarting it cannot help`;
+    }
+    const stoppedFromOutside =
+      !record.readyTimedOut && (signal === 'SIGKILL' || signal === 'SIGTERM' || signal === 'SIGINT');
+    if (stoppedFromOutside) return undefined;
+    if (!record.limit.fail(Date.now())) return undefined;
+    const { maxFailures, failureWindowMs } = this.policy;
+    return `member ${id} failed ${maxFailures} times within ${failureWindowMs / 1000} s: not restarting it`;
   }
 
   private scheduleRestart(record: MemberRecord, upForMs: number): void {
