@@ -24,11 +24,14 @@ export class StoreCorruptionError extends StoreError {
   readonly file: string;
   /** Byte offset in `file` where the damage starts. */
   readonly offset: number;
+  /** What is wrong there, without the file and offset. */
+  readonly reason: string;
 
   constructor(file: string, offset: number, reason: string) {
     super(`${file} is damaged at byte ${offset}: ${reason}`, { info: { file, offset } });
     this.name = 'StoreCorruptionError';
     this.file = file;
     this.offset = offset;
+    this.reason = reason;
   }
 }

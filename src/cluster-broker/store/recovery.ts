@@ -75,15 +75,24 @@ async function snapshotIndexHint(path: string): Promise<number | undefined> {
   }
 }
 
-/** After a repair cut a segment at `cutAt`: appends continue in it if it kept records ending at `index`. */
-function keptSegment(
-  seg: SegmentFile,
-  cutAt: number,
-  records: number,
-  index: number,
-): RecoveredLog['appendTo'] {
-  if (cutAt <= SEGMENT_HEADER_BYTES || seg.start + records - 1 !== index) return undefined;
-  return { name: seg.name, start: seg.start, bytes: cutAt - SEGMENT_HEADER_BYTES };
+interface KeptSegment {
+  name: string;
+  start: number;
+  /** Record bytes after its header. */
+  bytes: number;
+  /** Log index of its last record. */
+  end: number;
+}
+
+/** A segment a repair cut at `cutAt` (undefined if it was moved whole: nothing intact in it). */
+function keptSegment(seg: SegmentFile, cutAt: number, records: number): KeptSegment | undefined {
+  if (cutAt <= SEGMENT_HEADER_BYTES) return undefined;
+  return {
+    name: seg.name,
+    start: seg.start,
+    bytes: cutAt - SEGMENT_HEADER_BYTES,
+    end: seg.start + records - 1,
+  };
 }
 
 export async function recoverLog(
@@ -104,7 +113,7 @@ export async function recoverLog(
   ): Promise<void> => {
     if (!repair) throw err;
     logger?.error?.(
-      { file: err.file, offset: err.offset, reason: err.description },
+      { file: err.file, offset: err.offset, reason: err.reason },
       'store damaged: --repair sets it aside',
     );
     for (let k = from; k < segments.length; k++) {
@@ -112,8 +121,8 @@ export async function recoverLog(
       const buf = await readFile(path);
       const skip = k === from ? Math.max(cutAt, SEGMENT_HEADER_BYTES) : SEGMENT_HEADER_BYTES;
       const counted = countRecords(buf.subarray(Math.min(skip, buf.length)));
-      // the damaged stretch itself hides at least one record even when nothing after it is valid
-      droppedRecords += counted.valid + Math.max(counted.damaged, k === from && cutAt > 0 ? 1 : 0);
+      // a damaged stretch hides at least one record; an undecodable record counts as a valid one
+      droppedRecords += counted.valid + counted.damaged;
       if (k === from && cutAt > SEGMENT_HEADER_BYTES) {
         await quarantine.copy(path);
         await truncate(path, cutAt);
@@ -131,7 +140,7 @@ export async function recoverLog(
   } catch (err) {
     if (!(err instanceof StoreCorruptionError) || !repair) throw err;
     logger?.error?.(
-      { file: err.file, offset: err.offset, reason: err.description },
+      { file: err.file, offset: err.offset, reason: err.reason },
       'store damaged: --repair sets it aside',
     );
     droppedSnapshot = { index: await snapshotIndexHint(err.file) };
@@ -147,7 +156,8 @@ export async function recoverLog(
   let recoveredEvents = 0;
   let truncatedBytes = 0;
   let segmentsDeleted = 0;
-  let appendTo: RecoveredLog['appendTo'];
+  /** The last segment still in place and where its records end (appends continue there if at `index`). */
+  let kept: KeptSegment | undefined;
 
   if (droppedSnapshot && segments.length > 0 && segments[0]!.start > 1) {
     // Without the snapshot, records after it describe changes to a state we no longer have.
@@ -225,12 +235,12 @@ export async function recoverLog(
     }
     if (undecodable) {
       await setAside(undecodable, segments, i, undecodable.offset);
-      appendTo = keptSegment(seg, undecodable.offset, applied, index);
+      kept = keptSegment(seg, undecodable.offset, applied) ?? kept;
       break;
     }
     if (validBytes < body.length) {
       const offset = SEGMENT_HEADER_BYTES + validBytes;
-      const damage = classifyTail(body, validBytes);
+      const damage = classifyTail(buf, offset);
       if (damage.kind === 'torn' && last) {
         const bytesCut = body.length - validBytes;
         logger?.warn?.(
@@ -246,13 +256,16 @@ export async function recoverLog(
             ? `${damage.reason}, but later segments follow: not the end of the log`
             : damage.reason;
         await setAside(new StoreCorruptionError(path, offset, reason), segments, i, offset);
-        appendTo = keptSegment(seg, offset, applied, index);
+        kept = keptSegment(seg, offset, applied) ?? kept;
         break;
       }
     }
-    const end = seg.start + applied - 1;
-    appendTo = last && end === index ? { name: seg.name, start: seg.start, bytes: validBytes } : undefined;
+    kept = { name: seg.name, start: seg.start, bytes: validBytes, end: seg.start + applied - 1 };
   }
+  const appendTo =
+    kept !== undefined && kept.end === index
+      ? { name: kept.name, start: kept.start, bytes: kept.bytes }
+      : undefined;
   await quarantine.sync();
   let report: RepairReport | undefined;
   if (quarantine.dir !== undefined) {
