@@ -10,6 +10,10 @@ export interface ClusterCommandArgs {
   basePort: number;
   /** --data-dir; default a temp dir, removed on stop. */
   dataDir: string | undefined;
+  /** --max-failures: give up on a member after this many failures within the window (default 5). */
+  maxFailures: number | undefined;
+  /** --failure-window, in seconds (default 60). */
+  failureWindowS: number | undefined;
   /** --log-level: what the cluster and its members write to stderr. Default warn. */
   logLevel: LogLevel;
   /** --help */
@@ -24,11 +28,15 @@ A member that fails 5 times within 60 s, or refuses its configuration (exit code
 restarted again. Prints one JSON line per member start and a summary; SIGTERM or SIGINT stops
 every member (paused ones are resumed first). Exits 1 when the cluster cannot come up (a port
 already taken, a member that keeps failing), 2 on bad flags.
-  --nodes N        number of members (default 3)
-  --base-port P    first AMQP port (default 5672); 0 = free ports
-  --data-dir DIR   parent of the members' stores (default: a temp dir, removed on stop)
-  --log-level L    debug|info|warn|error: what the cluster and its members write to stderr
-                   (default warn)
+  --nodes N             number of members (default 3)
+  --base-port P         first AMQP port (default 5672); 0 = free ports
+  --data-dir DIR        parent of the members' stores (default: a temp dir, removed on stop)
+  --max-failures K      give up on a member after K failures within the window (default 5);
+                        a failure is an exit other than by SIGKILL/SIGTERM/SIGINT, or no ready
+                        line within 60 s
+  --failure-window S    that window in seconds (default 60)
+  --log-level L         debug|info|warn|error: what the cluster and its members write to
+                        stderr (default warn)
 `;
 
 function integerFlag(
@@ -49,6 +57,15 @@ function integerFlag(
   return value;
 }
 
+function optionalInteger(
+  name: string,
+  raw: string | undefined,
+  min: number,
+  max: number,
+): number | undefined {
+  return raw === undefined ? undefined : integerFlag(name, raw, min, min, max);
+}
+
 function parseLogLevelFlag(raw: string | undefined): LogLevel {
   try {
     return parseLogLevel(raw);
@@ -64,6 +81,8 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
     'base-port'?: string;
     'data-dir'?: string;
     'log-level'?: string;
+    'max-failures'?: string;
+    'failure-window'?: string;
     help?: boolean;
   };
   try {
@@ -74,6 +93,8 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
         'base-port': { type: 'string' },
         'data-dir': { type: 'string' },
         'log-level': { type: 'string' },
+        'max-failures': { type: 'string' },
+        'failure-window': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -86,6 +107,8 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
     nodes: integerFlag('nodes', values.nodes, 3, 1, 99),
     basePort: integerFlag('base-port', values['base-port'], 5672, 0, 64_000),
     dataDir: values['data-dir'],
+    maxFailures: optionalInteger('max-failures', values['max-failures'], 1, 1_000),
+    failureWindowS: optionalInteger('failure-window', values['failure-window'], 1, 86_400),
     logLevel: parseLogLevelFlag(values['log-level']),
     help: values.help ?? false,
   };

@@ -110,7 +110,11 @@ export async function runClusterCommand(argv: readonly string[], io: ClusterComm
         }),
     })),
     autoRestart: true,
-    restartPolicy: io.restartPolicy,
+    restartPolicy: {
+      ...io.restartPolicy,
+      ...(args.maxFailures !== undefined ? { maxFailures: args.maxFailures } : {}),
+      ...(args.failureWindowS !== undefined ? { failureWindowMs: args.failureWindowS * 1000 } : {}),
+    },
     logger,
     // Members' own logs stay visible to whoever runs the cluster, tagged with the member id.
     onMemberOutput: (id, _stream, line) => io.stderr.write(`[${id}] ${line}\n`),

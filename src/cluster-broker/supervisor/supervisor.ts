@@ -298,6 +298,13 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       this.stopping === undefined &&
       giveUp === undefined &&
       (planned === 'crash' || (planned === undefined && this.autoRestart));
+    const failedForGood = giveUp !== undefined && this.stopping === undefined && this.autoRestart;
+    if (failedForGood) {
+      // before the state changes: whoever waits for this member reads why it is dead
+      record.lastExit = `${giveUp}; last exit: ${record.lastExit}${
+        record.lastOutput === undefined ? '' : `; its last words: ${record.lastOutput}`
+      }`;
+    }
     const log = crashed ? this.logger?.warn : this.logger?.info;
     log?.call(this.logger, { member: id, pid: proc.pid, code, signal, willRestart }, 'member exited');
     // State first (so exit listeners see it), then the exit event, then the restart it causes.
@@ -310,14 +317,11 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       expected: planned !== undefined,
       willRestart,
     });
-    if (giveUp !== undefined && this.stopping === undefined && this.autoRestart) {
-      record.lastExit = `${giveUp}; last exit: ${record.lastExit}${
-        record.lastOutput === undefined ? '' : `; its last words: ${record.lastOutput}`
-      }`;
+    if (failedForGood) {
       this.logger?.error?.({ member: id, reason: record.lastExit }, 'member failed: not restarting it');
       this.emit('member-failed', {
         id,
-        reason: record.lastExit,
+        reason: record.lastExit ?? '',
         failures: record.limit.count,
         lastOutput: record.lastOutput,
       });
