@@ -72,18 +72,18 @@ describe('parseClusterArgs', () => {
       nodes: 5,
       basePort: 7000,
       dataDir: '/tmp/d',
-      logLevel: 'warn',
       help: false,
     });
     expect(parseClusterArgs([])).toEqual({
       nodes: 3,
       basePort: 5672,
       dataDir: undefined,
-      logLevel: 'warn',
       help: false,
     });
     expect(parseClusterArgs(['--nodes=1', '--base-port=0']).basePort).toBe(0);
     expect(parseClusterArgs(['-h']).help).toBe(true);
+    expect(parseClusterArgs(['--log-level', 'debug']).logLevel).toBe('debug');
+    expect(() => parseClusterArgs(['--log-level', 'loud'])).toThrow(/--log-level must be one of/);
   });
 
   it.each([

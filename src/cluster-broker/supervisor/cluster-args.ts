@@ -14,8 +14,8 @@ export interface ClusterCommandArgs {
   maxFailures: number | undefined;
   /** --failure-window, in seconds (default 60). */
   failureWindowS: number | undefined;
-  /** --log-level: what the cluster and its members write to stderr. Default warn. */
-  logLevel: LogLevel;
+  /** --log-level: what the cluster and its members write to stderr (undefined: their default, warn). */
+  logLevel: LogLevel | undefined;
   /** --help */
   help: boolean;
 }
@@ -66,7 +66,8 @@ function optionalInteger(
   return raw === undefined ? undefined : integerFlag(name, raw, min, min, max);
 }
 
-function parseLogLevelFlag(raw: string | undefined): LogLevel {
+function parseLogLevelFlag(raw: string | undefined): LogLevel | undefined {
+  if (raw === undefined) return undefined;
   try {
     return parseLogLevel(raw);
   } catch (err) {

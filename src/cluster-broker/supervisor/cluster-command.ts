@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createCliLogger } from '../cli/cli-logger.js';
+import { createCliLogger, DEFAULT_LOG_LEVEL } from '../cli/cli-logger.js';
 import { formatPeers } from '../netproxy/index.js';
 import { CLUSTER_USAGE, parseClusterArgs } from './cluster-args.js';
 import { CLUSTER_PORT_OFFSET, planCluster } from './cluster-plan.js';
@@ -71,7 +71,7 @@ export async function runClusterCommand(argv: readonly string[], io: ClusterComm
     return 0;
   }
 
-  const logger = io.logger ?? createCliLogger(args.logLevel, io.stderr);
+  const logger = io.logger ?? createCliLogger(args.logLevel ?? DEFAULT_LOG_LEVEL, io.stderr);
   if (args.basePort > 0) {
     // Fail fast and say which: a taken port would only show up as a member crash-looping.
     const amqp = Array.from({ length: args.nodes }, (_, i) => args.basePort + i);
@@ -106,7 +106,7 @@ export async function runClusterCommand(argv: readonly string[], io: ClusterComm
           peers,
           peersArg,
           dataDir: join(plan.dataDir, id),
-          logLevel: args.logLevel,
+          ...(args.logLevel !== undefined ? { logLevel: args.logLevel } : {}),
         }),
     })),
     autoRestart: true,
