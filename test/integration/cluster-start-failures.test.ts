@@ -84,6 +84,8 @@ describe('quorate-broker cluster that cannot come up', () => {
     expect(String(failed[0]!.reason)).toContain('cannot start the member');
     expect(all.filter((e) => e.event === 'member-restart' && e.id === 'n2')).toHaveLength(2);
     expect(run.stderr).toContain('member n2 is down for good');
-    expect(run.stderr).toMatch(/cluster did not start: .*member n2 is dead \(not restarting\): member n2 failed 3 times/);
+    expect(run.stderr).toMatch(
+      /cluster did not start: .*member n2 is dead \(not restarting\): member n2 failed 3 times/,
+    );
   });
 });
