@@ -1,6 +1,6 @@
 /** The supervisor's "fails K times in T" rule, with plain `node -e` members (no broker needed). */
 import { describe, expect, it } from 'vitest';
-import { RestartLimit } from '../../src/cluster-broker/supervisor/backoff.js';
+import { RestartLimit } from '../../src/cluster-broker/supervisor/restart-limit.js';
 import { Supervisor } from '../../src/cluster-broker/supervisor/supervisor.js';
 import type { MemberFailed } from '../../src/cluster-broker/supervisor/types.js';
 

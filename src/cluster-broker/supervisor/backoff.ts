@@ -30,27 +30,3 @@ export class RestartBackoff {
     this.crashes = 0;
   }
 }
-
-/**
- * The "fails K times in T" rule (as systemd's StartLimitBurst/IntervalSec and rgmanager's
- * max_restarts/restart_expire_time): `fail(now)` records one failure and says whether the member
- * has now failed `maxFailures` times within `failureWindowMs`.
- */
-export class RestartLimit {
-  private failures: number[] = [];
-
-  constructor(private readonly policy: Pick<RestartPolicy, 'maxFailures' | 'failureWindowMs'>) {}
-
-  get count(): number {
-    return this.failures.length;
-  }
-
-  fail(now: number): boolean {
-    this.failures = [...this.failures.filter((t) => now - t < this.policy.failureWindowMs), now];
-    return this.failures.length >= this.policy.maxFailures;
-  }
-
-  reset(): void {
-    this.failures = [];
-  }
-}

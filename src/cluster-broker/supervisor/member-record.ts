@@ -1,6 +1,7 @@
-import { RestartBackoff, RestartLimit } from './backoff.js';
+import { RestartBackoff } from './backoff.js';
 import { SupervisorError } from './errors.js';
 import type { MemberProcess } from './member-process.js';
+import { RestartLimit } from './restart-limit.js';
 import type { MemberReadyLine, MemberState, RestartPolicy, SupervisorMemberSpec } from './types.js';
 
 /** Why the supervisor itself ended a member's current process. */

@@ -8,8 +8,8 @@ import {
   waitForMemberReady,
 } from './member-record.js';
 import { waitForProcessState } from './process-state.js';
+import { giveUpReason } from './restart-limit.js';
 import {
-  CONFIG_REFUSED_EXIT_CODE,
   DEFAULT_RESTART_POLICY,
   type MemberInfo,
   type MemberReadyLine,
@@ -293,7 +293,18 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
         ? `pid ${proc.pid} exited with code ${code}, signal ${signal}`
         : `cannot spawn it: ${spawnError.message}`;
     const crashed = planned === undefined || planned === 'crash';
-    const giveUp = planned === undefined ? this.giveUpReason(record, code, signal) : undefined;
+    const giveUp =
+      planned === undefined
+        ? giveUpReason({
+            id,
+            code,
+            signal,
+            readyTimedOut: record.readyTimedOut,
+            limit: record.limit,
+            policy: this.policy,
+            now: Date.now(),
+          })
+        : undefined;
     const willRestart =
       this.stopping === undefined &&
       giveUp === undefined &&
@@ -330,28 +341,6 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     const stillDue =
       record.state === 'restarting' && record.process === undefined && this.stopping === undefined;
     if (willRestart && stillDue && record.restartTimer === undefined) this.scheduleRestart(record, upFor);
-  }
-
-  /**
-   * Why an unexpected exit ends automatic restarts, or undefined: the member refused its
-   * configuration (exit 2), or it failed `maxFailures` times within `failureWindowMs`. Exits by
-   * SIGKILL/SIGTERM/SIGINT from outside are someone stopping it, not the member failing.
-   */
-  private giveUpReason(
-    record: MemberRecord,
-    code: number | null,
-    signal: NodeJS.Signals | null,
-  ): string | undefined {
-    const id = record.spec.id;
-    if (code === CONFIG_REFUSED_EXIT_CODE) {
-      return `member ${id} refused its configuration (exit code ${code}): restarting it cannot help`;
-    }
-    const stoppedFromOutside =
-      !record.readyTimedOut && (signal === 'SIGKILL' || signal === 'SIGTERM' || signal === 'SIGINT');
-    if (stoppedFromOutside) return undefined;
-    if (!record.limit.fail(Date.now())) return undefined;
-    const { maxFailures, failureWindowMs } = this.policy;
-    return `member ${id} failed ${maxFailures} times within ${failureWindowMs / 1000} s: not restarting it`;
   }
 
   private scheduleRestart(record: MemberRecord, upForMs: number): void {
