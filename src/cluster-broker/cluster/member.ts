@@ -32,6 +32,7 @@ import { type AppMessage, type MemberStatus, withAppMessages } from './peer-wire
 import { checkRecordedMembership } from './recorded-membership.js';
 import { ServingWatch } from './serving-watch.js';
 
+/** Options of {@link startMember}: one member of a cluster, in this process. */
 export interface MemberOptions
   extends Omit<
     StartBrokerOptions,
@@ -72,17 +73,27 @@ export interface MemberOptions
   updatePeers?: boolean;
 }
 
+/** A running cluster member, from {@link startMember}. */
 export interface MemberHandle {
+  /** The member's id. */
   readonly id: string;
+  /** Unique per process start: tells this run's consumers from an earlier run's. */
   readonly incarnation: string;
+  /** The port clients connect to. */
   readonly amqpPort: number;
+  /** The port the other members connect to. */
   readonly clusterPort: number;
+  /** The URL clients connect to. */
   readonly url: string;
+  /** The AMQP server of this member. */
   readonly broker: BrokerHandle;
+  /** @internal */
   readonly backend: ClusterBackend;
+  /** @internal */
   readonly replica: Replica;
   /** The members as this member lists them to clients now. */
   members(): ListedMember[];
+  /** Closes client connections, leaves the cluster transport and closes the store. */
   stop(): Promise<void>;
 }
 
@@ -104,8 +115,10 @@ function checkDistinctAddresses(peers: Readonly<Record<string, PeerAddress>>): v
 }
 
 /**
- * Starts a member. Throws MemberConfigError when its configuration cannot be right (see
- * peer-list.ts and recorded-membership.ts); nothing is started then.
+ * Starts one cluster member in this process (docs/cluster-member.md); resolves once it listens.
+ * It serves clients once the cluster has a quorum and it has caught up. Throws
+ * MemberConfigError when its configuration cannot be right (see peer-list.ts and
+ * recorded-membership.ts); nothing is started then.
  */
 export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
   const {
