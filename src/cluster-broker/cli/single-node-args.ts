@@ -1,6 +1,7 @@
 /** Flags of the single-node `quorate-broker` (no subcommand). */
 import { parseArgs } from 'node:util';
 import { AmqpError } from '../../errors.js';
+import { type LogLevel, parseLogLevel } from './cli-logger.js';
 
 export const SINGLE_NODE_USAGE = `Usage: quorate-broker [--port 5672] [--host 127.0.0.1] --data-dir DIR [options]
        quorate-broker cluster --help      (a supervised local cluster)
@@ -35,6 +36,10 @@ and stops cleanly on SIGTERM/SIGINT (connections closed, store flushed).
                            httpPort); off by default. With --users they ask for the same
                            credentials (HTTP basic), except /healthz and /readyz
   --http-host H            address the HTTP server binds (default: --host)
+  --repair                 the store is damaged beyond a torn tail (the broker refused to start):
+                           move the damaged files to DATA_DIR/quarantine/<time>/, start from the
+                           intact part of the log and log how many records were dropped
+  --log-level L            debug|info|warn|error: what goes to stderr (default warn)
   -h, --help
 `;
 
@@ -58,6 +63,8 @@ export interface SingleNodeArgs {
   containerId: string | undefined;
   httpPort: number | undefined;
   httpHost: string | undefined;
+  repair: boolean;
+  logLevel: LogLevel;
   help: boolean;
 }
 
@@ -101,6 +108,8 @@ export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
         'container-id': { type: 'string' },
         'http-port': { type: 'string' },
         'http-host': { type: 'string' },
+        repair: { type: 'boolean' },
+        'log-level': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -135,6 +144,8 @@ export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
     containerId: s('container-id'),
     httpPort: int('http-port', s('http-port'), 0, 65535),
     httpHost: s('http-host'),
+    repair: values.repair === true,
+    logLevel: parseLogLevel(s('log-level')),
     help: values.help === true,
   };
 }

@@ -21,6 +21,8 @@ export interface ClusterMemberLaunch {
   peersArg: string;
   /** The member's own store directory (`<cluster data dir>/<id>`), created before it starts. */
   dataDir: string;
+  /** `--log-level` for the member (default: the member's own default, warn). */
+  logLevel?: string;
 }
 
 /** The `quorate-broker node ...` arguments (after the entry script) for one member. */
@@ -38,6 +40,7 @@ export function memberNodeArgs(member: ClusterMemberLaunch): string[] {
     '--data-dir',
     member.dataDir,
     ...(member.httpPort === undefined ? [] : ['--http-port', String(member.httpPort)]),
+    ...(member.logLevel === undefined ? [] : ['--log-level', member.logLevel]),
   ];
 }
 
