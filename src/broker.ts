@@ -11,6 +11,13 @@ export {
 export type { QueueInfo } from './cluster-broker/core/broker-state.js';
 export type { QueueOptions } from './cluster-broker/core/events.js';
 export {
+  type ClusterTlsOptions,
+  ensureClusterSecret,
+  isLoopbackHost,
+  loadClusterSecret,
+  loadClusterTls,
+} from './cluster-broker/replication/index.js';
+export {
   BackendClosedError,
   type BrokerBackend,
   type BrokerBackendEvents,
@@ -32,6 +39,7 @@ export {
 } from './cluster-broker/server/index.js';
 export {
   type ClusterHandle,
+  type ClusterTlsFiles,
   type StartClusterOptions,
   startCluster,
 } from './cluster-broker/supervisor/index.js';

@@ -19,6 +19,17 @@ export interface ClusterMemberLaunch {
   peersArg: string;
   /** The member's own store directory (`<cluster data dir>/<id>`), created before it starts. */
   dataDir: string;
+  /** The cluster secret file every member is given (`--cluster-secret-file`). */
+  clusterSecretFile?: string;
+  /** PEM files for mutual TLS on the cluster port (`--cluster-tls-cert/-key/-ca`). */
+  clusterTls?: ClusterTlsFiles;
+}
+
+/** Paths of the PEM files for mutual TLS between members. */
+export interface ClusterTlsFiles {
+  cert: string;
+  key: string;
+  ca: string;
 }
 
 /** The `quorate-broker node ...` arguments (after the entry script) for one member. */
@@ -35,6 +46,17 @@ export function memberNodeArgs(member: ClusterMemberLaunch): string[] {
     member.peersArg,
     '--data-dir',
     member.dataDir,
+    ...(member.clusterSecretFile !== undefined ? ['--cluster-secret-file', member.clusterSecretFile] : []),
+    ...(member.clusterTls
+      ? [
+          '--cluster-tls-cert',
+          member.clusterTls.cert,
+          '--cluster-tls-key',
+          member.clusterTls.key,
+          '--cluster-tls-ca',
+          member.clusterTls.ca,
+        ]
+      : []),
   ];
 }
 
