@@ -3,7 +3,7 @@
  * (handshake.ts). It lives in a file readable by its owner only, like an Erlang cookie.
  */
 import { randomBytes } from 'node:crypto';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { ReplicationError } from './errors.js';
@@ -43,11 +43,12 @@ export async function loadClusterSecret(file: string): Promise<Uint8Array> {
 }
 
 /**
- * The secret file in `dir`, created (32 random bytes as hex, mode 0600) if absent; an existing
+ * The secret file in `dir` (created too if needed), made (32 random bytes as hex, mode 0600) if absent; an existing
  * one is kept, so a cluster restarted on the same data dir keeps its secret.
  */
 export async function ensureClusterSecret(dir: string): Promise<string> {
   const file = join(dir, CLUSTER_SECRET_FILE_NAME);
+  await mkdir(dir, { recursive: true });
   try {
     await writeFile(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
   } catch (err) {
