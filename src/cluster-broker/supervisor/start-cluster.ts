@@ -8,6 +8,7 @@ import {
   type ClusterTlsFiles,
   defaultMemberCommand,
 } from './default-member-command.js';
+import type { MemberOutputHandler } from './member-process.js';
 import { Supervisor } from './supervisor.js';
 import type { MemberCommand, MemberInfo, RestartPolicy, SupervisorLogger } from './types.js';
 
@@ -46,6 +47,8 @@ export interface StartClusterOptions {
   /** How partitions cut links: 'reset' (default) or 'blackhole' (see `CutMode`). */
   cutMode?: CutMode;
   logger?: SupervisorLogger;
+  /** Every line a member prints besides its ready line (its logs are on stderr). Default: dropped. */
+  onMemberOutput?: MemberOutputHandler;
 }
 
 /** A running local cluster, for tests: process faults by PID, network faults through proxies. */
@@ -133,6 +136,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
     readyTimeoutMs: options.readyTimeoutMs,
     stopTimeoutMs: options.stopTimeoutMs,
     logger: options.logger,
+    ...(options.onMemberOutput ? { onMemberOutput: options.onMemberOutput } : {}),
   });
 
   let stopped: Promise<void> | undefined;
