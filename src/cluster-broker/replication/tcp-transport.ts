@@ -96,7 +96,11 @@ class Outbound {
 }
 
 function remoteOf(s: net.Socket): string {
-  return `${s.remoteAddress ?? '?'}:${s.remotePort ?? '?'}`;
+  // A TLS socket refused during its handshake may be closed already: its address is then only
+  // on the TCP socket it wraps (`_parent`, kept by Node for exactly this).
+  const parent = (s as net.Socket & { _parent?: net.Socket | null })._parent;
+  const from = s.remoteAddress === undefined && parent ? parent : s;
+  return `${from.remoteAddress ?? '?'}:${from.remotePort ?? '?'}`;
 }
 
 /** Logs the first of a run of dropped messages on a connection, then at most one summary per 5 s. */
@@ -148,6 +152,9 @@ export class TcpTransport {
         )
       : net.createServer((s) => this.accept(s, this.handshakeTimeoutMs));
     if (server instanceof tls.Server) {
+      // Reading the address now makes Node cache it on the TCP socket, so a refusal logged after
+      // the socket closed (tlsClientError) still names the peer (see remoteOf).
+      server.on('connection', (raw: net.Socket) => remoteOf(raw));
       server.on('tlsClientError', (err, s) =>
         this.opts.logger?.warn?.(
           { err, remote: remoteOf(s) },
