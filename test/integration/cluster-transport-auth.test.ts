@@ -167,6 +167,27 @@ describe('cluster transport authentication', () => {
     expect(n1.got).toEqual([]);
   });
 
+  it('accepts only configured member ids, even without a secret (no inherited names)', async () => {
+    const p = await ports('n1', 'n2');
+    const n1 = await member({ id: 'n1', ports: p });
+    for (const claimed of ['toString', 'constructor', 'n9']) {
+      const out = await impersonate({
+        port: p.n1!,
+        clusterId: 'test-cluster',
+        victim: 'n1',
+        claimed,
+        secret: undefined,
+        frames: [],
+      });
+      expect(out).toEqual({ challenged: false, accepted: false, closedByMember: true });
+    }
+    expect(n1.warned('connecting peer refused').map((l) => l.fields.claimed)).toEqual([
+      'toString',
+      'constructor',
+      'n9',
+    ]);
+  });
+
   it('refuses an oversized frame before authentication at its header', async () => {
     const p = await ports('n1', 'n2');
     const n1 = await member({ id: 'n1', ports: p, secret: SECRET });

@@ -202,10 +202,10 @@ export class AcceptorHandshake {
       const to = r.name();
       this.dialerNonce = Buffer.from(r.bytes(NONCE_BYTES));
       r.end();
+      this.peer = from;
       if (theirCluster !== clusterId) refused(`cluster id '${theirCluster}' is not '${clusterId}'`);
       if (to !== self) refused(`addressed to member '${to}', this is '${self}'`);
       if (from === self || !this.isPeer(from)) refused(`'${from}' is not a member of this cluster`);
-      this.peer = from;
       this.state = 'proof';
       const ours = handshakeMac(secret, 'acceptor', clusterId, from, self, this.dialerNonce, this.nonce);
       return { reply: Buffer.concat([Buffer.from([CHALLENGE]), this.nonce, ours]), done: false };

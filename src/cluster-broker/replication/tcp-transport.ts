@@ -295,7 +295,7 @@ export class TcpTransport {
     s.setNoDelay(true);
     const remote = remoteOf(s);
     const log = this.opts.logger;
-    const hs = new AcceptorHandshake(this.hs, (id) => id in this.opts.peers);
+    const hs = new AcceptorHandshake(this.hs, (id) => Object.hasOwn(this.opts.peers, id));
     const splitter = new FrameSplitter(HANDSHAKE_MAX_FRAME);
     const reassembler = new Reassembler(this.maxMessage);
     let peer: string | undefined;
