@@ -33,8 +33,11 @@ import type { WireCodec } from './wire.js';
 
 export { FrameSplitter, frame } from './framing.js';
 
+/** Where a member listens for the other members (its cluster port). */
 export interface PeerAddress {
+  /** Host or IP address. */
   readonly host: string;
+  /** TCP port. */
   readonly port: number;
 }
 
