@@ -44,6 +44,7 @@ export type { StoreStats } from './cluster-broker/store/event-store.js';
 export {
   type ClusterHandle,
   type ClusterTlsFiles,
+  type MemberOutputHandler,
   type StartClusterOptions,
   startCluster,
 } from './cluster-broker/supervisor/index.js';

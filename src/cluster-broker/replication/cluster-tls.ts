@@ -10,8 +10,11 @@ import { ReplicationError } from './errors.js';
 
 /** PEM contents of this member's certificate and key, and of the CA that signs members'. */
 export interface ClusterTlsOptions {
+  /** This member's certificate (PEM), signed by `ca`. */
   readonly cert: string | Buffer;
+  /** Its private key (PEM). */
   readonly key: string | Buffer;
+  /** The CA that signs every member's certificate (PEM); peers are verified against it. */
   readonly ca: string | Buffer;
 }
 

@@ -27,8 +27,11 @@ export interface ClusterMemberLaunch {
 
 /** Paths of the PEM files for mutual TLS between members. */
 export interface ClusterTlsFiles {
+  /** PEM certificate every member presents (`--cluster-tls-cert`). */
   cert: string;
+  /** Its PEM private key (`--cluster-tls-key`). */
   key: string;
+  /** PEM CA that signed it; members verify each other against it (`--cluster-tls-ca`). */
   ca: string;
 }
 
