@@ -11,7 +11,6 @@ export {
 export type { QueueInfo } from './cluster-broker/core/broker-state.js';
 export type { QueueOptions } from './cluster-broker/core/events.js';
 export type { CutMode } from './cluster-broker/netproxy/link-proxy.js';
-export type { PeerAddress } from './cluster-broker/replication/tcp-transport.js';
 export {
   type ClusterTlsOptions,
   ensureClusterSecret,
@@ -19,6 +18,7 @@ export {
   loadClusterSecret,
   loadClusterTls,
 } from './cluster-broker/replication/index.js';
+export type { PeerAddress } from './cluster-broker/replication/tcp-transport.js';
 export {
   BackendClosedError,
   type BrokerBackend,
