@@ -37,6 +37,8 @@ describe('RestartBackoff', () => {
       maxDelayMs: 5_000,
       factor: 2,
       resetAfterMs: 10_000,
+      maxFailures: 5,
+      failureWindowMs: 60_000,
     });
   });
 });
@@ -72,7 +74,12 @@ describe('parseClusterArgs', () => {
       dataDir: '/tmp/d',
       help: false,
     });
-    expect(parseClusterArgs([])).toEqual({ nodes: 3, basePort: 5672, dataDir: undefined, help: false });
+    expect(parseClusterArgs([])).toEqual({
+      nodes: 3,
+      basePort: 5672,
+      dataDir: undefined,
+      help: false,
+    });
     expect(parseClusterArgs(['--nodes=1', '--base-port=0']).basePort).toBe(0);
     expect(parseClusterArgs(['-h']).help).toBe(true);
     const tls = ['--cluster-tls-cert', 'c.pem', '--cluster-tls-key', 'k.pem', '--cluster-tls-ca', 'ca.pem'];
@@ -80,6 +87,8 @@ describe('parseClusterArgs', () => {
       clusterSecretFile: '/s',
       clusterTls: { cert: 'c.pem', key: 'k.pem', ca: 'ca.pem' },
     });
+    expect(parseClusterArgs(['--log-level', 'debug']).logLevel).toBe('debug');
+    expect(() => parseClusterArgs(['--log-level', 'loud'])).toThrow(/--log-level must be one of/);
   });
 
   it.each([

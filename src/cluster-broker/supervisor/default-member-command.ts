@@ -23,6 +23,8 @@ export interface ClusterMemberLaunch {
   clusterSecretFile?: string;
   /** PEM files for mutual TLS on the cluster port (`--cluster-tls-cert/-key/-ca`). */
   clusterTls?: ClusterTlsFiles;
+  /** `--log-level` for the member (default: the member's own default, warn). */
+  logLevel?: string;
 }
 
 /** Paths of the PEM files for mutual TLS between members. */
@@ -60,6 +62,7 @@ export function memberNodeArgs(member: ClusterMemberLaunch): string[] {
           member.clusterTls.ca,
         ]
       : []),
+    ...(member.logLevel === undefined ? [] : ['--log-level', member.logLevel]),
   ];
 }
 
