@@ -22,6 +22,13 @@ export {
   type QueuesDocument,
 } from './cluster-broker/http/index.js';
 export type { CutMode } from './cluster-broker/netproxy/link-proxy.js';
+export {
+  type ClusterTlsOptions,
+  ensureClusterSecret,
+  isLoopbackHost,
+  loadClusterSecret,
+  loadClusterTls,
+} from './cluster-broker/replication/index.js';
 export type { PeerAddress } from './cluster-broker/replication/tcp-transport.js';
 export {
   BackendClosedError,
@@ -48,6 +55,8 @@ export type { UserTable } from './cluster-broker/server/users.js';
 export type { StoreStats } from './cluster-broker/store/event-store.js';
 export {
   type ClusterHandle,
+  type ClusterTlsFiles,
+  type MemberOutputHandler,
   type StartClusterOptions,
   startCluster,
 } from './cluster-broker/supervisor/index.js';

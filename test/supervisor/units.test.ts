@@ -84,6 +84,11 @@ describe('parseClusterArgs', () => {
     expect(parseClusterArgs(['-h']).help).toBe(true);
     expect(parseClusterArgs(['--http-base-port', '15672']).httpBasePort).toBe(15672);
     expect(parseClusterArgs([]).httpBasePort).toBeUndefined();
+    const tls = ['--cluster-tls-cert', 'c.pem', '--cluster-tls-key', 'k.pem', '--cluster-tls-ca', 'ca.pem'];
+    expect(parseClusterArgs(['--cluster-secret-file', '/s', ...tls])).toMatchObject({
+      clusterSecretFile: '/s',
+      clusterTls: { cert: 'c.pem', key: 'k.pem', ca: 'ca.pem' },
+    });
     expect(parseClusterArgs(['--log-level', 'debug']).logLevel).toBe('debug');
     expect(() => parseClusterArgs(['--log-level', 'loud'])).toThrow(/--log-level must be one of/);
   });
@@ -95,6 +100,7 @@ describe('parseClusterArgs', () => {
     [['--base-port', '70000'], /--base-port must be an integer/],
     [['--http-base-port', 'x'], /--http-base-port must be an integer/],
     [['--bogus'], /Unknown option/],
+    [['--cluster-tls-cert', 'c.pem'], /go together/],
     [['extra'], /Unexpected argument|positional/i],
   ])('rejects %j', (argv, message) => {
     expect(() => parseClusterArgs(argv)).toThrow(message);
@@ -172,6 +178,24 @@ describe('member command lines', () => {
       '/data/n2',
     ]);
     expect(memberNodeArgs({ ...launch, httpPort: 15673 }).slice(-2)).toEqual(['--http-port', '15673']);
+  });
+
+  it('passes the cluster secret and TLS files when given', () => {
+    const withSecurity = {
+      ...launch,
+      clusterSecretFile: '/data/cluster-secret',
+      clusterTls: { cert: '/pki/m.pem', key: '/pki/m.key', ca: '/pki/ca.pem' },
+    };
+    expect(memberNodeArgs(withSecurity).slice(11)).toEqual([
+      '--cluster-secret-file',
+      '/data/cluster-secret',
+      '--cluster-tls-cert',
+      '/pki/m.pem',
+      '--cluster-tls-key',
+      '/pki/m.key',
+      '--cluster-tls-ca',
+      '/pki/ca.pem',
+    ]);
   });
 
   it('runs the real entry with this Node: from source via tsx, or the built bin', () => {
