@@ -3,6 +3,7 @@
  * queue or a virtual source (our sender), or a refusal with the narrowest condition.
  */
 import type { Attach } from '../../codec/index.js';
+import { DEDUP_CAPABILITY } from '../../failover/message-id.js';
 import type { Link, ReceiverLink, SenderLink } from '../../protocol/index.js';
 import type { BrokerConnection } from './broker-connection.js';
 import { ConsumerLink } from './consumer-link.js';
@@ -31,8 +32,10 @@ export function attachPublisher(conn: BrokerConnection, link: ReceiverLink, atta
     link.refuse({ condition: t.dynamic ? 'amqp:not-implemented' : 'amqp:invalid-field', description: bad });
     return;
   }
+  // duplicate detection only for senders that ask for it (or on every queue with --dedup)
+  const dedup = conn.ctx.opts.dedup || attach.desiredCapabilities?.includes(DEDUP_CAPABILITY) === true;
   ensureQueue(conn, link, address!, () => {
-    const h = new PublisherLink(conn, link, address!);
+    const h = new PublisherLink(conn, link, address!, dedup);
     link.context = h;
     conn.addHandler(h);
     link.accept({
@@ -40,6 +43,7 @@ export function attachPublisher(conn: BrokerConnection, link: ReceiverLink, atta
       sndSettleMode: attach.sndSettleMode === 0 || attach.sndSettleMode === 1 ? attach.sndSettleMode : 2,
       rcvSettleMode: (attach.rcvSettleMode ?? 0) === 1 ? 1 : 0,
       maxMessageSize: conn.ctx.opts.maxMessageSize,
+      ...(dedup ? { offeredCapabilities: [DEDUP_CAPABILITY] } : {}),
     });
     h.start();
   });

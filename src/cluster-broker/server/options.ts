@@ -32,6 +32,11 @@ export interface BrokerServerOptions {
   autoCreateQueues?: boolean;
   /** Options of queues created on attach (limits, dead-letter queue, dedup window). */
   queueDefaults?: QueueOptions;
+  /**
+   * Deduplicate by message-id every message on every queue (`--dedup`). Default false: only the
+   * messages of senders that list `quorate:dedup` in their attach's desired-capabilities.
+   */
+  dedup?: boolean;
   /** Open connections at most; more are refused (Open, then Close resource-limit-exceeded). Default 10_000. */
   maxConnections?: number;
   /** Largest frame we accept (declared in Open). Default 1 MiB. */
@@ -61,6 +66,7 @@ export interface ResolvedServerOptions {
   users: UserTable | undefined;
   autoCreateQueues: boolean;
   queueDefaults: QueueOptions;
+  dedup: boolean;
   maxConnections: number;
   maxFrameSize: number;
   maxMessageSize: number;
@@ -92,6 +98,7 @@ export function resolveServerOptions(o: Omit<BrokerServerOptions, 'backend'>): R
     users: o.users,
     autoCreateQueues: o.autoCreateQueues ?? true,
     queueDefaults: o.queueDefaults ?? {},
+    dedup: o.dedup ?? false,
     maxConnections: positive(o.maxConnections, 10_000, 'maxConnections'),
     maxFrameSize,
     maxMessageSize: positive(o.maxMessageSize, DEFAULT_MAX_MESSAGE_SIZE, 'maxMessageSize'),

@@ -1,6 +1,6 @@
 /**
  * A publisher's link (the client sends, we receive): every complete message becomes an enqueue
- * event; the transfer is settled only once the backend says the enqueue is committed
+ * event (carrying its message-id's dedup key only when this link deduplicates); the transfer is settled only once the backend says the enqueue is committed
  * (accepted / duplicate -> accepted, refused -> rejected with the condition). A failed submit
  * settles nothing and closes the connection (the delivery contract's "no settlement on an
  * unknown outcome").
@@ -21,6 +21,8 @@ export class PublisherLink implements LinkHandler {
     private readonly host: LinkHost,
     private readonly link: ReceiverLink,
     readonly queue: string,
+    /** Deduplicate by message-id (the sender desired `quorate:dedup`, or the broker runs `--dedup`). */
+    private readonly dedup: boolean,
   ) {}
 
   /** Grants the first credit window (call after accept). */
@@ -69,7 +71,7 @@ export class PublisherLink implements LinkHandler {
       queue: this.queue,
       message: storedForm(bytes, header, headerEnd),
     };
-    const key = messageIdKey(properties?.messageId);
+    const key = this.dedup ? messageIdKey(properties?.messageId) : undefined;
     if (key !== undefined) event.dedupKey = key;
     let expiresAt: number | undefined;
     const ttl = header?.ttl;

@@ -9,6 +9,8 @@ export interface ClusterCommandArgs {
   basePort: number;
   /** --data-dir; default a temp dir, removed on stop. */
   dataDir: string | undefined;
+  /** --dedup: members deduplicate on every queue for every sender. */
+  dedup: boolean;
   /** --help */
   help: boolean;
 }
@@ -21,6 +23,7 @@ member start and a summary; SIGTERM or SIGINT stops every member (paused ones ar
   --nodes N        number of members (default 3)
   --base-port P    first AMQP port (default 5672); 0 = free ports
   --data-dir DIR   parent of the members' stores (default: a temp dir, removed on stop)
+  --dedup          members deduplicate by message-id on every queue, for every sender
 `;
 
 function integerFlag(
@@ -43,7 +46,7 @@ function integerFlag(
 
 /** Parses the flags after `cluster`; throws `SupervisorError` ('amqp:invalid-field') on bad input. */
 export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
-  let values: { nodes?: string; 'base-port'?: string; 'data-dir'?: string; help?: boolean };
+  let values: { nodes?: string; 'base-port'?: string; 'data-dir'?: string; dedup?: boolean; help?: boolean };
   try {
     ({ values } = parseArgs({
       args: [...argv],
@@ -51,6 +54,7 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
         nodes: { type: 'string' },
         'base-port': { type: 'string' },
         'data-dir': { type: 'string' },
+        dedup: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -63,6 +67,7 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
     nodes: integerFlag('nodes', values.nodes, 3, 1, 99),
     basePort: integerFlag('base-port', values['base-port'], 5672, 0, 64_000),
     dataDir: values['data-dir'],
+    dedup: values.dedup ?? false,
     help: values.help ?? false,
   };
 }

@@ -34,6 +34,8 @@ export interface StartClusterOptions {
   /** How partitions cut links: 'reset' (default) or 'blackhole' (see `CutMode`). */
   cutMode?: CutMode;
   logger?: SupervisorLogger;
+  /** Every member deduplicates by message-id on every queue, for every sender (`--dedup`). Default false. */
+  dedup?: boolean;
 }
 
 /** A running local cluster, for tests: process faults by PID, network faults through proxies. */
@@ -108,6 +110,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
           peers,
           peersArg: mesh.peersArg(id),
           dataDir: join(dataDir, id),
+          extraArgs: options.dedup ? ['--dedup'] : [],
         });
       },
     })),
