@@ -9,6 +9,7 @@ import { type BrokerServerOptions, memoryBackend } from '../../src/broker.js';
 import {
   BrokerConnection,
   ConsumerRegistry,
+  DynamicNodes,
   type LocalBackend,
   newCounters,
   resolveServerOptions,
@@ -54,6 +55,7 @@ export class InProcessBroker {
       }),
       consumers: new ConsumerRegistry(),
       counters: newCounters(),
+      dynamicNodes: new DynamicNodes(this.backend, {}),
     };
     this.backend.on('available', this.onAvailable);
   }

@@ -196,6 +196,7 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
       if (this.links.has(link)) this.links.set(link, true);
       return;
     }
+    this.emit('claimed', link);
     // Only a link whose own claim applied earlier is the older one; a link still claiming is newer.
     if (this.links.get(link) === true) {
       this.links.delete(link);

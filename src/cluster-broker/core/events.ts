@@ -23,7 +23,19 @@ export interface QueueOptions {
   dedupWindowCount?: number;
   /** Dedup window: a remembered message-id is forgotten this many ms (leader time) after its enqueue. Default 600_000. */
   dedupWindowMs?: number;
+  /**
+   * A dynamic node (a broker-named temporary queue): the link that asked for it
+   * (`containerId/linkName`) and its lifetime policy. The network layer deletes it by the policy.
+   */
+  temporary?: { owner: string; policy: LifetimePolicy };
 }
+
+/** AMQP 1.0 lifetime policies of dynamic nodes (part 3, 3.5.10). */
+export type LifetimePolicy =
+  | 'delete-on-close'
+  | 'delete-on-no-links'
+  | 'delete-on-no-messages'
+  | 'delete-on-no-links-or-messages';
 
 export const DEFAULT_DEDUP_WINDOW_COUNT = 10_000;
 export const DEFAULT_DEDUP_WINDOW_MS = 600_000;

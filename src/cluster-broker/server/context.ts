@@ -3,6 +3,7 @@
  * (link stealing, consumers waiting for messages) and counters.
  */
 import type { BrokerBackend } from './backend.js';
+import type { DynamicNodes } from './dynamic-nodes.js';
 import type { ResolvedServerOptions } from './options.js';
 
 /** What the registry needs from a consumer link. */
@@ -101,6 +102,8 @@ export interface ServerContext {
   readonly opts: ResolvedServerOptions;
   readonly consumers: ConsumerRegistry;
   readonly counters: ServerCounters;
+  /** Broker-named temporary queues and their lifetimes. */
+  readonly dynamicNodes: DynamicNodes;
 }
 
 export function newCounters(): ServerCounters {

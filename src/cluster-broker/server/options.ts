@@ -3,6 +3,7 @@ import type { SecureContextOptions } from 'node:tls';
 import type { Fields } from '../../codec/index.js';
 import type { QueueOptions } from '../core/events.js';
 import type { BrokerBackend } from './backend.js';
+import { DEFAULT_DYNAMIC_GRACE_MS } from './dynamic-nodes.js';
 import type { UserTable } from './users.js';
 import type { VirtualSource } from './virtual-source.js';
 
@@ -37,6 +38,11 @@ export interface BrokerServerOptions {
    * messages of senders that list `quorate:dedup` in their attach's desired-capabilities.
    */
   dedup?: boolean;
+  /**
+   * How long a dynamic node outlives its owner's lost connection, waiting for the owner to
+   * re-attach (failover). Default 30_000 ms. A clean detach or Close deletes it at once.
+   */
+  dynamicNodeGraceMs?: number;
   /** Open connections at most; more are refused (Open, then Close resource-limit-exceeded). Default 10_000. */
   maxConnections?: number;
   /** Largest frame we accept (declared in Open). Default 1 MiB. */
@@ -67,6 +73,7 @@ export interface ResolvedServerOptions {
   autoCreateQueues: boolean;
   queueDefaults: QueueOptions;
   dedup: boolean;
+  dynamicNodeGraceMs: number;
   maxConnections: number;
   maxFrameSize: number;
   maxMessageSize: number;
@@ -99,6 +106,7 @@ export function resolveServerOptions(o: Omit<BrokerServerOptions, 'backend'>): R
     autoCreateQueues: o.autoCreateQueues ?? true,
     queueDefaults: o.queueDefaults ?? {},
     dedup: o.dedup ?? false,
+    dynamicNodeGraceMs: positive(o.dynamicNodeGraceMs, DEFAULT_DYNAMIC_GRACE_MS, 'dynamicNodeGraceMs'),
     maxConnections: positive(o.maxConnections, 10_000, 'maxConnections'),
     maxFrameSize,
     maxMessageSize: positive(o.maxMessageSize, DEFAULT_MAX_MESSAGE_SIZE, 'maxMessageSize'),

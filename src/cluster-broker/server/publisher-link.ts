@@ -20,7 +20,8 @@ export class PublisherLink implements LinkHandler {
   constructor(
     private readonly host: LinkHost,
     private readonly link: ReceiverLink,
-    readonly queue: string,
+    /** The target queue; undefined for an anonymous relay (each message names its queue in `to`). */
+    readonly queue: string | undefined,
     /** Deduplicate by message-id (the sender desired `quorate:dedup`, or the broker runs `--dedup`). */
     private readonly dedup: boolean,
   ) {}
@@ -68,7 +69,7 @@ export class PublisherLink implements LinkHandler {
     const event: EnqueueEvent = {
       type: 'enqueue',
       leaderTime: now,
-      queue: this.queue,
+      queue: this.queue ?? this.relayQueue(properties?.to),
       message: storedForm(bytes, header, headerEnd),
     };
     const key = this.dedup ? messageIdKey(properties?.messageId) : undefined;
@@ -84,6 +85,24 @@ export class PublisherLink implements LinkHandler {
     if (expiresAt !== undefined) event.expiresAt = expiresAt;
     if (header?.deliveryCount) event.deliveryCount = header.deliveryCount;
     return event;
+  }
+
+  /**
+   * Anonymous relay: the queue a message's `to` names, declared first when it may be auto-created
+   * (submission order is commit order, so the declare applies before the enqueue). A missing or
+   * unknown `to` gets the enqueue refused (rejected amqp:not-found), never a silent drop.
+   */
+  private relayQueue(to: unknown): string {
+    const queue = typeof to === 'string' ? to : '';
+    const { backend, opts } = this.host.ctx;
+    if (queue !== '' && !backend.state.hasQueue(queue) && opts.autoCreateQueues && !queue.startsWith('$')) {
+      backend
+        .submit({ type: 'declare', leaderTime: backend.now(), queue, options: opts.queueDefaults })
+        .catch(() => {
+          // the enqueue that follows is refused (not-found) if the declare did not commit
+        });
+    }
+    return queue;
   }
 
   private settle(d: IncomingDelivery, result: EnqueueResult): void {

@@ -51,6 +51,9 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
   }
   const server = new BrokerServer({ ...serverOpts, users, backend });
   try {
+    // a restarted single node has no connection left: its dynamic nodes are orphans (a cluster
+    // member's may belong to clients of other members)
+    if (local) await server.deleteOrphanDynamicNodes();
     await server.listen();
   } catch (err) {
     await local?.close();
