@@ -80,6 +80,10 @@ const timeless: fc.Arbitrary<Timeless> = fc.oneof(
         consumer: fc.constantFrom(...consumers),
         max: fc.integer({ min: 1, max: 3 }),
         link: fc.constantFrom('L1', 'L2'),
+        // a selector consumer's acquire of chosen messages (ascending)
+        seqs: fc
+          .uniqueArray(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 3 })
+          .map((s) => s.sort((x, y) => x - y)),
       },
       { requiredKeys: ['type', 'queue', 'consumer'] },
     ),

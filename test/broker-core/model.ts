@@ -122,9 +122,14 @@ export class Model {
         const messages: AcquiredMessage[] = [];
         const q = this.queues.get(e.queue);
         if (!q) return { type: 'acquire', messages };
+        const wanted = e.seqs === undefined ? undefined : new Set(e.seqs);
         for (const m of [...q.msgs]) {
-          if (messages.length >= (e.max ?? 1)) break;
+          if (messages.length >= (wanted ? wanted.size : (e.max ?? 1))) break;
           if (m.owner !== undefined) continue;
+          if (wanted && e.seqs) {
+            if (m.seq > e.seqs[e.seqs.length - 1]!) break;
+            if (!wanted.has(m.seq)) continue;
+          }
           if (this.expired(m)) {
             this.remove(q, m);
             continue;

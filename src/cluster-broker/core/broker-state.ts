@@ -159,6 +159,18 @@ export class BrokerState {
     return [...this.consumers.keys()];
   }
 
+  /**
+   * Walks a queue's available messages in delivery order until `visit` returns false. `entry`
+   * identifies the message while it lives in this state (a consumer's selector caches its
+   * verdict under it); `message` is the stored bytes: do not mutate.
+   */
+  scanAvailable(queue: string, visit: (seq: number, message: Uint8Array, entry: object) => boolean): void {
+    for (let m = this.queues.get(queue)?.available.head; m; m = m.next) {
+      if (m.isExpired(this.now)) continue;
+      if (!visit(m.seq, m.bytes, m)) return;
+    }
+  }
+
   /** Seqs of a queue's available messages in delivery order (for tests and diagnostics). */
   availableSeqs(queue: string): number[] {
     const out: number[] = [];
@@ -261,11 +273,21 @@ export class BrokerState {
     const messages: AcquiredMessage[] = [];
     const q = this.queues.get(e.queue);
     if (!q) return { type: 'acquire', messages };
-    const max = e.max ?? 1;
+    const wanted = e.seqs === undefined ? undefined : new Set(e.seqs);
+    const last = e.seqs === undefined ? 0 : e.seqs[e.seqs.length - 1]!;
+    const max = wanted ? wanted.size : (e.max ?? 1);
     const link = e.link ?? e.consumer;
     let m = q.available.head;
     while (m !== undefined && messages.length < max) {
       const next = m.next;
+      if (wanted) {
+        // the list is in seq order: nothing wanted lies beyond the last seq asked for
+        if (m.seq > last) break;
+        if (!wanted.has(m.seq)) {
+          m = next;
+          continue;
+        }
+      }
       if (m.isExpired(this.now)) {
         q.available.remove(m);
         q.uncount(m);

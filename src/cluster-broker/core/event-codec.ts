@@ -65,6 +65,11 @@ export function encodeEvent(e: BrokerEvent): Uint8Array {
       w.str(e.consumer);
       w.uint(e.max ?? 1);
       writeOptionalString(w, e.link);
+      // appended: an acquire without seqs encodes as before
+      if (e.seqs !== undefined) {
+        w.uint(e.seqs.length);
+        for (const s of e.seqs) w.uint(s);
+      }
       break;
     case 'settle':
       w.str(e.consumer);
@@ -182,10 +187,18 @@ export function decodeEvent(bytes: Uint8Array): BrokerEvent {
       const consumer = r.str();
       const max = r.uint();
       const link = readOptionalString(r);
-      e =
+      const a: BrokerEvent =
         link === undefined
           ? { type: 'acquire', leaderTime, queue, consumer, max }
           : { type: 'acquire', leaderTime, queue, consumer, max, link };
+      if (r.remaining > 0) {
+        const n = r.uint();
+        if (n > r.remaining) throw new EventDecodeError('acquire seq count exceeds input');
+        const seqs: number[] = new Array(n);
+        for (let i = 0; i < n; i++) seqs[i] = r.uint();
+        a.seqs = seqs;
+      }
+      e = a;
       break;
     }
     case TYPE_CODES.settle: {

@@ -101,6 +101,12 @@ export interface AcquireEvent {
    * so the mark survives a re-attach of the same link.
    */
   link?: string;
+  /**
+   * Acquire exactly these messages (ascending seqs), each only if still available (and not
+   * undeliverable for the link); `max` is then ignored. A consumer with a selector chooses the
+   * messages it matches this way, so the selector is evaluated once, by the member serving it.
+   */
+  seqs?: number[];
 }
 
 /** Settle acquired messages (by sequence number) with one outcome, as a disposition range does. */

@@ -5,7 +5,15 @@
  */
 import type { Attach, Fields, Source, Target } from '../../codec/index.js';
 import { DEDUP_CAPABILITY } from '../../failover/message-id.js';
-import type { Link, ReceiverLink, SenderLink } from '../../protocol/index.js';
+import {
+  filterEntries,
+  isSelectorFilter,
+  type Link,
+  type ReceiverLink,
+  SELECTOR_FILTER,
+  type SenderLink,
+} from '../../protocol/index.js';
+import { Selector, SelectorError } from '../selector/index.js';
 import type { BrokerConnection } from './broker-connection.js';
 import { ConsumerLink } from './consumer-link.js';
 import { type LinkGone, lifetimePolicyOf } from './dynamic-nodes.js';
@@ -67,22 +75,26 @@ export function attachConsumer(conn: BrokerConnection, link: SenderLink, attach:
     link.refuse({ condition: 'amqp:invalid-field', description: 'a source is required' });
     return;
   }
-  if (hasEntries(source.filter)) {
-    link.refuse({ condition: 'amqp:not-implemented', description: 'source filters are not supported' });
+  const filter = sourceFilter(source.filter);
+  if ('refused' in filter) {
+    link.refuse(filter.refused);
     return;
   }
   const presettled = attach.sndSettleMode === 1;
   const accept = (address: string): void => {
-    const h = new ConsumerLink(conn, link, address, presettled);
+    const h = new ConsumerLink(conn, link, address, presettled, filter.selector);
     link.context = h;
     conn.addHandler(h, dynamicGone(conn, link, address, h));
+    const replySource: Source = {
+      ...replyTerminus(source, address),
+      defaultOutcome: DEFAULT_OUTCOME_STATE,
+      outcomes: OUTCOMES,
+      distributionMode: 'move',
+    };
+    // the filters in force (spec 3.5.3: the receiver learns which were applied)
+    if (filter.inForce) replySource.filter = filter.inForce;
     link.accept({
-      source: {
-        ...replyTerminus(source, address),
-        defaultOutcome: DEFAULT_OUTCOME_STATE,
-        outcomes: OUTCOMES,
-        distributionMode: 'move',
-      },
+      source: replySource,
       sndSettleMode: presettled ? 1 : attach.sndSettleMode === 0 ? 0 : 2,
       rcvSettleMode: (attach.rcvSettleMode ?? 0) === 1 ? 1 : 0,
     });
@@ -99,6 +111,10 @@ export function attachConsumer(conn: BrokerConnection, link: SenderLink, attach:
     return;
   }
   const virtual = conn.ctx.opts.virtualSources.get(address!);
+  if (virtual !== undefined && filter.selector !== undefined) {
+    link.refuse({ condition: 'amqp:not-implemented', description: `no filters on ${address}` });
+    return;
+  }
   if (virtual !== undefined) {
     const h = new VirtualLink(conn, link);
     link.context = h;
@@ -191,12 +207,46 @@ function refuseOnError(conn: BrokerConnection, link: Link, err: unknown, fallbac
   conn.scheduleFlush();
 }
 
-/** A filter set with at least one entry (whatever shape the peer sent it in). */
-function hasEntries(filter: unknown): boolean {
-  if (filter === undefined || filter === null) return false;
-  if (filter instanceof Map) return filter.size > 0;
-  if (typeof filter === 'object') return Object.keys(filter).length > 0;
-  return true;
+/**
+ * The source's filter set: a JMS selector (compiled), the entries in force for the reply, or why
+ * the attach is refused (a filter type we do not implement; a malformed selector).
+ */
+function sourceFilter(
+  filter: unknown,
+): { selector?: Selector; inForce?: Fields } | { refused: { condition: string; description: string } } {
+  const entries = filterEntries(filter);
+  if (entries.length === 0) return {};
+  const inForce: Fields = {};
+  let selector: Selector | undefined;
+  for (const entry of entries) {
+    if (!isSelectorFilter(entry)) {
+      const what = entry.descriptor === undefined ? 'an undescribed value' : String(entry.descriptor);
+      return {
+        refused: {
+          condition: 'amqp:not-implemented',
+          description: `filter '${entry.key}' (${what}) is not supported; supported: ${SELECTOR_FILTER}`,
+        },
+      };
+    }
+    if (selector !== undefined || typeof entry.value !== 'string') {
+      return {
+        refused: {
+          condition: 'amqp:invalid-field',
+          description: selector
+            ? 'more than one selector filter'
+            : 'a selector filter value must be a string',
+        },
+      };
+    }
+    try {
+      selector = new Selector(entry.value);
+    } catch (err) {
+      if (!(err instanceof SelectorError)) throw err;
+      return { refused: { condition: err.condition, description: err.description } };
+    }
+    inForce[entry.key] = entry.raw;
+  }
+  return selector ? { selector, inForce } : {};
 }
 
 /** Why an address cannot name a queue, or undefined when it can. */

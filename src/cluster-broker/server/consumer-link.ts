@@ -13,8 +13,9 @@
  */
 import { type DeliveryState, type MessageHeader, splitMessage, withHeader } from '../../codec/index.js';
 import { isTerminal, type OutgoingDelivery, type SenderLink } from '../../protocol/index.js';
-import type { SettleOutcome } from '../core/events.js';
+import type { AcquireEvent, SettleOutcome } from '../core/events.js';
 import type { AcquiredMessage } from '../core/results.js';
+import type { Selector } from '../selector/index.js';
 import type { RegisteredConsumer } from './context.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
 
@@ -42,6 +43,8 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
   private tagCounter = 0;
   private pending = new Map<string, PendingSettle>();
   private settleScheduled = false;
+  /** The selector's verdict per message (keyed by the state's entry): one evaluation per message. */
+  private readonly verdicts = new WeakMap<object, boolean>();
 
   constructor(
     private readonly host: LinkHost,
@@ -49,6 +52,8 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
     readonly queue: string,
     /** snd-settle-mode settled: we send pre-settled and remove the message at once. */
     private readonly presettled: boolean,
+    /** A JMS selector: only matching messages are acquired (others stay for other consumers). */
+    private readonly selector?: Selector,
   ) {
     this.key = `${host.containerId}/${link.name}`;
     // we settle our side ourselves, after the settle event committed
@@ -130,16 +135,28 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
       return;
     }
     const { backend, consumers } = this.host.ctx;
-    this.acquiring = true;
     const epoch = consumers.epoch(this.queue);
+    const event: AcquireEvent = {
+      type: 'acquire',
+      leaderTime: backend.now(),
+      queue: this.queue,
+      consumer: this.key,
+      max: want,
+    };
+    if (this.selector) {
+      event.seqs = this.matching(want);
+      if (event.seqs.length === 0) {
+        consumers.wait(this);
+        if (this.link.drain) {
+          this.link.completeDrain();
+          this.host.scheduleFlush();
+        }
+        return;
+      }
+    }
+    this.acquiring = true;
     backend
-      .submit({
-        type: 'acquire',
-        leaderTime: backend.now(),
-        queue: this.queue,
-        consumer: this.key,
-        max: want,
-      })
+      .submit(event)
       .then(
         (result) => {
           this.acquiring = false;
@@ -167,6 +184,22 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
         },
       )
       .catch((err: unknown) => this.host.internalError(err));
+  }
+
+  /** Up to `want` available messages the selector matches, in delivery order (each evaluated once). */
+  private matching(want: number): number[] {
+    const seqs: number[] = [];
+    const selector = this.selector!;
+    this.host.ctx.backend.state.scanAvailable(this.queue, (seq, message, entry) => {
+      let match = this.verdicts.get(entry);
+      if (match === undefined) {
+        match = selector.matches(message);
+        this.verdicts.set(entry, match);
+      }
+      if (match) seqs.push(seq);
+      return seqs.length < want;
+    });
+    return seqs;
   }
 
   private send(m: AcquiredMessage): void {
