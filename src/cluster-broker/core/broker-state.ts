@@ -10,6 +10,7 @@
 import type {
   AcquireEvent,
   BrokerEvent,
+  CommitEvent,
   DeclareQueueEvent,
   EnqueueEvent,
   QueueOptions,
@@ -22,6 +23,7 @@ import type {
   AcquiredMessage,
   AcquireResult,
   ApplyResult,
+  CommitResult,
   DeclareResult,
   DeleteResult,
   EnqueueResult,
@@ -91,6 +93,8 @@ export class BrokerState {
       }
       case 'expire':
         return this.expire();
+      case 'commit':
+        return this.commit(event);
     }
   }
 
@@ -267,6 +271,45 @@ export class BrokerState {
     const m = new QueuedMessage(q, seq, bytes, expiresAt, deliveryCount);
     if (expiresAt >= 0) this.expiry.push(m);
     return m;
+  }
+
+  private commit(e: CommitEvent): CommitResult {
+    // all or nothing: check every enqueue fits before applying any
+    const adding = new Map<Queue, { n: number; bytes: number }>();
+    for (const sub of e.events) {
+      if (sub.type !== 'enqueue') continue;
+      const q = this.queues.get(sub.queue);
+      if (!q) {
+        return {
+          type: 'commit',
+          status: 'refused',
+          condition: 'amqp:not-found',
+          description: `no queue ${sub.queue}`,
+        };
+      }
+      if (sub.dedupKey !== undefined && q.dedup.has(sub.dedupKey, this.now)) continue;
+      const a = adding.get(q) ?? { n: 0, bytes: 0 };
+      a.n++;
+      a.bytes += sub.message.length;
+      adding.set(q, a);
+    }
+    for (const [q, a] of adding) {
+      const { maxMessages, maxBytes } = q.resolved;
+      if (q.messageCount + a.n > maxMessages || q.byteCount + a.bytes > maxBytes) {
+        return {
+          type: 'commit',
+          status: 'refused',
+          condition: 'amqp:resource-limit-exceeded',
+          description: `queue ${q.name} cannot take the transaction's ${a.n} messages`,
+        };
+      }
+    }
+    const results = e.events.map((sub) =>
+      sub.type === 'enqueue'
+        ? this.enqueue({ ...sub, leaderTime: e.leaderTime })
+        : this.settle({ ...sub, leaderTime: e.leaderTime }),
+    );
+    return { type: 'commit', status: 'committed', results };
   }
 
   private acquire(e: AcquireEvent): AcquireResult {

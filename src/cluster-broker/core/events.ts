@@ -139,7 +139,19 @@ export interface ExpireEvent {
   leaderTime: number;
 }
 
+/**
+ * A local transaction's commit (AMQP 1.0 part 4): its transactional enqueues and settlements,
+ * applied together as one event (one log entry: all or nothing across a crash or a member
+ * failure). If any enqueue would be refused (unknown queue, queue limit), nothing is applied.
+ */
+export interface CommitEvent {
+  type: 'commit';
+  leaderTime: number;
+  events: Array<EnqueueEvent | SettleEvent>;
+}
+
 export type BrokerEvent =
+  | CommitEvent
   | DeclareQueueEvent
   | DeleteQueueEvent
   | EnqueueEvent

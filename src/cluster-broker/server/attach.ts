@@ -18,8 +18,11 @@ import type { BrokerConnection } from './broker-connection.js';
 import { ConsumerLink } from './consumer-link.js';
 import { type LinkGone, lifetimePolicyOf } from './dynamic-nodes.js';
 import { PublisherLink } from './publisher-link.js';
+import { CoordinatorLink } from './transactions.js';
 import { VirtualLink } from './virtual-link.js';
 
+/** The coordinator capability we offer: local transactions (no distributed ones). */
+const LOCAL_TRANSACTIONS = 'amqp:local-transactions';
 /** Outcomes our sources support (symbols). */
 const OUTCOMES = ['amqp:accepted:list', 'amqp:rejected:list', 'amqp:released:list', 'amqp:modified:list'];
 const MAX_ADDRESS_LENGTH = 1024;
@@ -28,11 +31,16 @@ const DEFAULT_OUTCOME_STATE = { type: 'modified', deliveryFailed: true } as cons
 
 export function attachPublisher(conn: BrokerConnection, link: ReceiverLink, attach: Attach): void {
   const target = attach.target;
-  if (target === undefined || 'coordinator' in target) {
-    link.refuse({
-      condition: 'amqp:not-implemented',
-      description: target === undefined ? 'a target is required' : 'transactions are not supported',
-    });
+  if (target === undefined) {
+    link.refuse({ condition: 'amqp:invalid-field', description: 'a target is required' });
+    return;
+  }
+  if ('coordinator' in target) {
+    const h = new CoordinatorLink(conn, link);
+    link.context = h;
+    conn.addHandler(h);
+    link.accept({ target: { coordinator: true, capabilities: [LOCAL_TRANSACTIONS] } });
+    h.start();
     return;
   }
   const t = target as Target;

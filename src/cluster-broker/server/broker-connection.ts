@@ -21,6 +21,7 @@ import type { ServerContext } from './context.js';
 import type { LinkGone } from './dynamic-nodes.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
 import { PublisherLink } from './publisher-link.js';
+import { CoordinatorLink, TransactionRegistry } from './transactions.js';
 import { makeAuthenticator, saslMechanisms } from './users.js';
 
 /** Where the connection's bytes go. */
@@ -42,6 +43,7 @@ const HIGH_WATER_BYTES = 4 * 1024 * 1024;
 export class BrokerConnection implements LinkHost {
   readonly engine: ProtocolConnection;
   containerId = '';
+  readonly transactions = new TransactionRegistry();
   /** Live link handlers, each with what to tell a dynamic node it is attached to when it goes. */
   private readonly handlers = new Map<LinkHandler, ((how: LinkGone) => void) | undefined>();
   /** The peer sent Close and we had not closed first: its links went away on purpose. */
@@ -249,6 +251,8 @@ export class BrokerConnection implements LinkHost {
       h.close();
       gone?.(how);
     }
+    // undischarged transactions roll back (their acquisitions were released with their links)
+    this.transactions.rollbackAll();
   }
 
   /** A link went away: its handler releases what it holds; a dynamic node learns how. */
@@ -385,7 +389,7 @@ export class BrokerConnection implements LinkHost {
       }
       case 'message': {
         const h = ev.link.context;
-        if (h instanceof PublisherLink) h.onMessage(ev.delivery);
+        if (h instanceof PublisherLink || h instanceof CoordinatorLink) h.onMessage(ev.delivery);
         return;
       }
       case 'delivery-update': {

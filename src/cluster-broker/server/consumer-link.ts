@@ -230,6 +230,29 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
     const seq = d.context;
     if (typeof seq !== 'number' || seq === TAKEN) return;
     const state = d.remoteState;
+    if (state?.type === 'transactional-state') {
+      if (!isTerminal(state.outcome)) return;
+      const txn = this.host.transactions.get(state.txnId);
+      // an unknown txn-id: the outcome cannot be held anywhere; the message stays acquired until
+      // this link goes (then it is released)
+      if (txn === undefined) return;
+      d.context = TAKEN;
+      txn.settlements.push({
+        consumer: this.key,
+        seq,
+        outcome: toOutcome(state.outcome),
+        committed: () => {
+          if (!d.settled && this.link.state === 'attached') {
+            d.settle();
+            this.host.scheduleFlush();
+          }
+        },
+        rolledBack: () => {
+          if (!this.closed) this.queueSettle(seq, { type: 'released' }, d);
+        },
+      });
+      return;
+    }
     if (!isTerminal(state) && !d.remoteSettled) return; // 'received' or nothing yet
     d.context = TAKEN;
     this.queueSettle(seq, toOutcome(state), d);

@@ -48,6 +48,27 @@ export class PublisherLink implements LinkHandler {
       this.topUp();
       return;
     }
+    const txState = d.remoteState;
+    if (txState?.type === 'transactional-state') {
+      // a transactional send: enqueued only when its transaction commits
+      const txn = this.host.transactions.get(txState.txnId);
+      if (txn === undefined) {
+        if (!d.remoteSettled)
+          d.disposition({
+            type: 'rejected',
+            error: {
+              condition: 'amqp:transaction:unknown-id',
+              description: 'no open transaction with this txn-id',
+            },
+          });
+      } else {
+        txn.enqueues.push({ event });
+        if (!d.remoteSettled)
+          d.disposition({ type: 'transactional-state', txnId: txState.txnId, outcome: ACCEPTED });
+      }
+      this.topUp();
+      return;
+    }
     if (d.remoteSettled) {
       // pre-settled (at-most-once): nobody waits for an outcome
       backend.submit(event).catch((err: unknown) => this.host.fail(err));
