@@ -50,8 +50,11 @@ describe('a 3-member cluster', () => {
     expect(address).toMatch(/^\$temp\//);
     const inUse = cluster.members().find((m) => m.url === conn.url)!.id;
     const others = cluster.ids.filter((id) => id !== inUse);
-    // replicated: another member knows the node
-    expect(await attachError(others[0]!, address)).toBeUndefined();
+    // replicated: another member knows the node (once it has applied the declare)
+    await waitFor(async () => (await attachError(others[0]!, address)) === undefined, {
+      timeoutMs: 30_000,
+      what: 'the dynamic node on another member',
+    });
 
     const reattached = new Promise<void>((r) => replies.once('attached', () => r()));
     await cluster.kill(inUse);
