@@ -157,14 +157,25 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     return sender;
   }
 
-  /** Attach a receiver to `address`; resolves once the broker attached it (credit then flows). */
-  async openReceiver(address: string, options: ReceiverOptions = {}): Promise<Receiver> {
+  /**
+   * Attach a receiver to `address`, or (`openReceiver({ dynamic: true })`) to a temporary queue
+   * the broker names (`receiver.address`); resolves once the broker attached it (credit then flows).
+   */
+  openReceiver(address: string, options?: ReceiverOptions): Promise<Receiver>;
+  openReceiver(options: ReceiverOptions & { dynamic: true }): Promise<Receiver>;
+  async openReceiver(
+    addressOrOptions: string | (ReceiverOptions & { dynamic: true }),
+    maybeOptions: ReceiverOptions = {},
+  ): Promise<Receiver> {
     this.assertUsable();
+    const dynamic = typeof addressOrOptions !== 'string';
+    const options = dynamic ? addressOrOptions : maybeOptions;
+    const address = dynamic ? '' : addressOrOptions;
     const receiver = new Receiver(
       this,
       address,
       options,
-      `quorate-receiver-${address}-${++this.linkCounter}`,
+      `quorate-receiver-${dynamic ? 'dynamic' : address}-${++this.linkCounter}`,
     );
     this.register(receiver);
     try {

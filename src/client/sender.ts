@@ -8,7 +8,7 @@ import { EventEmitter } from 'eventemitter3';
 import type { AmqpErrorBody, DeliveryState } from '../codec/contract.js';
 import { encodeMessage, type Message, type MessageId } from '../codec/message.js';
 import { ClientError, SendError } from '../errors.js';
-import { ensureMessageId, type JournalEntry } from '../failover/index.js';
+import { DEDUP_CAPABILITY, ensureMessageId, type JournalEntry } from '../failover/index.js';
 import type { EngineEvent, OutgoingDelivery, SenderLink } from '../protocol/index.js';
 import type { Connection } from './connection.js';
 import { Deadline } from './deadline.js';
@@ -170,6 +170,8 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
       source: { address: this.name },
       target: { address: this.address },
       sndSettleMode: this.presettled ? 2 : 0,
+      // failover re-sends in-doubt messages with the same message-id: a broker offering this drops the copy
+      desiredCapabilities: [DEDUP_CAPABILITY],
     });
     link.context = this;
     session.context = this;

@@ -97,10 +97,11 @@ export async function sendVia(
   id: string,
   address: string,
   bodies: string[],
+  options: { dedup?: boolean } = {},
 ): Promise<void> {
   const o = await open(portOf(handle, id));
   try {
-    const outcomes = await sendAll(o.conn, address, bodies);
+    const outcomes = await sendAll(o.conn, address, bodies, options);
     const bad = outcomes.filter((x) => x !== 'accepted');
     if (bad.length > 0) throw new Error(`${bad.length} not accepted: ${bad.slice(0, 3).join(',')}`);
   } finally {

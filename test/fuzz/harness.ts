@@ -10,6 +10,7 @@ import {
   Activity,
   BrokerConnection,
   ConsumerRegistry,
+  DynamicNodes,
   type LocalBackend,
   newCounters,
   resolveServerOptions,
@@ -56,6 +57,7 @@ export class InProcessBroker {
       consumers: new ConsumerRegistry(),
       counters: newCounters(),
       activity: new Activity(),
+      dynamicNodes: new DynamicNodes(this.backend, {}),
     };
     this.backend.on('available', this.onAvailable);
   }

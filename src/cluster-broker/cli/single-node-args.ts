@@ -28,6 +28,8 @@ and stops cleanly on SIGTERM/SIGINT (connections closed, store flushed).
   --no-auto-create         attaching to a missing queue is refused (amqp:not-found)
   --max-queue-messages N   per-queue limit (refusal: rejected, amqp:resource-limit-exceeded)
   --max-queue-bytes N      per-queue limit on the sum of message sizes
+  --dedup                  deduplicate by message-id on every queue, for every sender (default:
+                           only for senders desiring the link capability quorate:dedup)
   --dedup-window-count N   message-ids remembered per queue for duplicate detection (default 10000; 0 = off)
   --dedup-window-ms MS     how long a message-id is remembered (default 600000)
   --container-id ID        our Open container-id
@@ -58,6 +60,7 @@ export interface SingleNodeArgs {
   autoCreateQueues: boolean;
   maxQueueMessages: number | undefined;
   maxQueueBytes: number | undefined;
+  dedup: boolean;
   dedupWindowCount: number | undefined;
   dedupWindowMs: number | undefined;
   containerId: string | undefined;
@@ -103,6 +106,7 @@ export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
         'no-auto-create': { type: 'boolean' },
         'max-queue-messages': { type: 'string' },
         'max-queue-bytes': { type: 'string' },
+        dedup: { type: 'boolean' },
         'dedup-window-count': { type: 'string' },
         'dedup-window-ms': { type: 'string' },
         'container-id': { type: 'string' },
@@ -139,6 +143,7 @@ export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
     autoCreateQueues: values['no-auto-create'] !== true,
     maxQueueMessages: int('max-queue-messages', s('max-queue-messages'), 1),
     maxQueueBytes: int('max-queue-bytes', s('max-queue-bytes'), 1),
+    dedup: values.dedup === true,
     dedupWindowCount: int('dedup-window-count', s('dedup-window-count'), 0),
     dedupWindowMs: int('dedup-window-ms', s('dedup-window-ms'), 0),
     containerId: s('container-id'),

@@ -20,6 +20,7 @@ export async function brokerOptionsFromArgs(a: SingleNodeArgs): Promise<StartBro
     autoCreateQueues: a.autoCreateQueues,
     queueDefaults,
   };
+  if (a.dedup) o.dedup = true;
   if (a.dataDir !== undefined) o.dataDir = a.dataDir;
   if (a.usersFile !== undefined) o.usersFile = a.usersFile;
   if (a.tlsCert !== undefined && a.tlsKey !== undefined) {

@@ -9,6 +9,7 @@ import { Activity } from './activity.js';
 import type { BrokerBackend } from './backend.js';
 import { BrokerConnection, type ConnectionInfo, type ConnectionIo } from './broker-connection.js';
 import { ConsumerRegistry, newCounters, type ServerContext, type ServerCounters } from './context.js';
+import { DynamicNodes } from './dynamic-nodes.js';
 import { type BrokerServerOptions, resolveServerOptions } from './options.js';
 
 /** Connections being refused (over the limit) at most at once; beyond, sockets are dropped. */
@@ -38,6 +39,7 @@ export class BrokerServer {
   private stopping = false;
   private readonly onAvailable = (q: string): void => this.ctx.consumers.available(q);
   private readonly onStolen = (linkKey: string): void => this.ctx.consumers.steal(linkKey);
+  private readonly onClaimed = (linkKey: string): void => this.ctx.dynamicNodes.ownerMoved(linkKey);
   private readonly onServing = (serving: boolean, reason: string | undefined): void => {
     if (!serving)
       this.closeAll({ condition: 'amqp:connection:forced', description: reason ?? 'not serving' });
@@ -45,18 +47,25 @@ export class BrokerServer {
 
   constructor(private readonly options: BrokerServerOptions) {
     this.host = options.host ?? '127.0.0.1';
+    const opts = resolveServerOptions(options);
     this.ctx = {
       backend: options.backend,
-      opts: resolveServerOptions(options),
+      opts,
       consumers: new ConsumerRegistry(),
       counters: newCounters(),
       activity: new Activity(),
+      dynamicNodes: new DynamicNodes(options.backend, opts.logger, opts.dynamicNodeGraceMs),
     };
   }
 
   /** Our Open container-id. */
   get containerId(): string {
     return this.ctx.opts.containerId;
+  }
+
+  /** @internal single node at start: deletes the dynamic nodes of connections that did not survive the restart. */
+  deleteOrphanDynamicNodes(): Promise<void> {
+    return this.ctx.dynamicNodes.deleteOrphans();
   }
 
   /** @internal */
@@ -96,6 +105,7 @@ export class BrokerServer {
     this.ctx.backend.on('available', this.onAvailable);
     this.ctx.backend.on('serving', this.onServing);
     this.ctx.backend.on('stolen', this.onStolen);
+    this.ctx.backend.on('claimed', this.onClaimed);
     const o = this.ctx.opts;
     const shortest = Math.min(o.idleTimeoutMs > 0 ? o.idleTimeoutMs : 60_000, o.handshakeTimeoutMs);
     const every = Math.max(20, Math.min(1000, Math.floor(shortest / 4)));
@@ -141,6 +151,8 @@ export class BrokerServer {
     this.ctx.backend.off('available', this.onAvailable);
     this.ctx.backend.off('serving', this.onServing);
     this.ctx.backend.off('stolen', this.onStolen);
+    this.ctx.backend.off('claimed', this.onClaimed);
+    this.ctx.dynamicNodes.close();
     const closed = this.listener
       ? new Promise<void>((r) => this.listener!.close(() => r()))
       : Promise.resolve();

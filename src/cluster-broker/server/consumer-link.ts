@@ -13,8 +13,9 @@
  */
 import { type DeliveryState, type MessageHeader, splitMessage, withHeader } from '../../codec/index.js';
 import { isTerminal, type OutgoingDelivery, type SenderLink } from '../../protocol/index.js';
-import type { SettleOutcome } from '../core/events.js';
+import type { AcquireEvent, SettleOutcome } from '../core/events.js';
 import type { AcquiredMessage } from '../core/results.js';
+import type { Selector } from '../selector/index.js';
 import type { QueueActivity } from './activity.js';
 import type { RegisteredConsumer } from './context.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
@@ -44,6 +45,8 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
   private pending = new Map<string, PendingSettle>();
   private settleScheduled = false;
   private readonly queueActivity: QueueActivity;
+  /** The selector's verdict per message (keyed by the state's entry): one evaluation per message. */
+  private readonly verdicts = new WeakMap<object, boolean>();
 
   constructor(
     private readonly host: LinkHost,
@@ -51,6 +54,8 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
     readonly queue: string,
     /** snd-settle-mode settled: we send pre-settled and remove the message at once. */
     private readonly presettled: boolean,
+    /** A JMS selector: only matching messages are acquired (others stay for other consumers). */
+    private readonly selector?: Selector,
   ) {
     this.key = `${host.containerId}/${link.name}`;
     this.queueActivity = host.ctx.activity.queue(queue);
@@ -133,16 +138,28 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
       return;
     }
     const { backend, consumers } = this.host.ctx;
-    this.acquiring = true;
     const epoch = consumers.epoch(this.queue);
+    const event: AcquireEvent = {
+      type: 'acquire',
+      leaderTime: backend.now(),
+      queue: this.queue,
+      consumer: this.key,
+      max: want,
+    };
+    if (this.selector) {
+      event.seqs = this.matching(want);
+      if (event.seqs.length === 0) {
+        consumers.wait(this);
+        if (this.link.drain) {
+          this.link.completeDrain();
+          this.host.scheduleFlush();
+        }
+        return;
+      }
+    }
+    this.acquiring = true;
     backend
-      .submit({
-        type: 'acquire',
-        leaderTime: backend.now(),
-        queue: this.queue,
-        consumer: this.key,
-        max: want,
-      })
+      .submit(event)
       .then(
         (result) => {
           this.acquiring = false;
@@ -170,6 +187,22 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
         },
       )
       .catch((err: unknown) => this.host.internalError(err));
+  }
+
+  /** Up to `want` available messages the selector matches, in delivery order (each evaluated once). */
+  private matching(want: number): number[] {
+    const seqs: number[] = [];
+    const selector = this.selector!;
+    this.host.ctx.backend.state.scanAvailable(this.queue, (seq, message, entry) => {
+      let match = this.verdicts.get(entry);
+      if (match === undefined) {
+        match = selector.matches(message);
+        this.verdicts.set(entry, match);
+      }
+      if (match) seqs.push(seq);
+      return seqs.length < want;
+    });
+    return seqs;
   }
 
   private send(m: AcquiredMessage): void {
@@ -205,6 +238,29 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
     const seq = d.context;
     if (typeof seq !== 'number' || seq === TAKEN) return;
     const state = d.remoteState;
+    if (state?.type === 'transactional-state') {
+      if (!isTerminal(state.outcome)) return;
+      const txn = this.host.transactions.get(state.txnId);
+      // an unknown txn-id: the outcome cannot be held anywhere; the message stays acquired until
+      // this link goes (then it is released)
+      if (txn === undefined) return;
+      d.context = TAKEN;
+      txn.settlements.push({
+        consumer: this.key,
+        seq,
+        outcome: toOutcome(state.outcome),
+        committed: () => {
+          if (!d.settled && this.link.state === 'attached') {
+            d.settle();
+            this.host.scheduleFlush();
+          }
+        },
+        rolledBack: () => {
+          if (!this.closed) this.queueSettle(seq, { type: 'released' }, d);
+        },
+      });
+      return;
+    }
     if (!isTerminal(state) && !d.remoteSettled) return; // 'received' or nothing yet
     d.context = TAKEN;
     const outcome = toOutcome(state);

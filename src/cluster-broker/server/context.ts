@@ -4,6 +4,7 @@
  */
 import type { Activity } from './activity.js';
 import type { BrokerBackend } from './backend.js';
+import type { DynamicNodes } from './dynamic-nodes.js';
 import type { ResolvedServerOptions } from './options.js';
 
 /** What the registry needs from a consumer link. */
@@ -118,6 +119,8 @@ export interface ServerContext {
   readonly counters: ServerCounters;
   /** Message counters by outcome and by queue (monitoring). */
   readonly activity: Activity;
+  /** Broker-named temporary queues and their lifetimes. */
+  readonly dynamicNodes: DynamicNodes;
 }
 
 export function newCounters(): ServerCounters {

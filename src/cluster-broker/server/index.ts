@@ -11,6 +11,7 @@ export { BrokerConnection, type ConnectionInfo, type ConnectionIo } from './brok
 export { BrokerServer, type BrokerServerStats } from './broker-server.js';
 export { rewriteHeader } from './consumer-link.js';
 export { ConsumerRegistry, newCounters, type ServerContext, type ServerCounters } from './context.js';
+export { DEFAULT_DYNAMIC_GRACE_MS, DynamicNodes, TEMP_QUEUE_PREFIX } from './dynamic-nodes.js';
 export {
   type EventCommitter,
   LocalBackend,

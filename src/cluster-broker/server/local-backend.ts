@@ -118,7 +118,8 @@ export class LocalBackend extends EventEmitter<BrokerBackendEvents> implements B
     }
     const { result, durable } = committed;
     for (const q of availableQueues(event, result, held, this.committer.state)) this.emit('available', q);
-    if (event.type !== 'enqueue' && event.type !== 'settle') return Promise.resolve(result);
+    if (event.type !== 'enqueue' && event.type !== 'settle' && event.type !== 'commit')
+      return Promise.resolve(result);
     return durable.then(
       () => result,
       (err: unknown) => {

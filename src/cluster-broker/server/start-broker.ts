@@ -87,6 +87,9 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
   const server = new BrokerServer({ ...serverOpts, users, backend });
   let monitoring: MonitoringServer | undefined;
   try {
+    // a restarted single node has no connection left: its dynamic nodes are orphans (a cluster
+    // member's may belong to clients of other members)
+    if (local) await server.deleteOrphanDynamicNodes();
     await server.listen();
     if (httpPort !== undefined) {
       const httpUrl = (): string | null => monitoring?.url ?? null;

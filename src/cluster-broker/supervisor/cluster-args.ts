@@ -16,6 +16,8 @@ export interface ClusterCommandArgs {
   clusterSecretFile: string | undefined;
   /** --cluster-tls-cert/-key/-ca (all three or none). */
   clusterTls: { cert: string; key: string; ca: string } | undefined;
+  /** --dedup: members deduplicate on every queue for every sender. */
+  dedup: boolean;
   /** --max-failures: give up on a member after this many failures within the window (default 5). */
   maxFailures: number | undefined;
   /** --failure-window, in seconds (default 60). */
@@ -39,6 +41,7 @@ already taken, a member that keeps failing), 2 on bad flags.
   --http-base-port H    member i serves its status page, JSON API, /metrics, /healthz and
                         /readyz on H+i-1 (n1 on H); 0 = free ports; default: no HTTP
   --data-dir DIR        parent of the members' stores (default: a temp dir, removed on stop)
+  --dedup               members deduplicate by message-id on every queue, for every sender
   --max-failures K      give up on a member after K failures within the window (default 5);
                         a failure is an exit other than by SIGKILL/SIGTERM/SIGINT, or no ready
                         line within 60 s
@@ -99,6 +102,7 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
     'cluster-tls-cert'?: string;
     'cluster-tls-key'?: string;
     'cluster-tls-ca'?: string;
+    dedup?: boolean;
     'log-level'?: string;
     'max-failures'?: string;
     'failure-window'?: string;
@@ -116,6 +120,7 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
         'cluster-tls-cert': { type: 'string' },
         'cluster-tls-key': { type: 'string' },
         'cluster-tls-ca': { type: 'string' },
+        dedup: { type: 'boolean' },
         'log-level': { type: 'string' },
         'max-failures': { type: 'string' },
         'failure-window': { type: 'string' },
@@ -147,6 +152,7 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
         ? undefined
         : integerFlag('http-base-port', values['http-base-port'], 0, 0, 65_000),
     dataDir: values['data-dir'],
+    dedup: values.dedup ?? false,
     maxFailures: optionalInteger('max-failures', values['max-failures'], 1, 1_000),
     failureWindowS: optionalInteger('failure-window', values['failure-window'], 1, 86_400),
     logLevel: parseLogLevelFlag(values['log-level']),

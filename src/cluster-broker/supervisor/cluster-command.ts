@@ -119,6 +119,7 @@ export async function runClusterCommand(argv: readonly string[], io: ClusterComm
           dataDir: join(plan.dataDir, id),
           clusterSecretFile,
           ...(clusterTls ? { clusterTls } : {}),
+          extraArgs: args.dedup ? ['--dedup'] : [],
           ...(args.logLevel !== undefined ? { logLevel: args.logLevel } : {}),
         }),
     })),

@@ -27,6 +27,8 @@ export interface ClusterMemberLaunch {
   clusterTls?: ClusterTlsFiles;
   /** `--log-level` for the member (default: the member's own default, warn). */
   logLevel?: string;
+  /** More `quorate-broker node` flags (server flags such as `--dedup`), appended as given. */
+  extraArgs?: readonly string[];
 }
 
 /** Paths of the PEM files for mutual TLS between members. */
@@ -66,6 +68,7 @@ export function memberNodeArgs(member: ClusterMemberLaunch): string[] {
         ]
       : []),
     ...(member.logLevel === undefined ? [] : ['--log-level', member.logLevel]),
+    ...(member.extraArgs ?? []),
   ];
 }
 

@@ -57,6 +57,8 @@ export interface StartClusterOptions {
   logger?: SupervisorLogger;
   /** Every line a member prints besides its ready line (its logs are on stderr). Default: dropped. */
   onMemberOutput?: MemberOutputHandler;
+  /** Every member deduplicates by message-id on every queue, for every sender (`--dedup`). Default false. */
+  dedup?: boolean;
 }
 
 /** A running local cluster, for tests: process faults by PID, network faults through proxies. */
@@ -142,6 +144,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
           dataDir: join(dataDir, id),
           clusterSecretFile,
           ...(options.clusterTls ? { clusterTls: options.clusterTls } : {}),
+          extraArgs: options.dedup ? ['--dedup'] : [],
         });
       },
     })),
