@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cluster-broker/cli/run-cli.js';
 import { parseSingleNodeArgs } from '../../src/cluster-broker/cli/single-node-args.js';
-import { parseUsers } from '../../src/cluster-broker/server/users.js';
+import { hashPassword } from '../../src/cluster-broker/server/password-hash.js';
+import { parseUsers, withUserLine } from '../../src/cluster-broker/server/users.js';
 import { closeConnection, connect } from './rhea-client.js';
 
 function sink() {
@@ -115,13 +116,25 @@ describe('quorate-broker flags', () => {
 });
 
 describe('users file', () => {
-  it('one user:password per line, split at the first colon, # comments', () => {
-    const u = parseUsers('# c\n\n alice:pa:ss \nbob:\n');
-    expect([...u]).toEqual([
-      ['alice', 'pa:ss'],
-      ['bob', ''],
-    ]);
+  it('one user:HASH per line, # comments; plaintext and malformed lines refused with the fix', async () => {
+    const h = await hashPassword('pa:ss');
+    const u = parseUsers(`# c\n\n alice:${h} \nbob:${h}\n`);
+    expect([...u.keys()]).toEqual(['alice', 'bob']);
+    expect(u.get('alice')!.params).toEqual({ ln: 14, r: 8, p: 1 });
     expect(() => parseUsers('nocolon\n')).toThrow(/line 1/);
-    expect(() => parseUsers(':pw\n')).toThrow(/line 1/);
+    expect(() => parseUsers(`:${h}\n`)).toThrow(/line 1/);
+    expect(() => parseUsers('# ok\nalice:s3cret\n', 'users.txt')).toThrow(
+      /users\.txt line 2: the password of 'alice' is not a \$scrypt\$ hash.*quorate-broker passwd users\.txt alice/,
+    );
+    expect(() => parseUsers('alice:$scrypt$ln=99,r=8,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA\n')).toThrow(
+      /malformed hash for 'alice'.*ln=99/,
+    );
+  });
+
+  it('withUserLine replaces the user in place, keeps comments and others, appends a new user', () => {
+    const text = '# users\nalice:$scrypt$old\nbob:$scrypt$b\nalice:$scrypt$dup\n';
+    expect(withUserLine(text, 'alice', '$scrypt$new')).toBe('# users\nalice:$scrypt$new\nbob:$scrypt$b\n');
+    expect(withUserLine(text, 'carol', '$scrypt$c')).toBe(`${text}carol:$scrypt$c\n`);
+    expect(withUserLine('', 'dave', '$scrypt$d')).toBe('dave:$scrypt$d\n');
   });
 });

@@ -5,8 +5,10 @@
 import { runNodeCommand } from '../cluster/node-command.js';
 import { runClusterCommand } from '../supervisor/cluster-command.js';
 import type { Subcommand } from './io.js';
+import { runPasswdCommand } from './passwd-command.js';
 
 export const SUBCOMMANDS: Record<string, Subcommand> = {
   cluster: (argv, io) => runClusterCommand(argv, io),
   node: (argv, io) => runNodeCommand(argv, io),
+  passwd: (argv, io) => runPasswdCommand(argv, io),
 };

@@ -31,6 +31,7 @@ export function attachPublisher(conn: BrokerConnection, link: ReceiverLink, atta
     link.refuse({ condition: t.dynamic ? 'amqp:not-implemented' : 'amqp:invalid-field', description: bad });
     return;
   }
+  if (!allowed(conn, link, 'send', address!)) return;
   ensureQueue(conn, link, address!, () => {
     const h = new PublisherLink(conn, link, address!);
     link.context = h;
@@ -64,6 +65,7 @@ export function attachConsumer(conn: BrokerConnection, link: SenderLink, attach:
     link.refuse({ condition: 'amqp:not-implemented', description: 'source filters are not supported' });
     return;
   }
+  if (!allowed(conn, link, 'receive', address!)) return;
   const virtual = conn.ctx.opts.virtualSources.get(address!);
   if (virtual !== undefined) {
     const h = new VirtualLink(conn, link);
@@ -108,9 +110,19 @@ function ensureQueue(conn: BrokerConnection, link: Link, queue: string, then: ()
     link.refuse({ condition: 'amqp:not-found', description: `no queue '${queue}'` });
     return;
   }
+  const cannot = whyNotCreate(conn);
+  if (cannot !== undefined) {
+    link.refuse({
+      condition: 'amqp:resource-limit-exceeded',
+      description: `cannot create '${queue}': ${cannot}`,
+    });
+    return;
+  }
+  conn.queuesCreated++;
   backend
     .submit({ type: 'declare', leaderTime: backend.now(), queue, options: opts.queueDefaults })
     .then(proceed, (err: unknown) => {
+      conn.queuesCreated--;
       if (conn.closed || link.state !== 'attach-received') return;
       const e = err as { condition?: unknown; description?: unknown };
       link.refuse({
@@ -120,6 +132,42 @@ function ensureQueue(conn: BrokerConnection, link: Link, queue: string, then: ()
       conn.scheduleFlush();
     })
     .catch((err: unknown) => conn.internalError(err));
+}
+
+/** Why this connection may not auto-create a queue now, or undefined when it may. */
+function whyNotCreate(conn: BrokerConnection): string | undefined {
+  const { opts, alarm } = conn.ctx;
+  if (alarm?.blocked) return `resource alarm (${alarm.reason})`;
+  if (conn.queuesCreated >= opts.maxQueuesPerConnection) {
+    return `this connection created ${conn.queuesCreated} queues (limit ${opts.maxQueuesPerConnection})`;
+  }
+  return undefined;
+}
+
+/**
+ * Whether the connection's user may attach this way to `address` (permissions.ts); refuses the
+ * link with amqp:unauthorized-access when not. The connection stays open.
+ */
+function allowed(
+  conn: BrokerConnection,
+  link: Link,
+  direction: 'send' | 'receive',
+  address: string,
+): boolean {
+  const { permissions, logger } = conn.ctx.opts;
+  if (permissions === undefined) return true;
+  const ok =
+    direction === 'send'
+      ? permissions.maySend(conn.user, address)
+      : permissions.mayReceive(conn.user, address);
+  if (ok) return true;
+  const who = conn.user === undefined ? 'anonymous' : `user '${conn.user}'`;
+  logger.info?.({ user: conn.user, address, direction }, 'attach refused: not permitted');
+  link.refuse({
+    condition: 'amqp:unauthorized-access',
+    description: `${who} may not ${direction === 'send' ? 'send to' : 'receive from'} '${address}'`,
+  });
+  return false;
 }
 
 /** A filter set with at least one entry (whatever shape the peer sent it in). */

@@ -20,7 +20,7 @@ import { ConsumerLink } from './consumer-link.js';
 import type { ServerContext } from './context.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
 import { PublisherLink } from './publisher-link.js';
-import { makeAuthenticator, saslMechanisms } from './users.js';
+import { type PeerInfo, saslServerOptions } from './sasl-policy.js';
 
 /** Where the connection's bytes go. */
 export interface ConnectionIo {
@@ -29,6 +29,8 @@ export interface ConnectionIo {
   backlog?(): number;
   /** No more output: end the socket (after what was written). */
   end(): void;
+  /** The transport the bytes come over (source address, TLS). Absent: in process, not TLS. */
+  readonly peer?: PeerInfo;
 }
 
 /** How long we wait for the peer's Close after sending ours. */
@@ -39,6 +41,10 @@ const HIGH_WATER_BYTES = 4 * 1024 * 1024;
 export class BrokerConnection implements LinkHost {
   readonly engine: ProtocolConnection;
   containerId = '';
+  /** The SASL PLAIN user name; undefined for ANONYMOUS or no SASL (the permissions' `anonymous`). */
+  user: string | undefined = undefined;
+  /** Queues this connection auto-created (or is creating) by attaching to new names. */
+  queuesCreated = 0;
   private readonly handlers = new Set<LinkHandler>();
   private flushScheduled = false;
   private ended = false;
@@ -72,10 +78,16 @@ export class BrokerConnection implements LinkHost {
     this.engine = new ProtocolConnection({
       role: 'server',
       open,
-      sasl: {
-        mechanisms: saslMechanisms(o.users, o.anonymous),
-        authenticate: makeAuthenticator(o.users, o.anonymous),
-      },
+      sasl: saslServerOptions(
+        {
+          checker: o.passwords,
+          anonymous: o.anonymous,
+          requireTlsForPlain: o.requireTlsForPlain,
+          throttle: o.throttle,
+          logger: o.logger,
+        },
+        io.peer ?? { address: '', tls: false },
+      ),
       allowNoSasl: o.anonymous,
       maxMessageSize: o.maxMessageSize,
       now,
@@ -315,6 +327,9 @@ export class BrokerConnection implements LinkHost {
 
   private onEvent(ev: EngineEvent): void {
     switch (ev.type) {
+      case 'sasl-outcome':
+        if (ev.ok && ev.mechanism === 'PLAIN') this.user = ev.identity?.username;
+        return;
       case 'remote-open':
         this.containerId = ev.open.containerId;
         if (this.refuse === undefined && !this.ctx.backend.serving) {
@@ -386,6 +401,14 @@ export class BrokerConnection implements LinkHost {
   private onAttach(link: Link, attach: Attach): void {
     if (this.refuse !== undefined) {
       link.refuse({ condition: 'amqp:connection:forced', description: this.refuse.description ?? 'closing' });
+      return;
+    }
+    const o = this.ctx.opts;
+    if (this.handlers.size >= o.maxLinksPerConnection) {
+      link.refuse({
+        condition: 'amqp:resource-limit-exceeded',
+        description: `too many links on this connection (limit ${o.maxLinksPerConnection})`,
+      });
       return;
     }
     if (link.role === 'receiver') attachPublisher(this, link as ReceiverLink, attach);

@@ -4,6 +4,7 @@
  */
 import type { BrokerBackend } from './backend.js';
 import type { ResolvedServerOptions } from './options.js';
+import type { ResourceAlarm } from './resource-alarm.js';
 
 /** What the registry needs from a consumer link. */
 export interface RegisteredConsumer {
@@ -101,6 +102,8 @@ export interface ServerContext {
   readonly opts: ResolvedServerOptions;
   readonly consumers: ConsumerRegistry;
   readonly counters: ServerCounters;
+  /** Memory and disk alarms (absent: never blocked, e.g. a connection driven in process). */
+  readonly alarm?: ResourceAlarm;
 }
 
 export function newCounters(): ServerCounters {

@@ -1,17 +1,21 @@
 /** `startBroker()`: a single-node broker in this process (tests, embedding, the CLI). */
 import type { QueueInfo } from '../core/broker-state.js';
+import { secureDataDir } from '../store/file-modes.js';
 import type { StoreOptions, StoreStats } from '../store/index.js';
 import type { BrokerBackend } from './backend.js';
 import { BrokerServer, type BrokerServerStats } from './broker-server.js';
 import { type LocalBackend, memoryBackend, openLocalBackend } from './local-backend.js';
 import type { BrokerServerOptions } from './options.js';
-import { loadUsersFile } from './users.js';
+import { loadPermissionsFile } from './permissions.js';
+import { loadUsersFile, type UserTable } from './users.js';
 
 export interface StartBrokerOptions extends Omit<BrokerServerOptions, 'backend'> {
   /** The node's store directory. Absent: everything is kept in memory only (nothing survives a stop). */
   dataDir?: string;
-  /** SASL PLAIN users file (`user:password` per line); merged over `users`. */
+  /** SASL PLAIN users file (`user:HASH` per line, written by `quorate-broker passwd`); merged over `users`. */
   usersFile?: string;
+  /** Permissions file (JSON, see `permissions`); used when `permissions` is absent. */
+  permissionsFile?: string;
   /** Event store tuning (segment size, failure hook). */
   store?: StoreOptions;
   /** Use this backend instead of a local one (a cluster member passes its replicated backend). */
@@ -36,11 +40,18 @@ export interface BrokerHandle {
 }
 
 export async function startBroker(options: StartBrokerOptions = {}): Promise<BrokerHandle> {
-  const { dataDir, usersFile, store, backend: given, ...serverOpts } = options;
-  let users = serverOpts.users;
+  const { dataDir, usersFile, permissionsFile, store, backend: given, ...serverOpts } = options;
+  let users: UserTable | undefined = serverOpts.users;
   if (usersFile !== undefined) {
     const fromFile = await loadUsersFile(usersFile);
-    users = new Map([...(users ?? new Map<string, string>()), ...fromFile]);
+    users = new Map([...(users ?? []), ...fromFile]);
+  }
+  if (serverOpts.permissions === undefined && permissionsFile !== undefined) {
+    serverOpts.permissions = await loadPermissionsFile(permissionsFile);
+  }
+  if (dataDir !== undefined) {
+    await secureDataDir(dataDir, serverOpts.logger);
+    serverOpts.diskPath ??= dataDir;
   }
   let local: LocalBackend | undefined;
   let backend: BrokerBackend;

@@ -32,6 +32,7 @@ import { decodeEvent, encodeEvent } from '../core/event-codec.js';
 import type { BrokerEvent } from '../core/events.js';
 import type { ResultOf } from '../core/results.js';
 import { StoreError } from './errors.js';
+import { DIR_MODE, FILE_MODE } from './file-modes.js';
 import { frameRecord, RECORD_HEADER_BYTES, scanRecords } from './record-format.js';
 import { listSegments, segmentName } from './segments.js';
 import { fsyncDir, readSnapshotFile, removeStaleTemp, writeSnapshotFile } from './snapshot-file.js';
@@ -268,7 +269,7 @@ class FileEventStore implements EventStore {
     const newStart = this.writtenIndex + 1;
     const older = (await listSegments(this.dir)).filter((s) => s.start < newStart);
     await this.fh.close();
-    this.fh = await open(join(this.dir, segmentName(newStart)), 'a');
+    this.fh = await open(join(this.dir, segmentName(newStart)), 'a', FILE_MODE);
     await fsyncDir(this.dir);
     this.segmentStart = newStart;
     this.segmentBytes = 0;
@@ -298,7 +299,7 @@ class FileEventStore implements EventStore {
 
 /** Opens (creating if needed) the store in `dir` and recovers its state. */
 export async function openStore(dir: string, opts: StoreOptions = {}): Promise<EventStore> {
-  await mkdir(dir, { recursive: true });
+  await mkdir(dir, { recursive: true, mode: DIR_MODE });
   await removeStaleTemp(dir);
   const counters: StoreStats = {
     index: 0,
@@ -368,7 +369,7 @@ export async function openStore(dir: string, opts: StoreOptions = {}): Promise<E
     // whose first index is the next one, so record positions keep matching log indexes.
     appendTo = { name: segmentName(index + 1), start: index + 1, bytes: 0 };
   }
-  const fh = await open(join(dir, appendTo.name), 'a');
+  const fh = await open(join(dir, appendTo.name), 'a', FILE_MODE);
   await fsyncDir(dir);
   const store = new FileEventStore(
     dir,

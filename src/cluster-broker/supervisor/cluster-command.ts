@@ -89,6 +89,7 @@ export async function runClusterCommand(argv: readonly string[], io: ClusterComm
           peers,
           peersArg,
           dataDir: join(plan.dataDir, id),
+          extraArgs: args.memberArgs,
         }),
     })),
     autoRestart: true,
