@@ -5,6 +5,7 @@ import { systemMemory } from '../server/resource-alarm.js';
 import { type StartBrokerOptions, startBroker } from '../server/start-broker.js';
 import type { CliIo } from './io.js';
 import { parseSingleNodeArgs, SINGLE_NODE_USAGE, type SingleNodeArgs } from './single-node-args.js';
+import { stderrLogger } from './stderr-logger.js';
 
 export async function brokerOptionsFromArgs(a: SingleNodeArgs): Promise<StartBrokerOptions> {
   const queueDefaults: QueueOptions = {};
@@ -69,6 +70,7 @@ export async function runSingleNodeCommand(argv: readonly string[], io: CliIo): 
   let handle: Awaited<ReturnType<typeof startBroker>>;
   try {
     const options = await brokerOptionsFromArgs(args);
+    options.logger = stderrLogger(io.stderr);
     options.store = {
       // a disk that failed a write or fsync cannot promise anything any more: stop, exit 1
       onFailure: (err) => {

@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import type { CliIo } from '../cli/io.js';
 import { parseSingleNodeArgs } from '../cli/single-node-args.js';
 import { brokerOptionsFromArgs } from '../cli/single-node-command.js';
+import { stderrLogger } from '../cli/stderr-logger.js';
 import { parsePeers } from '../replication/tcp-transport.js';
 import { type MemberHandle, startMember } from './member.js';
 
@@ -160,11 +161,7 @@ export async function runNodeCommand(argv: readonly string[], io: CliIo): Promis
   }
   let member: MemberHandle;
   let fatal: ((err: Error) => void) | undefined;
-  const logger = {
-    warn: (obj: unknown, msg?: string) => io.stderr.write(`warning: ${msg ?? ''} ${JSON.stringify(obj)}\n`),
-    error: (obj: unknown, msg?: string) => io.stderr.write(`error: ${msg ?? ''} ${safeJson(obj)}\n`),
-    info: (obj: unknown, msg?: string) => io.stderr.write(`${msg ?? ''} ${safeJson(obj)}\n`),
-  };
+  const logger = stderrLogger(io.stderr);
   try {
     const peers = parsePeers(args.peers);
     const base = await brokerOptionsFromArgs(serverArgs);
@@ -211,12 +208,4 @@ export async function runNodeCommand(argv: readonly string[], io: CliIo): Promis
     return 1;
   }
   return code;
-}
-
-function safeJson(obj: unknown): string {
-  try {
-    return JSON.stringify(obj, (_k, v: unknown) => (v instanceof Error ? { message: v.message } : v));
-  } catch {
-    return String(obj);
-  }
 }
