@@ -78,6 +78,43 @@ describe('quorate-broker flags', () => {
     });
   });
 
+  it('parses the access and limit flags (byte sizes, percentages, the TLS-for-PLAIN switch)', () => {
+    const a = parseSingleNodeArgs([
+      '--permissions',
+      'p.json',
+      '--require-tls-for-plain',
+      '--max-connections-per-address',
+      '3',
+      '--max-sessions-per-connection',
+      '8',
+      '--max-links-per-connection',
+      '9',
+      '--max-queues-per-connection',
+      '10',
+      '--max-memory',
+      '512M',
+      '--min-disk-free',
+      '2G',
+      '--max-queue-bytes',
+      '0',
+    ]);
+    expect(a).toMatchObject({
+      permissionsFile: 'p.json',
+      requireTlsForPlain: true,
+      maxConnectionsPerAddress: 3,
+      maxSessionsPerConnection: 8,
+      maxLinksPerConnection: 9,
+      maxQueuesPerConnection: 10,
+      maxMemory: 512 * 1024 * 1024,
+      minDiskFree: 2 * 1024 ** 3,
+      maxQueueBytes: 0,
+    });
+    expect(parseSingleNodeArgs(['--max-memory', '25%']).maxMemory).toEqual({ fraction: 0.25 });
+    expect(parseSingleNodeArgs(['--no-require-tls-for-plain']).requireTlsForPlain).toBe(false);
+    expect(parseSingleNodeArgs([]).requireTlsForPlain).toBeUndefined();
+    expect(() => parseSingleNodeArgs(['--max-memory', 'lots'])).toThrow(/--max-memory/);
+  });
+
   it('refuses bad flags with exit code 2', async () => {
     for (const argv of [
       ['--port', 'x'],
@@ -96,6 +133,8 @@ describe('quorate-broker flags', () => {
     const out = sink();
     expect(await runCli(['--help'], { stdout: out, stderr: sink() })).toBe(0);
     expect(out.lines.join('')).toContain('--data-dir');
+    for (const flag of ['--permissions', '--require-tls-for-plain', '--max-memory', '--min-disk-free'])
+      expect(out.lines.join('')).toContain(flag);
   });
 
   it('prints one ready line, serves, and stops on SIGTERM with exit code 0', async () => {
