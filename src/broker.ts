@@ -10,6 +10,8 @@ export {
 } from './cluster-broker/cluster/index.js';
 export type { QueueInfo } from './cluster-broker/core/broker-state.js';
 export type { QueueOptions } from './cluster-broker/core/events.js';
+export type { CutMode } from './cluster-broker/netproxy/link-proxy.js';
+export type { PeerAddress } from './cluster-broker/replication/tcp-transport.js';
 export {
   BackendClosedError,
   type BrokerBackend,
@@ -30,6 +32,7 @@ export {
   openLocalBackend,
   Permissions,
   type PermissionsConfig,
+  parseHash,
   parsePermissions,
   type StartBrokerOptions,
   startBroker,
@@ -39,8 +42,16 @@ export {
   type VirtualSourceSink,
   verifyPassword,
 } from './cluster-broker/server/index.js';
+export type { UserTable } from './cluster-broker/server/users.js';
+export type { StoreStats } from './cluster-broker/store/event-store.js';
 export {
   type ClusterHandle,
   type StartClusterOptions,
   startCluster,
 } from './cluster-broker/supervisor/index.js';
+export type {
+  MemberInfo,
+  MemberState,
+  RestartPolicy,
+  SupervisorLogger,
+} from './cluster-broker/supervisor/types.js';

@@ -29,6 +29,7 @@ import { peerSender } from './peer-channel.js';
 import { type AppMessage, type MemberStatus, withAppMessages } from './peer-wire.js';
 import { ServingWatch } from './serving-watch.js';
 
+/** Options of {@link startMember}: one member of a cluster, in this process. */
 export interface MemberOptions
   extends Omit<
     StartBrokerOptions,
@@ -63,17 +64,27 @@ export interface MemberOptions
   onFatal?: (err: Error) => void;
 }
 
+/** A running cluster member, from {@link startMember}. */
 export interface MemberHandle {
+  /** The member's id. */
   readonly id: string;
+  /** Unique per process start: tells this run's consumers from an earlier run's. */
   readonly incarnation: string;
+  /** The port clients connect to. */
   readonly amqpPort: number;
+  /** The port the other members connect to. */
   readonly clusterPort: number;
+  /** The URL clients connect to. */
   readonly url: string;
+  /** The AMQP server of this member. */
   readonly broker: BrokerHandle;
+  /** @internal */
   readonly backend: ClusterBackend;
+  /** @internal */
   readonly replica: Replica;
   /** The members as this member lists them to clients now. */
   members(): ListedMember[];
+  /** Closes client connections, leaves the cluster transport and closes the store. */
   stop(): Promise<void>;
 }
 
@@ -82,6 +93,10 @@ const WATCH_EVERY_MS = 100;
 const HOUSEKEEPING_EVERY_MS = 1000;
 const DEDUP_TRIM_EVERY_MS = 30_000;
 
+/**
+ * Starts one cluster member in this process (docs/cluster-member.md); resolves once it listens.
+ * It serves clients once the cluster has a quorum and it has caught up.
+ */
 export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
   const {
     id,

@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { BrokerConfigError } from './config-error.js';
 import { looksHashed, type PasswordHash, parseHash, verifyPassword } from './password-hash.js';
 
-/** user -> hashed password. */
+/** SASL PLAIN users: user name -> salted scrypt hash (see `hashPassword`). */
 export type UserTable = ReadonlyMap<string, PasswordHash>;
 
 /** Why `user` cannot be a user name, or undefined when it can. */

@@ -62,15 +62,21 @@ export interface Committed<R> {
   durable: Promise<void>;
 }
 
+/** Counters of a broker's durable store since it was opened. */
 export interface StoreStats {
   /** Log index of the last committed event (events since the beginning of the store). */
   index: number;
   /** Log index of the last event known durable. */
   durableIndex: number;
+  /** fsync calls made (one covers every write before it: group commit). */
   fsyncs: number;
+  /** Writes to the log. */
   writes: number;
+  /** Bytes written to the log. */
   bytesWritten: number;
+  /** Snapshots written (compaction). */
   snapshotsWritten: number;
+  /** Log segments deleted after a snapshot covered them. */
   segmentsDeleted: number;
   /** Events replayed from the log on open (after the snapshot). */
   recoveredEvents: number;

@@ -1,8 +1,12 @@
 /** pino-compatible logger subset; the supervisor is silent without one. */
 export interface SupervisorLogger {
+  /** Process detail: spawn arguments, output. */
   debug?(obj: unknown, msg?: string): void;
+  /** Members started, ready, stopped. */
   info?(obj: unknown, msg?: string): void;
+  /** A member exited unexpectedly and is restarted. */
   warn?(obj: unknown, msg?: string): void;
+  /** A member could not be started. */
   error?(obj: unknown, msg?: string): void;
 }
 
@@ -35,6 +39,7 @@ export interface MemberReadyLine {
 }
 
 /**
+ * Where a supervised member process is:
  * - starting: spawned, no ready line yet;
  * - running: printed its ready line;
  * - paused: SIGSTOPped by `pause(id)`;
@@ -44,14 +49,19 @@ export interface MemberReadyLine {
  */
 export type MemberState = 'starting' | 'running' | 'paused' | 'dead' | 'restarting';
 
+/** One supervised member, as `ClusterHandle.members()` reports it. */
 export interface MemberInfo {
+  /** The member's id (`n1`, ...). */
   id: string;
   /** PID of the current process; null while none runs. */
   pid: number | null;
+  /** The port clients connect to. */
   amqpPort: number;
+  /** The port the other members connect to (through the handle's proxies). */
   clusterPort: number;
   /** `amqp://127.0.0.1:<amqpPort>` */
   url: string;
+  /** Where the process is (running, paused, dead, ...). */
   state: MemberState;
   /** How many times the member was started again after its first start. */
   restarts: number;
