@@ -16,6 +16,7 @@ import {
   hashPassword,
   type PermissionsConfig,
   startBroker,
+  startCluster,
 } from '../../src/broker.js';
 import type { CliInput } from '../../src/cluster-broker/cli/io.js';
 import { runCli } from '../../src/cluster-broker/cli/run-cli.js';
@@ -255,5 +256,37 @@ describe('permissions', () => {
       expect((await sendAll(carol, 'anything.at.all', [{ body: 1 }]))[0]!.state).toBe('accepted');
       await closeConnection(carol);
     });
+  });
+});
+
+describe('permissions on a cluster', () => {
+  it('startCluster({ permissions }) reaches every member; $cluster/membership stays readable', async () => {
+    const cluster = await startCluster({
+      nodes: 1,
+      usersFile,
+      permissions: { users: { alice: { send: ['orders'], receive: ['orders'] } } },
+    });
+    try {
+      const port = Number(new URL(cluster.urls[0]!).port);
+      // a member refuses clients until it is quorate: retry alice's allowed send until it is
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const alice = await connect({ port, username: 'alice', password: 's3cret' });
+          expect((await sendAll(alice, 'orders', [{ body: 2 }]))[0]!.state).toBe('accepted');
+          await closeConnection(alice);
+          break;
+        } catch (err) {
+          if (attempt >= 100) throw err;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
+      const carol = await connect({ port, username: 'carol', password: 'c' }); // listed nowhere
+      const feed = new TestReceiver(carol, '$cluster/membership');
+      expect((await feed.next(1)).length).toBe(1); // the feed is for every admitted connection
+      await expect(sendAll(carol, 'orders', [{ body: 1 }])).rejects.toThrow(/unauthorized-access/);
+      await closeConnection(carol);
+    } finally {
+      await cluster.stop();
+    }
   });
 });
