@@ -4,6 +4,7 @@ export {
   type ListedMember,
   MEMBERSHIP_ADDRESS,
   MEMBERSHIP_CAPABILITY,
+  MemberConfigError,
   type MemberHandle,
   type MemberOptions,
   startMember,

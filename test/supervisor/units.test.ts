@@ -37,6 +37,8 @@ describe('RestartBackoff', () => {
       maxDelayMs: 5_000,
       factor: 2,
       resetAfterMs: 10_000,
+      maxFailures: 5,
+      failureWindowMs: 60_000,
     });
   });
 });
@@ -88,6 +90,8 @@ describe('parseClusterArgs', () => {
     expect(() => parseClusterArgs(['--port', '1'])).toThrow(/set per member/);
     expect(parseClusterArgs(['--nodes=1', '--base-port=0']).basePort).toBe(0);
     expect(parseClusterArgs(['-h']).help).toBe(true);
+    expect(parseClusterArgs(['--log-level', 'debug']).logLevel).toBe('debug');
+    expect(() => parseClusterArgs(['--log-level', 'loud'])).toThrow(/--log-level must be one of/);
   });
 
   it.each([

@@ -60,6 +60,7 @@ export function memoryCommitter(): EventCommitter {
       recoveredEvents: 0,
       recoveredSnapshotIndex: 0,
       truncatedBytes: 0,
+      repairDroppedRecords: 0,
     }),
   };
 }

@@ -19,6 +19,8 @@ export interface ClusterMemberLaunch {
   peersArg: string;
   /** The member's own store directory (`<cluster data dir>/<id>`), created before it starts. */
   dataDir: string;
+  /** `--log-level` for the member (default: the member's own default, warn). */
+  logLevel?: string;
   /** More server flags for the member (`--users FILE`, `--permissions FILE`, limits...). */
   extraArgs?: readonly string[];
 }
@@ -37,6 +39,7 @@ export function memberNodeArgs(member: ClusterMemberLaunch): string[] {
     member.peersArg,
     '--data-dir',
     member.dataDir,
+    ...(member.logLevel === undefined ? [] : ['--log-level', member.logLevel]),
     ...(member.extraArgs ?? []),
   ];
 }
