@@ -1,10 +1,16 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type CutMode, ProxyMesh } from '../netproxy/index.js';
+import { ensureClusterSecret } from '../replication/cluster-secret.js';
 import { type PermissionsConfig, parsePermissions } from '../server/permissions.js';
 import { FILE_MODE } from '../store/file-modes.js';
 import { planCluster } from './cluster-plan.js';
-import { type ClusterMemberLaunch, defaultMemberCommand } from './default-member-command.js';
+import {
+  type ClusterMemberLaunch,
+  type ClusterTlsFiles,
+  defaultMemberCommand,
+} from './default-member-command.js';
+import type { MemberOutputHandler } from './member-process.js';
 import { Supervisor } from './supervisor.js';
 import type { MemberCommand, MemberInfo, RestartPolicy, SupervisorLogger } from './types.js';
 
@@ -28,6 +34,13 @@ export interface StartClusterOptions {
   permissions?: string | PermissionsConfig;
   /** More server flags for every member (`--no-anonymous`, `--max-memory 512M`, ...). */
   memberArgs?: readonly string[];
+  /**
+   * The cluster secret every member is given (`--cluster-secret-file`). Default: a random one
+   * created (mode 0600) as `<dataDir>/cluster-secret`, or the one already there.
+   */
+  clusterSecretFile?: string;
+  /** PEM files for mutual TLS between members (one certificate shared by every member). */
+  clusterTls?: ClusterTlsFiles;
   /** How to start a member. Default `defaultMemberCommand` (the real `quorate-broker node`). */
   memberCommand?: (member: ClusterMemberLaunch) => MemberCommand;
   /**
@@ -48,6 +61,8 @@ export interface StartClusterOptions {
   cutMode?: CutMode;
   /** Where the supervisor logs member starts, exits and restarts. Default: silent. */
   logger?: SupervisorLogger;
+  /** Every line a member prints besides its ready line (its logs are on stderr). Default: dropped. */
+  onMemberOutput?: MemberOutputHandler;
 }
 
 /** A running local cluster, for tests: process faults by PID, network faults through proxies. */
@@ -58,6 +73,8 @@ export interface ClusterHandle {
   readonly ids: string[];
   /** Parent of the members' store dirs. */
   readonly dataDir: string;
+  /** The cluster secret file the members were given. */
+  readonly clusterSecretFile: string;
   /** The supervisor (typed events: member-ready, member-exit, member-restart). */
   readonly supervisor: Supervisor;
   /** The proxies between members (for per-link faults: `mesh.cutLink(from, to)`). */
@@ -104,6 +121,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
     dataDir: options.dataDir,
   });
 
+  const clusterSecretFile = options.clusterSecretFile ?? (await ensureClusterSecret(dataDir));
   const mesh = await ProxyMesh.start({
     members: ids.map((id, i) => ({ id, clusterPort: clusterPorts[i]! })),
     seed: options.seed,
@@ -136,6 +154,8 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
           peersArg: mesh.peersArg(id),
           dataDir: join(dataDir, id),
           extraArgs,
+          clusterSecretFile,
+          ...(options.clusterTls ? { clusterTls: options.clusterTls } : {}),
         });
       },
     })),
@@ -144,6 +164,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
     readyTimeoutMs: options.readyTimeoutMs,
     stopTimeoutMs: options.stopTimeoutMs,
     logger: options.logger,
+    ...(options.onMemberOutput ? { onMemberOutput: options.onMemberOutput } : {}),
   });
 
   let stopped: Promise<void> | undefined;
@@ -170,6 +191,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
     urls: supervisor.members().map((m) => m.url),
     ids,
     dataDir,
+    clusterSecretFile,
     supervisor,
     mesh,
     members: () => supervisor.members(),
