@@ -2,6 +2,7 @@
  * TLS and a user name: connect over amqps://, trusting a private CA, with SASL PLAIN.
  * The password comes from the environment, not the command line.
  *
+ *   npx quorate-broker passwd users.txt alice     # stores a salted scrypt hash, never the password
  *   npx quorate-broker --port 5671 --tls-cert cert.pem --tls-key key.pem --users users.txt --no-anonymous &
  *   QUORATE_USER=alice QUORATE_PASSWORD=secret npx tsx examples/tls-users.ts amqps://localhost:5671 cert.pem
  */

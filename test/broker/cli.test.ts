@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cluster-broker/cli/run-cli.js';
 import { parseSingleNodeArgs } from '../../src/cluster-broker/cli/single-node-args.js';
-import { parseUsers } from '../../src/cluster-broker/server/users.js';
+import { hashPassword } from '../../src/cluster-broker/server/password-hash.js';
+import { parseUsers, withUserLine } from '../../src/cluster-broker/server/users.js';
 import { closeConnection, connect } from './rhea-client.js';
 
 function sink() {
@@ -82,6 +83,43 @@ describe('quorate-broker flags', () => {
     });
   });
 
+  it('parses the access and limit flags (byte sizes, percentages, the TLS-for-PLAIN switch)', () => {
+    const a = parseSingleNodeArgs([
+      '--permissions',
+      'p.json',
+      '--require-tls-for-plain',
+      '--max-connections-per-address',
+      '3',
+      '--max-sessions-per-connection',
+      '8',
+      '--max-links-per-connection',
+      '9',
+      '--max-queues-per-connection',
+      '10',
+      '--max-memory',
+      '512M',
+      '--min-disk-free',
+      '2G',
+      '--max-queue-bytes',
+      '0',
+    ]);
+    expect(a).toMatchObject({
+      permissionsFile: 'p.json',
+      requireTlsForPlain: true,
+      maxConnectionsPerAddress: 3,
+      maxSessionsPerConnection: 8,
+      maxLinksPerConnection: 9,
+      maxQueuesPerConnection: 10,
+      maxMemory: 512 * 1024 * 1024,
+      minDiskFree: 2 * 1024 ** 3,
+      maxQueueBytes: 0,
+    });
+    expect(parseSingleNodeArgs(['--max-memory', '25%']).maxMemory).toEqual({ fraction: 0.25 });
+    expect(parseSingleNodeArgs(['--no-require-tls-for-plain']).requireTlsForPlain).toBe(false);
+    expect(parseSingleNodeArgs([]).requireTlsForPlain).toBeUndefined();
+    expect(() => parseSingleNodeArgs(['--max-memory', 'lots'])).toThrow(/--max-memory/);
+  });
+
   it('refuses bad flags with exit code 2', async () => {
     for (const argv of [
       ['--port', 'x'],
@@ -115,6 +153,8 @@ describe('quorate-broker flags', () => {
     expect(await runCli(['--help'], { stdout: out, stderr: sink() })).toBe(0);
     expect(out.lines.join('')).toContain('--data-dir');
     expect(out.lines.join('')).toContain('--http-port');
+    for (const flag of ['--permissions', '--require-tls-for-plain', '--max-memory', '--min-disk-free'])
+      expect(out.lines.join('')).toContain(flag);
   });
 
   it('prints one ready line, serves, and stops on SIGTERM with exit code 0', async () => {
@@ -153,13 +193,25 @@ describe('logging', () => {
 });
 
 describe('users file', () => {
-  it('one user:password per line, split at the first colon, # comments', () => {
-    const u = parseUsers('# c\n\n alice:pa:ss \nbob:\n');
-    expect([...u]).toEqual([
-      ['alice', 'pa:ss'],
-      ['bob', ''],
-    ]);
+  it('one user:HASH per line, # comments; plaintext and malformed lines refused with the fix', async () => {
+    const h = await hashPassword('pa:ss');
+    const u = parseUsers(`# c\n\n alice:${h} \nbob:${h}\n`);
+    expect([...u.keys()]).toEqual(['alice', 'bob']);
+    expect(u.get('alice')!.params).toEqual({ ln: 14, r: 8, p: 1 });
     expect(() => parseUsers('nocolon\n')).toThrow(/line 1/);
-    expect(() => parseUsers(':pw\n')).toThrow(/line 1/);
+    expect(() => parseUsers(`:${h}\n`)).toThrow(/line 1/);
+    expect(() => parseUsers('# ok\nalice:s3cret\n', 'users.txt')).toThrow(
+      /users\.txt line 2: the password of 'alice' is not a \$scrypt\$ hash.*quorate-broker passwd users\.txt alice/,
+    );
+    expect(() => parseUsers('alice:$scrypt$ln=99,r=8,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA\n')).toThrow(
+      /malformed hash for 'alice'.*ln=99/,
+    );
+  });
+
+  it('withUserLine replaces the user in place, keeps comments and others, appends a new user', () => {
+    const text = '# users\nalice:$scrypt$old\nbob:$scrypt$b\nalice:$scrypt$dup\n';
+    expect(withUserLine(text, 'alice', '$scrypt$new')).toBe('# users\nalice:$scrypt$new\nbob:$scrypt$b\n');
+    expect(withUserLine(text, 'carol', '$scrypt$c')).toBe(`${text}carol:$scrypt$c\n`);
+    expect(withUserLine('', 'dave', '$scrypt$d')).toBe('dave:$scrypt$d\n');
   });
 });

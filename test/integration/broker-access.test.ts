@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BrokerHandle, startBroker } from '../../src/broker.js';
+import { type BrokerHandle, hashPassword, startBroker } from '../../src/broker.js';
 import { encodeMessage } from '../../src/codec/index.js';
 import {
   closeConnection,
@@ -40,7 +40,10 @@ async function withBroker(opts: Parameters<typeof startBroker>[0], fn: (b: Broke
 describe('SASL', () => {
   it('PLAIN against a users file; --no-anonymous refuses ANONYMOUS', async () => {
     const users = join(dir, 'users.txt');
-    await writeFile(users, '# test users\nalice:s3cret:with:colons\n\nbob:pw\n');
+    await writeFile(
+      users,
+      `# test users\nalice:${await hashPassword('s3cret:with:colons')}\n\nbob:${await hashPassword('pw')}\n`,
+    );
     await withBroker({ usersFile: users, anonymous: false }, async (b) => {
       const ok = await connect({ port: b.port, username: 'alice', password: 's3cret:with:colons' });
       expect((await sendAll(ok, 'sasl-q', [{ body: 1 }]))[0]!.state).toBe('accepted');

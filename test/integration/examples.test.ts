@@ -9,7 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { type BrokerHandle, type ClusterHandle, startBroker, startCluster } from '../../src/broker.js';
+import {
+  type BrokerHandle,
+  type ClusterHandle,
+  hashPassword,
+  parseHash,
+  startBroker,
+  startCluster,
+} from '../../src/broker.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const tsxLoader = join(root, 'node_modules', 'tsx', 'dist', 'loader.mjs');
@@ -133,7 +140,7 @@ describe('tls-users.ts against a TLS broker with a users table', () => {
     );
     broker = await startBroker({
       tls: { key: readFileSync(key), cert: readFileSync(cert) },
-      users: new Map([['alice', 's3cret']]),
+      users: new Map([['alice', parseHash(await hashPassword('s3cret'))]]),
       anonymous: false,
     });
   });

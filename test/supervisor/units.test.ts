@@ -73,13 +73,21 @@ describe('parseClusterArgs', () => {
       basePort: 7000,
       dataDir: '/tmp/d',
       help: false,
+      memberArgs: [],
     });
     expect(parseClusterArgs([])).toEqual({
       nodes: 3,
       basePort: 5672,
       dataDir: undefined,
       help: false,
+      memberArgs: [],
     });
+    // server flags go to every member as given; per-member ones are the cluster's
+    expect(
+      parseClusterArgs(['--users', 'u.txt', '--nodes', '3', '--no-anonymous', '--permissions', 'p.json'])
+        .memberArgs,
+    ).toEqual(['--users', 'u.txt', '--no-anonymous', '--permissions', 'p.json']);
+    expect(() => parseClusterArgs(['--port', '1'])).toThrow(/set per member/);
     expect(parseClusterArgs(['--nodes=1', '--base-port=0']).basePort).toBe(0);
     expect(parseClusterArgs(['-h']).help).toBe(true);
     expect(parseClusterArgs(['--http-base-port', '15672']).httpBasePort).toBe(15672);

@@ -7,6 +7,9 @@ export const SINGLE_NODE_USAGE = `Usage: quorate-broker [--port 5672] [--host 12
        quorate-broker cluster --help      (a supervised local cluster)
        quorate-broker node --help         (one member of a cluster)
        quorate-broker status URL...       (a member's overview as a table; --help)
+       quorate-broker passwd FILE USER    (set a user's password in a users file)
+
+BYTES take a K, M or G suffix (powers of 1024: 512M, 2G).
 
 Runs a single-node AMQP 1.0 broker. Prints one JSON line once it listens:
   {"ready":true,"amqpPort":PORT,"pid":PID}   (plus "httpPort":P with --http-port)
@@ -15,19 +18,37 @@ and stops cleanly on SIGTERM/SIGINT (connections closed, store flushed).
   --port P                 AMQP port (default 5672; 0 = a free port, named in the ready line)
   --host H                 address to bind (default 127.0.0.1)
   --data-dir DIR           the store (event log + snapshots). Without it nothing is persisted.
-  --users FILE             SASL PLAIN users: one "user:password" per line, split at the first
-                           colon; blank lines and lines starting with # are ignored
+  --users FILE             SASL PLAIN users: one "user:HASH" per line (salted scrypt), written by
+                           "quorate-broker passwd FILE USER"; a plaintext password is refused
   --no-anonymous           refuse SASL ANONYMOUS and clients that skip SASL
+  --permissions FILE       JSON: which addresses each user may send to / receive from, e.g.
+                           {"users":{"alice":{"send":["orders","events.*"],"receive":["orders"]}},
+                            "anonymous":{"receive":["public.*"]}}; an attach outside them is
+                           refused (amqp:unauthorized-access). Default: everyone may do everything
   --tls-cert FILE          PEM certificate: serve amqps (TLS) only; needs --tls-key
   --tls-key FILE           PEM private key
+  --require-tls-for-plain  refuse SASL PLAIN over a plain socket (default: on with --tls-cert;
+                           --no-require-tls-for-plain turns it off)
   --max-connections N      refuse connections beyond N (default 10000)
+  --max-connections-per-address N
+                           refuse connections from one source address beyond N (default 2000)
+  --max-sessions-per-connection N
+                           sessions per connection (default 256; declared as channel-max N-1)
+  --max-links-per-connection N
+                           links attached at once per connection (default 1000)
+  --max-queues-per-connection N
+                           queues one connection may auto-create (default 1000)
+  --max-memory BYTES|P%    memory alarm: above this RSS publishers get no more credit until it
+                           drops (default 40% of the machine's or cgroup's memory; 0 = off)
+  --min-disk-free BYTES    disk alarm: below this free space in --data-dir publishers get no
+                           more credit until it clears (default 1GiB; 0 = off)
   --max-frame-size BYTES   largest frame accepted, declared in Open (default 1048576)
   --max-message-size BYTES largest message accepted from publishers (default 16777216)
   --idle-timeout MS        close connections silent this long; also bounds a partial frame
                            (default 60000; 0 = none)
   --no-auto-create         attaching to a missing queue is refused (amqp:not-found)
   --max-queue-messages N   per-queue limit (refusal: rejected, amqp:resource-limit-exceeded)
-  --max-queue-bytes N      per-queue limit on the sum of message sizes
+  --max-queue-bytes BYTES  per-queue limit on the sum of message sizes (default 2GiB; 0 = none)
   --dedup                  deduplicate by message-id on every queue, for every sender (default:
                            only for senders desiring the link capability quorate:dedup)
   --dedup-window-count N   message-ids remembered per queue for duplicate detection (default 10000; 0 = off)
@@ -51,6 +72,16 @@ export interface SingleNodeArgs {
   dataDir: string | undefined;
   usersFile: string | undefined;
   anonymous: boolean;
+  permissionsFile: string | undefined;
+  /** undefined: the default (on with TLS). */
+  requireTlsForPlain: boolean | undefined;
+  maxConnectionsPerAddress: number | undefined;
+  maxSessionsPerConnection: number | undefined;
+  maxLinksPerConnection: number | undefined;
+  maxQueuesPerConnection: number | undefined;
+  /** Bytes, or a fraction of the machine's memory (`{ fraction }`). */
+  maxMemory: number | { fraction: number } | undefined;
+  minDiskFree: number | undefined;
   tlsCert: string | undefined;
   tlsKey: string | undefined;
   maxConnections: number | undefined;
@@ -85,6 +116,31 @@ function int(
   return v;
 }
 
+const UNITS: Record<string, number> = { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4 };
+
+/** A byte count: digits with an optional K/M/G/T suffix (KiB, MiB... also accepted). */
+export function byteSize(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const m = /^(\d+)\s*([KMGT]?)(?:i?B)?$/i.exec(raw.trim());
+  const v = m ? Number(m[1]) * UNITS[m[2]!.toUpperCase()]! : Number.NaN;
+  if (!Number.isSafeInteger(v)) {
+    throw new AmqpError(
+      'amqp:invalid-field',
+      `--${name} must be a byte count such as 1073741824 or 1G, got '${raw}'`,
+    );
+  }
+  return v;
+}
+
+function memoryLimit(raw: string | undefined): number | { fraction: number } | undefined {
+  if (raw === undefined || !raw.trim().endsWith('%')) return byteSize('max-memory', raw);
+  const pct = Number(raw.trim().slice(0, -1));
+  if (!Number.isFinite(pct) || pct <= 0 || pct > 100) {
+    throw new AmqpError('amqp:invalid-field', `--max-memory percentage must be in (0, 100], got '${raw}'`);
+  }
+  return { fraction: pct / 100 };
+}
+
 /** Parses the single-node flags; throws AmqpError('amqp:invalid-field') on bad input. */
 export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
   let values: Record<string, string | boolean | undefined>;
@@ -97,6 +153,15 @@ export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
         'data-dir': { type: 'string' },
         users: { type: 'string' },
         'no-anonymous': { type: 'boolean' },
+        permissions: { type: 'string' },
+        'require-tls-for-plain': { type: 'boolean' },
+        'no-require-tls-for-plain': { type: 'boolean' },
+        'max-connections-per-address': { type: 'string' },
+        'max-sessions-per-connection': { type: 'string' },
+        'max-links-per-connection': { type: 'string' },
+        'max-queues-per-connection': { type: 'string' },
+        'max-memory': { type: 'string' },
+        'min-disk-free': { type: 'string' },
         'tls-cert': { type: 'string' },
         'tls-key': { type: 'string' },
         'max-connections': { type: 'string' },
@@ -128,12 +193,31 @@ export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
   if ((tlsCert === undefined) !== (tlsKey === undefined)) {
     throw new AmqpError('amqp:invalid-field', '--tls-cert and --tls-key go together');
   }
+  if (values['require-tls-for-plain'] === true && values['no-require-tls-for-plain'] === true) {
+    throw new AmqpError(
+      'amqp:invalid-field',
+      '--require-tls-for-plain and --no-require-tls-for-plain contradict',
+    );
+  }
   return {
     port: int('port', s('port'), 0, 65535) ?? 5672,
     host: s('host') ?? '127.0.0.1',
     dataDir: s('data-dir'),
     usersFile: s('users'),
     anonymous: values['no-anonymous'] !== true,
+    permissionsFile: s('permissions'),
+    requireTlsForPlain:
+      values['require-tls-for-plain'] === true
+        ? true
+        : values['no-require-tls-for-plain'] === true
+          ? false
+          : undefined,
+    maxConnectionsPerAddress: int('max-connections-per-address', s('max-connections-per-address'), 1),
+    maxSessionsPerConnection: int('max-sessions-per-connection', s('max-sessions-per-connection'), 1, 65536),
+    maxLinksPerConnection: int('max-links-per-connection', s('max-links-per-connection'), 1),
+    maxQueuesPerConnection: int('max-queues-per-connection', s('max-queues-per-connection'), 0),
+    maxMemory: memoryLimit(s('max-memory')),
+    minDiskFree: byteSize('min-disk-free', s('min-disk-free')),
     tlsCert,
     tlsKey,
     maxConnections: int('max-connections', s('max-connections'), 1),
@@ -142,7 +226,7 @@ export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
     idleTimeoutMs: int('idle-timeout', s('idle-timeout'), 0, 0xffffffff),
     autoCreateQueues: values['no-auto-create'] !== true,
     maxQueueMessages: int('max-queue-messages', s('max-queue-messages'), 1),
-    maxQueueBytes: int('max-queue-bytes', s('max-queue-bytes'), 1),
+    maxQueueBytes: byteSize('max-queue-bytes', s('max-queue-bytes')),
     dedup: values.dedup === true,
     dedupWindowCount: int('dedup-window-count', s('dedup-window-count'), 0),
     dedupWindowMs: int('dedup-window-ms', s('dedup-window-ms'), 0),

@@ -1,6 +1,7 @@
 /** `quorate-broker [flags]`: one single-node broker until SIGTERM / SIGINT. */
 import { readFile } from 'node:fs/promises';
 import type { QueueOptions } from '../core/events.js';
+import { systemMemory } from '../server/resource-alarm.js';
 import { type StartBrokerOptions, startBroker } from '../server/start-broker.js';
 import { QUARANTINE_DIR, StoreCorruptionError } from '../store/index.js';
 import { createCliLogger } from './cli-logger.js';
@@ -23,6 +24,17 @@ export async function brokerOptionsFromArgs(a: SingleNodeArgs): Promise<StartBro
   if (a.dedup) o.dedup = true;
   if (a.dataDir !== undefined) o.dataDir = a.dataDir;
   if (a.usersFile !== undefined) o.usersFile = a.usersFile;
+  if (a.permissionsFile !== undefined) o.permissionsFile = a.permissionsFile;
+  if (a.requireTlsForPlain !== undefined) o.requireTlsForPlain = a.requireTlsForPlain;
+  if (a.maxConnectionsPerAddress !== undefined) o.maxConnectionsPerAddress = a.maxConnectionsPerAddress;
+  if (a.maxSessionsPerConnection !== undefined) o.channelMax = a.maxSessionsPerConnection - 1;
+  if (a.maxLinksPerConnection !== undefined) o.maxLinksPerConnection = a.maxLinksPerConnection;
+  if (a.maxQueuesPerConnection !== undefined) o.maxQueuesPerConnection = a.maxQueuesPerConnection;
+  if (a.maxMemory !== undefined) {
+    o.maxMemory =
+      typeof a.maxMemory === 'number' ? a.maxMemory : Math.floor(systemMemory() * a.maxMemory.fraction);
+  }
+  if (a.minDiskFree !== undefined) o.minDiskFree = a.minDiskFree;
   if (a.tlsCert !== undefined && a.tlsKey !== undefined) {
     o.tls = { cert: await readFile(a.tlsCert), key: await readFile(a.tlsKey) };
   }

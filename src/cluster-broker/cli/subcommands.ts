@@ -6,9 +6,11 @@ import { runNodeCommand } from '../cluster/node-command.js';
 import { runStatusCommand } from '../http/status-command.js';
 import { runClusterCommand } from '../supervisor/cluster-command.js';
 import type { Subcommand } from './io.js';
+import { runPasswdCommand } from './passwd-command.js';
 
 export const SUBCOMMANDS: Record<string, Subcommand> = {
   cluster: (argv, io) => runClusterCommand(argv, io),
   node: (argv, io) => runNodeCommand(argv, io),
   status: (argv, io) => runStatusCommand(argv, io),
+  passwd: (argv, io) => runPasswdCommand(argv, io),
 };

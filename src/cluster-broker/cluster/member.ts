@@ -4,7 +4,6 @@
  * the timers that tie them together (status messages, serving watch, leader housekeeping).
  * See docs/cluster-member.md.
  */
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { encodeEvent } from '../core/event-codec.js';
 import type { ClusterTlsOptions } from '../replication/cluster-tls.js';
@@ -14,6 +13,7 @@ import type { RaftConfig } from '../replication/types.js';
 import { binaryWireCodec } from '../replication/wire-binary.js';
 import type { BrokerLogger } from '../server/options.js';
 import { type BrokerHandle, type StartBrokerOptions, startBroker } from '../server/start-broker.js';
+import { secureDataDir } from '../store/file-modes.js';
 import { ClusterBackend } from './cluster-backend.js';
 import { ClusterStateMachine } from './cluster-state-machine.js';
 import { isValidMemberId, memberOf, newIncarnation, processKey } from './consumer-keys.js';
@@ -172,7 +172,7 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
       `an even number of members (${ids.length}) tolerates no more failures than ${ids.length - 1}`,
     );
   }
-  await mkdir(join(dataDir, 'raft'), { recursive: true });
+  await secureDataDir(dataDir, logger);
   const recorded = await checkRecordedMembership(dataDir, { clusterId, memberId: id, peers }, updatePeers);
   if (recorded.outcome === 'updated') {
     logger.warn?.(
@@ -216,6 +216,7 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
     httpUrl: () => advertisedHttpUrl,
   });
   const broker = await startBroker({
+    diskPath: dataDir,
     ...serverOpts,
     backend,
     clusterSource: () => statusSource,

@@ -12,6 +12,7 @@ import { encodeMessage } from '../../codec/message.js';
 import { symbol } from '../../codec/typed.js';
 import type { AmqpValue } from '../../codec/values.js';
 import type { VirtualSource, VirtualSourceSink } from '../server/virtual-source.js';
+import { FILE_MODE } from '../store/file-modes.js';
 import type { MemberStatus } from './peer-wire.js';
 
 export const FAILOVER_SERVER_LIST = 'failover-server-list';
@@ -148,7 +149,7 @@ export class Membership {
     for (const [id, a] of this.addresses) if (id !== this.opts.selfId) out[id] = a;
     try {
       const tmp = `${this.cacheFile}.tmp`;
-      writeFileSync(tmp, JSON.stringify(out));
+      writeFileSync(tmp, JSON.stringify(out), { mode: FILE_MODE });
       renameSync(tmp, this.cacheFile);
     } catch {
       // a cache only: the next status message tries again

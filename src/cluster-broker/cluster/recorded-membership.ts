@@ -12,6 +12,7 @@
 import { open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { PeerAddress } from '../replication/tcp-transport.js';
+import { FILE_MODE } from '../store/file-modes.js';
 import { fsyncDir } from '../store/index.js';
 import { MemberConfigError } from './errors.js';
 import { peerAddressKey } from './peer-list.js';
@@ -46,7 +47,7 @@ function recordOf(
 async function writeRecord(dataDir: string, record: MembershipRecord): Promise<void> {
   const path = join(dataDir, MEMBERSHIP_RECORD_FILE);
   const tmp = `${path}.tmp`;
-  const fh = await open(tmp, 'w');
+  const fh = await open(tmp, 'w', FILE_MODE);
   try {
     await fh.writeFile(`${JSON.stringify(record, null, 2)}\n`);
     await fh.sync();

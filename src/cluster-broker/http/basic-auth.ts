@@ -1,21 +1,29 @@
 /**
  * HTTP basic authentication over the broker's own users: the same verification function as
- * SASL PLAIN (users.ts `makeAuthenticator`), so a change of how passwords are stored applies to
+ * SASL PLAIN (users.ts `PasswordChecker`), so a change of how passwords are stored applies to
  * both at once.
  */
 import type { IncomingMessage } from 'node:http';
-import { makeAuthenticator, type UserTable } from '../server/users.js';
+import { mayMonitor, type Permissions } from '../server/permissions.js';
+import { PasswordChecker, type UserTable } from '../server/users.js';
 
 export type HttpAuthenticator = (req: IncomingMessage) => Promise<boolean>;
 
-/** Undefined users: everything is open. */
-export function basicAuthenticator(users: UserTable | undefined): HttpAuthenticator {
+/**
+ * Undefined users: everything is open. With a permissions file, a user must also hold
+ * `"monitor": true` there.
+ */
+export function basicAuthenticator(
+  users: UserTable | undefined,
+  permissions?: Permissions,
+): HttpAuthenticator {
   if (users === undefined) return async () => true;
-  const verify = makeAuthenticator(users, false);
+  const checker = new PasswordChecker(users);
   return async (req) => {
     const credentials = parseBasic(req.headers.authorization);
     if (!credentials) return false;
-    return await verify('PLAIN', credentials);
+    if (!(await checker.check(credentials.username, credentials.password))) return false;
+    return mayMonitor(permissions, credentials.username);
   };
 }
 

@@ -9,6 +9,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BrokerLogger } from '../server/options.js';
+import type { Permissions } from '../server/permissions.js';
 import type { UserTable } from '../server/users.js';
 import { basicAuthenticator, type HttpAuthenticator } from './basic-auth.js';
 import { BrokerMetrics } from './metrics.js';
@@ -26,6 +27,8 @@ export interface MonitoringServerOptions {
   port: number;
   /** When set, the API and page require HTTP basic credentials of one of these users. */
   users?: UserTable;
+  /** With users: only those granted `"monitor": true` here (absent: every user). */
+  permissions?: Permissions;
   logger?: BrokerLogger;
 }
 
@@ -43,7 +46,7 @@ export class MonitoringServer {
     this.history = new QueueHistory(() => opts.broker.queueRows());
     this.metrics = new BrokerMetrics(opts.broker, opts.cluster);
     this.page = loadPageAssets();
-    this.authenticate = basicAuthenticator(opts.users);
+    this.authenticate = basicAuthenticator(opts.users, opts.permissions);
     this.http = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         opts.logger?.error?.({ err, url: req.url }, 'monitoring request failed');

@@ -13,6 +13,7 @@
 import { type FileHandle, mkdir, open, readFile, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
+import { DIR_MODE, FILE_MODE } from '../store/file-modes.js';
 import { LatencyHistogram } from '../store/latency-histogram.js';
 import { ReplicationError } from './errors.js';
 import { baseRecord, entryRecord, parseLog, truncateRecord } from './log-records.js';
@@ -48,7 +49,7 @@ async function fsyncDir(dir: string): Promise<void> {
 /** Write `data` to `file` atomically and durably. */
 async function writeAtomic(file: string, data: Uint8Array): Promise<void> {
   const tmp = `${file}.tmp`;
-  const fh = await open(tmp, 'w');
+  const fh = await open(tmp, 'w', FILE_MODE);
   try {
     await fh.writeFile(data);
     await fh.sync();
@@ -185,13 +186,13 @@ export class FileStorage {
     for (const e of this.image.entries) parts.push(entryRecord(e));
     if (this.fh) await this.fh.close();
     await writeAtomic(this.logPath, Buffer.concat(parts));
-    this.fh = await open(this.logPath, 'a');
+    this.fh = await open(this.logPath, 'a', FILE_MODE);
     this.stats.fsyncs += 2;
   }
 
   private async recover(): Promise<void> {
     const { dir, clusterId, memberId } = this.opts;
-    await mkdir(dir, { recursive: true });
+    await mkdir(dir, { recursive: true, mode: DIR_MODE });
     const metaBuf = await readIfExists(this.metaPath);
     if (metaBuf) {
       this.meta = JSON.parse(metaBuf.toString('utf8')) as Meta;
@@ -211,7 +212,7 @@ export class FileStorage {
     const logBuf = (await readIfExists(this.logPath)) ?? Buffer.alloc(0);
     const { ops, validLength } = parseLog(logBuf);
     for (const op of ops) this.image.apply(op);
-    this.fh = await open(this.logPath, 'a');
+    this.fh = await open(this.logPath, 'a', FILE_MODE);
     if (validLength < logBuf.length) {
       this.truncatedBytes = logBuf.length - validLength;
       this.opts.logger?.warn?.({ dir, bytes: this.truncatedBytes }, 'replication: cut a torn log tail');

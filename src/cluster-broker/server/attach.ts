@@ -74,6 +74,7 @@ export function attachPublisher(conn: BrokerConnection, link: ReceiverLink, atta
     return;
   }
   const address = t.address;
+  if (!allowed(conn, link, 'send', address)) return;
   ensureQueue(conn, link, address, () => accept(address));
 }
 
@@ -118,6 +119,7 @@ export function attachConsumer(conn: BrokerConnection, link: SenderLink, attach:
     link.refuse({ condition: 'amqp:invalid-field', description: bad });
     return;
   }
+  if (!allowed(conn, link, 'receive', address!)) return;
   const virtual = conn.ctx.opts.virtualSources.get(address!);
   if (virtual !== undefined && filter.selector !== undefined) {
     link.refuse({ condition: 'amqp:not-implemented', description: `no filters on ${address}` });
@@ -199,9 +201,21 @@ function ensureQueue(conn: BrokerConnection, link: Link, queue: string, then: ()
     link.refuse({ condition: 'amqp:not-found', description: `no queue '${queue}'` });
     return;
   }
+  const cannot = whyNotCreate(conn);
+  if (cannot !== undefined) {
+    link.refuse({
+      condition: 'amqp:resource-limit-exceeded',
+      description: `cannot create '${queue}': ${cannot}`,
+    });
+    return;
+  }
+  conn.queuesCreated++;
   backend
     .submit({ type: 'declare', leaderTime: backend.now(), queue, options: opts.queueDefaults })
-    .then(proceed, (err: unknown) => refuseOnError(conn, link, err, `cannot declare '${queue}'`))
+    .then(proceed, (err: unknown) => {
+      conn.queuesCreated--;
+      refuseOnError(conn, link, err, `cannot declare '${queue}'`);
+    })
     .catch((err: unknown) => conn.internalError(err));
 }
 
@@ -255,6 +269,42 @@ function sourceFilter(
     inForce[entry.key] = entry.raw;
   }
   return selector ? { selector, inForce } : {};
+}
+
+/** Why this connection may not auto-create a queue now, or undefined when it may. */
+function whyNotCreate(conn: BrokerConnection): string | undefined {
+  const { opts, alarm } = conn.ctx;
+  if (alarm?.blocked) return `resource alarm (${alarm.reason})`;
+  if (conn.queuesCreated >= opts.maxQueuesPerConnection) {
+    return `this connection created ${conn.queuesCreated} queues (limit ${opts.maxQueuesPerConnection})`;
+  }
+  return undefined;
+}
+
+/**
+ * Whether the connection's user may attach this way to `address` (permissions.ts); refuses the
+ * link with amqp:unauthorized-access when not. The connection stays open.
+ */
+function allowed(
+  conn: BrokerConnection,
+  link: Link,
+  direction: 'send' | 'receive',
+  address: string,
+): boolean {
+  const { permissions, logger } = conn.ctx.opts;
+  if (permissions === undefined) return true;
+  const ok =
+    direction === 'send'
+      ? permissions.maySend(conn.user, address)
+      : permissions.mayReceive(conn.user, address);
+  if (ok) return true;
+  const who = conn.user === undefined ? 'anonymous' : `user '${conn.user}'`;
+  logger.info?.({ user: conn.user, address, direction }, 'attach refused: not permitted');
+  link.refuse({
+    condition: 'amqp:unauthorized-access',
+    description: `${who} may not ${direction === 'send' ? 'send to' : 'receive from'} '${address}'`,
+  });
+  return false;
 }
 
 /** Why an address cannot name a queue, or undefined when it can. */

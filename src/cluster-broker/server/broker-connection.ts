@@ -21,8 +21,8 @@ import type { ServerContext } from './context.js';
 import type { LinkGone } from './dynamic-nodes.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
 import { PublisherLink } from './publisher-link.js';
+import { type PeerInfo, saslServerOptions } from './sasl-policy.js';
 import { CoordinatorLink, TransactionRegistry } from './transactions.js';
-import { makeAuthenticator, saslMechanisms } from './users.js';
 
 /** Where the connection's bytes go. */
 export interface ConnectionIo {
@@ -31,6 +31,8 @@ export interface ConnectionIo {
   backlog?(): number;
   /** No more output: end the socket (after what was written). */
   end(): void;
+  /** The transport the bytes come over (source address, TLS). Absent: in process, not TLS. */
+  readonly peer?: PeerInfo;
 }
 
 /** Connection capability (a de-facto standard of AMQP 1.0 brokers): senders may attach with a null target. */
@@ -59,14 +61,16 @@ export class BrokerConnection implements LinkHost {
   containerId = '';
   /** The peer's address (`host:port`), set by whoever owns the socket. */
   remote = '';
-  /** The SASL PLAIN user once authenticated. */
-  private user: string | null = null;
   readonly transactions = new TransactionRegistry();
   /** Live link handlers, each with what to tell a dynamic node it is attached to when it goes. */
   private readonly handlers = new Map<LinkHandler, ((how: LinkGone) => void) | undefined>();
   /** The peer sent Close and we had not closed first: its links went away on purpose. */
   private closedByPeer = false;
   private closeSent = false;
+  /** The SASL PLAIN user name; undefined for ANONYMOUS or no SASL (the permissions' `anonymous`). */
+  user: string | undefined = undefined;
+  /** Queues this connection auto-created (or is creating) by attaching to new names. */
+  queuesCreated = 0;
   private flushScheduled = false;
   private ended = false;
   private readonly startedAt: number;
@@ -99,10 +103,16 @@ export class BrokerConnection implements LinkHost {
     this.engine = new ProtocolConnection({
       role: 'server',
       open,
-      sasl: {
-        mechanisms: saslMechanisms(o.users, o.anonymous),
-        authenticate: makeAuthenticator(o.users, o.anonymous),
-      },
+      sasl: saslServerOptions(
+        {
+          checker: o.passwords,
+          anonymous: o.anonymous,
+          requireTlsForPlain: o.requireTlsForPlain,
+          throttle: o.throttle,
+          logger: o.logger,
+        },
+        io.peer ?? { address: '', tls: false },
+      ),
       allowNoSasl: o.anonymous,
       maxMessageSize: o.maxMessageSize,
       now,
@@ -122,7 +132,7 @@ export class BrokerConnection implements LinkHost {
     return {
       remote: this.remote,
       containerId: this.containerId,
-      user: this.user,
+      user: this.user ?? null,
       sessions: sessions.length,
       links,
       openedAt: new Date(this.startedAt).toISOString(),
@@ -376,7 +386,7 @@ export class BrokerConnection implements LinkHost {
   private onEvent(ev: EngineEvent): void {
     switch (ev.type) {
       case 'sasl-outcome':
-        if (ev.ok && ev.mechanism === 'PLAIN') this.user = ev.identity?.username ?? null;
+        if (ev.ok && ev.mechanism === 'PLAIN') this.user = ev.identity?.username;
         return;
       case 'remote-open':
         this.containerId = ev.open.containerId;
@@ -447,6 +457,14 @@ export class BrokerConnection implements LinkHost {
   private onAttach(link: Link, attach: Attach): void {
     if (this.refuse !== undefined) {
       link.refuse({ condition: 'amqp:connection:forced', description: this.refuse.description ?? 'closing' });
+      return;
+    }
+    const o = this.ctx.opts;
+    if (this.handlers.size >= o.maxLinksPerConnection) {
+      link.refuse({
+        condition: 'amqp:resource-limit-exceeded',
+        description: `too many links on this connection (limit ${o.maxLinksPerConnection})`,
+      });
       return;
     }
     if (link.role === 'receiver') attachPublisher(this, link as ReceiverLink, attach);

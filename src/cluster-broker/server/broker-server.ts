@@ -11,6 +11,7 @@ import { BrokerConnection, type ConnectionInfo, type ConnectionIo } from './brok
 import { ConsumerRegistry, newCounters, type ServerContext, type ServerCounters } from './context.js';
 import { DynamicNodes } from './dynamic-nodes.js';
 import { type BrokerServerOptions, resolveServerOptions } from './options.js';
+import { type AlarmKind, ResourceAlarm } from './resource-alarm.js';
 
 /** Connections being refused (over the limit) at most at once; beyond, sockets are dropped. */
 const MAX_REFUSING = 64;
@@ -23,6 +24,8 @@ export interface BrokerServerStats extends ServerCounters {
   connections: number;
   /** Consumer links attached now. */
   consumers: number;
+  /** Resource alarms on now (publishers blocked while any is). */
+  alarms: AlarmKind[];
 }
 
 /** The AMQP 1.0 server of a broker: listens, speaks the protocol, commits through its backend. */
@@ -35,6 +38,9 @@ export class BrokerServer {
   private readonly conns = new Set<BrokerConnection>();
   private readonly sockets = new Set<net.Socket>();
   private refusing = 0;
+  /** Open connections per source address (the per-address cap). */
+  private readonly perAddress = new Map<string, number>();
+  private readonly alarm: ResourceAlarm;
   private sweep: NodeJS.Timeout | undefined;
   private stopping = false;
   private readonly onAvailable = (q: string): void => this.ctx.consumers.available(q);
@@ -48,6 +54,12 @@ export class BrokerServer {
   constructor(private readonly options: BrokerServerOptions) {
     this.host = options.host ?? '127.0.0.1';
     const opts = resolveServerOptions(options);
+    this.alarm = new ResourceAlarm({
+      maxMemory: opts.maxMemory,
+      minDiskFree: opts.minDiskFree,
+      diskPath: opts.diskPath,
+      logger: opts.logger,
+    });
     this.ctx = {
       backend: options.backend,
       opts,
@@ -55,6 +67,7 @@ export class BrokerServer {
       counters: newCounters(),
       activity: new Activity(),
       dynamicNodes: new DynamicNodes(options.backend, opts.logger, opts.dynamicNodeGraceMs),
+      alarm: this.alarm,
     };
   }
 
@@ -111,6 +124,7 @@ export class BrokerServer {
     const every = Math.max(20, Math.min(1000, Math.floor(shortest / 4)));
     this.sweep = setInterval(() => this.tickAll(), every);
     this.sweep.unref();
+    this.alarm.start();
   }
 
   /** Message counters by outcome and queue (read by the monitoring endpoints). */
@@ -132,7 +146,12 @@ export class BrokerServer {
 
   /** Counters and current connection and consumer counts. */
   stats(): BrokerServerStats {
-    return { ...this.ctx.counters, connections: this.conns.size, consumers: this.ctx.consumers.size };
+    return {
+      ...this.ctx.counters,
+      connections: this.conns.size,
+      consumers: this.ctx.consumers.size,
+      alarms: this.alarm.alarms(),
+    };
   }
 
   /** Closes every connection with `error` (they may reconnect unless the listener is closed). */
@@ -148,6 +167,7 @@ export class BrokerServer {
     if (this.stopping) return;
     this.stopping = true;
     if (this.sweep) clearInterval(this.sweep);
+    this.alarm.stop();
     this.ctx.backend.off('available', this.onAvailable);
     this.ctx.backend.off('serving', this.onServing);
     this.ctx.backend.off('stolen', this.onStolen);
@@ -169,9 +189,12 @@ export class BrokerServer {
       return;
     }
     const o = this.ctx.opts;
+    const address = socket.remoteAddress ?? '';
+    const fromAddress = this.perAddress.get(address) ?? 0;
     let refuse: AmqpErrorBody | undefined;
     let refusing = false;
-    if (this.conns.size - this.refusing >= o.maxConnections) {
+    const overTotal = this.conns.size - this.refusing >= o.maxConnections;
+    if (overTotal || fromAddress >= o.maxConnectionsPerAddress) {
       if (this.refusing >= MAX_REFUSING) {
         this.ctx.counters.connectionsRefused++;
         socket.destroy();
@@ -182,15 +205,24 @@ export class BrokerServer {
       this.ctx.counters.connectionsRefused++;
       refuse = {
         condition: 'amqp:resource-limit-exceeded',
-        description: `too many connections (limit ${o.maxConnections})`,
+        description: overTotal
+          ? `too many connections (limit ${o.maxConnections})`
+          : `too many connections from ${address} (limit ${o.maxConnectionsPerAddress})`,
       };
+      if (!overTotal)
+        o.logger.warn?.(
+          { address, limit: o.maxConnectionsPerAddress },
+          'connection refused: per-address cap',
+        );
     } else {
       this.ctx.counters.connectionsAccepted++;
+      this.perAddress.set(address, fromAddress + 1);
     }
     socket.setNoDelay(true);
     this.sockets.add(socket);
     let endTimer: NodeJS.Timeout | undefined;
     const io: ConnectionIo = {
+      peer: { address, tls: this.options.tls !== undefined },
       write(chunks) {
         if (socket.destroyed) return;
         if (chunks.length === 1) {
@@ -219,7 +251,14 @@ export class BrokerServer {
     socket.on('close', () => {
       if (endTimer) clearTimeout(endTimer);
       this.sockets.delete(socket);
-      if (this.conns.delete(conn) && refusing) this.refusing--;
+      if (this.conns.delete(conn)) {
+        if (refusing) this.refusing--;
+        else {
+          const n = (this.perAddress.get(address) ?? 1) - 1;
+          if (n <= 0) this.perAddress.delete(address);
+          else this.perAddress.set(address, n);
+        }
+      }
       conn.socketClosed();
     });
   }

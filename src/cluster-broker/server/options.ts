@@ -2,9 +2,12 @@
 import type { SecureContextOptions } from 'node:tls';
 import type { Fields } from '../../codec/index.js';
 import type { QueueOptions } from '../core/events.js';
+import { AuthThrottle, type AuthThrottleOptions } from './auth-throttle.js';
 import type { BrokerBackend } from './backend.js';
 import { DEFAULT_DYNAMIC_GRACE_MS } from './dynamic-nodes.js';
-import type { UserTable } from './users.js';
+import { Permissions, type PermissionsConfig, parsePermissions } from './permissions.js';
+import { DEFAULT_MIN_DISK_FREE, defaultMaxMemory } from './resource-alarm.js';
+import { PasswordChecker, type UserTable } from './users.js';
 import type { VirtualSource } from './virtual-source.js';
 
 /** Injected logger (pino-compatible subset); silent when absent. */
@@ -31,10 +34,31 @@ export interface BrokerServerOptions {
   containerId?: string;
   /** TLS (amqps): every connection is TLS. `cert` and `key` (PEM) at least. */
   tls?: SecureContextOptions;
-  /** SASL PLAIN users (user -> password). Absent: PLAIN is not offered. */
+  /** SASL PLAIN users (user -> scrypt hash, see `hashPassword`). Absent: PLAIN is not offered. */
   users?: UserTable;
   /** Admit SASL ANONYMOUS and clients that skip SASL. Default true. */
   anonymous?: boolean;
+  /** Refuse SASL PLAIN over a plain (non-TLS) socket. Default: true when `tls` is set, else false. */
+  requireTlsForPlain?: boolean;
+  /** Who may send to / receive from which address (permissions.ts). Absent: everyone may do everything. */
+  permissions?: Permissions | PermissionsConfig;
+  /** Delays answering failed SASL attempts, per source address. */
+  authThrottle?: AuthThrottleOptions;
+  /** Connections from one source address at most; more are refused like `maxConnections`. Default 2_000. */
+  maxConnectionsPerAddress?: number;
+  /** Links (senders + receivers) attached at once on one connection at most; more are refused. Default 1_000. */
+  maxLinksPerConnection?: number;
+  /** Queues one connection may auto-create by attaching to new names. Default 1_000. */
+  maxQueuesPerConnection?: number;
+  /**
+   * Memory alarm: above this many bytes of RSS publishers get no more credit. Default 40% of the
+   * machine's memory (or of its cgroup limit); 0 = off.
+   */
+  maxMemory?: number;
+  /** Disk alarm: below this many free bytes on `diskPath`'s file system, publishers get no more credit. Default 1 GiB; 0 = off. */
+  minDiskFree?: number;
+  /** Where the disk alarm looks (startBroker passes its data dir). Absent: no disk alarm. */
+  diskPath?: string;
   /** Create a queue on the first attach to its name. Default true (false: amqp:not-found). */
   autoCreateQueues?: boolean;
   /** Options of queues created on attach (limits, dead-letter queue, dedup window). */
@@ -59,7 +83,7 @@ export interface BrokerServerOptions {
   idleTimeoutMs?: number;
   /** A connection must complete SASL and Open within this. Default 10_000 ms. */
   handshakeTimeoutMs?: number;
-  /** Highest channel (sessions per connection - 1). Default 255. */
+  /** Highest channel (sessions per connection - 1); a Begin above it closes the connection. Default 255. */
   channelMax?: number;
   /** Link credit granted to each publisher link (topped up as its messages are settled). Default 1000. */
   publisherCredit?: number;
@@ -77,6 +101,17 @@ export interface ResolvedServerOptions {
   containerId: string;
   anonymous: boolean;
   users: UserTable | undefined;
+  /** Checks PLAIN passwords against `users` (absent without users). */
+  passwords: PasswordChecker | undefined;
+  requireTlsForPlain: boolean;
+  permissions: Permissions | undefined;
+  throttle: AuthThrottle;
+  maxConnectionsPerAddress: number;
+  maxLinksPerConnection: number;
+  maxQueuesPerConnection: number;
+  maxMemory: number;
+  minDiskFree: number;
+  diskPath: string | undefined;
   autoCreateQueues: boolean;
   queueDefaults: QueueOptions;
   dedup: boolean;
@@ -97,6 +132,11 @@ export interface ResolvedServerOptions {
 export const DEFAULT_MAX_FRAME_SIZE = 1024 * 1024;
 export const DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024;
 export const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
+/** Default per-queue byte limit (queues created on attach): room for 1,000,000 x 1 KiB messages. */
+export const DEFAULT_MAX_QUEUE_BYTES = 2 * 1024 * 1024 * 1024;
+export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 2_000;
+export const DEFAULT_MAX_LINKS_PER_CONNECTION = 1_000;
+export const DEFAULT_MAX_QUEUES_PER_CONNECTION = 1_000;
 
 export function resolveServerOptions(o: Omit<BrokerServerOptions, 'backend'>): ResolvedServerOptions {
   const positive = (v: number | undefined, d: number, name: string): number => {
@@ -106,12 +146,41 @@ export function resolveServerOptions(o: Omit<BrokerServerOptions, 'backend'>): R
   };
   const maxFrameSize = positive(o.maxFrameSize, DEFAULT_MAX_FRAME_SIZE, 'maxFrameSize');
   if (maxFrameSize < 512) throw new RangeError('maxFrameSize must be at least 512');
+  const queueDefaults: QueueOptions = { maxBytes: DEFAULT_MAX_QUEUE_BYTES, ...o.queueDefaults };
+  // 0 = no byte limit (QueueOptions itself has no "unlimited" value other than absence)
+  if (queueDefaults.maxBytes === 0) delete queueDefaults.maxBytes;
+  const permissions = o.permissions;
   return {
     containerId: o.containerId ?? `quorate-broker-${process.pid}`,
     anonymous: o.anonymous ?? true,
     users: o.users,
+    passwords: o.users ? new PasswordChecker(o.users) : undefined,
+    requireTlsForPlain: o.requireTlsForPlain ?? o.tls !== undefined,
+    permissions:
+      permissions === undefined || permissions instanceof Permissions
+        ? permissions
+        : parsePermissions(permissions),
+    throttle: new AuthThrottle(o.authThrottle),
+    maxConnectionsPerAddress: positive(
+      o.maxConnectionsPerAddress,
+      DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+      'maxConnectionsPerAddress',
+    ),
+    maxLinksPerConnection: positive(
+      o.maxLinksPerConnection,
+      DEFAULT_MAX_LINKS_PER_CONNECTION,
+      'maxLinksPerConnection',
+    ),
+    maxQueuesPerConnection: positive(
+      o.maxQueuesPerConnection,
+      DEFAULT_MAX_QUEUES_PER_CONNECTION,
+      'maxQueuesPerConnection',
+    ),
+    maxMemory: o.maxMemory === undefined ? defaultMaxMemory() : positive(o.maxMemory, 0, 'maxMemory'),
+    minDiskFree: positive(o.minDiskFree, DEFAULT_MIN_DISK_FREE, 'minDiskFree'),
+    diskPath: o.diskPath,
     autoCreateQueues: o.autoCreateQueues ?? true,
-    queueDefaults: o.queueDefaults ?? {},
+    queueDefaults,
     dedup: o.dedup ?? false,
     dynamicNodeGraceMs: positive(o.dynamicNodeGraceMs, DEFAULT_DYNAMIC_GRACE_MS, 'dynamicNodeGraceMs'),
     maxConnections: positive(o.maxConnections, 10_000, 'maxConnections'),

@@ -15,6 +15,8 @@ export class PublisherLink implements LinkHandler {
   /** Messages submitted and not yet settled. */
   private inflight = 0;
   private closed = false;
+  /** Set while waiting for a resource alarm to clear (cancels the wait). */
+  private cancelWait: (() => void) | undefined;
 
   constructor(
     private readonly host: LinkHost,
@@ -25,13 +27,30 @@ export class PublisherLink implements LinkHandler {
     private readonly dedup: boolean,
   ) {}
 
-  /** Grants the first credit window (call after accept). */
+  /** Grants the first credit window (call after accept), unless a resource alarm is on. */
   start(): void {
+    if (this.blockedByAlarm()) return;
     this.link.flow(this.host.ctx.opts.publisherCredit);
   }
 
   close(): void {
     this.closed = true;
+    this.cancelWait?.();
+    this.cancelWait = undefined;
+  }
+
+  /**
+   * True while a memory or disk alarm is on: no new credit. The link then waits for the alarm to
+   * clear and tops up (the credit it already holds is not revoked: at most one window arrives).
+   */
+  private blockedByAlarm(): boolean {
+    const alarm = this.host.ctx.alarm;
+    if (alarm === undefined || !alarm.blocked) return false;
+    this.cancelWait ??= alarm.whenClear(() => {
+      this.cancelWait = undefined;
+      this.topUp();
+    });
+    return true;
   }
 
   onMessage(d: IncomingDelivery): void {
@@ -155,6 +174,7 @@ export class PublisherLink implements LinkHandler {
     if (this.closed || this.link.state !== 'attached') return;
     const window = this.host.ctx.opts.publisherCredit;
     if (this.link.credit + this.inflight <= window >>> 1) {
+      if (this.blockedByAlarm()) return;
       this.link.flow(window - this.inflight);
       this.host.scheduleFlush();
     }

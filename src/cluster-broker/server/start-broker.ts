@@ -4,19 +4,23 @@ import { monitoredBroker } from '../http/monitored-broker.js';
 import { MonitoringServer } from '../http/monitoring-server.js';
 import { singleNodeSource } from '../http/single-node-source.js';
 import type { ClusterSource } from '../http/types.js';
+import { secureDataDir } from '../store/file-modes.js';
 import type { StoreOptions, StoreStats } from '../store/index.js';
 import type { BrokerBackend } from './backend.js';
 import { BrokerServer, type BrokerServerStats } from './broker-server.js';
 import { type LocalBackend, memoryBackend, openLocalBackend } from './local-backend.js';
 import type { BrokerServerOptions } from './options.js';
-import { loadUsersFile } from './users.js';
+import { loadPermissionsFile, Permissions, parsePermissions } from './permissions.js';
+import { loadUsersFile, type UserTable } from './users.js';
 
 /** Options of {@link startBroker}. */
 export interface StartBrokerOptions extends Omit<BrokerServerOptions, 'backend'> {
   /** The node's store directory. Absent: everything is kept in memory only (nothing survives a stop). */
   dataDir?: string;
-  /** SASL PLAIN users file (`user:password` per line); merged over `users`. */
+  /** SASL PLAIN users file (`user:HASH` per line, written by `quorate-broker passwd`); merged over `users`. */
   usersFile?: string;
+  /** Permissions file (JSON, see `permissions`); used when `permissions` is absent. */
+  permissionsFile?: string;
   /** Event store tuning (segment size, failure hook). */
   store?: StoreOptions;
   /** @internal Use this backend instead of a local one (a cluster member passes its replicated backend). */
@@ -65,6 +69,7 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
   const {
     dataDir,
     usersFile,
+    permissionsFile,
     store,
     backend: given,
     httpPort,
@@ -72,10 +77,17 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
     clusterSource,
     ...serverOpts
   } = options;
-  let users = serverOpts.users;
+  let users: UserTable | undefined = serverOpts.users;
   if (usersFile !== undefined) {
     const fromFile = await loadUsersFile(usersFile);
-    users = new Map([...(users ?? new Map<string, string>()), ...fromFile]);
+    users = new Map([...(users ?? []), ...fromFile]);
+  }
+  if (serverOpts.permissions === undefined && permissionsFile !== undefined) {
+    serverOpts.permissions = await loadPermissionsFile(permissionsFile);
+  }
+  if (dataDir !== undefined) {
+    await secureDataDir(dataDir, serverOpts.logger);
+    serverOpts.diskPath ??= dataDir;
   }
   let local: LocalBackend | undefined;
   let backend: BrokerBackend;
@@ -85,6 +97,12 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
     backend = local;
   }
   const server = new BrokerServer({ ...serverOpts, users, backend });
+  // the status page and API ask the same permissions for "monitor"
+  const givenPermissions = serverOpts.permissions;
+  const monitorPermissions =
+    givenPermissions === undefined || givenPermissions instanceof Permissions
+      ? givenPermissions
+      : parsePermissions(givenPermissions);
   let monitoring: MonitoringServer | undefined;
   try {
     // a restarted single node has no connection left: its dynamic nodes are orphans (a cluster
@@ -108,6 +126,7 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
         host: httpHost ?? serverOpts.host ?? '127.0.0.1',
         port: httpPort,
         ...(users !== undefined ? { users } : {}),
+        ...(monitorPermissions !== undefined ? { permissions: monitorPermissions } : {}),
         ...(serverOpts.logger !== undefined ? { logger: serverOpts.logger } : {}),
       });
     }

@@ -1,60 +1,132 @@
 /**
- * SASL PLAIN users file. Format (documented in the CLI usage): one `user:password` per line,
- * split at the FIRST colon (so passwords may contain colons, user names may not); leading and
- * trailing whitespace of a line is ignored; empty lines and lines starting with `#` are comments.
+ * The SASL PLAIN users file: one `user:HASH` per line, HASH a salted scrypt hash in PHC form
+ * (password-hash.ts), written by `quorate-broker passwd FILE USER`. The line splits at the first
+ * colon (user names cannot contain one); leading and trailing whitespace is ignored; empty lines
+ * and lines starting with `#` are comments. A line whose password is not a `$scrypt$` hash is
+ * refused at start: plaintext passwords are never accepted.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { AmqpError } from '../../errors.js';
-import type { SaslAuthenticator } from '../../protocol/index.js';
+import { BrokerConfigError } from './config-error.js';
+import { looksHashed, type PasswordHash, parseHash, verifyPassword } from './password-hash.js';
 
-/** SASL PLAIN users: user name -> password. */
-export type UserTable = ReadonlyMap<string, string>;
+/** SASL PLAIN users: user name -> salted scrypt hash (see `hashPassword`). */
+export type UserTable = ReadonlyMap<string, PasswordHash>;
 
-export function parseUsers(text: string, source = 'users file'): Map<string, string> {
-  const users = new Map<string, string>();
+/** Why `user` cannot be a user name, or undefined when it can. */
+export function badUserName(user: string): string | undefined {
+  if (user === '') return 'a user name cannot be empty';
+  if (user.includes(':')) return 'a user name cannot contain ":"';
+  if (/\s/.test(user)) return 'a user name cannot contain whitespace';
+  if (user.startsWith('#')) return 'a user name cannot start with "#"';
+  return undefined;
+}
+
+export function parseUsers(text: string, source = 'users file'): Map<string, PasswordHash> {
+  const users = new Map<string, PasswordHash>();
   const lines = text.split(/\r?\n/);
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.trim();
     if (line === '' || line.startsWith('#')) continue;
+    const at = `${source} line ${i + 1}`;
     const colon = line.indexOf(':');
-    if (colon <= 0) {
-      throw new AmqpError('amqp:invalid-field', `${source} line ${i + 1}: expected user:password`);
+    if (colon <= 0) throw new BrokerConfigError(`${at}: expected user:HASH`);
+    const user = line.slice(0, colon);
+    const secret = line.slice(colon + 1);
+    if (!looksHashed(secret)) {
+      throw new BrokerConfigError(
+        `${at}: the password of '${user}' is not a $scrypt$ hash (plaintext passwords are refused); ` +
+          `replace the line with: quorate-broker passwd ${source} ${user}`,
+      );
     }
-    users.set(line.slice(0, colon), line.slice(colon + 1));
+    try {
+      users.set(user, parseHash(secret));
+    } catch (err) {
+      throw new BrokerConfigError(
+        `${at}: malformed hash for '${user}' (${(err as Error).message}); ` +
+          `set it again with: quorate-broker passwd ${source} ${user}`,
+        { cause: err },
+      );
+    }
   }
   return users;
 }
 
-export async function loadUsersFile(path: string): Promise<Map<string, string>> {
+export async function loadUsersFile(path: string): Promise<Map<string, PasswordHash>> {
   return parseUsers(await readFile(path, 'utf8'), path);
 }
 
-function digest(s: string): Buffer {
-  return createHash('sha256').update(s, 'utf8').digest();
+/**
+ * `text` (a users file) with `user`'s line set to `user:hash`: its first line replaced in place,
+ * later duplicates dropped, or a line appended. Comments and other users are kept as they are.
+ */
+export function withUserLine(text: string, user: string, hash: string): string {
+  const lines = text === '' ? [] : text.replace(/\r?\n$/, '').split(/\r?\n/);
+  const out: string[] = [];
+  let replaced = false;
+  for (const raw of lines) {
+    const line = raw.trim();
+    const isUser =
+      !line.startsWith('#') && line.indexOf(':') > 0 && line.slice(0, line.indexOf(':')) === user;
+    if (!isUser) out.push(raw);
+    else if (!replaced) {
+      out.push(`${user}:${hash}`);
+      replaced = true;
+    }
+  }
+  if (!replaced) out.push(`${user}:${hash}`);
+  return `${out.join('\n')}\n`;
 }
+
+/** scrypt verifications running at once at most: the rest queue (libuv's pool also does our fsyncs). */
+const MAX_CONCURRENT_VERIFICATIONS = 2;
+/** Verified for unknown users too, so a missing user costs what a wrong password costs. */
+const DUMMY_HASH = parseHash(
+  '$scrypt$ln=14,r=8,p=1$cXVvcmF0ZS1kdW1teQ$HdTzXp5Q7t2o0m3WqvN9m0Cw7V1h8qkqV4dFQ6Xh0zA',
+);
 
 /**
- * The server's SASL policy: PLAIN against `users` (constant-time compare), ANONYMOUS when
- * `anonymous` is true, everything else refused.
+ * Checks PLAIN credentials against a user table. A successful check is remembered as an HMAC of
+ * the password under a key that lives only in this process, so a reconnect storm after a
+ * failover costs one scrypt per user, not one per connection.
  */
-export function makeAuthenticator(users: UserTable | undefined, anonymous: boolean): SaslAuthenticator {
-  return (mechanism, identity) => {
-    if (mechanism === 'ANONYMOUS') return anonymous;
-    if (mechanism !== 'PLAIN' || !users) return false;
-    const expected = users.get(identity.username ?? '');
-    if (expected === undefined) {
-      timingSafeEqual(digest(identity.password ?? ''), digest('')); // same work either way
-      return false;
-    }
-    return timingSafeEqual(digest(identity.password ?? ''), digest(expected));
-  };
-}
+export class PasswordChecker {
+  private readonly remembered = new Map<string, Buffer>();
+  private readonly key = randomBytes(32);
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
 
-/** Mechanisms to offer, in order of preference. */
-export function saslMechanisms(users: UserTable | undefined, anonymous: boolean): string[] {
-  const m: string[] = [];
-  if (users) m.push('PLAIN');
-  if (anonymous) m.push('ANONYMOUS');
-  return m;
+  constructor(private readonly users: UserTable) {}
+
+  async check(user: string, password: string): Promise<boolean> {
+    const known = this.users.get(user);
+    const mac = createHmac('sha256', this.key).update(user).update('\0').update(password).digest();
+    const seen = known === undefined ? undefined : this.remembered.get(user);
+    if (seen !== undefined) return timingSafeEqual(seen, mac);
+    await this.slot();
+    try {
+      const ok = await verifyPassword(password, known ?? DUMMY_HASH);
+      if (ok && known !== undefined) {
+        this.remembered.set(user, mac);
+        return true;
+      }
+      return false;
+    } finally {
+      this.release();
+    }
+  }
+
+  private slot(): Promise<void> {
+    if (this.running < MAX_CONCURRENT_VERIFICATIONS) {
+      this.running++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.running--;
+  }
 }

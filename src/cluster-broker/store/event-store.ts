@@ -33,6 +33,7 @@ import { encodeEvent } from '../core/event-codec.js';
 import type { BrokerEvent } from '../core/events.js';
 import type { ResultOf } from '../core/results.js';
 import { StoreError } from './errors.js';
+import { DIR_MODE, FILE_MODE } from './file-modes.js';
 import { LatencyHistogram } from './latency-histogram.js';
 import { frameRecord, RECORD_HEADER_BYTES } from './record-format.js';
 import { recoverLog, type StoreLogger } from './recovery.js';
@@ -313,7 +314,7 @@ class FileEventStore implements EventStore {
 
 /** Creates a segment file holding just its header, durably (a roll or a fresh store; not the hot path). */
 async function createSegment(dir: string, start: number): Promise<FileHandle> {
-  const fh = await open(join(dir, segmentName(start)), 'a');
+  const fh = await open(join(dir, segmentName(start)), 'a', FILE_MODE);
   try {
     await writeAll(fh, segmentHeader(start));
     await fh.datasync();
@@ -330,7 +331,7 @@ async function createSegment(dir: string, start: number): Promise<FileHandle> {
  * StoreCorruptionError (nothing cut) on damage that is not a torn tail, unless `repair`.
  */
 export async function openStore(dir: string, opts: StoreOptions = {}): Promise<EventStore> {
-  await mkdir(dir, { recursive: true });
+  await mkdir(dir, { recursive: true, mode: DIR_MODE });
   await removeStaleTemp(dir);
   const log = await recoverLog(dir, { repair: opts.repair === true, logger: opts.logger });
   const counters: StoreStats = {
@@ -349,7 +350,7 @@ export async function openStore(dir: string, opts: StoreOptions = {}): Promise<E
   let fh: FileHandle;
   let tail: { start: number; bytes: number };
   if (log.appendTo) {
-    fh = await open(join(dir, log.appendTo.name), 'a');
+    fh = await open(join(dir, log.appendTo.name), 'a', FILE_MODE);
     await fsyncDir(dir);
     tail = { start: log.appendTo.start, bytes: log.appendTo.bytes };
   } else {

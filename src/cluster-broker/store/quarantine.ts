@@ -5,6 +5,7 @@
  */
 import { copyFile, mkdir, rename } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import { DIR_MODE } from './file-modes.js';
 import { fsyncDir } from './snapshot-file.js';
 
 export const QUARANTINE_DIR = 'quarantine';
@@ -48,7 +49,7 @@ export class Quarantine {
       // colons are not portable in file names; milliseconds keep two repairs apart
       const stamp = this.now().toISOString().replace(/:/g, '-');
       this.target = join(this.dataDir, QUARANTINE_DIR, stamp);
-      await mkdir(this.target, { recursive: true });
+      await mkdir(this.target, { recursive: true, mode: DIR_MODE });
     }
     return join(this.target, basename(file));
   }

@@ -8,6 +8,7 @@ import { open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from './crc32.js';
 import { StoreCorruptionError } from './errors.js';
+import { FILE_MODE } from './file-modes.js';
 import { writeAll } from './write-all.js';
 
 export const SNAPSHOT_FILE = 'snapshot.bin';
@@ -36,7 +37,7 @@ export async function writeSnapshotFile(dir: string, snap: SnapshotContents): Pr
   view.setFloat64(12, snap.state.length, true);
   view.setUint32(20, crc32(snap.state), true);
   const tmp = join(dir, `${SNAPSHOT_FILE}.tmp`);
-  const fh = await open(tmp, 'w');
+  const fh = await open(tmp, 'w', FILE_MODE);
   try {
     await writeAll(fh, header);
     await writeAll(fh, snap.state);

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { type LogLevel, parseLogLevel } from '../cli/cli-logger.js';
+import { parseSingleNodeArgs } from '../cli/single-node-args.js';
 import { SupervisorError } from './errors.js';
 
 /** Flags of `quorate-broker cluster`. */
@@ -26,7 +27,29 @@ export interface ClusterCommandArgs {
   logLevel: LogLevel | undefined;
   /** --help */
   help: boolean;
+  /** Server flags passed to every member as given (--users, --permissions, limits...). */
+  memberArgs: string[];
 }
+
+/** Flags of `cluster` itself; every other flag is a server flag for the members. */
+const OWN_FLAGS = [
+  'nodes',
+  'base-port',
+  'http-base-port',
+  'dedup',
+  'data-dir',
+  'log-level',
+  'max-failures',
+  'failure-window',
+  'cluster-secret-file',
+  'cluster-tls-cert',
+  'cluster-tls-key',
+  'cluster-tls-ca',
+];
+/** Own flags that take no value. */
+const OWN_BOOLEAN_FLAGS = ['dedup'];
+/** Server flags the cluster sets per member itself. */
+const PER_MEMBER_FLAGS = ['port', 'host', 'data-dir', 'container-id'];
 
 export const CLUSTER_USAGE = `Usage: quorate-broker cluster [--nodes 3] [--base-port 5672] [--http-base-port 15672] [--data-dir DIR] [--cluster-secret-file FILE] [...]
 
@@ -53,6 +76,9 @@ already taken, a member that keeps failing), 2 on bad flags.
                         32 random bytes created with mode 0600 if absent)
   --cluster-tls-cert FILE, --cluster-tls-key FILE, --cluster-tls-ca FILE
                         mutual TLS between members (one certificate for every member)
+  plus the single-node server flags, passed to every member (--users, --permissions,
+  --no-anonymous, --max-memory, --max-connections-per-address, ...; see quorate-broker --help),
+  except --port, --host, --data-dir and --container-id.
 `;
 
 function integerFlag(
@@ -93,6 +119,29 @@ function parseLogLevelFlag(raw: string | undefined): LogLevel | undefined {
 
 /** Parses the flags after `cluster`; throws `SupervisorError` ('amqp:invalid-field') on bad input. */
 export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
+  const own: string[] = [];
+  const memberArgs: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const eq = a.indexOf('=');
+    const name = a.startsWith('--') ? a.slice(2, eq < 0 ? undefined : eq) : '';
+    const takesValue = eq < 0 && i + 1 < argv.length && !argv[i + 1]!.startsWith('-');
+    if (a === '-h' || a === '--help' || OWN_FLAGS.includes(name)) {
+      own.push(a);
+      if (OWN_FLAGS.includes(name) && !OWN_BOOLEAN_FLAGS.includes(name) && eq < 0 && i + 1 < argv.length)
+        own.push(argv[++i]!);
+    } else if (PER_MEMBER_FLAGS.includes(name)) {
+      throw new SupervisorError('amqp:invalid-field', `--${name} is set per member by the cluster`);
+    } else {
+      memberArgs.push(a);
+      if (takesValue) memberArgs.push(argv[++i]!);
+    }
+  }
+  try {
+    parseSingleNodeArgs(memberArgs);
+  } catch (err) {
+    throw new SupervisorError('amqp:invalid-field', (err as Error).message, { cause: err });
+  }
   let values: {
     nodes?: string;
     'base-port'?: string;
@@ -110,7 +159,7 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
   };
   try {
     ({ values } = parseArgs({
-      args: [...argv],
+      args: own,
       options: {
         nodes: { type: 'string' },
         'base-port': { type: 'string' },
@@ -157,5 +206,6 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
     failureWindowS: optionalInteger('failure-window', values['failure-window'], 1, 86_400),
     logLevel: parseLogLevelFlag(values['log-level']),
     help: values.help ?? false,
+    memberArgs,
   };
 }

@@ -119,7 +119,7 @@ export async function runClusterCommand(argv: readonly string[], io: ClusterComm
           dataDir: join(plan.dataDir, id),
           clusterSecretFile,
           ...(clusterTls ? { clusterTls } : {}),
-          extraArgs: args.dedup ? ['--dedup'] : [],
+          extraArgs: [...args.memberArgs, ...(args.dedup ? ['--dedup'] : [])],
           ...(args.logLevel !== undefined ? { logLevel: args.logLevel } : {}),
         }),
     })),

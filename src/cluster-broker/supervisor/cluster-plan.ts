@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DIR_MODE } from '../store/file-modes.js';
 import { SupervisorError } from './errors.js';
 import { allocateFreePorts } from './ports.js';
 
@@ -66,6 +67,7 @@ export async function planCluster(options: {
   }
   const createdDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'quorate-cluster-')));
-  await Promise.all(ids.map((id) => mkdir(join(dataDir, id), { recursive: true })));
+  await mkdir(dataDir, { recursive: true, mode: DIR_MODE });
+  await Promise.all(ids.map((id) => mkdir(join(dataDir, id), { recursive: true, mode: DIR_MODE })));
   return { ids, amqpPorts, clusterPorts, httpPorts, dataDir, createdDataDir };
 }

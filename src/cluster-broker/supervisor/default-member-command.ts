@@ -27,7 +27,7 @@ export interface ClusterMemberLaunch {
   clusterTls?: ClusterTlsFiles;
   /** `--log-level` for the member (default: the member's own default, warn). */
   logLevel?: string;
-  /** More `quorate-broker node` flags (server flags such as `--dedup`), appended as given. */
+  /** More `quorate-broker node` server flags (`--dedup`, `--users FILE`, `--permissions FILE`, limits...), appended as given. */
   extraArgs?: readonly string[];
 }
 

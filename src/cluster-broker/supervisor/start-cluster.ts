@@ -1,7 +1,9 @@
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type CutMode, ProxyMesh } from '../netproxy/index.js';
 import { ensureClusterSecret } from '../replication/cluster-secret.js';
+import { type PermissionsConfig, parsePermissions } from '../server/permissions.js';
+import { FILE_MODE } from '../store/file-modes.js';
 import { planCluster } from './cluster-plan.js';
 import {
   type ClusterMemberLaunch,
@@ -23,6 +25,15 @@ export interface StartClusterOptions {
    * docs). 0 or undefined: free ports chosen by the OS.
    */
   basePort?: number;
+  /** SASL PLAIN users file for every member (`--users`, written by `quorate-broker passwd`). */
+  usersFile?: string;
+  /**
+   * Who may send to / receive from which address, for every member (`--permissions`): a file
+   * path, or the document itself (written to `<dataDir>/permissions.json`, mode 0600).
+   */
+  permissions?: string | PermissionsConfig;
+  /** More server flags for every member (`--no-anonymous`, `--max-memory 512M`, ...). */
+  memberArgs?: readonly string[];
   /**
    * Member i serves its status page and monitoring endpoints on httpBasePort+i-1 (n1 on
    * httpBasePort). Default 0: free ports. `false`: no HTTP.
@@ -111,6 +122,8 @@ export interface ClusterHandle {
  * each other through a `ProxyMesh`. All members start at once; resolves when all are ready.
  */
 export async function startCluster(options: StartClusterOptions = {}): Promise<ClusterHandle> {
+  // a bad permissions document fails here, before anything starts, not in every member
+  if (typeof options.permissions === 'object') parsePermissions(options.permissions);
   const { ids, amqpPorts, clusterPorts, httpPorts, dataDir, createdDataDir } = await planCluster({
     nodes: options.nodes ?? 3,
     basePort: options.basePort,
@@ -125,6 +138,16 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
     cutMode: options.cutMode,
   });
   const memberCommand = options.memberCommand ?? defaultMemberCommand;
+  const extraArgs = [...(options.memberArgs ?? [])];
+  if (options.usersFile !== undefined) extraArgs.push('--users', options.usersFile);
+  if (options.permissions !== undefined) {
+    let file = options.permissions;
+    if (typeof file !== 'string') {
+      file = join(dataDir, 'permissions.json');
+      await writeFile(file, JSON.stringify(options.permissions), { mode: FILE_MODE });
+    }
+    extraArgs.push('--permissions', file);
+  }
   const supervisor = new Supervisor({
     members: ids.map((id, index) => ({
       id,
@@ -144,7 +167,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
           dataDir: join(dataDir, id),
           clusterSecretFile,
           ...(options.clusterTls ? { clusterTls: options.clusterTls } : {}),
-          extraArgs: options.dedup ? ['--dedup'] : [],
+          extraArgs: [...extraArgs, ...(options.dedup ? ['--dedup'] : [])],
         });
       },
     })),

@@ -1,0 +1,184 @@
+/**
+ * Memory and disk alarms (RabbitMQ's): while the broker's memory is above its limit, or the free
+ * space of its data directory's file system is below its minimum, publishers get no more link
+ * credit (what they already hold still arrives) and no queue is auto-created; consumers keep
+ * draining. When the condition clears, blocked publishers get their credit back.
+ *
+ * Memory is `memoryInUse()` (heap + buffers), sampled every MEMORY_EVERY_MS; disk free space (statfs, space available to unprivileged users) every
+ * DISK_EVERY_MS.
+ */
+import { statfs } from 'node:fs/promises';
+import os from 'node:os';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import type { BrokerLogger } from './options.js';
+
+const MEMORY_EVERY_MS = 100;
+const GC_EVERY_MS = 250;
+/** An alarm clears once usage is this far back under its limit (disk: free space this far above). */
+const CLEAR_FRACTION = 0.95;
+const DISK_EVERY_MS = 1000;
+/** RabbitMQ's vm_memory_high_watermark: 40% of the machine's (or the cgroup's) memory. */
+export const DEFAULT_MEMORY_FRACTION = 0.4;
+export const DEFAULT_MIN_DISK_FREE = 1024 * 1024 * 1024;
+
+/**
+ * A full garbage collection, for the memory alarm only: V8 offers it to code only behind
+ * --expose-gc, which can be switched on at run time (a new context then sees `gc`). Undefined
+ * where that fails: the alarm then judges the uncollected figure.
+ */
+const collectGarbage: (() => void) | undefined = (() => {
+  try {
+    v8.setFlagsFromString('--expose-gc');
+    const gc: unknown = runInNewContext('gc');
+    return typeof gc === 'function' ? (gc as () => void) : undefined;
+  } catch {
+    return undefined;
+  }
+})();
+
+/** The machine's memory, or the cgroup's limit when lower (containers). */
+export function systemMemory(): number {
+  const total = os.totalmem();
+  const constrained = (process as { constrainedMemory?: () => number | undefined }).constrainedMemory?.();
+  return constrained !== undefined && constrained > 0 && constrained < total ? constrained : total;
+}
+
+/** The memory the broker may use by default: 40% of `systemMemory()`. */
+export function defaultMaxMemory(): number {
+  return Math.floor(systemMemory() * DEFAULT_MEMORY_FRACTION);
+}
+
+/**
+ * The broker's memory in use, as the memory alarm judges it: the JavaScript heap plus the memory
+ * outside it that JavaScript objects hold (message buffers). Not RSS: the allocator keeps pages
+ * after messages are gone, so an RSS alarm would never clear once consumers had drained.
+ */
+export function memoryInUse(): number {
+  const m = process.memoryUsage();
+  return m.heapUsed + m.external;
+}
+
+export interface ResourceAlarmOptions {
+  /** Bytes; 0 = no memory alarm. */
+  maxMemory: number;
+  /** Bytes; 0 = no disk alarm. */
+  minDiskFree: number;
+  /** A directory on the file system to watch; absent = no disk alarm (nothing is written). */
+  diskPath: string | undefined;
+  logger: BrokerLogger;
+}
+
+export type AlarmKind = 'memory' | 'disk';
+
+export class ResourceAlarm {
+  private readonly active = new Set<AlarmKind>();
+  private readonly waiters = new Set<() => void>();
+  private memoryTimer: NodeJS.Timeout | undefined;
+  private diskTimer: NodeJS.Timeout | undefined;
+  private diskBusy = false;
+  private lastGcAt = 0;
+
+  constructor(private readonly o: ResourceAlarmOptions) {}
+
+  /** True while an alarm is on: publishers get no credit, no queue is auto-created. */
+  get blocked(): boolean {
+    return this.active.size > 0;
+  }
+
+  /** The alarms that are on. */
+  alarms(): AlarmKind[] {
+    return [...this.active];
+  }
+
+  /** Why the broker is blocked (for refusals), or undefined. */
+  get reason(): string | undefined {
+    if (!this.blocked) return undefined;
+    return [...this.active]
+      .map((a) =>
+        a === 'memory'
+          ? `memory above ${this.o.maxMemory} bytes`
+          : `disk free below ${this.o.minDiskFree} bytes`,
+      )
+      .join(', ');
+  }
+
+  /** Calls `resume` once, when no alarm is on any more. Returns a cancel function. */
+  whenClear(resume: () => void): () => void {
+    this.waiters.add(resume);
+    return () => this.waiters.delete(resume);
+  }
+
+  start(): void {
+    if (this.o.maxMemory > 0) {
+      this.memoryTimer = setInterval(() => this.checkMemory(), MEMORY_EVERY_MS);
+      this.memoryTimer.unref();
+      this.checkMemory();
+    }
+    if (this.o.minDiskFree > 0 && this.o.diskPath !== undefined) {
+      this.diskTimer = setInterval(() => void this.checkDisk(), DISK_EVERY_MS);
+      this.diskTimer.unref();
+      void this.checkDisk();
+    }
+  }
+
+  stop(): void {
+    if (this.memoryTimer) clearInterval(this.memoryTimer);
+    if (this.diskTimer) clearInterval(this.diskTimer);
+    this.memoryTimer = undefined;
+    this.diskTimer = undefined;
+    this.waiters.clear();
+  }
+
+  /**
+   * Above the limit, the figure may be garbage V8 has not collected yet (it collects on
+   * allocation, and a blocked broker whose consumers drain allocates little): collect it (at most
+   * every GC_EVERY_MS) before judging, so an alarm is neither raised on garbage nor kept by it.
+   */
+  private checkMemory(): void {
+    // on above the limit, off only below CLEAR_FRACTION of it: GC noise does not flap it
+    const threshold = this.active.has('memory') ? this.o.maxMemory * CLEAR_FRACTION : this.o.maxMemory;
+    let used = memoryInUse();
+    const now = Date.now();
+    if (used > threshold && collectGarbage !== undefined && now - this.lastGcAt >= GC_EVERY_MS) {
+      this.lastGcAt = now;
+      collectGarbage();
+      used = memoryInUse();
+    }
+    this.set('memory', used > threshold);
+  }
+
+  private async checkDisk(): Promise<void> {
+    if (this.diskBusy || this.o.diskPath === undefined) return;
+    this.diskBusy = true;
+    try {
+      const s = await statfs(this.o.diskPath);
+      const free = s.bavail * s.bsize;
+      const threshold = this.active.has('disk') ? this.o.minDiskFree / CLEAR_FRACTION : this.o.minDiskFree;
+      this.set('disk', free < threshold, free);
+    } catch (err) {
+      this.o.logger.debug?.({ err, path: this.o.diskPath }, 'disk alarm: statfs failed');
+    } finally {
+      this.diskBusy = false;
+    }
+  }
+
+  private set(kind: AlarmKind, on: boolean, diskFree?: number): void {
+    if (on === this.active.has(kind)) return;
+    const detail =
+      kind === 'memory'
+        ? { memoryBytes: memoryInUse(), maxMemory: this.o.maxMemory }
+        : { diskFreeBytes: diskFree, minDiskFree: this.o.minDiskFree, path: this.o.diskPath };
+    if (on) {
+      this.active.add(kind);
+      this.o.logger.warn?.(detail, `${kind} alarm: publishers blocked`);
+      return;
+    }
+    this.active.delete(kind);
+    this.o.logger.warn?.(detail, `${kind} alarm cleared`);
+    if (this.blocked) return;
+    const ws = [...this.waiters];
+    this.waiters.clear();
+    for (const w of ws) w();
+  }
+}
