@@ -31,7 +31,10 @@ export class Quarantine {
 
   /** Copies `file` whole into the quarantine directory (the caller then cuts the original). */
   async copy(file: string): Promise<void> {
-    await this.fs.copyFile(file, await this.destination(file));
+    const to = await this.destination(file);
+    await this.fs.copyFile(file, to);
+    // the original is cut next: the copy's bytes must be on disk first, not just its name
+    await this.fs.syncFile(to);
     this.files.push(basename(file));
   }
 
