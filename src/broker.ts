@@ -11,6 +11,16 @@ export {
 } from './cluster-broker/cluster/index.js';
 export type { QueueInfo } from './cluster-broker/core/broker-state.js';
 export type { QueueOptions } from './cluster-broker/core/events.js';
+export {
+  type ClusterSource,
+  type ClusterStatus,
+  type HistoryDocument,
+  type MemberEntry,
+  MonitoringError,
+  type Overview,
+  type QueueEntry,
+  type QueuesDocument,
+} from './cluster-broker/http/index.js';
 export type { CutMode } from './cluster-broker/netproxy/link-proxy.js';
 export {
   type ClusterTlsOptions,
@@ -30,6 +40,7 @@ export {
   type BrokerServerOptions,
   type BrokerServerStats,
   type BrokerStats,
+  type ConnectionInfo,
   LocalBackend,
   memoryBackend,
   OutcomeUnknownError,

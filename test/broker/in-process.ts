@@ -3,6 +3,7 @@
  * broker's connection handler exactly as the server runs it, with a backend the test chooses.
  */
 
+import { Activity } from '../../src/cluster-broker/server/activity.js';
 import type { BrokerBackend } from '../../src/cluster-broker/server/backend.js';
 import { BrokerConnection } from '../../src/cluster-broker/server/broker-connection.js';
 import {
@@ -23,6 +24,7 @@ export function serverContext(
     opts: resolveServerOptions(opts),
     consumers: new ConsumerRegistry(),
     counters: newCounters(),
+    activity: new Activity(),
   };
   backend.on('available', (q) => ctx.consumers.available(q));
   return ctx;

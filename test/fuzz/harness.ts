@@ -7,6 +7,7 @@
 
 import { type BrokerServerOptions, memoryBackend } from '../../src/broker.js';
 import {
+  Activity,
   BrokerConnection,
   ConsumerRegistry,
   type LocalBackend,
@@ -54,6 +55,7 @@ export class InProcessBroker {
       }),
       consumers: new ConsumerRegistry(),
       counters: newCounters(),
+      activity: new Activity(),
     };
     this.backend.on('available', this.onAvailable);
   }

@@ -24,7 +24,7 @@ export const NODE_USAGE = `Usage: quorate-broker node --id ID --port P --cluster
 
 Runs one member of a quorate cluster (static membership from --peers, which names every
 member's CLUSTER address, this one included). Prints one JSON line once it listens:
-  {"ready":true,"id":ID,"amqpPort":P,"clusterPort":C,"pid":PID}
+  {"ready":true,"id":ID,"amqpPort":P,"clusterPort":C,"pid":PID}   (plus "httpPort":H with --http-port)
 whether or not it is quorate yet. Exits on SIGTERM/SIGINT and when the process that started it
 goes away (stdin pipe closed, or parent changed).
 
@@ -55,8 +55,8 @@ or --cluster-id other than the ones its data dir recorded on first start (<data 
 a cluster address that is not a loopback address without --cluster-secret-file, and a secret file
 other users may read or shorter than 16 bytes.
 An even number of members starts with a warning (it tolerates no more failures than one less).
-  plus every single-node server flag (--host, --users, --max-connections, ...; see --help of
-  quorate-broker itself).
+  plus every single-node server flag (--host, --users, --max-connections, --http-port,
+  --http-host, ...; see --help of quorate-broker itself).
 `;
 
 interface NodeArgs {
@@ -286,9 +286,15 @@ export async function runNodeCommand(argv: readonly string[], io: CliIo): Promis
     };
     void gone.promise.then(resolve);
   });
-  io.stdout.write(
-    `${JSON.stringify({ ready: true, id: member.id, amqpPort: member.amqpPort, clusterPort: member.clusterPort, pid: process.pid })}\n`,
-  );
+  const ready: Record<string, unknown> = {
+    ready: true,
+    id: member.id,
+    amqpPort: member.amqpPort,
+    clusterPort: member.clusterPort,
+    pid: process.pid,
+  };
+  if (member.httpUrl !== undefined) ready.httpPort = Number(new URL(member.httpUrl).port);
+  io.stdout.write(`${JSON.stringify(ready)}\n`);
   await stopRequested;
   gone.dispose();
   try {

@@ -31,6 +31,8 @@ export interface MemberStatus {
   leaderId: string | null;
   term: number;
   commitIndex: number;
+  /** Its monitoring endpoints (`http://host:port`), when it serves them. */
+  httpUrl?: string;
 }
 
 export type AppMessage =

@@ -48,6 +48,17 @@ export interface QueueInfo {
   bytes: number;
 }
 
+/**
+ * Diagnostics of one queue, not part of its contents (two states with equal snapshots may differ
+ * here): counts of what was applied since this state started or was last restored.
+ */
+export interface QueueApplyCounts {
+  /** Messages added (enqueued, or dead-lettered into it). */
+  added: number;
+  /** Acquisitions (deliveries, redeliveries included). */
+  acquisitions: number;
+}
+
 /** Takes ownership of message bytes without pinning a larger buffer (see EnqueueEvent.message). */
 function ownBytes(b: Uint8Array): Uint8Array {
   if (
@@ -117,6 +128,12 @@ export class BrokerState {
       acquired: q.acquired.size,
       bytes: q.byteCount,
     };
+  }
+
+  /** See QueueApplyCounts (monitoring: publish and deliver rates). */
+  queueApplyCounts(name: string): QueueApplyCounts | undefined {
+    const q = this.queues.get(name);
+    return q ? { added: q.addedCount, acquisitions: q.acquiredCount } : undefined;
   }
 
   listQueues(): QueueInfo[] {
@@ -289,6 +306,7 @@ export class BrokerState {
     const firstAcquirer = !m.acquiredBefore;
     m.acquiredBefore = true;
     m.owner = consumer;
+    q.acquiredCount++;
     q.acquired.set(m.seq, m);
     let held = this.consumers.get(consumer);
     if (!held) {

@@ -6,6 +6,7 @@
  * group commit.
  */
 import { EventEmitter } from 'eventemitter3';
+import type { LatencyHistogram } from '../store/latency-histogram.js';
 import type { ClusterTlsOptions } from './cluster-tls.js';
 import { RaftCore } from './core.js';
 import { ProposalOutcomeError, ReplicationError } from './errors.js';
@@ -160,6 +161,10 @@ export class Replica extends EventEmitter<ReplicaEvents> {
   isLeader(): boolean {
     return this.core.isLeader();
   }
+  /** Leader only: the highest index known replicated on `peer` (undefined on a follower). */
+  matchIndexOf(peer: string): number | undefined {
+    return this.core.matchIndexOf(peer);
+  }
   /** See RaftCore.isQuorate: false means "stop serving clients now". */
   isQuorate(): boolean {
     return this.core.isQuorate(this.clock());
@@ -171,6 +176,11 @@ export class Replica extends EventEmitter<ReplicaEvents> {
   /** fsync/write counters of the store. */
   get storageStats(): { fsyncs: number; writes: number; bytes: number } {
     return this.storage.stats;
+  }
+
+  /** Durations of the log's fsyncs. */
+  get fsyncLatency(): LatencyHistogram {
+    return this.storage.fsyncLatency;
   }
 
   /**

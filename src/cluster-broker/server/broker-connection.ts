@@ -36,9 +36,27 @@ const CLOSE_WAIT_MS = 2000;
 /** Output backlog above which consumers pause (resumed by writable()). */
 const HIGH_WATER_BYTES = 4 * 1024 * 1024;
 
+/** One connection as the monitoring endpoints show it (`GET /api/connections`). */
+export interface ConnectionInfo {
+  /** The peer's address, `host:port`. */
+  remote: string;
+  /** From its Open ('' until then). */
+  containerId: string;
+  /** The SASL PLAIN user; null for ANONYMOUS or no SASL. */
+  user: string | null;
+  sessions: number;
+  links: number;
+  /** When the socket was accepted (ISO 8601). */
+  openedAt: string;
+}
+
 export class BrokerConnection implements LinkHost {
   readonly engine: ProtocolConnection;
   containerId = '';
+  /** The peer's address (`host:port`), set by whoever owns the socket. */
+  remote = '';
+  /** The SASL PLAIN user once authenticated. */
+  private user: string | null = null;
   private readonly handlers = new Set<LinkHandler>();
   private flushScheduled = false;
   private ended = false;
@@ -86,6 +104,20 @@ export class BrokerConnection implements LinkHost {
 
   get closed(): boolean {
     return this.ended;
+  }
+
+  info(): ConnectionInfo {
+    let links = 0;
+    const sessions = this.engine.activeSessions();
+    for (const s of sessions) links += s.activeLinks().length;
+    return {
+      remote: this.remote,
+      containerId: this.containerId,
+      user: this.user,
+      sessions: sessions.length,
+      links,
+      openedAt: new Date(this.startedAt).toISOString(),
+    };
   }
 
   /** Bytes from the socket. */
@@ -315,6 +347,9 @@ export class BrokerConnection implements LinkHost {
 
   private onEvent(ev: EngineEvent): void {
     switch (ev.type) {
+      case 'sasl-outcome':
+        if (ev.ok && ev.mechanism === 'PLAIN') this.user = ev.identity?.username ?? null;
+        return;
       case 'remote-open':
         this.containerId = ev.open.containerId;
         if (this.refuse === undefined && !this.ctx.backend.serving) {

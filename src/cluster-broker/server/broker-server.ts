@@ -5,8 +5,9 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import type { AmqpErrorBody } from '../../codec/index.js';
+import { Activity } from './activity.js';
 import type { BrokerBackend } from './backend.js';
-import { BrokerConnection, type ConnectionIo } from './broker-connection.js';
+import { BrokerConnection, type ConnectionInfo, type ConnectionIo } from './broker-connection.js';
 import { ConsumerRegistry, newCounters, type ServerContext, type ServerCounters } from './context.js';
 import { type BrokerServerOptions, resolveServerOptions } from './options.js';
 
@@ -49,7 +50,13 @@ export class BrokerServer {
       opts: resolveServerOptions(options),
       consumers: new ConsumerRegistry(),
       counters: newCounters(),
+      activity: new Activity(),
     };
+  }
+
+  /** Our Open container-id. */
+  get containerId(): string {
+    return this.ctx.opts.containerId;
   }
 
   /** @internal */
@@ -94,6 +101,23 @@ export class BrokerServer {
     const every = Math.max(20, Math.min(1000, Math.floor(shortest / 4)));
     this.sweep = setInterval(() => this.tickAll(), every);
     this.sweep.unref();
+  }
+
+  /** Message counters by outcome and queue (read by the monitoring endpoints). */
+  get activity(): Activity {
+    return this.ctx.activity;
+  }
+
+  /** Consumer links attached here, per queue (monitoring). */
+  consumersByQueue(): Map<string, number> {
+    return this.ctx.consumers.countByQueue();
+  }
+
+  /** Every open connection, for monitoring. */
+  connections(): ConnectionInfo[] {
+    const out: ConnectionInfo[] = [];
+    for (const c of this.conns) if (!c.closed) out.push(c.info());
+    return out;
   }
 
   /** Counters and current connection and consumer counts. */
@@ -174,6 +198,8 @@ export class BrokerServer {
       },
     };
     const conn = new BrokerConnection(this.ctx, io, Date.now(), refuse);
+    const host = socket.remoteAddress ?? '';
+    conn.remote = `${host.includes(':') ? `[${host}]` : host}:${socket.remotePort ?? 0}`;
     this.conns.add(conn);
     socket.on('data', (chunk: Buffer) => conn.receive(chunk, Date.now()));
     socket.on('drain', () => conn.writable());

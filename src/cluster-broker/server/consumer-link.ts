@@ -15,6 +15,7 @@ import { type DeliveryState, type MessageHeader, splitMessage, withHeader } from
 import { isTerminal, type OutgoingDelivery, type SenderLink } from '../../protocol/index.js';
 import type { SettleOutcome } from '../core/events.js';
 import type { AcquiredMessage } from '../core/results.js';
+import type { QueueActivity } from './activity.js';
 import type { RegisteredConsumer } from './context.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
 
@@ -42,6 +43,7 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
   private tagCounter = 0;
   private pending = new Map<string, PendingSettle>();
   private settleScheduled = false;
+  private readonly queueActivity: QueueActivity;
 
   constructor(
     private readonly host: LinkHost,
@@ -51,6 +53,7 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
     private readonly presettled: boolean,
   ) {
     this.key = `${host.containerId}/${link.name}`;
+    this.queueActivity = host.ctx.activity.queue(queue);
     // we settle our side ourselves, after the settle event committed
     link.autoSettle = false;
   }
@@ -183,8 +186,13 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
     const tag = new Uint8Array(8);
     new DataView(tag.buffer).setFloat64(0, this.tagCounter++);
     const d = this.link.send(tag, bytes, { settled: this.presettled });
-    this.host.ctx.counters.messagesOut++;
+    const { counters, activity } = this.host.ctx;
+    counters.messagesOut++;
+    activity.totals.delivered++;
+    this.queueActivity.delivered++;
+    if (!m.firstAcquirer) activity.totals.redelivered++;
     if (this.presettled) {
+      activity.totals.acknowledged++;
       this.queueSettle(m.seq, { type: 'accepted' }, undefined);
       return;
     }
@@ -199,7 +207,10 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
     const state = d.remoteState;
     if (!isTerminal(state) && !d.remoteSettled) return; // 'received' or nothing yet
     d.context = TAKEN;
-    this.queueSettle(seq, toOutcome(state), d);
+    const outcome = toOutcome(state);
+    if (outcome.type === 'accepted') this.host.ctx.activity.totals.acknowledged++;
+    else if (outcome.type === 'rejected') this.host.ctx.activity.totals.rejected++;
+    this.queueSettle(seq, outcome, d);
   }
 
   private queueSettle(seq: number, outcome: SettleOutcome, d: OutgoingDelivery | undefined): void {

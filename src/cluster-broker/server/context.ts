@@ -2,6 +2,7 @@
  * What every connection of one server shares: the backend, the options, the consumer registry
  * (link stealing, consumers waiting for messages) and counters.
  */
+import type { Activity } from './activity.js';
 import type { BrokerBackend } from './backend.js';
 import type { ResolvedServerOptions } from './options.js';
 
@@ -63,6 +64,13 @@ export class ConsumerRegistry {
     return this.byKey.size;
   }
 
+  /** Registered consumers per queue (monitoring). */
+  countByQueue(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const c of this.byKey.values()) out.set(c.queue, (out.get(c.queue) ?? 0) + 1);
+    return out;
+  }
+
   epoch(queue: string): number {
     return this.epochs.get(queue) ?? 0;
   }
@@ -108,6 +116,8 @@ export interface ServerContext {
   readonly opts: ResolvedServerOptions;
   readonly consumers: ConsumerRegistry;
   readonly counters: ServerCounters;
+  /** Message counters by outcome and by queue (monitoring). */
+  readonly activity: Activity;
 }
 
 export function newCounters(): ServerCounters {

@@ -9,18 +9,22 @@ import { messageIdKey } from '../../failover/message-id.js';
 import { ACCEPTED, type IncomingDelivery, type ReceiverLink } from '../../protocol/index.js';
 import type { EnqueueEvent } from '../core/events.js';
 import type { EnqueueResult } from '../core/results.js';
+import type { QueueActivity } from './activity.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
 
 export class PublisherLink implements LinkHandler {
   /** Messages submitted and not yet settled. */
   private inflight = 0;
   private closed = false;
+  private readonly queueActivity: QueueActivity;
 
   constructor(
     private readonly host: LinkHost,
     private readonly link: ReceiverLink,
     readonly queue: string,
-  ) {}
+  ) {
+    this.queueActivity = host.ctx.activity.queue(queue);
+  }
 
   /** Grants the first credit window (call after accept). */
   start(): void {
@@ -46,7 +50,10 @@ export class PublisherLink implements LinkHandler {
     }
     if (d.remoteSettled) {
       // pre-settled (at-most-once): nobody waits for an outcome
-      backend.submit(event).catch((err: unknown) => this.host.fail(err));
+      backend.submit(event).then(
+        (result) => this.count(result),
+        (err: unknown) => this.host.fail(err),
+      );
       this.topUp();
       return;
     }
@@ -83,8 +90,16 @@ export class PublisherLink implements LinkHandler {
     return event;
   }
 
+  private count(result: EnqueueResult): void {
+    if (result.status === 'enqueued') {
+      this.host.ctx.activity.totals.published++;
+      this.queueActivity.published++;
+    } else if (result.status === 'duplicate') this.host.ctx.activity.totals.deduplicated++;
+  }
+
   private settle(d: IncomingDelivery, result: EnqueueResult): void {
     this.inflight--;
+    this.count(result);
     if (!d.settled) {
       const state: DeliveryState =
         result.status === 'refused'

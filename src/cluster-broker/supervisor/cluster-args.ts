@@ -8,6 +8,8 @@ export interface ClusterCommandArgs {
   nodes: number;
   /** --base-port, default 5672 (cluster ports from base+1000); 0 picks free ports. */
   basePort: number;
+  /** --http-base-port: member i serves HTTP on H+i-1; 0 = free ports; absent: no HTTP. */
+  httpBasePort: number | undefined;
   /** --data-dir; default a temp dir, removed on stop. */
   dataDir: string | undefined;
   /** --cluster-secret-file; default `<data dir>/cluster-secret`, created if absent. */
@@ -24,7 +26,7 @@ export interface ClusterCommandArgs {
   help: boolean;
 }
 
-export const CLUSTER_USAGE = `Usage: quorate-broker cluster [--nodes 3] [--base-port 5672] [--data-dir DIR] [--cluster-secret-file FILE]
+export const CLUSTER_USAGE = `Usage: quorate-broker cluster [--nodes 3] [--base-port 5672] [--http-base-port 15672] [--data-dir DIR] [--cluster-secret-file FILE] [...]
 
 Runs a supervised local cluster: one process per member (n1..nN), AMQP ports base..base+N-1,
 cluster ports base+1000..; a member that dies is restarted with backoff (100 ms doubling to 5 s).
@@ -34,6 +36,8 @@ every member (paused ones are resumed first). Exits 1 when the cluster cannot co
 already taken, a member that keeps failing), 2 on bad flags.
   --nodes N             number of members (default 3)
   --base-port P         first AMQP port (default 5672); 0 = free ports
+  --http-base-port H    member i serves its status page, JSON API, /metrics, /healthz and
+                        /readyz on H+i-1 (n1 on H); 0 = free ports; default: no HTTP
   --data-dir DIR        parent of the members' stores (default: a temp dir, removed on stop)
   --max-failures K      give up on a member after K failures within the window (default 5);
                         a failure is an exit other than by SIGKILL/SIGTERM/SIGINT, or no ready
@@ -89,6 +93,7 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
   let values: {
     nodes?: string;
     'base-port'?: string;
+    'http-base-port'?: string;
     'data-dir'?: string;
     'cluster-secret-file'?: string;
     'cluster-tls-cert'?: string;
@@ -105,6 +110,7 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
       options: {
         nodes: { type: 'string' },
         'base-port': { type: 'string' },
+        'http-base-port': { type: 'string' },
         'data-dir': { type: 'string' },
         'cluster-secret-file': { type: 'string' },
         'cluster-tls-cert': { type: 'string' },
@@ -136,6 +142,10 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
     clusterTls: cert !== undefined && key !== undefined && ca !== undefined ? { cert, key, ca } : undefined,
     nodes: integerFlag('nodes', values.nodes, 3, 1, 99),
     basePort: integerFlag('base-port', values['base-port'], 5672, 0, 64_000),
+    httpBasePort:
+      values['http-base-port'] === undefined
+        ? undefined
+        : integerFlag('http-base-port', values['http-base-port'], 0, 0, 65_000),
     dataDir: values['data-dir'],
     maxFailures: optionalInteger('max-failures', values['max-failures'], 1, 1_000),
     failureWindowS: optionalInteger('failure-window', values['failure-window'], 1, 86_400),

@@ -47,6 +47,7 @@ function memberLine(event: string, m: MemberInfo): string {
     amqpPort: m.amqpPort,
     clusterPort: m.clusterPort,
     url: m.url,
+    httpUrl: m.httpUrl,
     restarts: m.restarts,
   })}\n`;
 }
@@ -87,7 +88,12 @@ export async function runClusterCommand(argv: readonly string[], io: ClusterComm
       return 1;
     }
   }
-  const plan = await planCluster({ nodes: args.nodes, basePort: args.basePort, dataDir: args.dataDir });
+  const plan = await planCluster({
+    nodes: args.nodes,
+    basePort: args.basePort,
+    ...(args.httpBasePort !== undefined ? { httpBasePort: args.httpBasePort } : {}),
+    dataDir: args.dataDir,
+  });
   const peersArg = formatPeers(
     plan.ids.map((id, i) => ({ id, host: '127.0.0.1', port: plan.clusterPorts[i]! })),
   );
@@ -100,12 +106,14 @@ export async function runClusterCommand(argv: readonly string[], io: ClusterComm
       id,
       amqpPort: plan.amqpPorts[index]!,
       clusterPort: plan.clusterPorts[index]!,
+      ...(plan.httpPorts ? { httpPort: plan.httpPorts[index]! } : {}),
       command: () =>
         memberCommand({
           id,
           index,
           amqpPort: plan.amqpPorts[index]!,
           clusterPort: plan.clusterPorts[index]!,
+          ...(plan.httpPorts ? { httpPort: plan.httpPorts[index]! } : {}),
           peers,
           peersArg,
           dataDir: join(plan.dataDir, id),
@@ -158,12 +166,13 @@ export async function runClusterCommand(argv: readonly string[], io: ClusterComm
           event: 'cluster-ready',
           nodes: args.nodes,
           dataDir: plan.dataDir,
-          members: supervisor.members().map(({ id, pid, amqpPort, clusterPort, url }) => ({
+          members: supervisor.members().map(({ id, pid, amqpPort, clusterPort, url, httpUrl }) => ({
             id,
             pid,
             amqpPort,
             clusterPort,
             url,
+            httpUrl,
           })),
         })}\n`,
       );

@@ -13,6 +13,8 @@ export interface ClusterMemberLaunch {
   index: number;
   amqpPort: number;
   clusterPort: number;
+  /** Its monitoring port (`--http-port`); absent: no HTTP. */
+  httpPort?: number;
   /** The member's peer list (itself at its real cluster port, others via their proxies). */
   peers: PeerAddress[];
   /** `peers` as the `--peers` flag value: `n1=127.0.0.1:6672,n2=127.0.0.1:40123,...`. */
@@ -51,6 +53,7 @@ export function memberNodeArgs(member: ClusterMemberLaunch): string[] {
     member.peersArg,
     '--data-dir',
     member.dataDir,
+    ...(member.httpPort === undefined ? [] : ['--http-port', String(member.httpPort)]),
     ...(member.clusterSecretFile !== undefined ? ['--cluster-secret-file', member.clusterSecretFile] : []),
     ...(member.clusterTls
       ? [
@@ -66,14 +69,16 @@ export function memberNodeArgs(member: ClusterMemberLaunch): string[] {
   ];
 }
 
-function thisModulePath(): string | undefined {
+/** This module's file (ESM, tsx or the CJS build). */
+export function thisModulePath(): string | undefined {
   // ESM build and tsx: import.meta.url. CJS build: esbuild empties import.meta, __filename exists.
   const url: string | undefined = import.meta.url;
   if (typeof url === 'string' && url.startsWith('file:')) return fileURLToPath(url);
   return typeof __filename === 'string' ? __filename : undefined;
 }
 
-function findPackageRoot(from: string): string | undefined {
+/** The directory of the `quorate` package.json above `from`, if any. */
+export function findPackageRoot(from: string): string | undefined {
   let dir = dirname(from);
   for (;;) {
     const manifest = join(dir, 'package.json');

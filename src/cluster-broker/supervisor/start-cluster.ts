@@ -24,6 +24,11 @@ export interface StartClusterOptions {
    */
   basePort?: number;
   /**
+   * Member i serves its status page and monitoring endpoints on httpBasePort+i-1 (n1 on
+   * httpBasePort). Default 0: free ports. `false`: no HTTP.
+   */
+  httpBasePort?: number | false;
+  /**
    * The cluster secret every member is given (`--cluster-secret-file`). Default: a random one
    * created (mode 0600) as `<dataDir>/cluster-secret`, or the one already there.
    */
@@ -58,6 +63,8 @@ export interface StartClusterOptions {
 export interface ClusterHandle {
   /** `amqp://127.0.0.1:PORT`, one per member, in id order. */
   readonly urls: string[];
+  /** `http://127.0.0.1:PORT` of each member's status page and endpoints, in id order (empty with `httpBasePort: false`). */
+  readonly httpUrls: string[];
   /** Member ids, `n1`..`nN`. */
   readonly ids: string[];
   /** Parent of the members' store dirs. */
@@ -102,9 +109,10 @@ export interface ClusterHandle {
  * each other through a `ProxyMesh`. All members start at once; resolves when all are ready.
  */
 export async function startCluster(options: StartClusterOptions = {}): Promise<ClusterHandle> {
-  const { ids, amqpPorts, clusterPorts, dataDir, createdDataDir } = await planCluster({
+  const { ids, amqpPorts, clusterPorts, httpPorts, dataDir, createdDataDir } = await planCluster({
     nodes: options.nodes ?? 3,
     basePort: options.basePort,
+    httpBasePort: options.httpBasePort === false ? undefined : (options.httpBasePort ?? 0),
     dataDir: options.dataDir,
   });
 
@@ -120,6 +128,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
       id,
       amqpPort: amqpPorts[index]!,
       clusterPort: clusterPorts[index]!,
+      ...(httpPorts ? { httpPort: httpPorts[index]! } : {}),
       command: () => {
         const peers = mesh.peersFor(id);
         return memberCommand({
@@ -127,6 +136,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
           index,
           amqpPort: amqpPorts[index]!,
           clusterPort: clusterPorts[index]!,
+          ...(httpPorts ? { httpPort: httpPorts[index]! } : {}),
           peers,
           peersArg: mesh.peersArg(id),
           dataDir: join(dataDir, id),
@@ -165,6 +175,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
 
   return {
     urls: supervisor.members().map((m) => m.url),
+    httpUrls: supervisor.members().flatMap((m) => (m.httpUrl === null ? [] : [m.httpUrl])),
     ids,
     dataDir,
     clusterSecretFile,
