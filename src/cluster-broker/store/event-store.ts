@@ -25,22 +25,19 @@
  * the current index), a new segment is started, the snapshot is written atomically in the
  * background, and only once it is durable are the older segments deleted.
  */
-import type { FileHandle } from 'node:fs/promises';
-import { mkdir, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BrokerState } from '../core/broker-state.js';
 import { encodeEvent } from '../core/event-codec.js';
 import type { BrokerEvent } from '../core/events.js';
 import type { ResultOf } from '../core/results.js';
+import { type DurableFile, type DurableFs, nodeDurableFs } from './durable-fs.js';
 import { StoreError } from './errors.js';
-import { DIR_MODE, FILE_MODE } from './file-modes.js';
 import { LatencyHistogram } from './latency-histogram.js';
 import { frameRecord, RECORD_HEADER_BYTES } from './record-format.js';
 import { recoverLog, type StoreLogger } from './recovery.js';
 import { segmentHeader } from './segment-header.js';
 import { listSegments, segmentName } from './segments.js';
-import { fsyncDir, removeStaleTemp, writeSnapshotFile } from './snapshot-file.js';
-import { writeAll } from './write-all.js';
+import { removeStaleTemp, writeSnapshotFile } from './snapshot-file.js';
 
 export type { RepairReport, StoreLogger } from './recovery.js';
 
@@ -58,6 +55,8 @@ export interface StoreOptions {
   repair?: boolean;
   /** Called once when a write or fsync fails: the store is unusable from then on and the broker must stop. */
   onFailure?: (err: StoreError) => void;
+  /** Every file operation of the store goes through this. Default: node:fs/promises (tests inject a power-loss model). */
+  fs?: DurableFs;
 }
 
 export interface Committed<R> {
@@ -148,7 +147,7 @@ class FileEventStore implements EventStore {
   constructor(
     readonly dir: string,
     readonly state: BrokerState,
-    private fh: FileHandle,
+    private fh: DurableFile,
     tail: { index: number; segmentStart: number; segmentBytes: number; counters: StoreStats },
     private readonly opts: StoreOptions,
   ) {
@@ -228,7 +227,7 @@ class FileEventStore implements EventStore {
         const buf = new Uint8Array(batch.bytes);
         let off = 0;
         for (const r of batch.records) off = frameRecord(r, buf, off);
-        await writeAll(this.fh, buf);
+        await this.fh.write(buf);
         await this.fsyncLatency.time(() => this.fh.datasync());
         this.counters.fsyncs++;
         this.counters.writes++;
@@ -283,19 +282,20 @@ class FileEventStore implements EventStore {
     const snapIndex = this.index;
     const snapState = this.state.snapshot();
     const newStart = this.writtenIndex + 1;
-    const older = (await listSegments(this.dir)).filter((s) => s.start < newStart);
+    const fs = this.opts.fs ?? nodeDurableFs;
+    const older = (await listSegments(this.dir, fs)).filter((s) => s.start < newStart);
     await this.fh.close();
-    this.fh = await createSegment(this.dir, newStart);
+    this.fh = await createSegment(fs, this.dir, newStart);
     this.segmentStart = newStart;
     this.segmentBytes = 0;
     this.compaction = (async () => {
-      await writeSnapshotFile(this.dir, { index: snapIndex, state: snapState });
+      await writeSnapshotFile(this.dir, { index: snapIndex, state: snapState }, fs);
       this.counters.snapshotsWritten++;
       for (const s of older) {
-        await rm(join(this.dir, s.name), { force: true });
+        await fs.remove(join(this.dir, s.name));
         this.counters.segmentsDeleted++;
       }
-      await fsyncDir(this.dir);
+      await fs.syncDir(this.dir);
     })()
       .catch((err: unknown) => {
         // Not fatal: the older segments are still there, the next roll tries again.
@@ -313,16 +313,16 @@ class FileEventStore implements EventStore {
 }
 
 /** Creates a segment file holding just its header, durably (a roll or a fresh store; not the hot path). */
-async function createSegment(dir: string, start: number): Promise<FileHandle> {
-  const fh = await open(join(dir, segmentName(start)), 'a', FILE_MODE);
+async function createSegment(fs: DurableFs, dir: string, start: number): Promise<DurableFile> {
+  const fh = await fs.openAppend(join(dir, segmentName(start)));
   try {
-    await writeAll(fh, segmentHeader(start));
+    await fh.write(segmentHeader(start));
     await fh.datasync();
   } catch (err) {
     await fh.close();
     throw err;
   }
-  await fsyncDir(dir);
+  await fs.syncDir(dir);
   return fh;
 }
 
@@ -331,9 +331,10 @@ async function createSegment(dir: string, start: number): Promise<FileHandle> {
  * StoreCorruptionError (nothing cut) on damage that is not a torn tail, unless `repair`.
  */
 export async function openStore(dir: string, opts: StoreOptions = {}): Promise<EventStore> {
-  await mkdir(dir, { recursive: true, mode: DIR_MODE });
-  await removeStaleTemp(dir);
-  const log = await recoverLog(dir, { repair: opts.repair === true, logger: opts.logger });
+  const fs = opts.fs ?? nodeDurableFs;
+  await fs.mkdir(dir);
+  await removeStaleTemp(dir, fs);
+  const log = await recoverLog(dir, { repair: opts.repair === true, logger: opts.logger, fs });
   const counters: StoreStats = {
     index: 0,
     durableIndex: 0,
@@ -347,16 +348,16 @@ export async function openStore(dir: string, opts: StoreOptions = {}): Promise<E
     truncatedBytes: log.truncatedBytes,
     repairDroppedRecords: log.repair?.droppedRecords ?? 0,
   };
-  let fh: FileHandle;
+  let fh: DurableFile;
   let tail: { start: number; bytes: number };
   if (log.appendTo) {
-    fh = await open(join(dir, log.appendTo.name), 'a', FILE_MODE);
-    await fsyncDir(dir);
+    fh = await fs.openAppend(join(dir, log.appendTo.name));
+    await fs.syncDir(dir);
     tail = { start: log.appendTo.start, bytes: log.appendTo.bytes };
   } else {
     // No segment, or the snapshot is ahead of the last one's records: continue in a new segment
     // whose first index is the next one, so record positions keep matching log indexes.
-    fh = await createSegment(dir, log.index + 1);
+    fh = await createSegment(fs, dir, log.index + 1);
     tail = { start: log.index + 1, bytes: 0 };
   }
   const state = log.state;

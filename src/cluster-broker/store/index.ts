@@ -1,6 +1,7 @@
 /** The single-node durable store: event log + snapshots around a BrokerState. */
 // Building blocks a replicated log can reuse (same framing, same atomic snapshot file).
 export { crc32 } from './crc32.js';
+export { type DurableFile, type DurableFs, nodeDurableFs } from './durable-fs.js';
 export { StoreCorruptionError, StoreError } from './errors.js';
 export {
   type Committed,

@@ -3,10 +3,8 @@
  * on the first file. Files are moved (or, for a segment whose intact prefix stays in use, copied
  * whole) so the operator keeps every original byte for inspection or a later manual recovery.
  */
-import { copyFile, mkdir, rename } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { DIR_MODE } from './file-modes.js';
-import { fsyncDir } from './snapshot-file.js';
+import { type DurableFs, nodeDurableFs } from './durable-fs.js';
 
 export const QUARANTINE_DIR = 'quarantine';
 
@@ -17,6 +15,7 @@ export class Quarantine {
   constructor(
     private readonly dataDir: string,
     private readonly now: () => Date = () => new Date(),
+    private readonly fs: DurableFs = nodeDurableFs,
   ) {}
 
   /** The directory files went to, once one did. */
@@ -26,22 +25,25 @@ export class Quarantine {
 
   /** Moves `file` (a path inside the data dir) into the quarantine directory. */
   async move(file: string): Promise<void> {
-    await rename(file, await this.destination(file));
+    await this.fs.rename(file, await this.destination(file));
     this.files.push(basename(file));
   }
 
   /** Copies `file` whole into the quarantine directory (the caller then cuts the original). */
   async copy(file: string): Promise<void> {
-    await copyFile(file, await this.destination(file));
+    const to = await this.destination(file);
+    await this.fs.copyFile(file, to);
+    // the original is cut next: the copy's bytes must be on disk first, not just its name
+    await this.fs.syncFile(to);
     this.files.push(basename(file));
   }
 
   /** Makes the moves durable: both directories' entries. */
   async sync(): Promise<void> {
     if (this.target === undefined) return;
-    await fsyncDir(this.target);
-    await fsyncDir(join(this.dataDir, QUARANTINE_DIR));
-    await fsyncDir(this.dataDir);
+    await this.fs.syncDir(this.target);
+    await this.fs.syncDir(join(this.dataDir, QUARANTINE_DIR));
+    await this.fs.syncDir(this.dataDir);
   }
 
   private async destination(file: string): Promise<string> {
@@ -49,7 +51,7 @@ export class Quarantine {
       // colons are not portable in file names; milliseconds keep two repairs apart
       const stamp = this.now().toISOString().replace(/:/g, '-');
       this.target = join(this.dataDir, QUARANTINE_DIR, stamp);
-      await mkdir(this.target, { recursive: true, mode: DIR_MODE });
+      await this.fs.mkdir(this.target);
     }
     return join(this.target, basename(file));
   }

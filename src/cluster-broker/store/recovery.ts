@@ -8,11 +8,11 @@
  * directory, including valid records after it: replaying events past a missing one would build
  * a state that never existed (a later settle could remove the wrong message).
  */
-import { open, readFile, rm, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BrokerState } from '../core/broker-state.js';
 import { decodeEvent } from '../core/event-codec.js';
 import { classifyTail, countRecords } from './damage.js';
+import type { DurableFs } from './durable-fs.js';
 import { StoreCorruptionError } from './errors.js';
 import { Quarantine } from './quarantine.js';
 import { RECORD_HEADER_BYTES, scanRecords } from './record-format.js';
@@ -54,19 +54,10 @@ export interface RecoveredLog {
   repair: RepairReport | undefined;
 }
 
-async function syncFile(path: string): Promise<void> {
-  const fh = await open(path, 'r+');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
-
 /** Reads the snapshot's index from its header, if the header is whole (for the repair report). */
-async function snapshotIndexHint(path: string): Promise<number | undefined> {
+async function snapshotIndexHint(fs: DurableFs, path: string): Promise<number | undefined> {
   try {
-    const buf = await readFile(path);
+    const buf = await fs.readFile(path);
     if (buf.length < 12) return undefined;
     const index = new DataView(buf.buffer, buf.byteOffset, buf.byteLength).getFloat64(4, true);
     return Number.isSafeInteger(index) && index >= 0 ? index : undefined;
@@ -97,10 +88,10 @@ function keptSegment(seg: SegmentFile, cutAt: number, records: number): KeptSegm
 
 export async function recoverLog(
   dir: string,
-  opts: { repair: boolean; logger: StoreLogger | undefined },
+  opts: { repair: boolean; logger: StoreLogger | undefined; fs: DurableFs },
 ): Promise<RecoveredLog> {
-  const { repair, logger } = opts;
-  const quarantine = new Quarantine(dir);
+  const { repair, logger, fs } = opts;
+  const quarantine = new Quarantine(dir, undefined, fs);
   let droppedRecords = 0;
   let droppedSnapshot: RepairReport['droppedSnapshot'];
 
@@ -118,15 +109,15 @@ export async function recoverLog(
     );
     for (let k = from; k < segments.length; k++) {
       const path = join(dir, segments[k]!.name);
-      const buf = await readFile(path);
+      const buf = await fs.readFile(path);
       const skip = k === from ? Math.max(cutAt, SEGMENT_HEADER_BYTES) : SEGMENT_HEADER_BYTES;
       const counted = countRecords(buf.subarray(Math.min(skip, buf.length)));
       // a damaged stretch hides at least one record; an undecodable record counts as a valid one
       droppedRecords += counted.valid + counted.damaged;
       if (k === from && cutAt > SEGMENT_HEADER_BYTES) {
         await quarantine.copy(path);
-        await truncate(path, cutAt);
-        await syncFile(path);
+        await fs.truncate(path, cutAt);
+        await fs.syncFile(path);
       } else {
         await quarantine.move(path);
       }
@@ -136,14 +127,14 @@ export async function recoverLog(
   const state = new BrokerState();
   let snap: SnapshotContents | undefined;
   try {
-    snap = await readSnapshotFile(dir);
+    snap = await readSnapshotFile(dir, fs);
   } catch (err) {
     if (!(err instanceof StoreCorruptionError) || !repair) throw err;
     logger?.error?.(
       { file: err.file, offset: err.offset, reason: err.reason },
       'store damaged: --repair sets it aside',
     );
-    droppedSnapshot = { index: await snapshotIndexHint(err.file) };
+    droppedSnapshot = { index: await snapshotIndexHint(fs, err.file) };
     await quarantine.move(err.file);
   }
   let index = 0;
@@ -152,7 +143,7 @@ export async function recoverLog(
     index = snap.index;
   }
   const snapshotIndex = index;
-  let segments = await listSegments(dir);
+  let segments = await listSegments(dir, fs);
   let recoveredEvents = 0;
   let truncatedBytes = 0;
   let segmentsDeleted = 0;
@@ -176,7 +167,7 @@ export async function recoverLog(
     const path = join(dir, seg.name);
     if (next && next.start <= snapshotIndex + 1) {
       // Wholly covered by the snapshot (a compaction crashed before deleting it).
-      await rm(path, { force: true });
+      await fs.remove(path);
       segmentsDeleted++;
       continue;
     }
@@ -192,7 +183,7 @@ export async function recoverLog(
       );
       break;
     }
-    const buf = await readFile(path);
+    const buf = await fs.readFile(path);
     const header = checkSegmentHeader(buf, seg.start);
     if (header.status === 'torn' && last) {
       // A crash while the segment was being created: it holds no record.
@@ -200,7 +191,7 @@ export async function recoverLog(
         { file: path, offset: 0, bytesCut: buf.length },
         'store: removed a segment torn at creation',
       );
-      await rm(path, { force: true });
+      await fs.remove(path);
       truncatedBytes += buf.length;
       continue;
     }
@@ -247,8 +238,8 @@ export async function recoverLog(
           { file: path, offset, bytesCut, reason: damage.reason },
           'store: cut a torn tail (a crash mid-write)',
         );
-        await truncate(path, offset);
-        await syncFile(path);
+        await fs.truncate(path, offset);
+        await fs.syncFile(path);
         truncatedBytes += bytesCut;
       } else {
         const reason =

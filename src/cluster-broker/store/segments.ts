@@ -1,6 +1,6 @@
 /** Log segment files: `log-<first index, 16 digits>.seg`, each a run of framed event records. */
-import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { type DurableFs, nodeDurableFs } from './durable-fs.js';
 import { StoreCorruptionError } from './errors.js';
 
 const SEGMENT_RE = /^log-(\d{16})\.seg$/;
@@ -16,9 +16,9 @@ export function segmentName(start: number): string {
 }
 
 /** Segment files in `dir`, ascending by first index. */
-export async function listSegments(dir: string): Promise<SegmentFile[]> {
+export async function listSegments(dir: string, fs: DurableFs = nodeDurableFs): Promise<SegmentFile[]> {
   const out: SegmentFile[] = [];
-  for (const name of await readdir(dir)) {
+  for (const name of await fs.readdir(dir)) {
     const m = SEGMENT_RE.exec(name);
     if (!m) continue;
     const start = Number(m[1]);

@@ -4,12 +4,10 @@
  *
  * Layout: [magic 'QSF1'][index f64 LE][state length f64 LE][crc32 u32 LE of state][state bytes].
  */
-import { open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from './crc32.js';
+import { type DurableFs, nodeDurableFs } from './durable-fs.js';
 import { StoreCorruptionError } from './errors.js';
-import { FILE_MODE } from './file-modes.js';
-import { writeAll } from './write-all.js';
 
 export const SNAPSHOT_FILE = 'snapshot.bin';
 const MAGIC = [0x51, 0x53, 0x46, 0x31];
@@ -20,16 +18,15 @@ export interface SnapshotContents {
   state: Uint8Array;
 }
 
-export async function fsyncDir(dir: string): Promise<void> {
-  const d = await open(dir, 'r');
-  try {
-    await d.sync();
-  } finally {
-    await d.close();
-  }
+export async function fsyncDir(dir: string, fs: DurableFs = nodeDurableFs): Promise<void> {
+  await fs.syncDir(dir);
 }
 
-export async function writeSnapshotFile(dir: string, snap: SnapshotContents): Promise<void> {
+export async function writeSnapshotFile(
+  dir: string,
+  snap: SnapshotContents,
+  fs: DurableFs = nodeDurableFs,
+): Promise<void> {
   const header = new Uint8Array(HEADER_BYTES);
   const view = new DataView(header.buffer);
   header.set(MAGIC, 0);
@@ -37,26 +34,29 @@ export async function writeSnapshotFile(dir: string, snap: SnapshotContents): Pr
   view.setFloat64(12, snap.state.length, true);
   view.setUint32(20, crc32(snap.state), true);
   const tmp = join(dir, `${SNAPSHOT_FILE}.tmp`);
-  const fh = await open(tmp, 'w', FILE_MODE);
+  const fh = await fs.create(tmp);
   try {
-    await writeAll(fh, header);
-    await writeAll(fh, snap.state);
+    await fh.write(header);
+    await fh.write(snap.state);
     await fh.sync();
   } finally {
     await fh.close();
   }
-  await rename(tmp, join(dir, SNAPSHOT_FILE));
-  await fsyncDir(dir);
+  await fs.rename(tmp, join(dir, SNAPSHOT_FILE));
+  await fs.syncDir(dir);
 }
 
 /**
  * The snapshot, or undefined when there is none. A damaged snapshot is a StoreCorruptionError,
  * never skipped.
  */
-export async function readSnapshotFile(dir: string): Promise<SnapshotContents | undefined> {
-  let buf: Buffer;
+export async function readSnapshotFile(
+  dir: string,
+  fs: DurableFs = nodeDurableFs,
+): Promise<SnapshotContents | undefined> {
+  let buf: Uint8Array;
   try {
-    buf = await readFile(join(dir, SNAPSHOT_FILE));
+    buf = await fs.readFile(join(dir, SNAPSHOT_FILE));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
@@ -86,6 +86,6 @@ export async function readSnapshotFile(dir: string): Promise<SnapshotContents | 
   return { index, state };
 }
 
-export async function removeStaleTemp(dir: string): Promise<void> {
-  await rm(join(dir, `${SNAPSHOT_FILE}.tmp`), { force: true });
+export async function removeStaleTemp(dir: string, fs: DurableFs = nodeDurableFs): Promise<void> {
+  await fs.remove(join(dir, `${SNAPSHOT_FILE}.tmp`));
 }

@@ -1,0 +1,95 @@
+/**
+ * The file operations the event store makes, behind one interface so a test can stand in a
+ * file system that loses what was not synced (a power loss, not just a killed process).
+ *
+ * Durability contract the store relies on (what a real disk gives, and what the power-loss test
+ * double models): bytes written to a file survive a power loss only after that file's
+ * `datasync`/`sync`; a created, renamed or removed directory entry survives only after
+ * `syncDir` of its directory. Everything else may vanish, and the last unsynced write may
+ * survive in part (a torn write).
+ *
+ * Paths are absolute or relative to the process; the store always passes `join(dir, name)`.
+ */
+import type { FileHandle } from 'node:fs/promises';
+import { copyFile, mkdir, open, readdir, readFile, rename, rm, truncate } from 'node:fs/promises';
+import { DIR_MODE, FILE_MODE } from './file-modes.js';
+import { writeAll } from './write-all.js';
+
+/** An open file the store writes sequentially. */
+export interface DurableFile {
+  /** Writes every byte of `data` at the file's end (append) or current position (create). */
+  write(data: Uint8Array): Promise<void>;
+  /** fdatasync: the file's data (and size) survive a power loss. */
+  datasync(): Promise<void>;
+  /** fsync: data and metadata survive a power loss. */
+  sync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DurableFs {
+  /** mkdir -p. */
+  mkdir(dir: string): Promise<void>;
+  /** Opens for appending, creating the file if missing. */
+  openAppend(path: string): Promise<DurableFile>;
+  /** Creates (or empties) a file for writing from its start. */
+  create(path: string): Promise<DurableFile>;
+  /** The whole file; rejects with an error whose `code` is 'ENOENT' when it is missing. */
+  readFile(path: string): Promise<Uint8Array>;
+  /** Names in a directory. */
+  readdir(dir: string): Promise<string[]>;
+  rename(from: string, to: string): Promise<void>;
+  /** Removes a file; no error when it is missing. */
+  remove(path: string): Promise<void>;
+  truncate(path: string, length: number): Promise<void>;
+  copyFile(from: string, to: string): Promise<void>;
+  /** fsync of an existing file by path (after truncate). */
+  syncFile(path: string): Promise<void>;
+  /** fsync of a directory: its entries (creates, renames, removes) survive a power loss. */
+  syncDir(dir: string): Promise<void>;
+}
+
+class NodeDurableFile implements DurableFile {
+  constructor(private readonly fh: FileHandle) {}
+  write(data: Uint8Array): Promise<void> {
+    return writeAll(this.fh, data);
+  }
+  datasync(): Promise<void> {
+    return this.fh.datasync();
+  }
+  sync(): Promise<void> {
+    return this.fh.sync();
+  }
+  close(): Promise<void> {
+    return this.fh.close();
+  }
+}
+
+async function syncPath(path: string, flags: string): Promise<void> {
+  const fh = await open(path, flags);
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The real file system (node:fs/promises), one call per operation: no extra syncs. */
+export const nodeDurableFs: DurableFs = {
+  async mkdir(dir) {
+    await mkdir(dir, { recursive: true, mode: DIR_MODE });
+  },
+  async openAppend(path) {
+    return new NodeDurableFile(await open(path, 'a', FILE_MODE));
+  },
+  async create(path) {
+    return new NodeDurableFile(await open(path, 'w', FILE_MODE));
+  },
+  readFile: (path) => readFile(path),
+  readdir: (dir) => readdir(dir),
+  rename: (from, to) => rename(from, to),
+  remove: (path) => rm(path, { force: true }),
+  truncate: (path, length) => truncate(path, length),
+  copyFile: (from, to) => copyFile(from, to),
+  syncFile: (path) => syncPath(path, 'r+'),
+  syncDir: (dir) => syncPath(dir, 'r'),
+};
