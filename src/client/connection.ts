@@ -13,11 +13,23 @@ import {
   describeServer,
   MEMBERSHIP_ADDRESS,
   type PoolChange,
+  parseServerUrl,
   type ReplayJournal,
   type ServerAddress,
   ServerPool,
 } from '../failover/index.js';
 import type { EngineEvent } from '../protocol/index.js';
+import { describeCause } from './connect-errors.js';
+import { checkConnectOptions } from './connect-options.js';
+import {
+  type ConnectTraceContext,
+  connectChannel,
+  failoverChannel,
+  membershipChannel,
+  publish,
+  reconnectingChannel,
+} from './diagnostics.js';
+import { loggerFromEnv } from './env-logger.js';
 import type { ClientLink } from './link-base.js';
 import { Receiver } from './receiver.js';
 import {
@@ -35,12 +47,36 @@ import type {
   CallOptions,
   ConnectionEvents,
   ConnectOptions,
+  FailoverEvent,
   Logger,
   ReceiverOptions,
   SenderOptions,
 } from './types.js';
 
 export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closing' | 'closed';
+
+/** conn.stats(): counters since connect() and the state of the send buffer now. */
+export interface ConnectionStats {
+  /** Deliveries written for the first time. */
+  sent: number;
+  /** Sends the broker accepted. */
+  accepted: number;
+  /** Sends the broker settled with rejected, released or modified. */
+  notAccepted: number;
+  /** Deliveries written again after a failover (same message-id). */
+  resent: number;
+  /** Written and waiting for the broker's outcome (on this connection or to be re-sent). */
+  inFlight: number;
+  /** Held in the send buffer (from send() to the outcome): messages and their encoded bytes. */
+  buffered: { messages: number; bytes: number };
+  /** Sends waiting for room in the buffer (onFull 'wait'). */
+  waiting: number;
+  /** Completed failovers. */
+  failovers: number;
+  /** The member connected to now (undefined while reconnecting). */
+  member: string | undefined;
+  state: ConnectionState;
+}
 
 export class Connection extends EventEmitter<ConnectionEvents> {
   readonly containerId: string;
@@ -59,6 +95,9 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   private linkCounter = 0;
   private readonly stop = new AbortController();
   private closeError: Error | undefined;
+  private failovers = 0;
+  /** The last failed connection attempt's error: the cause of a connect() deadline error. */
+  private lastAttemptError: Error | undefined;
   private closedWaiters: (() => void)[] = [];
   private readonly handler: PhysicalHandler = {
     onEvent: (ev) => this.onEngineEvent(ev),
@@ -68,8 +107,9 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   /** @internal use connect(). */
   constructor(options: ConnectOptions) {
     super();
+    checkConnectOptions(options);
     this.options = options;
-    this.logger = options.logger;
+    this.logger = options.logger ?? loggerFromEnv();
     this.containerId = options.containerId ?? randomUUID();
     this.reconnectOptions = resolveReconnect(options.reconnect);
     const urls = typeof options.urls === 'string' ? [options.urls] : options.urls;
@@ -102,6 +142,29 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     return this.pool.servers().map((s) => describeServer(s));
   }
 
+  /** Counters since connect() and the send buffer now (see ConnectionStats). */
+  stats(): ConnectionStats {
+    const c = this.sends.counters;
+    const phases = this.journal.counts();
+    return {
+      sent: c.sent,
+      accepted: c.accepted,
+      notAccepted: c.notAccepted,
+      resent: c.resent,
+      inFlight: phases.sent + phases['in-doubt'],
+      buffered: { messages: this.journal.size, bytes: this.journal.bytes },
+      waiting: this.sends.waiting,
+      failovers: this.failovers,
+      member: this.url,
+      state: this.state,
+    };
+  }
+
+  /** `await using conn = await connect(...)`: closes the connection. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
   /** The broker's Open properties and capabilities on the current connection. */
   get remoteOpen(): PhysicalConnection['remoteOpen'] {
     return this.phys?.remoteOpen;
@@ -116,7 +179,11 @@ export class Connection extends EventEmitter<ConnectionEvents> {
         ? setTimeout(
             () =>
               this.stop.abort(
-                new ClientError('quorate:timeout', `connect timed out after ${options.timeoutMs} ms`),
+                new ClientError(
+                  'quorate:timeout',
+                  `connect timed out after ${options.timeoutMs} ms${this.lastAttemptError ? ` (last attempt: ${describeCause(this.lastAttemptError)})` : ''}`,
+                  this.lastAttemptError ? { cause: this.lastAttemptError } : {},
+                ),
               ),
             options.timeoutMs,
           )
@@ -124,6 +191,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     try {
       const { phys, server } = await this.establish(true);
       this.adopt(phys, server);
+      this.logger?.info?.({ url: phys.url, containerId: this.containerId }, 'connected');
     } catch (e) {
       this.state = 'closed';
       throw this.stop.signal.aborted ? connectAbortError(this.stop.signal.reason, e) : e;
@@ -296,7 +364,17 @@ export class Connection extends EventEmitter<ConnectionEvents> {
         containerId: this.containerId,
         logger: this.logger,
         stop: this.stop.signal,
-        onReconnecting: (info) => this.emit('reconnecting', info),
+        onReconnecting: (info) => {
+          this.emit('reconnecting', info);
+          publish(reconnectingChannel, () => ({ ...info, containerId: this.containerId }));
+        },
+        onAttemptFailed: ({ attempt, url, error, permanent }) => {
+          this.lastAttemptError = error;
+          this.logger?.info?.(
+            { url, attempt, permanent, error },
+            `connection attempt ${attempt} to ${url} failed: ${describeCause(error)}`,
+          );
+        },
       },
       initial,
     );
@@ -361,11 +439,14 @@ export class Connection extends EventEmitter<ConnectionEvents> {
 
   private reportMembership(change: PoolChange<unknown>): void {
     if (change.added.length === 0 && change.removed.length === 0) return;
-    this.emit('membership', {
+    const info = {
       members: this.members,
       added: change.added.map((s) => describeServer(s)),
       removed: change.removed.map((s) => describeServer(s)),
-    });
+    };
+    this.logger?.info?.(info, 'membership changed');
+    this.emit('membership', info);
+    publish(membershipChannel, () => ({ ...info, containerId: this.containerId }));
   }
 
   private onPhysicalLost(phys: PhysicalConnection, error: Error): void {
@@ -385,6 +466,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       this.finish(undefined);
       return;
     }
+    this.logger?.warn?.({ url: from, error }, `connection to ${from} lost: ${describeCause(error)}`);
     this.emit('disconnected', { url: from, error });
     // every written, unsettled delivery is now in doubt
     for (const e of this.sends.connectionLost())
@@ -412,14 +494,18 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       return;
     }
     const { reattached, resent } = this.adopt(result.phys, result.server);
-    this.emit('failover', {
+    this.failovers++;
+    const info: FailoverEvent = {
       from,
       to: result.phys.url,
       reason: reason.message,
       durationMs: Math.round(now() - lostAt),
       resent,
       reattached,
-    });
+    };
+    this.logger?.info?.(info, `failover ${from} -> ${info.to} in ${info.durationMs} ms`);
+    this.emit('failover', info);
+    publish(failoverChannel, () => ({ ...info, containerId: this.containerId }));
   }
 
   /** Failover gave up (or is off): every pending operation rejects with `error`. */
@@ -447,9 +533,27 @@ function connectAbortError(reason: unknown, cause: unknown): Error {
   return new ClientError('quorate:aborted', 'connect aborted', { cause: reason ?? cause });
 }
 
-/** Connect to the first reachable member of `options.urls`; resolves once Open is exchanged. */
+/**
+ * Connect to the first reachable member of `options.urls`; resolves once Open is exchanged.
+ * Rejects at once on a permanent cause (bad URL, DNS, TLS verification, SASL, a peer that is not
+ * AMQP), after the reconnect limits on transient ones, and with a TypeError/RangeError (with
+ * `code`) when the options are missing or wrong.
+ */
 export async function connect(options: ConnectOptions): Promise<Connection> {
   const conn = new Connection(options);
-  await conn.start({ timeoutMs: options.timeoutMs, signal: options.signal });
-  return conn;
+  const run = async () => {
+    await conn.start({ timeoutMs: options.timeoutMs, signal: options.signal });
+    return conn;
+  };
+  if (!connectChannel.hasSubscribers) return run();
+  const urls = typeof options.urls === 'string' ? [options.urls] : options.urls;
+  const context: ConnectTraceContext = {
+    urls: urls.map((u) => describeServer(parseServerUrl(u))),
+    containerId: conn.containerId,
+  };
+  return connectChannel.tracePromise(async () => {
+    const c = await run();
+    context.url = c.url;
+    return c;
+  }, context);
 }

@@ -9,10 +9,14 @@ import type { Message } from '../codec/message.js';
 import { ClientError } from '../errors.js';
 import { ACCEPTED, type IncomingDelivery, REJECTED, RELEASED } from '../protocol/index.js';
 import { Deadline } from './deadline.js';
-import type { CallOptions, ModifyOptions, OutcomeError } from './types.js';
+import { settleChannel } from './diagnostics.js';
+import type { CallOptions, ModifyOptions, OutcomeError, SettleOutcome } from './types.js';
 
 /** What a Delivery needs from its Receiver. */
 export interface DeliveryOwner {
+  /** The receiver's source address and its connection's container-id (for diagnostics). */
+  readonly address: string;
+  readonly containerId: string;
   /** The transfer can still be settled (its link is the receiver's current, attached link). */
   isLive(transfer: IncomingDelivery): boolean;
   /** True when the broker confirms settlement (rcv-settle-mode second in force). */
@@ -113,10 +117,28 @@ export class Delivery {
     );
   }
 
+  /**
+   * Every settlement promise is marked handled: an accept() nobody awaits (a `for await` loop
+   * that calls `d.accept()` and moves on) never kills the process with an unhandled rejection
+   * when the connection closes under it; a caller that awaits still sees the rejection.
+   */
   private settle(state: DeliveryState, options: CallOptions | undefined): Promise<void> {
+    const p = settleChannel.hasSubscribers
+      ? settleChannel.tracePromise(() => this.settleTimed(state, options), {
+          message: this.message,
+          address: this.owner.address,
+          outcome: state.type as SettleOutcome,
+          containerId: this.owner.containerId,
+        })
+      : this.settleTimed(state, options);
+    p.catch(() => undefined);
+    return p;
+  }
+
+  private settleTimed(state: DeliveryState, options: CallOptions | undefined): Promise<void> {
     if (this.outcome) {
       return Promise.reject(
-        new ClientError('amqp:illegal-state', `delivery already settled (${this.outcome.type})`),
+        new ClientError('quorate:illegal-state', `delivery already settled (${this.outcome.type})`),
       );
     }
     const done = this.settleNow(state);
@@ -149,7 +171,7 @@ export class Delivery {
   private settleNow(state: DeliveryState): Promise<void> {
     if (this.outcome) {
       return Promise.reject(
-        new ClientError('amqp:illegal-state', `delivery already settled (${this.outcome.type})`),
+        new ClientError('quorate:illegal-state', `delivery already settled (${this.outcome.type})`),
       );
     }
     this.outcome = state;

@@ -15,6 +15,7 @@ import type { EngineEvent, IncomingDelivery, ReceiverLink } from '../protocol/in
 import type { Connection } from './connection.js';
 import { Deadline } from './deadline.js';
 import { Delivery, type DeliveryOwner } from './delivery.js';
+import { publish, receiveChannel } from './diagnostics.js';
 import { AttachWaiters, type ClientLink, isPermanentDetach, linkError } from './link-base.js';
 import { now, type PhysicalConnection } from './transport.js';
 import type { CallOptions, LinkEvents, ReceiverOptions, SettleMode } from './types.js';
@@ -121,6 +122,11 @@ export class Receiver
     };
   }
 
+  /** `await using link = await conn.open...()`: closes the link. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
   /** Detach for good. Deliveries not yet handed out are dropped (the broker offers them again). */
   close(options?: CallOptions): Promise<void> {
     if (this.state === 'closed') return Promise.resolve();
@@ -148,6 +154,10 @@ export class Receiver
   }
 
   // ------------------------------------------------------------------ DeliveryOwner
+
+  get containerId(): string {
+    return this.conn.containerId;
+  }
 
   isLive(transfer: IncomingDelivery): boolean {
     return transfer.link === this.link && transfer.link.state === 'attached';
@@ -319,6 +329,11 @@ export class Receiver
   }
 
   private handOut(d: Delivery): Delivery {
+    publish(receiveChannel, () => ({
+      message: d.message,
+      address: this.address,
+      containerId: this.containerId,
+    }));
     this.dedup?.onHandedOut(d.message.messageId, d);
     this.unsettled.add(d);
     this.applyFlow(this.credit.onHandedOut());

@@ -5,16 +5,18 @@
  * queued and in-doubt entries are written again, in order, with the same bytes (same message-id).
  */
 import { EventEmitter } from 'eventemitter3';
-import type { AmqpErrorBody, DeliveryState } from '../codec/contract.js';
+import type { AmqpErrorBody } from '../codec/contract.js';
 import { encodeMessage, type Message, type MessageId } from '../codec/message.js';
 import { ClientError, SendError } from '../errors.js';
 import { ensureMessageId, type JournalEntry } from '../failover/index.js';
 import type { EngineEvent, OutgoingDelivery, SenderLink } from '../protocol/index.js';
 import type { Connection } from './connection.js';
 import { Deadline } from './deadline.js';
+import { type SendTraceContext, sendChannel } from './diagnostics.js';
 import { AttachWaiters, type ClientLink, isPermanentDetach, linkError } from './link-base.js';
+import { sendErrorFrom } from './outcome.js';
 import type { PhysicalConnection } from './transport.js';
-import type { CallOptions, LinkEvents, Outcome, SenderOptions, SendOptions, SendResult } from './types.js';
+import type { CallOptions, LinkEvents, SenderOptions, SendOptions, SendResult } from './types.js';
 
 /** One send() in flight: the journal entry's context. */
 export interface PendingSend {
@@ -79,9 +81,36 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
    */
   send(message: Message, options?: SendOptions): Promise<SendResult> {
     const { message: copy, messageId } = ensureMessageId(message);
+    if (!sendChannel.hasSubscribers) return this.sendCopy(copy, messageId, options);
+    // subscribers may add application properties (trace context): give them a fresh object
+    copy.applicationProperties = { ...copy.applicationProperties };
+    const context: SendTraceContext = {
+      message: copy,
+      address: this.address,
+      messageId,
+      containerId: this.conn.containerId,
+    };
+    return sendChannel.tracePromise(async () => {
+      try {
+        const result = await this.sendCopy(context.message, messageId, options);
+        context.outcome = { state: 'accepted' };
+        return result;
+      } catch (e) {
+        if (e instanceof SendError && e.outcome) context.outcome = e.outcome;
+        throw e;
+      }
+    }, context);
+  }
+
+  /** send() on the library's own copy (messageId set). */
+  private sendCopy(
+    copy: Message,
+    messageId: MessageId,
+    options: SendOptions | undefined,
+  ): Promise<SendResult> {
     if (this.failure || this.state === 'closing' || this.state === 'closed') {
       const why = this.failure ?? new ClientError('quorate:closed', `sender '${this.name}' is closed`);
-      return Promise.reject(new SendError(codeOf(why), why.message, messageId, false, { cause: why }));
+      return Promise.reject(sendErrorFrom(why, messageId, false));
     }
     let bytes: Uint8Array;
     try {
@@ -110,6 +139,11 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
       if (ctx.done) return; // already-aborted signal: expired at once
       this.conn.sends.admit(waiter);
     });
+  }
+
+  /** `await using link = await conn.open...()`: closes the link. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 
   /** Detach the link for good. Sends still pending reject with 'quorate:closed'. */
@@ -182,7 +216,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
       this.conn.sends.finish(
         ctx,
         undefined,
-        new ClientError('amqp:link:message-size-exceeded', String(e), { cause: e }),
+        new ClientError('quorate:message-too-large', String(e), { cause: e }),
       );
       return;
     }
@@ -200,7 +234,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
     const d = ctx.delivery;
     if (d?.written && ctx.counted !== d) {
       ctx.counted = d;
-      this.conn.journal.markSent(ctx.seq);
+      this.conn.sends.markWritten(ctx.seq);
     }
   }
 
@@ -319,40 +353,5 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
     const tag = new Uint8Array(4);
     new DataView(tag.buffer).setUint32(0, n >>> 0);
     return tag;
-  }
-}
-
-function codeOf(e: Error): string {
-  const c = (e as { condition?: unknown }).condition;
-  return typeof c === 'string' ? c : 'quorate:closed';
-}
-
-/** The public outcome for a delivery state the broker sent. */
-export function toOutcome(state: DeliveryState): Outcome {
-  switch (state.type) {
-    case 'accepted':
-      return { state: 'accepted' };
-    case 'released':
-      return { state: 'released' };
-    case 'rejected': {
-      if (!state.error) return { state: 'rejected' };
-      const error: { condition: string; description?: string; info?: Record<string, unknown> } = {
-        condition: state.error.condition,
-      };
-      if (state.error.description !== undefined) error.description = state.error.description;
-      if (state.error.info !== undefined) error.info = state.error.info as Record<string, unknown>;
-      return { state: 'rejected', error };
-    }
-    case 'modified': {
-      const o: Outcome = { state: 'modified' };
-      if (state.deliveryFailed !== undefined) o.deliveryFailed = state.deliveryFailed;
-      if (state.undeliverableHere !== undefined) o.undeliverableHere = state.undeliverableHere;
-      return o;
-    }
-    case 'transactional-state':
-      return state.outcome ? toOutcome(state.outcome) : { state: 'accepted' };
-    default:
-      // 'received' / 'declared' are not outcomes; a settlement carrying them means no outcome
-      return { state: 'accepted' };
   }
 }

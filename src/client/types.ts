@@ -99,12 +99,20 @@ export type Outcome =
   | { state: 'released' }
   | { state: 'modified'; deliveryFailed?: boolean; undeliverableHere?: boolean };
 
-export type SendResult = Outcome & {
+/**
+ * What a resolved send() means: the broker accepted the message. Any other outcome (rejected,
+ * released, modified) rejects send() with a SendError whose `outcome` says which.
+ */
+export interface SendResult {
+  state: 'accepted';
   /** The message-id the message was sent with (the application's, or the one assigned). */
   messageId: MessageId;
   /** True if this delivery was written more than once (replayed after a failover). */
   resent: boolean;
-};
+}
+
+/** The outcome an application gives a delivery (accept, reject, release, modify). */
+export type SettleOutcome = 'accepted' | 'rejected' | 'released' | 'modified';
 
 export interface ModifyOptions {
   deliveryFailed?: boolean;
@@ -123,7 +131,11 @@ export interface FailoverEvent {
 export interface ConnectionEvents {
   connected: [info: { url: string; containerId: string; remoteContainerId: string }];
   disconnected: [info: { url: string; error?: Error }];
-  reconnecting: [info: { attempt: number; delayMs: number; url: string }];
+  /**
+   * A new connection attempt starts (every attempt of a failover; from the second on in
+   * connect()). `error`: why the previous attempt failed, if one did.
+   */
+  reconnecting: [info: { attempt: number; delayMs: number; url: string; error?: Error }];
   failover: [info: FailoverEvent];
   membership: [info: { members: string[]; added: string[]; removed: string[] }];
   inDoubt: [info: { messageId: MessageId; address: string }];

@@ -15,7 +15,7 @@
  * Invariant (checked by property tests): linkCredit + buffered <= window (prefetch) or
  * <= remaining grant (manual).
  */
-import { AmqpError } from '../errors.js';
+import { ArgumentRangeError, ClientError } from '../errors.js';
 
 export interface CreditWindowOptions {
   /** prefetch window; 0 = manual addCredit(). Default 100. */
@@ -40,7 +40,7 @@ export class CreditWindow {
   constructor(options: CreditWindowOptions = {}) {
     const credit = options.credit ?? 100;
     if (!Number.isInteger(credit) || credit < 0) {
-      throw new AmqpError('amqp:invalid-field', `credit must be a non-negative integer, got ${credit}`);
+      throw new ArgumentRangeError(`credit must be a non-negative integer, got ${credit}`);
     }
     this.window = credit;
     this.lowWater = options.lowWater ?? 0.5;
@@ -87,10 +87,10 @@ export class CreditWindow {
   /** Manual mode: the application grants `n` more. */
   addCredit(n: number): CreditFlow | undefined {
     if (!Number.isInteger(n) || n < 0) {
-      throw new AmqpError('amqp:invalid-field', `addCredit needs a non-negative integer, got ${n}`);
+      throw new ArgumentRangeError(`addCredit needs a non-negative integer, got ${n}`);
     }
     if (!this.manual) {
-      throw new AmqpError('amqp:illegal-state', 'addCredit() is for receivers opened with credit: 0');
+      throw new ClientError('quorate:illegal-state', 'addCredit() is for receivers opened with credit: 0');
     }
     this.remainingGrant += n;
     return this.topUp(true);
