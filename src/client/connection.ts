@@ -144,6 +144,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
 
   /** Counters since connect() and the send buffer now (see ConnectionStats). */
   stats(): ConnectionStats {
+    this.sends.syncWritten();
     const c = this.sends.counters;
     const phases = this.journal.counts();
     return {

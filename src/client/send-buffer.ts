@@ -136,8 +136,16 @@ export class SendBuffer {
 
   /** The connection died: every written, unsettled delivery is now in doubt (send order). */
   connectionLost(): JournalEntry<PendingSend>[] {
-    for (const e of this.journal.entries()) e.context.sender.syncWritten(e.context);
+    this.syncWritten();
     return this.journal.connectionLost().entries;
+  }
+
+  /**
+   * Count every delivery the engine has written since the last look (writes are noticed lazily,
+   * at settlement or loss, to keep the send path free of bookkeeping; stats() asks for it now).
+   */
+  syncWritten(): void {
+    for (const e of this.journal.entries()) e.context.sender.syncWritten(e.context);
   }
 
   private rejectUnjournaled(ctx: PendingSend, cause: Error): void {
