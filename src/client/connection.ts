@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
+import type { MessageBody } from '../codec/message.js';
 import { ClientError } from '../errors.js';
 import {
   describeServer,
@@ -218,10 +219,14 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     return sender;
   }
 
-  /** Attach a receiver to `address`; resolves once the broker attached it (credit then flows). */
-  async openReceiver(address: string, options: ReceiverOptions = {}): Promise<Receiver> {
+  /**
+   * Attach a receiver to `address`; resolves once the broker attached it (credit then flows).
+   * `T` types `delivery.message.body`: a type-level promise about what the senders put there,
+   * not checked when messages are decoded.
+   */
+  async openReceiver<T = MessageBody>(address: string, options: ReceiverOptions = {}): Promise<Receiver<T>> {
     this.assertUsable();
-    const receiver = new Receiver(
+    const receiver = new Receiver<T>(
       this,
       address,
       options,

@@ -5,7 +5,7 @@
  * that arrived meanwhile (failover) is bound to this Delivery and settled with it.
  */
 import type { AmqpErrorBody, DeliveryState, Fields } from '../codec/contract.js';
-import type { Message } from '../codec/message.js';
+import type { Message, MessageBody } from '../codec/message.js';
 import { ClientError } from '../errors.js';
 import { ACCEPTED, type IncomingDelivery, REJECTED, RELEASED } from '../protocol/index.js';
 import { Deadline } from './deadline.js';
@@ -21,9 +21,9 @@ export interface DeliveryOwner {
   isLive(transfer: IncomingDelivery): boolean;
   /** True when the broker confirms settlement (rcv-settle-mode second in force). */
   readonly confirmsSettlement: boolean;
-  onSettled(delivery: Delivery, state: DeliveryState): void;
+  onSettled(delivery: Delivery<unknown>, state: DeliveryState): void;
   /** The settlement's promise is done (resolved or rejected): stop tracking the delivery. */
-  onFinished(delivery: Delivery): void;
+  onFinished(delivery: Delivery<unknown>): void;
   flush(): void;
 }
 
@@ -33,7 +33,11 @@ interface Confirmation {
   reject(e: Error): void;
 }
 
-export class Delivery {
+/**
+ * `Delivery<T>`: `message.body` is typed `T` as a type-level promise (openReceiver<T>()); the
+ * decoder does not check it.
+ */
+export class Delivery<T = MessageBody> {
   /** The outcome the application chose, once it settled. */
   outcome: DeliveryState | undefined = undefined;
   /** @internal the transfer this message arrived on, and redeliveries bound to it. */
@@ -43,7 +47,7 @@ export class Delivery {
   constructor(
     private readonly owner: DeliveryOwner,
     transfer: IncomingDelivery,
-    readonly message: Message,
+    readonly message: Message<T>,
   ) {
     this.transfers = [transfer];
   }

@@ -37,7 +37,7 @@ export interface SendTraceContext {
    * The library's own copy of the message, with its messageId set. A `start` subscriber may add
    * entries to `message.applicationProperties` (a fresh object it may change): they are sent.
    */
-  message: Message;
+  message: Message<unknown>;
   /** The sender's target address. */
   address: string;
   messageId: MessageId;
@@ -52,7 +52,7 @@ export interface SendTraceContext {
 
 /** Context of the `quorate:settle` tracing channel (one accept/reject/release/modify call). */
 export interface SettleTraceContext {
-  message: Message;
+  message: Message<unknown>;
   /** The receiver's source address. */
   address: string;
   /** The outcome the application chose. */
@@ -64,7 +64,7 @@ export interface SettleTraceContext {
 
 /** Payload of the `quorate:receive` channel: a delivery handed to the application. */
 export interface ReceiveMessage {
-  message: Message;
+  message: Message<unknown>;
   address: string;
   containerId: string;
 }

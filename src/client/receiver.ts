@@ -8,7 +8,7 @@
  */
 import { EventEmitter } from 'eventemitter3';
 import type { AmqpErrorBody, DeliveryState } from '../codec/contract.js';
-import { decodeMessage, type Message } from '../codec/message.js';
+import { decodeMessage, type Message, type MessageBody } from '../codec/message.js';
 import { ClientError } from '../errors.js';
 import { type CreditFlow, CreditWindow, ReceiverDedup } from '../failover/index.js';
 import type { EngineEvent, IncomingDelivery, ReceiverLink } from '../protocol/index.js';
@@ -22,14 +22,15 @@ import type { CallOptions, LinkEvents, ReceiverOptions, SettleMode } from './typ
 
 type ReceiverState = 'attaching' | 'attached' | 'detached' | 'closing' | 'closed';
 
-interface Waiter {
-  resolve(r: IteratorResult<Delivery>): void;
+interface Waiter<T> {
+  resolve(r: IteratorResult<Delivery<T>>): void;
   reject(e: Error): void;
 }
 
-export class Receiver
+/** `Receiver<T>`: deliveries typed `Delivery<T>`, a type-level promise (openReceiver<T>()). */
+export class Receiver<T = MessageBody>
   extends EventEmitter<LinkEvents>
-  implements ClientLink, AsyncIterable<Delivery>, DeliveryOwner
+  implements ClientLink, AsyncIterable<Delivery<T>>, DeliveryOwner
 {
   readonly name: string;
   state: ReceiverState = 'detached';
@@ -38,18 +39,18 @@ export class Receiver
   /** Messages handed out and suppressed as duplicates so far (for observability and tests). */
   duplicatesSuppressed = 0;
   private readonly credit: CreditWindow;
-  private readonly dedup: ReceiverDedup<Delivery> | undefined;
+  private readonly dedup: ReceiverDedup<Delivery<T>> | undefined;
   /** Ask for rcv-settle-mode second on the next attach. */
   private wantSecond: boolean;
   private askedSecond = false;
   private link: ReceiverLink | undefined;
-  private buffer: Delivery[] = [];
-  private waiters: Waiter[] = [];
+  private buffer: Delivery<T>[] = [];
+  private waiters: Waiter<T>[] = [];
   private readonly attachWaiters = new AttachWaiters();
   private closeWaiter: (() => void) | undefined;
   private failure: Error | undefined;
   /** Handed out, not yet settled: their confirmations fail if the connection dies. */
-  private readonly unsettled = new Set<Delivery>();
+  private readonly unsettled = new Set<Delivery<T>>();
 
   constructor(
     private readonly conn: Connection,
@@ -61,7 +62,7 @@ export class Receiver
     super();
     this.name = options.name ?? name;
     this.credit = new CreditWindow({ credit: options.credit ?? 100 });
-    this.dedup = options.dedup === false ? undefined : new ReceiverDedup<Delivery>(options.dedup ?? {});
+    this.dedup = options.dedup === false ? undefined : new ReceiverDedup<Delivery<T>>(options.dedup ?? {});
     this.wantSecond = options.confirmAccept !== false;
   }
 
@@ -88,9 +89,9 @@ export class Receiver
   }
 
   /** The next delivery (waits for one). Rejects at the deadline, or when the receiver fails. */
-  receive(options?: CallOptions): Promise<Delivery> {
-    return new Promise<Delivery>((resolve, reject) => {
-      const w: Waiter = {
+  receive(options?: CallOptions): Promise<Delivery<T>> {
+    return new Promise<Delivery<T>>((resolve, reject) => {
+      const w: Waiter<T> = {
         resolve: (r) => {
           deadline.clear();
           if (r.done)
@@ -115,9 +116,10 @@ export class Receiver
     });
   }
 
-  [Symbol.asyncIterator](): AsyncIterator<Delivery> {
+  [Symbol.asyncIterator](): AsyncIterator<Delivery<T>> {
     return {
-      next: () => new Promise<IteratorResult<Delivery>>((resolve, reject) => this.next({ resolve, reject })),
+      next: () =>
+        new Promise<IteratorResult<Delivery<T>>>((resolve, reject) => this.next({ resolve, reject })),
       return: async () => ({ done: true, value: undefined }),
     };
   }
@@ -167,12 +169,12 @@ export class Receiver
     return this.settleMode === 'second';
   }
 
-  onSettled(delivery: Delivery, state: DeliveryState): void {
+  onSettled(delivery: Delivery<unknown>, state: DeliveryState): void {
     this.dedup?.onSettled(delivery.message.messageId, state, now());
   }
 
-  onFinished(delivery: Delivery): void {
-    this.unsettled.delete(delivery);
+  onFinished(delivery: Delivery<unknown>): void {
+    this.unsettled.delete(delivery as Delivery<T>);
   }
 
   flush(): void {
@@ -226,7 +228,7 @@ export class Receiver
         return;
       case 'delivery-update': {
         const t = ev.delivery as IncomingDelivery;
-        if (t.remoteSettled) (t.context as Delivery | undefined)?.onRemoteSettled(t);
+        if (t.remoteSettled) (t.context as Delivery<T> | undefined)?.onRemoteSettled(t);
         return;
       }
       case 'link-flow':
@@ -286,7 +288,7 @@ export class Receiver
       this.applyFlow(this.credit.onSuppressed());
       return;
     }
-    const delivery = new Delivery(this, t, message);
+    const delivery = new Delivery<T>(this, t, message as Message<T>);
     t.context = delivery;
     const decision = this.dedup?.onDelivery(message.messageId, delivery, now());
     if (decision === undefined || decision.action === 'deliver') {
@@ -305,7 +307,7 @@ export class Receiver
     this.applyFlow(this.credit.onSuppressed());
   }
 
-  private next(w: Waiter): void {
+  private next(w: Waiter<T>): void {
     if (this.buffer.length > 0) {
       w.resolve({ done: false, value: this.handOut(this.buffer.shift()!) });
       return;
@@ -328,7 +330,7 @@ export class Receiver
     }
   }
 
-  private handOut(d: Delivery): Delivery {
+  private handOut(d: Delivery<T>): Delivery<T> {
     publish(receiveChannel, () => ({
       message: d.message,
       address: this.address,

@@ -6,13 +6,14 @@
  */
 import { EventEmitter } from 'eventemitter3';
 import type { AmqpErrorBody } from '../codec/contract.js';
-import { encodeMessage, type Message, type MessageId } from '../codec/message.js';
+import { encodeMessage, type Message, type MessageBody, type MessageId } from '../codec/message.js';
 import { ClientError, SendError } from '../errors.js';
 import { ensureMessageId, type JournalEntry } from '../failover/index.js';
 import type { EngineEvent, OutgoingDelivery, SenderLink } from '../protocol/index.js';
 import type { Connection } from './connection.js';
 import { Deadline } from './deadline.js';
 import { type SendTraceContext, sendChannel } from './diagnostics.js';
+import { assertEncodable } from './encodable.js';
 import { AttachWaiters, type ClientLink, isPermanentDetach, linkError } from './link-base.js';
 import { sendErrorFrom } from './outcome.js';
 import type { PhysicalConnection } from './transport.js';
@@ -79,8 +80,8 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
    * never modified). Rejects with SendError (`messageId`, `inDoubt`) at the deadline/abort, when
    * the sender or connection closes, or when failover gives up.
    */
-  send(message: Message, options?: SendOptions): Promise<SendResult> {
-    const { message: copy, messageId } = ensureMessageId(message);
+  send<T = MessageBody>(message: Message<T>, options?: SendOptions): Promise<SendResult> {
+    const { message: copy, messageId } = ensureMessageId(message as Message);
     if (!sendChannel.hasSubscribers) return this.sendCopy(copy, messageId, options);
     // subscribers may add application properties (trace context): give them a fresh object
     copy.applicationProperties = { ...copy.applicationProperties };
@@ -92,7 +93,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
     };
     return sendChannel.tracePromise(async () => {
       try {
-        const result = await this.sendCopy(context.message, messageId, options);
+        const result = await this.sendCopy(context.message as Message, messageId, options);
         context.outcome = { state: 'accepted' };
         return result;
       } catch (e) {
@@ -114,6 +115,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
     }
     let bytes: Uint8Array;
     try {
+      checkSections(copy);
       bytes = encodeMessage(copy);
     } catch (e) {
       return Promise.reject(e);
@@ -354,4 +356,13 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
     new DataView(tag.buffer).setUint32(0, n >>> 0);
     return tag;
   }
+}
+
+/** Values the codec would change or drop are an encode error naming their path (encodable.ts). */
+function checkSections(m: Message): void {
+  if (m.body !== undefined && !(m.body instanceof Uint8Array)) assertEncodable(m.body, 'body');
+  if (m.applicationProperties) assertEncodable(m.applicationProperties, 'applicationProperties');
+  if (m.messageAnnotations) assertEncodable(m.messageAnnotations, 'messageAnnotations');
+  if (m.deliveryAnnotations) assertEncodable(m.deliveryAnnotations, 'deliveryAnnotations');
+  if (m.footer) assertEncodable(m.footer, 'footer');
 }

@@ -29,6 +29,9 @@ import { writeList } from './encode.js';
 import type { AmqpValue, TypedValue } from './values.js';
 import { scratch } from './writer.js';
 
+/** Every body the codec maps: an AMQP value, data sections, or sequence sections. */
+export type MessageBody = AmqpValue | Uint8Array[] | AmqpValue[][];
+
 /** a message-id / correlation-id: string, ulong (number, or bigint beyond 2^53), Typed uuid, binary */
 export type MessageId = string | number | bigint | Uint8Array | TypedValue;
 
@@ -74,12 +77,15 @@ export interface MessageProperties {
  * - `'sequence'`: body is AmqpValue[][], one amqp-sequence section per inner array; always decoded
  *   with this bodyType.
  * Decoded binary (data bodies included) are views into the input bytes, not copies.
+ *
+ * `Body` is a type-level promise only: `Message<Order>` says what the application puts in or
+ * expects; nothing checks a decoded body against it.
  */
-export interface Message extends MessageHeader, MessageProperties {
+export interface Message<Body = MessageBody> extends MessageHeader, MessageProperties {
   deliveryAnnotations?: Record<string, AmqpValue>;
   messageAnnotations?: Record<string, AmqpValue>;
   applicationProperties?: Record<string, AmqpValue>;
-  body?: AmqpValue | Uint8Array[] | AmqpValue[][];
+  body?: Body;
   bodyType?: 'data' | 'value' | 'sequence';
   footer?: Record<string, AmqpValue>;
 }
