@@ -20,6 +20,7 @@ import {
   ServerPool,
 } from '../failover/index.js';
 import type { EngineEvent } from '../protocol/index.js';
+import type { ConnectionState, ConnectionStats, Connection as PublicConnection } from './api.js';
 import { describeCause } from './connect-errors.js';
 import { checkConnectOptions } from './connect-options.js';
 import {
@@ -54,32 +55,7 @@ import type {
   SenderOptions,
 } from './types.js';
 
-export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closing' | 'closed';
-
-/** conn.stats(): counters since connect() and the state of the send buffer now. */
-export interface ConnectionStats {
-  /** Deliveries written for the first time. */
-  sent: number;
-  /** Sends the broker accepted. */
-  accepted: number;
-  /** Sends the broker settled with rejected, released or modified. */
-  notAccepted: number;
-  /** Deliveries written again after a failover (same message-id). */
-  resent: number;
-  /** Written and waiting for the broker's outcome (on this connection or to be re-sent). */
-  inFlight: number;
-  /** Held in the send buffer (from send() to the outcome): messages and their encoded bytes. */
-  buffered: { messages: number; bytes: number };
-  /** Sends waiting for room in the buffer (onFull 'wait'). */
-  waiting: number;
-  /** Completed failovers. */
-  failovers: number;
-  /** The member connected to now (undefined while reconnecting). */
-  member: string | undefined;
-  state: ConnectionState;
-}
-
-export class Connection extends EventEmitter<ConnectionEvents> {
+export class Connection extends EventEmitter<ConnectionEvents> implements PublicConnection {
   readonly containerId: string;
   state: ConnectionState = 'connecting';
   /** @internal every send of every sender: one bound (messages, bytes) per connection. */
@@ -128,7 +104,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     );
   }
 
-  /** The replay journal: sends from send() until the broker settles them (for observability). */
+  /** @internal the replay journal: sends from send() until the broker settles them (use stats()). */
   get journal(): ReplayJournal<PendingSend, SendWaiter> {
     return this.sends.journal;
   }
@@ -545,9 +521,9 @@ function connectAbortError(reason: unknown, cause: unknown): Error {
  * AMQP), after the reconnect limits on transient ones, and with a TypeError/RangeError (with
  * `code`) when the options are missing or wrong.
  */
-export async function connect(options: ConnectOptions): Promise<Connection> {
+export async function connect(options: ConnectOptions): Promise<PublicConnection> {
   const conn = new Connection(options);
-  const run = async () => {
+  const run = async (): Promise<PublicConnection> => {
     await conn.start({ timeoutMs: options.timeoutMs, signal: options.signal });
     return conn;
   };

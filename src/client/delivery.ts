@@ -8,6 +8,7 @@ import type { AmqpErrorBody, DeliveryState, Fields } from '../codec/contract.js'
 import type { Message, MessageBody } from '../codec/message.js';
 import { ClientError } from '../errors.js';
 import { ACCEPTED, type IncomingDelivery, REJECTED, RELEASED } from '../protocol/index.js';
+import type { Delivery as PublicDelivery } from './api.js';
 import { Deadline } from './deadline.js';
 import { settleChannel } from './diagnostics.js';
 import type { CallOptions, ModifyOptions, OutcomeError, SettleOutcome } from './types.js';
@@ -37,7 +38,7 @@ interface Confirmation {
  * `Delivery<T>`: `message.body` is typed `T` as a type-level promise (openReceiver<T>()); the
  * decoder does not check it.
  */
-export class Delivery<T = MessageBody> {
+export class Delivery<T = MessageBody> implements PublicDelivery<T> {
   /** The outcome the application chose, once it settled. */
   outcome: DeliveryState | undefined = undefined;
   /** @internal the transfer this message arrived on, and redeliveries bound to it. */

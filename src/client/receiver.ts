@@ -12,6 +12,7 @@ import { decodeMessage, type Message, type MessageBody } from '../codec/message.
 import { ClientError } from '../errors.js';
 import { type CreditFlow, CreditWindow, ReceiverDedup } from '../failover/index.js';
 import type { EngineEvent, IncomingDelivery, ReceiverLink } from '../protocol/index.js';
+import type { Receiver as PublicReceiver } from './api.js';
 import type { Connection } from './connection.js';
 import { Deadline } from './deadline.js';
 import { Delivery, type DeliveryOwner } from './delivery.js';
@@ -30,7 +31,7 @@ interface Waiter<T> {
 /** `Receiver<T>`: deliveries typed `Delivery<T>`, a type-level promise (openReceiver<T>()). */
 export class Receiver<T = MessageBody>
   extends EventEmitter<LinkEvents>
-  implements ClientLink, AsyncIterable<Delivery<T>>, DeliveryOwner
+  implements ClientLink, AsyncIterable<Delivery<T>>, DeliveryOwner, PublicReceiver<T>
 {
   readonly name: string;
   state: ReceiverState = 'detached';

@@ -7,9 +7,10 @@
 import { EventEmitter } from 'eventemitter3';
 import type { AmqpErrorBody } from '../codec/contract.js';
 import { encodeMessage, type Message, type MessageBody, type MessageId } from '../codec/message.js';
-import { ClientError, SendError } from '../errors.js';
+import { ArgumentTypeError, ClientError, SendError } from '../errors.js';
 import { ensureMessageId, type JournalEntry } from '../failover/index.js';
 import type { EngineEvent, OutgoingDelivery, SenderLink } from '../protocol/index.js';
+import type { Sender as PublicSender } from './api.js';
 import type { Connection } from './connection.js';
 import { Deadline } from './deadline.js';
 import { type SendTraceContext, sendChannel } from './diagnostics.js';
@@ -44,7 +45,7 @@ export interface SendWaiter {
 
 type SenderState = 'attaching' | 'attached' | 'detached' | 'closing' | 'closed';
 
-export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
+export class Sender extends EventEmitter<LinkEvents> implements ClientLink, PublicSender {
   readonly name: string;
   readonly presettled: boolean;
   state: SenderState = 'detached';
@@ -101,6 +102,19 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
         throw e;
       }
     }, context);
+  }
+
+  /**
+   * Send several messages in one socket write (the transport writes everything produced in one
+   * microtask batch at once); one promise per message, each ending as its send() would.
+   */
+  sendBatch<T = MessageBody>(messages: Message<T>[], options?: SendOptions): Promise<SendResult>[] {
+    if (!Array.isArray(messages))
+      throw new ArgumentTypeError('ERR_INVALID_ARG_TYPE', 'sendBatch() needs an array of messages');
+    const results = messages.map((m) => this.send(m, options));
+    // a caller that awaits only some of them must not crash the process on the others
+    for (const r of results) r.catch(() => undefined);
+    return results;
   }
 
   /** send() on the library's own copy (messageId set). */

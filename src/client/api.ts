@@ -1,0 +1,123 @@
+/**
+ * The public face of the client: what `quorate` exports for Connection, Sender, Receiver and
+ * Delivery. The implementation classes (connection.ts, sender.ts, receiver.ts, delivery.ts)
+ * implement these and stay unexported, so their internals (the protocol engine, the replay
+ * journal, writable state) never reach the published declarations.
+ */
+import type { EventEmitter } from 'eventemitter3';
+import type { DeliveryState } from '../codec/contract.js';
+import type { Message, MessageBody } from '../codec/message.js';
+import type {
+  CallOptions,
+  ConnectionEvents,
+  LinkEvents,
+  ModifyOptions,
+  OutcomeError,
+  ReceiverOptions,
+  SenderOptions,
+  SendOptions,
+  SendResult,
+  SettleMode,
+} from './types.js';
+
+export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closing' | 'closed';
+export type LinkState = 'attaching' | 'attached' | 'detached' | 'closing' | 'closed';
+
+/** conn.stats(): counters since connect() and the state of the send buffer now. */
+export interface ConnectionStats {
+  /** Deliveries written for the first time. */
+  sent: number;
+  /** Sends the broker accepted. */
+  accepted: number;
+  /** Sends the broker settled with rejected, released or modified. */
+  notAccepted: number;
+  /** Deliveries written again after a failover (same message-id). */
+  resent: number;
+  /** Written and waiting for the broker's outcome (on this connection or to be re-sent). */
+  inFlight: number;
+  /** Held in the send buffer (from send() to the outcome): messages and their encoded bytes. */
+  buffered: { messages: number; bytes: number };
+  /** Sends waiting for room in the buffer (onFull 'wait'). */
+  waiting: number;
+  /** Completed failovers. */
+  failovers: number;
+  /** The member connected to now (undefined while reconnecting). */
+  member: string | undefined;
+  state: ConnectionState;
+}
+
+/** What the broker said about itself in its Open. */
+export interface RemoteOpen {
+  containerId: string;
+  properties?: Record<string, unknown>;
+  offeredCapabilities?: string[];
+}
+
+/** A logical connection: one container-id, any number of physical connections (failover). */
+export interface Connection extends EventEmitter<ConnectionEvents>, AsyncDisposable {
+  readonly containerId: string;
+  readonly state: ConnectionState;
+  /** The URL of the member connected to (undefined while reconnecting). */
+  readonly url: string | undefined;
+  /** The pool's members, in selection order. */
+  readonly members: string[];
+  /** The broker's Open on the current connection. */
+  readonly remoteOpen: RemoteOpen | undefined;
+  stats(): ConnectionStats;
+  openSender(address: string, options?: SenderOptions): Promise<Sender>;
+  /** `T` types `delivery.message.body`: a type-level promise, not checked on decode. */
+  openReceiver<T = MessageBody>(address: string, options?: ReceiverOptions): Promise<Receiver<T>>;
+  /** Close for good: pending sends reject ('quorate:closed'), receivers end. */
+  close(options?: CallOptions): Promise<void>;
+}
+
+export interface Sender extends EventEmitter<LinkEvents>, AsyncDisposable {
+  readonly name: string;
+  readonly address: string;
+  readonly presettled: boolean;
+  readonly state: LinkState;
+  readonly isAttached: boolean;
+  /** Resolves when the broker accepted the message; rejects with SendError otherwise. */
+  send<T = MessageBody>(message: Message<T>, options?: SendOptions): Promise<SendResult>;
+  /**
+   * Send several messages in one socket write; one result per message, in order (each as
+   * `send()` would end: a refusal or a deadline rejects only that message's promise).
+   */
+  sendBatch<T = MessageBody>(messages: Message<T>[], options?: SendOptions): Promise<SendResult>[];
+  close(options?: CallOptions): Promise<void>;
+}
+
+export interface Receiver<T = MessageBody>
+  extends EventEmitter<LinkEvents>,
+    AsyncIterable<Delivery<T>>,
+    AsyncDisposable {
+  readonly name: string;
+  readonly address: string;
+  readonly state: LinkState;
+  /** 'second' when the broker confirms our outcomes (accept() waits for it). */
+  readonly settleMode: SettleMode;
+  readonly confirmedAccept: boolean;
+  /** Redeliveries dropped by the receiver's dedup so far. */
+  readonly duplicatesSuppressed: number;
+  /** Received, not yet handed out. */
+  readonly buffered: number;
+  /** Link credit as granted on the current link. */
+  readonly linkCredit: number;
+  /** Grant `n` more messages (receivers opened with `credit: 0`). */
+  addCredit(n: number): void;
+  /** The next delivery; rejects at the deadline or when the receiver fails. */
+  receive(options?: CallOptions): Promise<Delivery<T>>;
+  close(options?: CallOptions): Promise<void>;
+}
+
+export interface Delivery<T = MessageBody> {
+  readonly message: Message<T>;
+  /** The outcome the application chose, once it settled. */
+  readonly outcome: DeliveryState | undefined;
+  readonly settled: boolean;
+  readonly deliveryCount: number;
+  accept(options?: CallOptions): Promise<void>;
+  release(options?: CallOptions): Promise<void>;
+  reject(error?: OutcomeError, options?: CallOptions): Promise<void>;
+  modify(options?: ModifyOptions & CallOptions): Promise<void>;
+}
