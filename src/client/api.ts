@@ -105,6 +105,11 @@ export interface Receiver<T = MessageBody>
   readonly linkCredit: number;
   /** Grant `n` more messages (receivers opened with `credit: 0`). */
   addCredit(n: number): void;
+  /**
+   * Ask the broker to use up the granted credit now and then set it to zero; resolves when it
+   * answered (what it had is buffered for receive()).
+   */
+  drain(options?: CallOptions): Promise<void>;
   /** The next delivery; rejects at the deadline or when the receiver fails. */
   receive(options?: CallOptions): Promise<Delivery<T>>;
   close(options?: CallOptions): Promise<void>;

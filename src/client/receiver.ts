@@ -48,6 +48,7 @@ export class Receiver<T = MessageBody>
   private buffer: Delivery<T>[] = [];
   private waiters: Waiter<T>[] = [];
   private readonly attachWaiters = new AttachWaiters();
+  private drainWaiters: { resolve(): void; reject(e: Error): void }[] = [];
   private closeWaiter: (() => void) | undefined;
   private failure: Error | undefined;
   /** Handed out, not yet settled: their confirmations fail if the connection dies. */
@@ -87,6 +88,45 @@ export class Receiver<T = MessageBody>
   /** Grant `n` more messages (receivers opened with `credit: 0`). */
   addCredit(n: number): void {
     this.applyFlow(this.credit.addCredit(n));
+  }
+
+  /**
+   * Ask the broker to use up the credit now: it sends what it has for the credit granted, then
+   * sets the credit to zero. Resolves when it answered (every message it had is in `buffered`,
+   * ready for receive()); a prefetch window is then granted again. Rejects at the deadline, or
+   * when the link is lost first.
+   */
+  drain(options?: CallOptions): Promise<void> {
+    const link = this.link;
+    if (!link || link.state !== 'attached' || this.state !== 'attached') {
+      return Promise.reject(
+        this.failure ?? new ClientError('quorate:illegal-state', `receiver '${this.name}' is not attached`),
+      );
+    }
+    return new Promise<void>((resolve, reject) => {
+      const w = {
+        resolve: () => {
+          deadline.clear();
+          resolve();
+        },
+        reject: (e: Error) => {
+          deadline.clear();
+          reject(e);
+        },
+      };
+      const deadline = new Deadline(
+        options,
+        (_r, error) => {
+          this.drainWaiters = this.drainWaiters.filter((x) => x !== w);
+          reject(error);
+        },
+        'drain',
+      );
+      if (deadline.expired) return;
+      this.drainWaiters.push(w);
+      link.flow(link.credit, true);
+      this.conn.kick();
+    });
   }
 
   /** The next delivery (waits for one). Rejects at the deadline, or when the receiver fails. */
@@ -137,6 +177,7 @@ export class Receiver<T = MessageBody>
     const wasAttached = this.state === 'attached' && link !== undefined;
     this.state = 'closing';
     this.conn.unregister(this);
+    this.rejectDrains(new ClientError('quorate:closed', `receiver '${this.name}' closed`));
     this.endIteration(undefined);
     if (!wasAttached) {
       this.finishClose();
@@ -233,7 +274,12 @@ export class Receiver<T = MessageBody>
         return;
       }
       case 'link-flow':
-        if (ev.link === this.link && ev.drained) this.applyFlow(this.credit.onPeerFlow(0));
+        if (ev.link === this.link && ev.drained) {
+          const waiters = this.drainWaiters;
+          this.drainWaiters = [];
+          for (const w of waiters) w.resolve();
+          this.applyFlow(this.credit.onDrained());
+        }
         return;
       case 'link-detached':
         if (ev.link === this.link) this.onDetached(ev.error, ev.closed);
@@ -245,6 +291,7 @@ export class Receiver<T = MessageBody>
 
   onConnectionLost(error: Error): void {
     this.link = undefined;
+    this.rejectDrains(error);
     this.dropBuffered();
     for (const d of this.unsettled) d.onConnectionLost();
     if (this.state === 'closing') {
@@ -258,6 +305,7 @@ export class Receiver<T = MessageBody>
 
   fail(error: Error): void {
     if (this.state === 'closed') return;
+    this.rejectDrains(error);
     this.failure = error;
     this.link = undefined;
     this.state = 'closed';
@@ -346,7 +394,8 @@ export class Receiver<T = MessageBody>
   private applyFlow(flow: CreditFlow | undefined): void {
     const link = this.link;
     if (!flow || !link || link.state !== 'attached') return;
-    link.flow(flow.linkCredit);
+    // keep a drain in progress: a top-up must not cancel it
+    link.flow(flow.linkCredit, link.draining);
     this.conn.kick();
   }
 
@@ -401,6 +450,12 @@ export class Receiver<T = MessageBody>
     for (const d of this.unsettled) d.onConnectionLost();
     this.state = 'detached';
     this.conn.linkLost(this, linkError(error, `receiver '${this.name}' detached by the broker`));
+  }
+
+  private rejectDrains(error: Error): void {
+    const waiters = this.drainWaiters;
+    this.drainWaiters = [];
+    for (const w of waiters) w.reject(error);
   }
 
   private finishClose(): void {

@@ -131,6 +131,20 @@ export class CreditWindow {
     return this.topUp(false);
   }
 
+  /**
+   * Our drain was answered: the sender used up what it could and our link credit is 0. Manual
+   * mode: the unused part of the grant is gone (only the buffered deliveries remain granted), as
+   * a drain promises; prefetch: the window is granted again.
+   */
+  onDrained(): CreditFlow | undefined {
+    this.credit = 0;
+    if (this.manual) {
+      this.remainingGrant = Math.min(this.remainingGrant, this.bufferedCount);
+      return undefined;
+    }
+    return this.topUp(true);
+  }
+
   private topUp(eager: boolean): CreditFlow | undefined {
     if (!this.attachedNow) return undefined;
     const target = Math.max(0, this.remaining - this.bufferedCount);
