@@ -22,6 +22,7 @@ export {
   type SendTraceContext,
   type SettleTraceContext,
 } from './client/diagnostics.js';
+export { createRequester, type Requester, type RequesterOptions } from './client/request-reply.js';
 export type {
   CallOptions,
   ConnectionEvents,

@@ -98,7 +98,7 @@ export class Receiver<T = MessageBody>
    */
   drain(options?: CallOptions): Promise<void> {
     const link = this.link;
-    if (!link || link.state !== 'attached' || this.state !== 'attached') {
+    if (link?.state !== 'attached' || this.state !== 'attached') {
       return Promise.reject(
         this.failure ?? new ClientError('quorate:illegal-state', `receiver '${this.name}' is not attached`),
       );
