@@ -73,8 +73,8 @@ export interface DialPlan {
 
 /**
  * Try members until one completes Open. `initial`: connect(): the first attempt is not reported
- * as `reconnecting`, and a permanent failure (DNS, TLS verification, SASL, not AMQP) ends it at
- * once. During a failover only SASL failures stop the retries (a member's DNS name may be missing
+ * as `reconnecting`; a SASL failure ends it at once, and so does a permanent failure (DNS, TLS
+ * verification, not AMQP) once every member failed that way (at once with one URL). During a failover only SASL failures stop the retries (a member's DNS name may be missing
  * while it restarts). `reconnect: false` means one attempt.
  */
 export async function dialMembers(
@@ -86,6 +86,7 @@ export async function dialMembers(
   const startedAt = lastFailureAt;
   let attempt = 0;
   let lastError: Error | undefined;
+  const deadMembers = new Set<string>();
   const run = async () => {
     attempt++;
     if (stop.aborted) throw new AbortError(abortReason(stop.reason));
@@ -129,7 +130,10 @@ export async function dialMembers(
       if (isRedirect(error)) pool.redirect(error.info, pick.server);
       if (stop.aborted) throw new AbortError(abortReason(stop.reason));
       lastError = error;
-      const permanent = isAuthFailure(error) || (initial && isPermanentConnectFailure(error));
+      // a member-specific permanent cause (DNS, TLS, not AMQP) leaves the other members to try;
+      // connect() ends once every member failed that way
+      if (initial && isPermanentConnectFailure(error)) deadMembers.add(pick.server.key);
+      const permanent = isAuthFailure(error) || (initial && deadMembers.size >= pool.servers().length);
       plan.onAttemptFailed({ attempt, url, error, permanent });
       if (permanent) throw new AbortError(error);
       throw error;
@@ -149,7 +153,8 @@ export async function dialMembers(
     if (stop.aborted) throw abortReason(stop.reason);
     const error = lastError ?? (e as Error);
     // one attempt (reconnect: false) or a permanent cause: that attempt's error is the answer
-    if (attempt === 1 || isAuthFailure(error) || (initial && isPermanentConnectFailure(error))) throw error;
+    if (attempt === 1 || isAuthFailure(error) || (initial && deadMembers.size >= pool.servers().length))
+      throw error;
     throw new ClientError(
       'quorate:reconnect-exhausted',
       `no member reachable after ${attempt} attempts in ${Math.round(now() - startedAt)} ms (last: ${describeCause(error)})`,

@@ -102,6 +102,25 @@ describe('connect() errors', () => {
     expect(seen).toEqual([]);
   });
 
+  it('with several members, a non-AMQP one is skipped; connect() fails once every member failed that way', async () => {
+    const ports: number[] = [];
+    for (let i = 0; i < 2; i++) {
+      const http: Server = createServer((_req, res) => res.end('hello'));
+      await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+      cleanups.push(() => new Promise((r) => http.close(r)));
+      ports.push((http.address() as { port: number }).port);
+    }
+    const { result } = await reconnectingDuring(() =>
+      connect({
+        urls: ports.map((p) => `amqp://127.0.0.1:${p}`),
+        randomizeMembers: false,
+        reconnect: { maxTimeMs: 60_000, initialDelayMs: 10 },
+      }),
+    );
+    expect(result).toMatchObject({ condition: 'quorate:connect-failed' });
+    expect((result as Error).message).toMatch(/does not speak AMQP/);
+  });
+
   it('a SASL failure fails at once with amqp:unauthorized-access', async () => {
     const b: BrokerHandle = await startBroker({
       host: '127.0.0.1',
