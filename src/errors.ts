@@ -79,14 +79,21 @@ export type ClientCondition =
   | 'quorate:message-too-large'
   | 'quorate:illegal-state';
 
+/** Optional parts of an {@link AmqpError}. */
 export interface AmqpErrorOptions {
+  /** Extra fields, as in an AMQP error's `info` map. */
   info?: Record<string, unknown>;
+  /** The error that led to this one (the standard `Error.cause`). */
   cause?: unknown;
 }
 
+/** The base of every quorate error: an AMQP error condition with its description. */
 export class AmqpError extends Error {
+  /** The AMQP error condition symbol, e.g. `amqp:not-found` or `quorate:timeout`. */
   readonly condition: string;
+  /** What happened, in words (the message without the condition prefix). */
   readonly description: string;
+  /** Extra fields, as in an AMQP error's `info` map. */
   declare readonly info?: Record<string, unknown>;
 
   constructor(condition: string, description: string, options: AmqpErrorOptions = {}) {
@@ -167,7 +174,9 @@ export type RefusedOutcome =
  * modified (condition 'quorate:not-accepted').
  */
 export class SendError extends ClientError {
+  /** The message-id of the send (the application's, or the one the client assigned). */
   readonly messageId: MessageId;
+  /** True if the message was written at least once and no outcome came back, so the broker may have it. */
   readonly inDoubt: boolean;
   declare readonly outcome?: RefusedOutcome;
 

@@ -55,8 +55,16 @@ import type {
   SenderOptions,
 } from './types.js';
 
+/**
+ * A logical connection to a broker or cluster, made by {@link connect}. It outlives its physical
+ * connections: when one fails it moves to another member, re-attaches its links and re-sends
+ * what was in flight (docs/failover.md). Events: {@link ConnectionEvents}. Exported as the
+ * `Connection` interface (api.ts).
+ */
 export class Connection extends EventEmitter<ConnectionEvents> implements PublicConnection {
+  /** Our AMQP container-id, the same on every physical connection. */
   readonly containerId: string;
+  /** Where the connection is in its life. */
   state: ConnectionState = 'connecting';
   /** @internal every send of every sender: one bound (messages, bytes) per connection. */
   readonly sends: SendBuffer;

@@ -35,8 +35,9 @@ interface Confirmation {
 }
 
 /**
- * `Delivery<T>`: `message.body` is typed `T` as a type-level promise (openReceiver<T>()); the
- * decoder does not check it.
+ * One message handed to the application by a {@link Receiver}; settle it once with accept,
+ * release, reject or modify. `Delivery<T>`: `message.body` is typed `T` as a type-level promise
+ * (openReceiver<T>()); the decoder does not check it.
  */
 export class Delivery<T = MessageBody> implements PublicDelivery<T> {
   /** The outcome the application chose, once it settled. */
@@ -45,14 +46,17 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
   readonly transfers: IncomingDelivery[];
   private confirmation: Confirmation | undefined;
 
+  /** @internal */
   constructor(
     private readonly owner: DeliveryOwner,
     transfer: IncomingDelivery,
+    /** The message, decoded. */
     readonly message: Message<T>,
   ) {
     this.transfers = [transfer];
   }
 
+  /** True once the application settled it. */
   get settled(): boolean {
     return this.outcome !== undefined;
   }

@@ -28,12 +28,19 @@ interface Waiter<T> {
   reject(e: Error): void;
 }
 
-/** `Receiver<T>`: deliveries typed `Delivery<T>`, a type-level promise (openReceiver<T>()). */
+/**
+ * A receiving link, from {@link Connection.openReceiver}. Iterate it with `for await`, or call
+ * {@link Receiver.receive}; settle each {@link Delivery}. It re-attaches after failover and never
+ * hands out one message-id twice (docs/delivery-contract.md#receiver-dedup). `Receiver<T>`:
+ * deliveries typed `Delivery<T>`, a type-level promise (openReceiver<T>()).
+ */
 export class Receiver<T = MessageBody>
   extends EventEmitter<LinkEvents>
   implements ClientLink, AsyncIterable<Delivery<T>>, DeliveryOwner, PublicReceiver<T>
 {
+  /** The link name, kept across re-attach. */
   readonly name: string;
+  /** Where the link is in its life. */
   state: ReceiverState = 'detached';
   /** The receiver settle mode in force: 'second' when the broker confirms our outcomes. */
   settleMode: SettleMode = 'first';
@@ -54,8 +61,10 @@ export class Receiver<T = MessageBody>
   /** Handed out, not yet settled: their confirmations fail if the connection dies. */
   private readonly unsettled = new Set<Delivery<T>>();
 
+  /** @internal use Connection.openReceiver(). */
   constructor(
     private readonly conn: Connection,
+    /** The address (queue name) the link receives from. */
     readonly address: string,
     options: ReceiverOptions,
     name: string,
@@ -157,6 +166,7 @@ export class Receiver<T = MessageBody>
     });
   }
 
+  /** Deliveries as they come; ends when the receiver closes. Breaking out of the loop does not close it. */
   [Symbol.asyncIterator](): AsyncIterator<Delivery<T>> {
     return {
       next: () =>
@@ -199,26 +209,32 @@ export class Receiver<T = MessageBody>
 
   // ------------------------------------------------------------------ DeliveryOwner
 
+  /** @internal */
   get containerId(): string {
     return this.conn.containerId;
   }
 
+  /** @internal */
   isLive(transfer: IncomingDelivery): boolean {
     return transfer.link === this.link && transfer.link.state === 'attached';
   }
 
+  /** @internal */
   get confirmsSettlement(): boolean {
     return this.settleMode === 'second';
   }
 
+  /** @internal */
   onSettled(delivery: Delivery<unknown>, state: DeliveryState): void {
     this.dedup?.onSettled(delivery.message.messageId, state, now());
   }
 
+  /** @internal */
   onFinished(delivery: Delivery<unknown>): void {
     this.unsettled.delete(delivery as Delivery<T>);
   }
 
+  /** @internal */
   flush(): void {
     this.conn.kick();
   }
@@ -232,11 +248,13 @@ export class Receiver<T = MessageBody>
     return this.attachWaiters.wait(options, 'openReceiver');
   }
 
+  /** @internal */
   shouldAttach(phys: PhysicalConnection): boolean {
     if (this.state === 'closing' || this.state === 'closed' || this.failure) return false;
     return this.attachFilter ? this.attachFilter(phys) : true;
   }
 
+  /** @internal */
   attachTo(phys: PhysicalConnection): void {
     const session = phys.engine.begin();
     this.askedSecond = this.wantSecond;
@@ -252,6 +270,7 @@ export class Receiver<T = MessageBody>
     this.state = 'attaching';
   }
 
+  /** @internal */
   onEngineEvent(ev: EngineEvent): void {
     switch (ev.type) {
       case 'link-attached': {
@@ -289,6 +308,7 @@ export class Receiver<T = MessageBody>
     }
   }
 
+  /** @internal */
   onConnectionLost(error: Error): void {
     this.link = undefined;
     this.rejectDrains(error);
@@ -303,6 +323,7 @@ export class Receiver<T = MessageBody>
     this.emit('detached', { error, closed: false });
   }
 
+  /** @internal */
   fail(error: Error): void {
     if (this.state === 'closed') return;
     this.rejectDrains(error);
