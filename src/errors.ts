@@ -3,6 +3,7 @@
  * 'amqp:decode-error'), a human `description`, optional `info` and the standard `cause`.
  * One subclass per condition family; other layers append their own subclasses below.
  */
+import type { RefusedOutcome } from './client/types.js';
 import type { MessageId } from './codec/message.js';
 
 /**
@@ -25,6 +26,7 @@ export type AmqpStandardCondition =
   | 'amqp:illegal-state'
   | 'amqp:frame-size-too-small';
 
+/** Conditions of a ConnectionError (a peer may send others). */
 export type ConnectionCondition =
   | AmqpStandardCondition
   | 'amqp:connection:forced'
@@ -32,6 +34,7 @@ export type ConnectionCondition =
   | 'amqp:connection:redirect'
   | (string & {});
 
+/** Conditions of a SessionError (a peer may send others). */
 export type SessionCondition =
   | AmqpStandardCondition
   | 'amqp:session:window-violation'
@@ -40,6 +43,7 @@ export type SessionCondition =
   | 'amqp:session:unattached-handle'
   | (string & {});
 
+/** Conditions of a LinkError (a peer may send others). */
 export type LinkCondition =
   | AmqpStandardCondition
   | 'amqp:link:detach-forced'
@@ -161,12 +165,6 @@ export class ClientError extends AmqpError {
   }
 }
 
-/** The broker's outcome of a send that it did not accept (see SendError.outcome). */
-export type RefusedOutcome =
-  | { state: 'rejected'; error?: { condition: string; description?: string; info?: Record<string, unknown> } }
-  | { state: 'released' }
-  | { state: 'modified'; deliveryFailed?: boolean; undeliverableHere?: boolean };
-
 /**
  * A send() that did not end with the broker accepting the message. `inDoubt`: the message was
  * written at least once and no outcome came back, so the broker may have it; false: the broker
@@ -178,6 +176,7 @@ export class SendError extends ClientError {
   readonly messageId: MessageId;
   /** True if the message was written at least once and no outcome came back, so the broker may have it. */
   readonly inDoubt: boolean;
+  /** The broker's answer, when it settled the send with rejected, released or modified. */
   declare readonly outcome?: RefusedOutcome;
 
   constructor(
@@ -204,6 +203,7 @@ export type ArgumentErrorCode =
 
 /** A TypeError with a `code`, for a missing or ill-typed argument or option. */
 export class ArgumentTypeError extends TypeError {
+  /** Node's code for the mistake. */
   readonly code: ArgumentErrorCode;
   constructor(code: ArgumentErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -214,6 +214,7 @@ export class ArgumentTypeError extends TypeError {
 
 /** A RangeError with a `code`, for a number outside what an option allows. */
 export class ArgumentRangeError extends RangeError {
+  /** Always 'ERR_OUT_OF_RANGE'. */
   readonly code: ArgumentErrorCode;
   constructor(message: string) {
     super(message);

@@ -14,6 +14,7 @@ export type {
 export { connect } from './client/connection.js';
 export {
   CHANNELS,
+  type ChannelSource,
   type ConnectTraceContext,
   type FailoverMessage,
   type MembershipMessage,
@@ -35,6 +36,7 @@ export type {
   OutcomeError,
   ReceiverOptions,
   ReconnectOptions,
+  RefusedOutcome,
   SenderOptions,
   SendOptions,
   SendResult,
@@ -53,7 +55,6 @@ export {
   ConnectionError,
   type LinkCondition,
   LinkError,
-  type RefusedOutcome,
   SendError,
   type SessionCondition,
   SessionError,

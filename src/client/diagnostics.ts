@@ -9,12 +9,19 @@ import type { ConnectionEvents, FailoverEvent, Outcome, SendResult, SettleOutcom
 
 /** The channel names, a public contract: they never change within a major version. */
 export const CHANNELS = {
+  /** connect() calls (tracing). */
   connect: 'quorate:connect',
+  /** send() calls (tracing). */
   send: 'quorate:send',
+  /** settlement calls (tracing). */
   settle: 'quorate:settle',
+  /** deliveries handed out (plain). */
   receive: 'quorate:receive',
+  /** completed failovers (plain). */
   failover: 'quorate:failover',
+  /** connection attempts (plain). */
   reconnecting: 'quorate:reconnecting',
+  /** member list changes (plain). */
   membership: 'quorate:membership',
 } as const;
 
@@ -22,6 +29,7 @@ export const CHANNELS = {
 export interface ConnectTraceContext {
   /** The configured URLs (passwords removed). */
   urls: string[];
+  /** The connection's container-id. */
   containerId: string;
   /** At asyncEnd: the URL connected to. */
   url?: string;
@@ -40,7 +48,9 @@ export interface SendTraceContext {
   message: Message<unknown>;
   /** The sender's target address. */
   address: string;
+  /** The message-id it is sent with. */
   messageId: MessageId;
+  /** The connection's container-id. */
   containerId: string;
   /** At asyncEnd: the broker's outcome (accepted), also set before `error` for a refusal. */
   outcome?: Outcome;
@@ -52,11 +62,13 @@ export interface SendTraceContext {
 
 /** Context of the `quorate:settle` tracing channel (one accept/reject/release/modify call). */
 export interface SettleTraceContext {
+  /** The delivery's message. */
   message: Message<unknown>;
   /** The receiver's source address. */
   address: string;
   /** The outcome the application chose. */
   outcome: SettleOutcome;
+  /** The connection's container-id. */
   containerId: string;
   /** At error: e.g. 'quorate:in-doubt' when the connection went before the confirmation. */
   error?: unknown;
@@ -64,15 +76,25 @@ export interface SettleTraceContext {
 
 /** Payload of the `quorate:receive` channel: a delivery handed to the application. */
 export interface ReceiveMessage {
+  /** The message handed out. */
   message: Message<unknown>;
+  /** The receiver's source address. */
   address: string;
+  /** The connection's container-id. */
   containerId: string;
 }
 
-/** Payloads of the plain channels: the event's own payload plus the connection's containerId. */
-export type FailoverMessage = FailoverEvent & { containerId: string };
-export type ReconnectingMessage = ConnectionEvents['reconnecting'][0] & { containerId: string };
-export type MembershipMessage = ConnectionEvents['membership'][0] & { containerId: string };
+/** The connection a plain-channel message is about. */
+export interface ChannelSource {
+  /** The connection's container-id. */
+  containerId: string;
+}
+/** Payload of `quorate:failover`: the `failover` event's payload plus the container-id. */
+export type FailoverMessage = FailoverEvent & ChannelSource;
+/** Payload of `quorate:reconnecting`: the `reconnecting` event's payload plus the container-id. */
+export type ReconnectingMessage = ConnectionEvents['reconnecting'][0] & ChannelSource;
+/** Payload of `quorate:membership`: the `membership` event's payload plus the container-id. */
+export type MembershipMessage = ConnectionEvents['membership'][0] & ChannelSource;
 
 export const connectChannel = diagnosticsChannel.tracingChannel<unknown, ConnectTraceContext>(
   CHANNELS.connect,

@@ -22,6 +22,7 @@ export interface RequesterOptions extends CallOptions {
   credit?: number;
 }
 
+/** A request/reply client for one service address, from {@link createRequester}. */
 export interface Requester<Reply = MessageBody> extends AsyncDisposable {
   /** The reply address put in every request's `replyTo`. */
   readonly replyTo: string;
@@ -30,6 +31,7 @@ export interface Requester<Reply = MessageBody> extends AsyncDisposable {
    * send's SendError, or 'quorate:timeout' / 'quorate:aborted' when no reply comes in time.
    */
   request<T = MessageBody>(message: Message<T>, options?: CallOptions): Promise<Delivery<Reply>>;
+  /** Close the sender and the reply receiver; pending requests reject with 'quorate:closed'. */
   close(): Promise<void>;
 }
 

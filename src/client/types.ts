@@ -128,6 +128,10 @@ export type Outcome =
       /** The broker took the message (for a send: committed, docs/delivery-contract.md#commit-point). */
       state: 'accepted';
     }
+  | RefusedOutcome;
+
+/** An outcome other than accepted: what a SendError's `outcome` holds. */
+export type RefusedOutcome =
   | {
       /** The broker refused the message; `error` says why. */
       state: 'rejected';
@@ -152,6 +156,7 @@ export type Outcome =
  * (rejected, released, modified) rejects send() with a SendError whose `outcome` says which.
  */
 export interface SendResult {
+  /** Always 'accepted': other outcomes reject. */
   state: 'accepted';
   /** The message-id the message was sent with (the application's, or the one assigned). */
   messageId: MessageId;
