@@ -7,11 +7,8 @@ export default defineConfig({
     'bin/quorate-broker': 'src/cluster-broker/cli/main.ts',
   },
   format: ['esm', 'cjs'],
-  // stripInternal: members marked @internal stay out of the published declarations
-  dts: {
-    entry: { index: 'src/index.ts', broker: 'src/broker.ts' },
-    compilerOptions: { stripInternal: true },
-  },
+  // the client's internals stay out of index.d.ts because it exports interfaces (client/api.ts)
+  dts: { entry: { index: 'src/index.ts', broker: 'src/broker.ts' } },
   sourcemap: true,
   clean: true,
   target: 'node20',
