@@ -1,3 +1,4 @@
+import { cpSync } from 'node:fs';
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
@@ -19,4 +20,8 @@ export default defineConfig({
   shims: true,
   // p-retry 7 is ESM-only: bundle it so require('quorate') works from CommonJS.
   noExternal: ['p-retry', 'is-network-error'],
+  // The status page is static HTML/JS/CSS served as is (src/cluster-broker/http/page-assets.ts).
+  async onSuccess() {
+    cpSync('src/cluster-broker/http/page', 'dist/status-page', { recursive: true });
+  },
 });

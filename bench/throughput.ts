@@ -7,9 +7,14 @@
  * RABBIT_URL) and against the Qpid Proton C example broker (`protonBroker` / PROTON_BROKER: path
  * of its binary, run as `BIN 127.0.0.1 PORT`).
  * Also: broker memory (heap + array buffers) per queued 1 KiB message, measured in process.
+ * `scrape` / BENCH_SCRAPE=1: also the same broker serving its monitoring endpoints
+ * (`--http-port`) while a scraper fetches /metrics, /api/overview, /api/queues,
+ * /api/connections and /api/history once a second (Prometheus's and an open status page's
+ * load), with the ratio to the broker without HTTP.
  *
  *   npx tsx bench/throughput.ts            or   npx tsx bench/run.ts throughput
  */
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -30,6 +35,8 @@ export interface ThroughputOptions {
   protonBroker?: string;
   /** Also measure our broker without a store (no fsync), as the Proton C example broker runs. Default: env BENCH_MEMORY_BROKER=1. */
   memoryBroker?: boolean;
+  /** Also measure with the monitoring endpoints scraped every second. Default: env BENCH_SCRAPE=1. */
+  scrape?: boolean;
   /** Messages queued for the memory figure. Default 20_000. */
   memoryMessages?: number;
 }
@@ -47,6 +54,8 @@ export interface Measurement {
 }
 
 export interface ThroughputResult {
+  /** With `scrape`: the broker CPU the monitoring endpoints cost. */
+  monitoringCost?: MonitoringCost;
   measurements: Measurement[];
   ratios: Record<string, number>;
   memory: {
@@ -54,6 +63,79 @@ export interface ThroughputResult {
     bytesPerMessage: number;
     heapPerMessage: number;
     arrayBuffersPerMessage: number;
+  };
+}
+
+// ---------------------------------------------------------------- monitoring load
+
+const SCRAPED_PATHS = ['/metrics', '/api/overview', '/api/queues', '/api/connections', '/api/history'];
+
+async function scrapeOnce(base: string): Promise<void> {
+  for (const path of SCRAPED_PATHS) {
+    const res = await fetch(`${base}${path}`);
+    if (!res.ok) throw new Error(`${path}: HTTP ${res.status}`);
+    await res.arrayBuffer();
+  }
+}
+
+/** CPU time (user + system) of a process so far, in ms, from /proc (Linux). */
+async function processCpuMs(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // fields[11], fields[12]: utime, stime in clock ticks (USER_HZ, 100 on Linux)
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+export interface MonitoringCost {
+  rounds: number;
+  cpuMsPerRound: number;
+  idleCpuMs: number;
+  /** Scraped once a second: this share of one core, i.e. of a CPU-bound broker's throughput. */
+  percentOfACore: number;
+}
+
+/**
+ * The broker's own CPU for scrape rounds, measured on the broker process (so the machine's other
+ * load does not blur it the way it blurs throughput): `rounds` scrapes back to back, minus the
+ * broker's idle CPU over the same wall time.
+ */
+async function scrapeCpuCost(base: string, pid: number, rounds = 100): Promise<MonitoringCost> {
+  await scrapeOnce(base); // warm
+  const c0 = await processCpuMs(pid);
+  const t0 = performance.now();
+  for (let i = 0; i < rounds; i++) await scrapeOnce(base);
+  const wall = performance.now() - t0;
+  const c1 = await processCpuMs(pid);
+  await new Promise((r) => setTimeout(r, wall));
+  const c2 = await processCpuMs(pid);
+  const idle = c2 - c1;
+  const perRound = Math.max(0, c1 - c0 - idle) / rounds;
+  return {
+    rounds,
+    cpuMsPerRound: round2(perRound),
+    idleCpuMs: round2(idle),
+    percentOfACore: round2(perRound / 10),
+  };
+}
+
+/** Fetches what Prometheus and an open status page fetch, once a second. */
+function startScraper(base: string): { stop(): Promise<void>; rounds(): number } {
+  let running = true;
+  let rounds = 0;
+  const loop = (async () => {
+    while (running) {
+      const started = performance.now();
+      await scrapeOnce(base);
+      rounds++;
+      await new Promise((r) => setTimeout(r, Math.max(0, 1000 - (performance.now() - started))));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+    },
+    rounds: () => rounds,
   };
 }
 
@@ -186,6 +268,23 @@ export async function run(opts: ThroughputOptions = {}): Promise<ThroughputResul
   } finally {
     await ours.stop();
   }
+  let monitoringCost: MonitoringCost | undefined;
+  if (opts.scrape ?? process.env.BENCH_SCRAPE === '1') {
+    const scraped = await startOurBroker(true, [], true);
+    const scraper = startScraper(scraped.httpUrl!);
+    try {
+      await measure('quorate-scraped', scraped.url);
+      await scraper.stop();
+      log(`scraper: ${scraper.rounds()} rounds of 5 requests during the runs`);
+      monitoringCost = await scrapeCpuCost(scraped.httpUrl!, scraped.pid!);
+      log(
+        `monitoring cost: ${monitoringCost.cpuMsPerRound} ms of broker CPU per scrape round (idle ${monitoringCost.idleCpuMs} ms over the same time): scraped every second = ${monitoringCost.percentOfACore}% of one core`,
+      );
+    } finally {
+      await scraper.stop();
+      await scraped.stop();
+    }
+  }
   if (opts.memoryBroker ?? process.env.BENCH_MEMORY_BROKER === '1') {
     const mem = await startOurBroker(false);
     try {
@@ -212,6 +311,14 @@ export async function run(opts: ThroughputOptions = {}): Promise<ThroughputResul
     const o = find('quorate-broker', 'quorate', size);
     if (r && o)
       ratios[`quorate/rhea via quorate-broker ${size} B`] = round2(o.endToEndPerSec / r.endToEndPerSec);
+    for (const client of ['rhea', 'quorate']) {
+      const plain = find('quorate-broker', client, size);
+      const scraped = find('quorate-scraped', client, size);
+      if (plain && scraped)
+        ratios[`scraped every 1 s/not scraped, ${client} ${size} B`] = round2(
+          scraped.endToEndPerSec / plain.endToEndPerSec,
+        );
+    }
     const p = find('proton-c', 'rhea', size);
     const rm = find('quorate-memory', 'rhea', size);
     if (rm && p)
@@ -231,7 +338,7 @@ export async function run(opts: ThroughputOptions = {}): Promise<ThroughputResul
   log(
     `broker memory per queued 1 KiB message: ${memory.bytesPerMessage} B (heap ${memory.heapPerMessage} + array buffers ${memory.arrayBuffersPerMessage}; target <= 1536)`,
   );
-  return { measurements, ratios, memory };
+  return { measurements, ratios, memory, ...(monitoringCost ? { monitoringCost } : {}) };
 }
 
 function round2(x: number): number {

@@ -2,15 +2,19 @@
  * The failover demo (`npm run demo`): a 3-member reference cluster, one producer and one consumer
  * on one client connection, and a nemesis that `kill -9`s the member the client is using every
  * few seconds (once every member has caught up; the supervisor restarts it). It shows live
- * progress and ends with a table; it exits non-zero if any acknowledged message was lost or any
- * message was handed to the consumer twice.
+ * progress and ends with a table (with how long sending stalled after each kill); it exits
+ * non-zero if any acknowledged message was lost or any message was handed to the consumer twice.
+ * While it runs, the cluster's status page is readable at the URL it prints (a small proxy to
+ * whichever member is up), and `--hold S` keeps the cluster and the page up S seconds after the
+ * summary.
  *
- *   npm run demo -- [--duration 45] [--kill-every 5] [--nodes 3] [--window 64]
+ *   npm run demo -- [--duration 45] [--kill-every 5] [--nodes 3] [--window 64] [--hold 0]
  */
 import { parseArgs } from 'node:util';
 import { type Connection, connect, type Delivery } from 'quorate';
 import { startCluster } from 'quorate/broker';
 import { DemoProgress } from './demo-progress.js';
+import { startStatusProxy } from './status-proxy.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -18,12 +22,14 @@ const { values: args } = parseArgs({
     'kill-every': { type: 'string', default: '5' },
     nodes: { type: 'string', default: '3' },
     window: { type: 'string', default: '64' },
+    hold: { type: 'string', default: '0' },
   },
 });
 const durationMs = Number(args.duration) * 1000;
 const killEveryMs = Number(args['kill-every']) * 1000;
 const nodes = Number(args.nodes);
 const window = Number(args.window);
+const holdMs = Number(args.hold) * 1000;
 const QUEUE = 'demo-orders';
 
 interface Tally {
@@ -35,6 +41,15 @@ interface Tally {
   kills: number;
   lastAckAt: number;
   longestPauseMs: number;
+  /** One entry per kill: the longest pause between acknowledgements after it, counted from the kill. */
+  killLog: KillRecord[];
+}
+
+interface KillRecord {
+  member: string;
+  wasLeader: boolean;
+  at: number;
+  stallMs: number;
 }
 
 async function main(): Promise<number> {
@@ -50,10 +65,13 @@ async function main(): Promise<number> {
     kills: 0,
     lastAckAt: Date.now(),
     longestPauseMs: 0,
+    killLog: [],
   };
+  const proxy = await startStatusProxy(() => cluster.httpUrls);
   let conn: Connection | undefined;
   try {
-    for (const m of cluster.members()) progress.line(`  ${m.id}  ${m.url}  pid ${m.pid}`);
+    for (const m of cluster.members()) progress.line(`  ${m.id}  ${m.url}  ${m.httpUrl}  pid ${m.pid}`);
+    progress.line(`status page: ${proxy.url}  (follows whichever member is up)`);
     conn = await connect({ urls: cluster.urls, containerId: 'failover-demo', idleTimeoutMs: 2000 });
     conn.on('failover', (e) => {
       tally.failovers++;
@@ -80,6 +98,10 @@ async function main(): Promise<number> {
           if (r.state !== 'accepted') return;
           const now = Date.now();
           tally.longestPauseMs = Math.max(tally.longestPauseMs, now - tally.lastAckAt);
+          const kill = tally.killLog.at(-1);
+          if (kill && kill.at <= now) {
+            kill.stallMs = Math.max(kill.stallMs, now - Math.max(tally.lastAckAt, kill.at));
+          }
           tally.lastAckAt = now;
           tally.acknowledged.add(id);
         })
@@ -104,6 +126,11 @@ async function main(): Promise<number> {
     progress.done();
   } finally {
     await conn?.close().catch(() => {});
+    if (holdMs > 0) {
+      progress.line(`holding the cluster ${holdMs / 1000} s: status page ${proxy.url}`);
+      await new Promise((r) => setTimeout(r, holdMs));
+    }
+    await proxy.close();
     await cluster.stop();
   }
   const lost = [...tally.acknowledged].filter((id) => !tally.received.has(id)).length;
@@ -118,6 +145,13 @@ async function main(): Promise<number> {
     ['longest pause', `${tally.longestPauseMs} ms`],
   ];
   process.stdout.write(`\n${formatTable(rows)}\n`);
+  if (tally.killLog.length > 0) {
+    const stalls: [string, number | string][] = tally.killLog.map((k, i) => [
+      `kill ${i + 1}: ${k.member}${k.wasLeader ? ' (leader)' : ''}`,
+      `sending stalled ${k.stallMs} ms`,
+    ]);
+    process.stdout.write(`\n${formatTable(stalls)}\n`);
+  }
   const ok = lost === 0 && tally.duplicates === 0 && tally.acknowledged.size > 0;
   process.stdout.write(ok ? '\nOK: nothing lost, nothing duplicated.\n' : '\nFAILED: see the table above.\n');
   return ok ? 0 : 1;
@@ -166,10 +200,25 @@ async function killLoop(
     const url = currentUrl();
     const victim = cluster.members().find((m) => url !== undefined && sameEndpoint(m.url, url));
     if (!victim) continue;
-    progress.line(`kill -9 ${victim.id} (pid ${victim.pid}), the member the client is using`);
+    const wasLeader = (await leaderOf(victim.httpUrl)) === victim.id;
+    progress.line(
+      `kill -9 ${victim.id}${wasLeader ? ' (the leader)' : ''} (pid ${victim.pid}), the member the client is using`,
+    );
+    tally.killLog.push({ member: victim.id, wasLeader, at: Date.now(), stallMs: 0 });
     await cluster.kill(victim.id, { restart: true });
     tally.kills++;
     next = Date.now() + everyMs;
+  }
+}
+
+/** The leader as `httpUrl`'s member sees it (undefined: no answer). */
+async function leaderOf(httpUrl: string | null): Promise<string | undefined> {
+  if (httpUrl === null) return undefined;
+  try {
+    const res = await fetch(`${httpUrl}/api/overview`, { signal: AbortSignal.timeout(1000) });
+    return ((await res.json()) as { leader: string | null }).leader ?? undefined;
+  } catch {
+    return undefined;
   }
 }
 

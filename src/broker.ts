@@ -11,7 +11,24 @@ export {
 } from './cluster-broker/cluster/index.js';
 export type { QueueInfo } from './cluster-broker/core/broker-state.js';
 export type { QueueOptions } from './cluster-broker/core/events.js';
+export {
+  type ClusterSource,
+  type ClusterStatus,
+  type HistoryDocument,
+  type MemberEntry,
+  MonitoringError,
+  type Overview,
+  type QueueEntry,
+  type QueuesDocument,
+} from './cluster-broker/http/index.js';
 export type { CutMode } from './cluster-broker/netproxy/link-proxy.js';
+export {
+  type ClusterTlsOptions,
+  ensureClusterSecret,
+  isLoopbackHost,
+  loadClusterSecret,
+  loadClusterTls,
+} from './cluster-broker/replication/index.js';
 export type { PeerAddress } from './cluster-broker/replication/tcp-transport.js';
 export {
   BackendClosedError,
@@ -23,6 +40,7 @@ export {
   type BrokerServerOptions,
   type BrokerServerStats,
   type BrokerStats,
+  type ConnectionInfo,
   LocalBackend,
   memoryBackend,
   OutcomeUnknownError,
@@ -37,6 +55,8 @@ export type { UserTable } from './cluster-broker/server/users.js';
 export type { StoreStats } from './cluster-broker/store/event-store.js';
 export {
   type ClusterHandle,
+  type ClusterTlsFiles,
+  type MemberOutputHandler,
   type StartClusterOptions,
   startCluster,
 } from './cluster-broker/supervisor/index.js';

@@ -19,22 +19,26 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 
 export interface RunningBroker {
   url: URL;
+  /** Its monitoring endpoints, when started with them. */
+  httpUrl?: string;
+  /** The broker's process id, when it runs as its own process. */
+  pid?: number;
   stop(): Promise<void>;
 }
 
 export async function spawnReady(
   cmd: string,
   args: string[],
-): Promise<{ child: ChildProcess; port: number }> {
+): Promise<{ child: ChildProcess; port: number; httpPort?: number }> {
   const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-  const port = await new Promise<number>((resolve, reject) => {
+  const ready = await new Promise<{ amqpPort: number; httpPort?: number }>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error('broker not ready within 30 s')), 30_000);
     createInterface({ input: child.stdout! }).on('line', (line) => {
       try {
-        const v = JSON.parse(line) as { ready?: boolean; amqpPort?: number };
+        const v = JSON.parse(line) as { ready?: boolean; amqpPort?: number; httpPort?: number };
         if (v.ready && typeof v.amqpPort === 'number') {
           clearTimeout(t);
-          resolve(v.amqpPort);
+          resolve(v as { amqpPort: number; httpPort?: number });
         }
       } catch {
         // not the ready line
@@ -42,7 +46,11 @@ export async function spawnReady(
     });
     child.once('exit', (code) => reject(new Error(`broker exited with ${code}`)));
   });
-  return { child, port };
+  return {
+    child,
+    port: ready.amqpPort,
+    ...(ready.httpPort !== undefined ? { httpPort: ready.httpPort } : {}),
+  };
 }
 
 export function stopChild(child: ChildProcess): Promise<void> {
@@ -56,10 +64,17 @@ export function stopChild(child: ChildProcess): Promise<void> {
   });
 }
 
-/** `nodeArgs` go to Node before the entry (e.g. `--cpu-prof`). */
-export async function startOurBroker(durable = true, nodeArgs: string[] = []): Promise<RunningBroker> {
+/**
+ * `nodeArgs` go to Node before the entry (e.g. `--cpu-prof`); `http`: also serve the monitoring
+ * endpoints (`--http-port 0`, named in `httpUrl`).
+ */
+export async function startOurBroker(
+  durable = true,
+  nodeArgs: string[] = [],
+  http = false,
+): Promise<RunningBroker> {
   const dir = await mkdtemp(join(tmpdir(), 'qb-bench-'));
-  const { child, port } = await spawnReady(process.execPath, [
+  const { child, port, httpPort } = await spawnReady(process.execPath, [
     ...nodeArgs,
     '--import',
     'tsx',
@@ -67,9 +82,12 @@ export async function startOurBroker(durable = true, nodeArgs: string[] = []): P
     '--port',
     '0',
     ...(durable ? ['--data-dir', dir] : []),
+    ...(http ? ['--http-port', '0'] : []),
   ]);
   return {
     url: new URL(`amqp://127.0.0.1:${port}`),
+    ...(httpPort !== undefined ? { httpUrl: `http://127.0.0.1:${httpPort}` } : {}),
+    ...(child.pid !== undefined ? { pid: child.pid } : {}),
     async stop() {
       await stopChild(child);
       await rm(dir, { recursive: true, force: true });

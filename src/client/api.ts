@@ -82,6 +82,8 @@ export interface Connection extends EventEmitter<ConnectionEvents>, AsyncDisposa
   openSender(address: string, options?: SenderOptions): Promise<Sender>;
   /** `T` types `delivery.message.body`: a type-level promise, not checked on decode. */
   openReceiver<T = MessageBody>(address: string, options?: ReceiverOptions): Promise<Receiver<T>>;
+  /** A receiver on a temporary queue the broker names (`receiver.address`), e.g. for replies. */
+  openReceiver<T = MessageBody>(options: ReceiverOptions & { dynamic: true }): Promise<Receiver<T>>;
   /** Close for good: pending sends reject ('quorate:closed'), receivers end. */
   close(options?: CallOptions): Promise<void>;
 }

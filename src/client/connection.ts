@@ -204,17 +204,26 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
   }
 
   /**
-   * Attach a receiver to `address`; resolves once the broker attached it (credit then flows).
+   * Attach a receiver to `address`, or (`openReceiver({ dynamic: true })`) to a temporary queue
+   * the broker names (`receiver.address`); resolves once the broker attached it (credit then flows).
    * `T` types `delivery.message.body`: a type-level promise about what the senders put there,
    * not checked when messages are decoded.
    */
-  async openReceiver<T = MessageBody>(address: string, options: ReceiverOptions = {}): Promise<Receiver<T>> {
+  openReceiver<T = MessageBody>(address: string, options?: ReceiverOptions): Promise<Receiver<T>>;
+  openReceiver<T = MessageBody>(options: ReceiverOptions & { dynamic: true }): Promise<Receiver<T>>;
+  async openReceiver<T = MessageBody>(
+    addressOrOptions: string | (ReceiverOptions & { dynamic: true }),
+    maybeOptions: ReceiverOptions = {},
+  ): Promise<Receiver<T>> {
     this.assertUsable();
+    const dynamic = typeof addressOrOptions !== 'string';
+    const options = dynamic ? addressOrOptions : maybeOptions;
+    const address = dynamic ? '' : addressOrOptions;
     const receiver = new Receiver<T>(
       this,
       address,
       options,
-      `quorate-receiver-${address}-${++this.linkCounter}`,
+      `quorate-receiver-${dynamic ? 'dynamic' : address}-${++this.linkCounter}`,
     );
     this.register(receiver);
     try {

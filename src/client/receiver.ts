@@ -7,11 +7,16 @@
  * broker refuses it; `settleMode` / `confirmedAccept` tell which is in force.
  */
 import { EventEmitter } from 'eventemitter3';
-import type { AmqpErrorBody, DeliveryState } from '../codec/contract.js';
+import type { AmqpErrorBody, DeliveryState, Source } from '../codec/contract.js';
 import { decodeMessage, type Message, type MessageBody } from '../codec/message.js';
 import { ClientError } from '../errors.js';
 import { type CreditFlow, CreditWindow, ReceiverDedup } from '../failover/index.js';
-import type { EngineEvent, IncomingDelivery, ReceiverLink } from '../protocol/index.js';
+import {
+  type EngineEvent,
+  type IncomingDelivery,
+  type ReceiverLink,
+  selectorFilter,
+} from '../protocol/index.js';
 import type { Receiver as PublicReceiver } from './api.js';
 import type { Connection } from './connection.js';
 import { Deadline } from './deadline.js';
@@ -61,11 +66,15 @@ export class Receiver<T = MessageBody>
   /** Handed out, not yet settled: their confirmations fail if the connection dies. */
   private readonly unsettled = new Set<Delivery<T>>();
 
+  /** For a dynamic receiver: true until the broker named its node (then `address` is set). */
+  private dynamicUnassigned: boolean;
+  private readonly selector: string | undefined;
+
   /** @internal use Connection.openReceiver(). */
   constructor(
     private readonly conn: Connection,
-    /** The address (queue name) the link receives from. */
-    readonly address: string,
+    /** The address (queue name) the link receives from; for a dynamic receiver, the broker's name for its node once attached. */
+    public address: string,
     options: ReceiverOptions,
     name: string,
     private readonly attachFilter?: (phys: PhysicalConnection) => boolean,
@@ -75,6 +84,8 @@ export class Receiver<T = MessageBody>
     this.credit = new CreditWindow({ credit: options.credit ?? 100 });
     this.dedup = options.dedup === false ? undefined : new ReceiverDedup<Delivery<T>>(options.dedup ?? {});
     this.wantSecond = options.confirmAccept !== false;
+    this.dynamicUnassigned = options.dynamic === true;
+    this.selector = options.selector;
   }
 
   /** True when accept() resolves only after the broker confirmed it (rcv-settle-mode second). */
@@ -260,7 +271,7 @@ export class Receiver<T = MessageBody>
     this.askedSecond = this.wantSecond;
     const link = session.attachReceiver({
       name: this.name,
-      source: { address: this.address },
+      source: receiverSource(this.address, this.dynamicUnassigned, this.selector),
       target: { address: this.name },
       rcvSettleMode: this.askedSecond ? 1 : 0,
     });
@@ -276,6 +287,11 @@ export class Receiver<T = MessageBody>
       case 'link-attached': {
         if (ev.link !== this.link) return;
         if (!ev.attach.source) return; // refused: the detach with the error follows
+        if (this.dynamicUnassigned && typeof ev.attach.source.address === 'string') {
+          // re-attached after a failover to this address, no longer dynamic
+          this.address = ev.attach.source.address;
+          this.dynamicUnassigned = false;
+        }
         this.state = 'attached';
         // the broker's attach says what it does: second only if it echoes second
         this.settleMode = this.askedSecond && ev.attach.rcvSettleMode === 1 ? 'second' : 'first';
@@ -487,4 +503,11 @@ export class Receiver<T = MessageBody>
     this.emit('detached', { closed: true });
     w?.();
   }
+}
+
+/** The source we attach with: a dynamic node not yet named, or an address; a selector as a filter. */
+function receiverSource(address: string, dynamic: boolean, selector: string | undefined): Source {
+  const source: Source = dynamic ? { dynamic: true } : { address };
+  if (selector !== undefined) source.filter = selectorFilter(selector);
+  return source;
 }

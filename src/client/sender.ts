@@ -5,10 +5,10 @@
  * queued and in-doubt entries are written again, in order, with the same bytes (same message-id).
  */
 import { EventEmitter } from 'eventemitter3';
-import type { AmqpErrorBody } from '../codec/contract.js';
+import type { AmqpErrorBody, DeliveryState } from '../codec/contract.js';
 import { encodeMessage, type Message, type MessageBody, type MessageId } from '../codec/message.js';
 import { ArgumentTypeError, ClientError, SendError } from '../errors.js';
-import { ensureMessageId, type JournalEntry } from '../failover/index.js';
+import { DEDUP_CAPABILITY, ensureMessageId, type JournalEntry } from '../failover/index.js';
 import type { EngineEvent, OutgoingDelivery, SenderLink } from '../protocol/index.js';
 import type { Sender as PublicSender } from './api.js';
 import type { Connection } from './connection.js';
@@ -220,6 +220,8 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink, Publ
       source: { address: this.name },
       target: { address: this.address },
       sndSettleMode: this.presettled ? 2 : 0,
+      // failover re-sends in-doubt messages with the same message-id: a broker offering this drops the copy
+      desiredCapabilities: [DEDUP_CAPABILITY],
     });
     link.context = this;
     session.context = this;

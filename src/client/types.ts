@@ -110,6 +110,18 @@ export interface ReceiverOptions extends CallOptions {
         maxAgeMs?: number;
       }
     | false;
+  /**
+   * Ask the broker for a temporary queue of its own naming (a dynamic source; `openReceiver({
+   * dynamic: true })`): `receiver.address` is its address once attached (e.g. a reply-to). After
+   * a failover the receiver re-attaches to that address; the broker keeps the node for its grace
+   * period. The node is deleted when the receiver closes.
+   */
+  dynamic?: boolean;
+  /**
+   * A JMS message selector (`apache.org:selector-filter:string`), e.g. `"colour = 'green'"`:
+   * the broker only delivers matching messages to this receiver. Refused at attach when malformed.
+   */
+  selector?: string;
 }
 
 /** An AMQP error as carried in a rejected outcome. */

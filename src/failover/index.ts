@@ -22,6 +22,7 @@ export {
   unwrapValue,
 } from './membership.js';
 export {
+  DEDUP_CAPABILITY,
   describeMessageId,
   ensureMessageId,
   hasMessageId,

@@ -30,6 +30,13 @@ export function ensureMessageId<M extends WithMessageId>(
   return { message: { ...message, messageId }, messageId };
 }
 
+/**
+ * The link capability a sender lists in its attach's desired-capabilities to have the broker
+ * drop a message whose message-id it already enqueued on that queue (the quorate client always
+ * does: its failover re-sends rely on it). Our broker offers it back when it honours it.
+ */
+export const DEDUP_CAPABILITY = 'quorate:dedup';
+
 function hex(bytes: Uint8Array): string {
   let s = '';
   for (const b of bytes) s += b.toString(16).padStart(2, '0');

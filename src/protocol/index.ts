@@ -12,6 +12,14 @@ export {
 } from './delivery.js';
 export { DispositionBatcher, sameState } from './dispositions.js';
 export { type ErrorScope, toAmqpError } from './errors.js';
+export {
+  type FilterEntry,
+  filterEntries,
+  isSelectorFilter,
+  SELECTOR_FILTER,
+  SELECTOR_FILTER_CODE,
+  selectorFilter,
+} from './filters.js';
 export type { AcceptOptions, Link, LinkOptions, LinkState, RcvSettleMode, SndSettleMode } from './link.js';
 export { ReceiverLink } from './receiver.js';
 export { SaslCode } from './sasl.js';

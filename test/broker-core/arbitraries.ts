@@ -41,6 +41,29 @@ const outcome: fc.Arbitrary<SettleOutcome> = fc.oneof(
   ),
 );
 
+const enqueueArb = fc.record(
+  {
+    type: fc.constant('enqueue' as const),
+    queue: fc.constantFrom(...queues),
+    message: fc.uint8Array({ maxLength: 24 }),
+    dedupKey: fc.constantFrom('s:1', 's:2', 's:3', 'u:1'),
+    expiresAt: fc.integer({ min: 0, max: 12_000 }),
+    deliveryCount: fc.integer({ min: 0, max: 3 }),
+  },
+  { requiredKeys: ['type', 'queue', 'message'] },
+);
+
+const settleArb = fc.record(
+  {
+    type: fc.constant('settle' as const),
+    consumer: fc.constantFrom(...consumers),
+    seqs: fc.uniqueArray(fc.integer({ min: 1, max: 40 }), { maxLength: 3 }),
+    outcome,
+    link: fc.constantFrom('L1', 'L2'),
+  },
+  { requiredKeys: ['type', 'consumer', 'seqs', 'outcome'] },
+);
+
 /** An event without its leaderTime (added by `eventSequence`). */
 type Timeless = BrokerEvent extends infer E ? (E extends BrokerEvent ? Omit<E, 'leaderTime'> : never) : never;
 
@@ -57,20 +80,7 @@ const timeless: fc.Arbitrary<Timeless> = fc.oneof(
     weight: 1,
     arbitrary: fc.record({ type: fc.constant('delete' as const), queue: fc.constantFrom(...queues) }),
   },
-  {
-    weight: 8,
-    arbitrary: fc.record(
-      {
-        type: fc.constant('enqueue' as const),
-        queue: fc.constantFrom(...queues),
-        message: fc.uint8Array({ maxLength: 24 }),
-        dedupKey: fc.constantFrom('s:1', 's:2', 's:3', 'u:1'),
-        expiresAt: fc.integer({ min: 0, max: 12_000 }),
-        deliveryCount: fc.integer({ min: 0, max: 3 }),
-      },
-      { requiredKeys: ['type', 'queue', 'message'] },
-    ),
-  },
+  { weight: 8, arbitrary: enqueueArb },
   {
     weight: 6,
     arbitrary: fc.record(
@@ -80,22 +90,25 @@ const timeless: fc.Arbitrary<Timeless> = fc.oneof(
         consumer: fc.constantFrom(...consumers),
         max: fc.integer({ min: 1, max: 3 }),
         link: fc.constantFrom('L1', 'L2'),
+        // a selector consumer's acquire of chosen messages (ascending)
+        seqs: fc
+          .uniqueArray(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 3 })
+          .map((s) => s.sort((x, y) => x - y)),
       },
       { requiredKeys: ['type', 'queue', 'consumer'] },
     ),
   },
+  { weight: 6, arbitrary: settleArb },
   {
-    weight: 6,
-    arbitrary: fc.record(
-      {
-        type: fc.constant('settle' as const),
-        consumer: fc.constantFrom(...consumers),
-        seqs: fc.uniqueArray(fc.integer({ min: 1, max: 40 }), { maxLength: 3 }),
-        outcome,
-        link: fc.constantFrom('L1', 'L2'),
-      },
-      { requiredKeys: ['type', 'consumer', 'seqs', 'outcome'] },
-    ),
+    // a transaction's commit: its enqueues and settlements as one event
+    weight: 2,
+    arbitrary: fc.record({
+      type: fc.constant('commit' as const),
+      events: fc.array(
+        fc.oneof(enqueueArb, settleArb).map((e) => ({ ...e, leaderTime: 0 })),
+        { minLength: 1, maxLength: 4 },
+      ),
+    }),
   },
   {
     weight: 1,

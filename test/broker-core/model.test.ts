@@ -8,6 +8,11 @@ import { Model } from './model.js';
 
 /** Refusal descriptions are prose; compare everything else. */
 function normalize(r: ApplyResult): ApplyResult {
+  if (r.type === 'commit') {
+    return r.status === 'refused'
+      ? { ...r, description: '' }
+      : { ...r, results: r.results.map((x) => normalize(x) as typeof x) };
+  }
   return r.type === 'enqueue' && r.status === 'refused' ? { ...r, description: '' } : r;
 }
 

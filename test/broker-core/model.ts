@@ -3,7 +3,12 @@
  * independently of BrokerState, to compare against it on random event sequences.
  */
 import type { BrokerEvent, QueueOptions } from '../../src/cluster-broker/core/events.js';
-import type { AcquiredMessage, ApplyResult } from '../../src/cluster-broker/core/results.js';
+import type {
+  AcquiredMessage,
+  ApplyResult,
+  EnqueueResult,
+  SettleResult,
+} from '../../src/cluster-broker/core/results.js';
 
 interface MMsg {
   seq: number;
@@ -75,6 +80,37 @@ export class Model {
   apply(e: BrokerEvent): ApplyResult {
     this.now = Math.max(this.now, e.leaderTime);
     switch (e.type) {
+      case 'commit': {
+        const adding = new Map<string, { n: number; bytes: number }>();
+        for (const sub of e.events) {
+          if (sub.type !== 'enqueue') continue;
+          const q = this.queues.get(sub.queue);
+          if (!q) return { type: 'commit', status: 'refused', condition: 'amqp:not-found', description: '' };
+          this.trim(q);
+          if (sub.dedupKey !== undefined && q.dedup.some((d) => d.key === sub.dedupKey)) continue;
+          const a = adding.get(sub.queue) ?? { n: 0, bytes: 0 };
+          adding.set(sub.queue, { n: a.n + 1, bytes: a.bytes + sub.message.length });
+        }
+        for (const [name, a] of adding) {
+          const q = this.queues.get(name)!;
+          const bytes = q.msgs.reduce((n, m) => n + m.bytes.length, 0);
+          if (
+            q.msgs.length + a.n > (q.options.maxMessages ?? Infinity) ||
+            bytes + a.bytes > (q.options.maxBytes ?? Infinity)
+          ) {
+            return {
+              type: 'commit',
+              status: 'refused',
+              condition: 'amqp:resource-limit-exceeded',
+              description: '',
+            };
+          }
+        }
+        const results = e.events.map((sub) => this.apply({ ...sub, leaderTime: e.leaderTime })) as Array<
+          EnqueueResult | SettleResult
+        >;
+        return { type: 'commit', status: 'committed', results };
+      }
       case 'declare': {
         if (this.queues.has(e.queue)) return { type: 'declare', created: false };
         this.queues.set(e.queue, { options: e.options, msgs: [], dedup: [] });
@@ -122,9 +158,14 @@ export class Model {
         const messages: AcquiredMessage[] = [];
         const q = this.queues.get(e.queue);
         if (!q) return { type: 'acquire', messages };
+        const wanted = e.seqs === undefined ? undefined : new Set(e.seqs);
         for (const m of [...q.msgs]) {
-          if (messages.length >= (e.max ?? 1)) break;
+          if (messages.length >= (wanted ? wanted.size : (e.max ?? 1))) break;
           if (m.owner !== undefined) continue;
+          if (wanted && e.seqs) {
+            if (m.seq > e.seqs[e.seqs.length - 1]!) break;
+            if (!wanted.has(m.seq)) continue;
+          }
           if (this.expired(m)) {
             this.remove(q, m);
             continue;

@@ -74,6 +74,11 @@ describe('quorate-broker flags', () => {
       host: '127.0.0.1',
       anonymous: true,
       autoCreateQueues: true,
+      httpPort: undefined,
+    });
+    expect(parseSingleNodeArgs(['--http-port', '15672', '--http-host', '0.0.0.0'])).toMatchObject({
+      httpPort: 15672,
+      httpHost: '0.0.0.0',
     });
   });
 
@@ -83,6 +88,7 @@ describe('quorate-broker flags', () => {
       ['--bogus'],
       ['--tls-cert', 'c.pem'],
       ['--max-frame-size', '100'],
+      ['--http-port', '70000'],
       ['--log-level', 'loud'],
       ['node', '--id', 'n1', '--peers', 'n1=127.0.0.1:1,n2=127.0.0.1:2', '--data-dir', '/d', '--repair'],
       [
@@ -108,6 +114,7 @@ describe('quorate-broker flags', () => {
     const out = sink();
     expect(await runCli(['--help'], { stdout: out, stderr: sink() })).toBe(0);
     expect(out.lines.join('')).toContain('--data-dir');
+    expect(out.lines.join('')).toContain('--http-port');
   });
 
   it('prints one ready line, serves, and stops on SIGTERM with exit code 0', async () => {

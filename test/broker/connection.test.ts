@@ -79,17 +79,51 @@ describe('publisher: the commit point', () => {
     await backend.close().catch(() => {});
   });
 
-  it('a duplicate message-id is settled accepted and not enqueued again', async () => {
+  it('a sender desiring quorate:dedup: a duplicate message-id is settled accepted and not enqueued again', async () => {
     const backend = memoryBackend();
     const pair = new InProcessPair(serverContext(backend));
     await pair.open();
-    const sender = pair.session.attachSender({ name: 'p', target: { address: 'q' } });
+    const sender = pair.session.attachSender({
+      name: 'p',
+      target: { address: 'q' },
+      desiredCapabilities: ['quorate:dedup'],
+    });
     await pair.settle();
+    expect(sender.remote?.offeredCapabilities).toEqual(['quorate:dedup']);
     const a = sender.send(new Uint8Array([1]), msg({ body: 'one', messageId: 'same' }));
     const b = sender.send(new Uint8Array([2]), msg({ body: 'two', messageId: 'same' }));
     await pair.settle();
     expect(a.remoteState).toEqual(ACCEPTED);
     expect(b.remoteState).toEqual(ACCEPTED);
+    expect(backend.state.queueInfo('q')?.depth).toBe(1);
+    await backend.close();
+  });
+
+  it('a sender not asking for dedup gets every message enqueued, re-used message-ids included', async () => {
+    const backend = memoryBackend();
+    const pair = new InProcessPair(serverContext(backend));
+    await pair.open();
+    const sender = pair.session.attachSender({ name: 'p', target: { address: 'q' } });
+    await pair.settle();
+    expect(sender.remote?.offeredCapabilities).toBeUndefined();
+    const a = sender.send(new Uint8Array([1]), msg({ body: 'one', messageId: 'same' }));
+    const b = sender.send(new Uint8Array([2]), msg({ body: 'two', messageId: 'same' }));
+    await pair.settle();
+    expect(a.remoteState).toEqual(ACCEPTED);
+    expect(b.remoteState).toEqual(ACCEPTED);
+    expect(backend.state.queueInfo('q')?.depth).toBe(2);
+    await backend.close();
+  });
+
+  it('with the dedup option (--dedup) every sender is deduplicated', async () => {
+    const backend = memoryBackend();
+    const pair = new InProcessPair(serverContext(backend, { dedup: true }));
+    await pair.open();
+    const sender = pair.session.attachSender({ name: 'p', target: { address: 'q' } });
+    await pair.settle();
+    sender.send(new Uint8Array([1]), msg({ body: 'one', messageId: 'same' }));
+    sender.send(new Uint8Array([2]), msg({ body: 'two', messageId: 'same' }));
+    await pair.settle();
     expect(backend.state.queueInfo('q')?.depth).toBe(1);
     await backend.close();
   });

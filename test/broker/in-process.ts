@@ -3,6 +3,7 @@
  * broker's connection handler exactly as the server runs it, with a backend the test chooses.
  */
 
+import { Activity } from '../../src/cluster-broker/server/activity.js';
 import type { BrokerBackend } from '../../src/cluster-broker/server/backend.js';
 import { BrokerConnection } from '../../src/cluster-broker/server/broker-connection.js';
 import {
@@ -10,6 +11,7 @@ import {
   newCounters,
   type ServerContext,
 } from '../../src/cluster-broker/server/context.js';
+import { DynamicNodes } from '../../src/cluster-broker/server/dynamic-nodes.js';
 import { type BrokerServerOptions, resolveServerOptions } from '../../src/cluster-broker/server/options.js';
 import { encodeMessage, type Message } from '../../src/codec/index.js';
 import { type EngineEvent, ProtocolConnection, type Session } from '../../src/protocol/index.js';
@@ -18,11 +20,14 @@ export function serverContext(
   backend: BrokerBackend,
   opts: Omit<BrokerServerOptions, 'backend'> = {},
 ): ServerContext {
+  const resolved = resolveServerOptions(opts);
   const ctx: ServerContext = {
     backend,
-    opts: resolveServerOptions(opts),
+    opts: resolved,
     consumers: new ConsumerRegistry(),
     counters: newCounters(),
+    activity: new Activity(),
+    dynamicNodes: new DynamicNodes(backend, resolved.logger, resolved.dynamicNodeGraceMs),
   };
   backend.on('available', (q) => ctx.consumers.available(q));
   return ctx;

@@ -114,10 +114,21 @@ export function closeConn(conn: Conn): Promise<void> {
   });
 }
 
-/** Sends `bodies` (message-id = body) and resolves with each outcome ('accepted', ...) in order. */
-export function sendAll(conn: Conn, address: string, bodies: string[]): Promise<string[]> {
+/**
+ * Sends `bodies` (message-id = body) and resolves with each outcome ('accepted', ...) in order.
+ * `dedup`: the sender desires `quorate:dedup` (the broker drops message-ids it already enqueued).
+ */
+export function sendAll(
+  conn: Conn,
+  address: string,
+  bodies: string[],
+  options: { dedup?: boolean } = {},
+): Promise<string[]> {
   return new Promise((resolve, reject) => {
-    const sender = conn.open_sender({ target: { address } });
+    const sender = conn.open_sender({
+      target: { address },
+      ...(options.dedup ? { desired_capabilities: ['quorate:dedup'] } : {}),
+    });
     const out: string[] = new Array(bodies.length);
     let next = 0;
     let done = 0;

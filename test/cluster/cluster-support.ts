@@ -97,10 +97,11 @@ export async function sendVia(
   id: string,
   address: string,
   bodies: string[],
+  options: { dedup?: boolean } = {},
 ): Promise<void> {
   const o = await open(portOf(handle, id));
   try {
-    const outcomes = await sendAll(o.conn, address, bodies);
+    const outcomes = await sendAll(o.conn, address, bodies, options);
     const bad = outcomes.filter((x) => x !== 'accepted');
     if (bad.length > 0) throw new Error(`${bad.length} not accepted: ${bad.slice(0, 3).join(',')}`);
   } finally {
@@ -108,7 +109,7 @@ export async function sendVia(
   }
 }
 
-/** CLUSTER_DEBUG=1: member output and supervisor events on stderr. */
+/** CLUSTER_DEBUG=1: member output (members' logs) and supervisor events on stderr. */
 const debugLogger = process.env.CLUSTER_DEBUG
   ? {
       info: (o: unknown, m?: string) =>
@@ -125,7 +126,13 @@ export async function startTestCluster(opts: StartClusterOptions = {}): Promise<
     nodes: 3,
     autoRestart: false,
     readyTimeoutMs: 90_000,
-    ...(debugLogger ? { logger: debugLogger } : {}),
+    ...(debugLogger
+      ? {
+          logger: debugLogger,
+          onMemberOutput: (id: string, _stream: string, line: string) =>
+            process.stderr.write(`[${id}] ${line}\n`),
+        }
+      : {}),
     ...opts,
   });
 }

@@ -7,8 +7,10 @@
 
 import { type BrokerServerOptions, memoryBackend } from '../../src/broker.js';
 import {
+  Activity,
   BrokerConnection,
   ConsumerRegistry,
+  DynamicNodes,
   type LocalBackend,
   newCounters,
   resolveServerOptions,
@@ -54,6 +56,8 @@ export class InProcessBroker {
       }),
       consumers: new ConsumerRegistry(),
       counters: newCounters(),
+      activity: new Activity(),
+      dynamicNodes: new DynamicNodes(this.backend, {}),
     };
     this.backend.on('available', this.onAvailable);
   }

@@ -34,10 +34,12 @@ describe('quorate-broker process', () => {
     const n = 500;
     const b1 = await spawnBroker(['--port', '0', '--data-dir', dir]);
     const c1 = await connect({ port: b1.port });
+    const dedup = { desired_capabilities: ['quorate:dedup'] };
     const outcomes = await sendAll(
       c1,
       'durable',
       Array.from({ length: n }, (_, i) => ({ body: `m-${i}`, message_id: `k-${i}`, durable: true })),
+      dedup,
     );
     expect(outcomes.every((o) => o.state === 'accepted')).toBe(true);
     // acquire a few without settling: they must come back after the crash too
@@ -54,7 +56,7 @@ describe('quorate-broker process', () => {
     expect(got.map((g) => g.message.body)).toEqual(Array.from({ length: n }, (_, i) => `m-${i}`));
     for (const g of got) g.delivery.accept();
     // a re-send of an acknowledged message-id is still recognised as a duplicate after the crash
-    const dup = await sendAll(c2, 'durable', [{ body: 'again', message_id: 'k-0' }]);
+    const dup = await sendAll(c2, 'durable', [{ body: 'again', message_id: 'k-0' }], dedup);
     expect(dup[0]!.state).toBe('accepted');
     r2.link.add_credit(1);
     expect(await r2.drainFor(300)).toEqual([]);

@@ -10,6 +10,7 @@ import {
   closeConnection,
   connect,
   type RheaConnection,
+  type RheaMessage,
   sendAll,
   TestReceiver,
 } from '../broker/rhea-client.js';
@@ -224,20 +225,35 @@ describe('rhea client against the broker', () => {
     for (const r of receivers) r.link.close();
   });
 
-  it('detects duplicates by message-id: a re-send is accepted and not enqueued twice', async () => {
+  it('a sender desiring quorate:dedup: a re-send of a message-id is accepted and not enqueued twice', async () => {
     const q = fresh('dedup');
-    const first = await sendAll(conn, q, [
-      { body: 'd1', message_id: 'dup-1' },
-      { body: 'd2', message_id: 'dup-2' },
-      { body: 'n1' },
-    ]);
+    const dedup = { desired_capabilities: ['quorate:dedup'] };
+    const first = await sendAll(
+      conn,
+      q,
+      [{ body: 'd1', message_id: 'dup-1' }, { body: 'd2', message_id: 'dup-2' }, { body: 'n1' }],
+      dedup,
+    );
     expect(first.map((o) => o.state)).toEqual(['accepted', 'accepted', 'accepted']);
-    const again = await sendAll(conn, q, [{ body: 'd1 again', message_id: 'dup-1' }, { body: 'n1' }]);
+    const again = await sendAll(conn, q, [{ body: 'd1 again', message_id: 'dup-1' }, { body: 'n1' }], dedup);
     expect(again.map((o) => o.state)).toEqual(['accepted', 'accepted']);
     expect(broker.stats().queues.find((x) => x.name === q)?.depth).toBe(4);
     const r = new TestReceiver(conn, q);
     const got = await r.next(4);
     expect(got.map((g) => g.message.body)).toEqual(['d1', 'd2', 'n1', 'n1']);
+    for (const g of got) g.delivery.accept();
+    r.link.close();
+  });
+
+  it('a sender not asking for dedup re-using message-ids (Proton simple_send run twice) gets every message delivered', async () => {
+    const q = fresh('no-dedup');
+    const run = (): RheaMessage[] => [1, 2, 3].map((i) => ({ body: `seq ${i}`, message_id: i }));
+    const first = await sendAll(conn, q, run());
+    const second = await sendAll(conn, q, run());
+    expect([...first, ...second].map((o) => o.state)).toEqual(Array(6).fill('accepted'));
+    const r = new TestReceiver(conn, q);
+    const got = await r.next(6);
+    expect(got.map((g) => g.message.body)).toEqual(['seq 1', 'seq 2', 'seq 3', 'seq 1', 'seq 2', 'seq 3']);
     for (const g of got) g.delivery.accept();
     r.link.close();
   });

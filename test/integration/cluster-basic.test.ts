@@ -99,9 +99,10 @@ describe('a 3-member cluster', () => {
   });
 
   it('a message-id re-sent via another member is accepted and kept once (dedup at apply time)', async () => {
-    await sendVia(handle, 'n1', 'q-dedup', ['d-1', 'd-2']);
-    await sendVia(handle, 'n2', 'q-dedup', ['d-1', 'd-3']);
-    await sendVia(handle, 'n3', 'q-dedup', ['d-2', 'd-3', 'd-4']);
+    const dedup = { dedup: true };
+    await sendVia(handle, 'n1', 'q-dedup', ['d-1', 'd-2'], dedup);
+    await sendVia(handle, 'n2', 'q-dedup', ['d-1', 'd-3'], dedup);
+    await sendVia(handle, 'n3', 'q-dedup', ['d-2', 'd-3', 'd-4'], dedup);
     const o = await open(portOf(handle, 'n3'));
     try {
       const c = new Collector(o.conn, 'q-dedup');

@@ -82,6 +82,13 @@ describe('parseClusterArgs', () => {
     });
     expect(parseClusterArgs(['--nodes=1', '--base-port=0']).basePort).toBe(0);
     expect(parseClusterArgs(['-h']).help).toBe(true);
+    expect(parseClusterArgs(['--http-base-port', '15672']).httpBasePort).toBe(15672);
+    expect(parseClusterArgs([]).httpBasePort).toBeUndefined();
+    const tls = ['--cluster-tls-cert', 'c.pem', '--cluster-tls-key', 'k.pem', '--cluster-tls-ca', 'ca.pem'];
+    expect(parseClusterArgs(['--cluster-secret-file', '/s', ...tls])).toMatchObject({
+      clusterSecretFile: '/s',
+      clusterTls: { cert: 'c.pem', key: 'k.pem', ca: 'ca.pem' },
+    });
     expect(parseClusterArgs(['--log-level', 'debug']).logLevel).toBe('debug');
     expect(() => parseClusterArgs(['--log-level', 'loud'])).toThrow(/--log-level must be one of/);
   });
@@ -91,7 +98,9 @@ describe('parseClusterArgs', () => {
     [['--nodes', '0'], /--nodes must be an integer/],
     [['--base-port', '-1'], /base-port/],
     [['--base-port', '70000'], /--base-port must be an integer/],
+    [['--http-base-port', 'x'], /--http-base-port must be an integer/],
     [['--bogus'], /Unknown option/],
+    [['--cluster-tls-cert', 'c.pem'], /go together/],
     [['extra'], /Unexpected argument|positional/i],
   ])('rejects %j', (argv, message) => {
     expect(() => parseClusterArgs(argv)).toThrow(message);
@@ -125,6 +134,18 @@ describe('planCluster', () => {
     expect(all.every((p) => p > 0)).toBe(true);
   });
 
+  it('gives member i the HTTP port httpBasePort+i (free ports for 0, none when absent)', async () => {
+    const fixed = await planCluster({ nodes: 3, basePort: 5672, httpBasePort: 15672 });
+    await rm(fixed.dataDir, { recursive: true, force: true });
+    expect(fixed.httpPorts).toEqual([15672, 15673, 15674]);
+    const free = await planCluster({ nodes: 3, httpBasePort: 0 });
+    await rm(free.dataDir, { recursive: true, force: true });
+    expect(new Set([...free.amqpPorts, ...free.clusterPorts, ...free.httpPorts!]).size).toBe(9);
+    const none = await planCluster({ nodes: 3 });
+    await rm(none.dataDir, { recursive: true, force: true });
+    expect(none.httpPorts).toBeUndefined();
+  });
+
   it('rejects impossible plans', async () => {
     await expect(planCluster({ nodes: 0 })).rejects.toThrow(/positive integer/);
     await expect(planCluster({ nodes: 3, basePort: 65_000 })).rejects.toThrow(/no room/);
@@ -155,6 +176,25 @@ describe('member command lines', () => {
       'n1=127.0.0.1:40001,n2=127.0.0.1:6673,n3=127.0.0.1:40002',
       '--data-dir',
       '/data/n2',
+    ]);
+    expect(memberNodeArgs({ ...launch, httpPort: 15673 }).slice(-2)).toEqual(['--http-port', '15673']);
+  });
+
+  it('passes the cluster secret and TLS files when given', () => {
+    const withSecurity = {
+      ...launch,
+      clusterSecretFile: '/data/cluster-secret',
+      clusterTls: { cert: '/pki/m.pem', key: '/pki/m.key', ca: '/pki/ca.pem' },
+    };
+    expect(memberNodeArgs(withSecurity).slice(11)).toEqual([
+      '--cluster-secret-file',
+      '/data/cluster-secret',
+      '--cluster-tls-cert',
+      '/pki/m.pem',
+      '--cluster-tls-key',
+      '/pki/m.key',
+      '--cluster-tls-ca',
+      '/pki/ca.pem',
     ]);
   });
 

@@ -6,9 +6,10 @@ import { type LogLevel, parseLogLevel } from './cli-logger.js';
 export const SINGLE_NODE_USAGE = `Usage: quorate-broker [--port 5672] [--host 127.0.0.1] --data-dir DIR [options]
        quorate-broker cluster --help      (a supervised local cluster)
        quorate-broker node --help         (one member of a cluster)
+       quorate-broker status URL...       (a member's overview as a table; --help)
 
 Runs a single-node AMQP 1.0 broker. Prints one JSON line once it listens:
-  {"ready":true,"amqpPort":PORT,"pid":PID}
+  {"ready":true,"amqpPort":PORT,"pid":PID}   (plus "httpPort":P with --http-port)
 and stops cleanly on SIGTERM/SIGINT (connections closed, store flushed).
 
   --port P                 AMQP port (default 5672; 0 = a free port, named in the ready line)
@@ -27,9 +28,16 @@ and stops cleanly on SIGTERM/SIGINT (connections closed, store flushed).
   --no-auto-create         attaching to a missing queue is refused (amqp:not-found)
   --max-queue-messages N   per-queue limit (refusal: rejected, amqp:resource-limit-exceeded)
   --max-queue-bytes N      per-queue limit on the sum of message sizes
+  --dedup                  deduplicate by message-id on every queue, for every sender (default:
+                           only for senders desiring the link capability quorate:dedup)
   --dedup-window-count N   message-ids remembered per queue for duplicate detection (default 10000; 0 = off)
   --dedup-window-ms MS     how long a message-id is remembered (default 600000)
   --container-id ID        our Open container-id
+  --http-port P            serve the status page, JSON API, /metrics (Prometheus), /healthz and
+                           /readyz on this port (0 = a free one, named in the ready line as
+                           httpPort); off by default. With --users they ask for the same
+                           credentials (HTTP basic), except /healthz and /readyz
+  --http-host H            address the HTTP server binds (default: --host)
   --repair                 the store is damaged beyond a torn tail (the broker refused to start):
                            move the damaged files to DATA_DIR/quarantine/<time>/, start from the
                            intact part of the log and log how many records were dropped
@@ -52,9 +60,12 @@ export interface SingleNodeArgs {
   autoCreateQueues: boolean;
   maxQueueMessages: number | undefined;
   maxQueueBytes: number | undefined;
+  dedup: boolean;
   dedupWindowCount: number | undefined;
   dedupWindowMs: number | undefined;
   containerId: string | undefined;
+  httpPort: number | undefined;
+  httpHost: string | undefined;
   repair: boolean;
   logLevel: LogLevel;
   help: boolean;
@@ -95,9 +106,12 @@ export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
         'no-auto-create': { type: 'boolean' },
         'max-queue-messages': { type: 'string' },
         'max-queue-bytes': { type: 'string' },
+        dedup: { type: 'boolean' },
         'dedup-window-count': { type: 'string' },
         'dedup-window-ms': { type: 'string' },
         'container-id': { type: 'string' },
+        'http-port': { type: 'string' },
+        'http-host': { type: 'string' },
         repair: { type: 'boolean' },
         'log-level': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -129,9 +143,12 @@ export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
     autoCreateQueues: values['no-auto-create'] !== true,
     maxQueueMessages: int('max-queue-messages', s('max-queue-messages'), 1),
     maxQueueBytes: int('max-queue-bytes', s('max-queue-bytes'), 1),
+    dedup: values.dedup === true,
     dedupWindowCount: int('dedup-window-count', s('dedup-window-count'), 0),
     dedupWindowMs: int('dedup-window-ms', s('dedup-window-ms'), 0),
     containerId: s('container-id'),
+    httpPort: int('http-port', s('http-port'), 0, 65535),
+    httpHost: s('http-host'),
     repair: values.repair === true,
     logLevel: parseLogLevel(s('log-level')),
     help: values.help === true,

@@ -20,6 +20,7 @@ export async function brokerOptionsFromArgs(a: SingleNodeArgs): Promise<StartBro
     autoCreateQueues: a.autoCreateQueues,
     queueDefaults,
   };
+  if (a.dedup) o.dedup = true;
   if (a.dataDir !== undefined) o.dataDir = a.dataDir;
   if (a.usersFile !== undefined) o.usersFile = a.usersFile;
   if (a.tlsCert !== undefined && a.tlsKey !== undefined) {
@@ -30,6 +31,8 @@ export async function brokerOptionsFromArgs(a: SingleNodeArgs): Promise<StartBro
   if (a.maxMessageSize !== undefined) o.maxMessageSize = a.maxMessageSize;
   if (a.idleTimeoutMs !== undefined) o.idleTimeoutMs = a.idleTimeoutMs;
   if (a.containerId !== undefined) o.containerId = a.containerId;
+  if (a.httpPort !== undefined) o.httpPort = a.httpPort;
+  if (a.httpHost !== undefined) o.httpHost = a.httpHost;
   return o;
 }
 
@@ -93,7 +96,9 @@ export async function runSingleNodeCommand(argv: readonly string[], io: CliIo): 
   const signals = io.signals ?? process;
   signals.on('SIGTERM', resolveStop);
   signals.on('SIGINT', resolveStop);
-  io.stdout.write(`${JSON.stringify({ ready: true, amqpPort: handle.port, pid: process.pid })}\n`);
+  const ready: Record<string, unknown> = { ready: true, amqpPort: handle.port, pid: process.pid };
+  if (handle.httpUrl !== undefined) ready.httpPort = Number(new URL(handle.httpUrl).port);
+  io.stdout.write(`${JSON.stringify(ready)}\n`);
   await stopRequested;
   signals.off('SIGTERM', resolveStop);
   signals.off('SIGINT', resolveStop);

@@ -196,6 +196,7 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
       if (this.links.has(link)) this.links.set(link, true);
       return;
     }
+    this.emit('claimed', link);
     // Only a link whose own claim applied earlier is the older one; a link still claiming is newer.
     if (this.links.get(link) === true) {
       this.links.delete(link);
@@ -303,6 +304,9 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
 
   /** Consumer keys of this process; a link's first event here claims its key cluster-wide first. */
   private qualify<E extends BrokerEvent>(event: E): E {
+    if (event.type === 'commit') {
+      return { ...event, events: event.events.map((e) => this.qualify(e)) };
+    }
     if (event.type !== 'acquire' && event.type !== 'settle' && event.type !== 'release-consumer')
       return event;
     const link = linkKeyOf(event.consumer);

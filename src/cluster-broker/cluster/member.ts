@@ -7,6 +7,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { encodeEvent } from '../core/event-codec.js';
+import type { ClusterTlsOptions } from '../replication/cluster-tls.js';
 import { Replica } from '../replication/replica.js';
 import type { PeerAddress } from '../replication/tcp-transport.js';
 import type { RaftConfig } from '../replication/types.js';
@@ -17,6 +18,7 @@ import { ClusterBackend } from './cluster-backend.js';
 import { ClusterStateMachine } from './cluster-state-machine.js';
 import { isValidMemberId, memberOf, newIncarnation, processKey } from './consumer-keys.js';
 import { MemberConfigError } from './errors.js';
+import { MemberStatusSource } from './member-status.js';
 import {
   FAILOVER_SERVER_LIST,
   type ListedMember,
@@ -36,7 +38,13 @@ import { ServingWatch } from './serving-watch.js';
 export interface MemberOptions
   extends Omit<
     StartBrokerOptions,
-    'backend' | 'dataDir' | 'store' | 'openProperties' | 'offeredCapabilities' | 'virtualSources'
+    | 'backend'
+    | 'dataDir'
+    | 'store'
+    | 'openProperties'
+    | 'offeredCapabilities'
+    | 'virtualSources'
+    | 'clusterSource'
   > {
   /** This member's id (a key of `peers`). */
   id: string;
@@ -44,6 +52,15 @@ export interface MemberOptions
   peers: Readonly<Record<string, PeerAddress>>;
   /** Cluster port to listen on (default: this member's own entry in `peers`). */
   clusterPort?: number;
+  /** Address the cluster port binds (default: this member's own host in `peers`). */
+  clusterHost?: string;
+  /**
+   * The cluster secret every member proves it holds on every member-to-member connection.
+   * Absent: no secret (only for a cluster whose addresses are all loopback).
+   */
+  clusterSecret?: Uint8Array;
+  /** Mutual TLS on the cluster port. */
+  clusterTls?: ClusterTlsOptions;
   /** This member's store (Raft log, hard state, snapshots, learned member addresses). */
   dataDir: string;
   /** Host clients are told to dial (default: `host`, or this member's peers host when `host` is a wildcard). */
@@ -85,6 +102,8 @@ export interface MemberHandle {
   readonly clusterPort: number;
   /** The URL clients connect to. */
   readonly url: string;
+  /** The monitoring endpoints and status page (`http://host:port`); undefined without `httpPort`. */
+  readonly httpUrl: string | undefined;
   /** The AMQP server of this member. */
   readonly broker: BrokerHandle;
   /** @internal */
@@ -125,6 +144,9 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
     id,
     peers,
     clusterPort,
+    clusterHost,
+    clusterSecret,
+    clusterTls,
     dataDir,
     advertiseHost,
     clusterId = 'quorate',
@@ -183,9 +205,20 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
       now: Date.now(),
     }) ?? [];
   const feed = new MembershipFeed(listNow);
+  let advertisedHttpUrl: string | null = null;
+  const statusSource = new MemberStatusSource({
+    id,
+    clusterId,
+    memberIds: ids,
+    replica: () => replica,
+    membership: () => membership,
+    backend,
+    httpUrl: () => advertisedHttpUrl,
+  });
   const broker = await startBroker({
     ...serverOpts,
     backend,
+    clusterSource: () => statusSource,
     openProperties: () => ({ [FAILOVER_SERVER_LIST]: memberListValue(listNow()) }),
     offeredCapabilities: () => [MEMBERSHIP_CAPABILITY],
     virtualSources: new Map([[MEMBERSHIP_ADDRESS, feed]]),
@@ -202,6 +235,12 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
     dataDir,
   });
   const mship = membership;
+  if (broker.httpUrl !== undefined) {
+    // tell the others the address clients are told to dial, not a wildcard bind address
+    const u = new URL(broker.httpUrl);
+    u.hostname = mship.list({ selfServing: false, leaderId: null, now: 0 }).find((m) => m.id === id)!.host;
+    advertisedHttpUrl = u.origin;
+  }
 
   const onApp = (m: AppMessage): void => {
     if (m.to !== id) return;
@@ -213,7 +252,9 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
       id,
       clusterId,
       members: peers,
-      listen: { host: own.host, port: clusterPort ?? own.port },
+      listen: { host: clusterHost ?? own.host, port: clusterPort ?? own.port },
+      ...(clusterSecret ? { secret: clusterSecret } : {}),
+      ...(clusterTls ? { tls: clusterTls } : {}),
       dataDir: join(dataDir, 'raft'),
       stateMachine: sm,
       codec: withAppMessages(binaryWireCodec, onApp),
@@ -230,6 +271,7 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
   rep.on('role', (s) => {
     logger.info?.({ member: id, role: s.role, term: s.term, leader: s.leaderId }, 'cluster: role');
     backend.onRole(s);
+    statusSource.noteLeader(s.leaderId);
     feed.refresh();
   });
   backend.on('serving', (on, reason) =>
@@ -263,6 +305,7 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
       term: rep.term,
       commitIndex: rep.commitIndex,
     };
+    if (advertisedHttpUrl !== null) status.httpUrl = advertisedHttpUrl;
     const send = peerSender(rep);
     for (const peer of ids) if (peer !== id) send({ kind: 'status', from: id, to: peer, status });
   };
@@ -318,6 +361,7 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
     amqpPort: broker.port,
     clusterPort: rep.port,
     url: broker.url,
+    httpUrl: broker.httpUrl,
     broker,
     backend,
     replica: rep,

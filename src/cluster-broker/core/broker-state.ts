@@ -10,6 +10,7 @@
 import type {
   AcquireEvent,
   BrokerEvent,
+  CommitEvent,
   DeclareQueueEvent,
   EnqueueEvent,
   QueueOptions,
@@ -22,6 +23,7 @@ import type {
   AcquiredMessage,
   AcquireResult,
   ApplyResult,
+  CommitResult,
   DeclareResult,
   DeleteResult,
   EnqueueResult,
@@ -46,6 +48,17 @@ export interface QueueInfo {
   acquired: number;
   /** Encoded bytes of every message in the queue. */
   bytes: number;
+}
+
+/**
+ * Diagnostics of one queue, not part of its contents (two states with equal snapshots may differ
+ * here): counts of what was applied since this state started or was last restored.
+ */
+export interface QueueApplyCounts {
+  /** Messages added (enqueued, or dead-lettered into it). */
+  added: number;
+  /** Acquisitions (deliveries, redeliveries included). */
+  acquisitions: number;
 }
 
 /** Takes ownership of message bytes without pinning a larger buffer (see EnqueueEvent.message). */
@@ -97,6 +110,8 @@ export class BrokerState {
       }
       case 'expire':
         return this.expire();
+      case 'commit':
+        return this.commit(event);
     }
   }
 
@@ -117,6 +132,12 @@ export class BrokerState {
       acquired: q.acquired.size,
       bytes: q.byteCount,
     };
+  }
+
+  /** See QueueApplyCounts (monitoring: publish and deliver rates). */
+  queueApplyCounts(name: string): QueueApplyCounts | undefined {
+    const q = this.queues.get(name);
+    return q ? { added: q.addedCount, acquisitions: q.acquiredCount } : undefined;
   }
 
   listQueues(): QueueInfo[] {
@@ -163,6 +184,18 @@ export class BrokerState {
   /** Consumer keys holding at least one message. */
   listConsumers(): string[] {
     return [...this.consumers.keys()];
+  }
+
+  /**
+   * Walks a queue's available messages in delivery order until `visit` returns false. `entry`
+   * identifies the message while it lives in this state (a consumer's selector caches its
+   * verdict under it); `message` is the stored bytes: do not mutate.
+   */
+  scanAvailable(queue: string, visit: (seq: number, message: Uint8Array, entry: object) => boolean): void {
+    for (let m = this.queues.get(queue)?.available.head; m; m = m.next) {
+      if (m.isExpired(this.now)) continue;
+      if (!visit(m.seq, m.bytes, m)) return;
+    }
   }
 
   /** Seqs of a queue's available messages in delivery order (for tests and diagnostics). */
@@ -263,15 +296,64 @@ export class BrokerState {
     return m;
   }
 
+  private commit(e: CommitEvent): CommitResult {
+    // all or nothing: check every enqueue fits before applying any
+    const adding = new Map<Queue, { n: number; bytes: number }>();
+    for (const sub of e.events) {
+      if (sub.type !== 'enqueue') continue;
+      const q = this.queues.get(sub.queue);
+      if (!q) {
+        return {
+          type: 'commit',
+          status: 'refused',
+          condition: 'amqp:not-found',
+          description: `no queue ${sub.queue}`,
+        };
+      }
+      if (sub.dedupKey !== undefined && q.dedup.has(sub.dedupKey, this.now)) continue;
+      const a = adding.get(q) ?? { n: 0, bytes: 0 };
+      a.n++;
+      a.bytes += sub.message.length;
+      adding.set(q, a);
+    }
+    for (const [q, a] of adding) {
+      const { maxMessages, maxBytes } = q.resolved;
+      if (q.messageCount + a.n > maxMessages || q.byteCount + a.bytes > maxBytes) {
+        return {
+          type: 'commit',
+          status: 'refused',
+          condition: 'amqp:resource-limit-exceeded',
+          description: `queue ${q.name} cannot take the transaction's ${a.n} messages`,
+        };
+      }
+    }
+    const results = e.events.map((sub) =>
+      sub.type === 'enqueue'
+        ? this.enqueue({ ...sub, leaderTime: e.leaderTime })
+        : this.settle({ ...sub, leaderTime: e.leaderTime }),
+    );
+    return { type: 'commit', status: 'committed', results };
+  }
+
   private acquire(e: AcquireEvent): AcquireResult {
     const messages: AcquiredMessage[] = [];
     const q = this.queues.get(e.queue);
     if (!q) return { type: 'acquire', messages };
-    const max = e.max ?? 1;
+    const wanted = e.seqs === undefined ? undefined : new Set(e.seqs);
+    const last = e.seqs === undefined ? 0 : e.seqs[e.seqs.length - 1]!;
+    const max = wanted ? wanted.size : (e.max ?? 1);
     const link = e.link ?? e.consumer;
     let m = q.available.head;
     while (m !== undefined && messages.length < max) {
       const next = m.next;
+      if (wanted) {
+        // the list is in seq order: nothing wanted lies beyond the last seq asked for
+        if (m.seq > last) break;
+        if (!wanted.has(m.seq)) {
+          m = next;
+          continue;
+        }
+      }
       if (m.isExpired(this.now)) {
         q.available.remove(m);
         q.uncount(m);
@@ -289,6 +371,7 @@ export class BrokerState {
     const firstAcquirer = !m.acquiredBefore;
     m.acquiredBefore = true;
     m.owner = consumer;
+    q.acquiredCount++;
     q.acquired.set(m.seq, m);
     let held = this.consumers.get(consumer);
     if (!held) {

@@ -7,7 +7,7 @@
  * so a decoded event never pins the buffer it was read from.
  */
 import { ByteReader, ByteReaderError, ByteWriter } from './binary.js';
-import type { BrokerEvent, SettleOutcome } from './events.js';
+import type { BrokerEvent, EnqueueEvent, SettleEvent, SettleOutcome } from './events.js';
 import { readQueueOptions, writeQueueOptions } from './options-codec.js';
 
 export const EVENT_CODEC_VERSION = 1;
@@ -21,6 +21,7 @@ const TYPE_CODES = {
   'release-consumer': 6,
   'release-all': 7,
   expire: 8,
+  commit: 9,
 } as const;
 
 const ENQ_DEDUP = 1;
@@ -65,6 +66,11 @@ export function encodeEvent(e: BrokerEvent): Uint8Array {
       w.str(e.consumer);
       w.uint(e.max ?? 1);
       writeOptionalString(w, e.link);
+      // appended: an acquire without seqs encodes as before
+      if (e.seqs !== undefined) {
+        w.uint(e.seqs.length);
+        for (const s of e.seqs) w.uint(s);
+      }
       break;
     case 'settle':
       w.str(e.consumer);
@@ -78,6 +84,10 @@ export function encodeEvent(e: BrokerEvent): Uint8Array {
       break;
     case 'release-all':
     case 'expire':
+      break;
+    case 'commit':
+      w.uint(e.events.length);
+      for (const sub of e.events) w.bytes(encodeEvent(sub));
       break;
   }
   return w.finish();
@@ -182,10 +192,18 @@ export function decodeEvent(bytes: Uint8Array): BrokerEvent {
       const consumer = r.str();
       const max = r.uint();
       const link = readOptionalString(r);
-      e =
+      const a: BrokerEvent =
         link === undefined
           ? { type: 'acquire', leaderTime, queue, consumer, max }
           : { type: 'acquire', leaderTime, queue, consumer, max, link };
+      if (r.remaining > 0) {
+        const n = r.uint();
+        if (n > r.remaining) throw new EventDecodeError('acquire seq count exceeds input');
+        const seqs: number[] = new Array(n);
+        for (let i = 0; i < n; i++) seqs[i] = r.uint();
+        a.seqs = seqs;
+      }
+      e = a;
       break;
     }
     case TYPE_CODES.settle: {
@@ -211,6 +229,19 @@ export function decodeEvent(bytes: Uint8Array): BrokerEvent {
     case TYPE_CODES.expire:
       e = { type: 'expire', leaderTime };
       break;
+    case TYPE_CODES.commit: {
+      const n = r.uint();
+      if (n > r.remaining) throw new EventDecodeError('commit event count exceeds input');
+      const events: Array<EnqueueEvent | SettleEvent> = [];
+      for (let i = 0; i < n; i++) {
+        const sub = decodeEvent(r.bytesCopy());
+        if (sub.type !== 'enqueue' && sub.type !== 'settle')
+          throw new EventDecodeError(`a commit cannot carry a ${sub.type} event`);
+        events.push(sub);
+      }
+      e = { type: 'commit', leaderTime, events };
+      break;
+    }
     default:
       throw new EventDecodeError(`unknown event type code ${code}`);
   }

@@ -23,7 +23,19 @@ export interface QueueOptions {
   dedupWindowCount?: number;
   /** Dedup window: a remembered message-id is forgotten this many ms (leader time) after its enqueue. Default 600_000. */
   dedupWindowMs?: number;
+  /**
+   * A dynamic node (a broker-named temporary queue): the link that asked for it
+   * (`containerId/linkName`) and its lifetime policy. The network layer deletes it by the policy.
+   */
+  temporary?: { owner: string; policy: LifetimePolicy };
 }
+
+/** AMQP 1.0 lifetime policies of dynamic nodes (part 3, 3.5.10). */
+export type LifetimePolicy =
+  | 'delete-on-close'
+  | 'delete-on-no-links'
+  | 'delete-on-no-messages'
+  | 'delete-on-no-links-or-messages';
 
 export const DEFAULT_DEDUP_WINDOW_COUNT = 10_000;
 export const DEFAULT_DEDUP_WINDOW_MS = 600_000;
@@ -89,6 +101,12 @@ export interface AcquireEvent {
    * so the mark survives a re-attach of the same link.
    */
   link?: string;
+  /**
+   * Acquire exactly these messages (ascending seqs), each only if still available (and not
+   * undeliverable for the link); `max` is then ignored. A consumer with a selector chooses the
+   * messages it matches this way, so the selector is evaluated once, by the member serving it.
+   */
+  seqs?: number[];
 }
 
 /** Settle acquired messages (by sequence number) with one outcome, as a disposition range does. */
@@ -121,7 +139,19 @@ export interface ExpireEvent {
   leaderTime: number;
 }
 
+/**
+ * A local transaction's commit (AMQP 1.0 part 4): its transactional enqueues and settlements,
+ * applied together as one event (one log entry: all or nothing across a crash or a member
+ * failure). If any enqueue would be refused (unknown queue, queue limit), nothing is applied.
+ */
+export interface CommitEvent {
+  type: 'commit';
+  leaderTime: number;
+  events: Array<EnqueueEvent | SettleEvent>;
+}
+
 export type BrokerEvent =
+  | CommitEvent
   | DeclareQueueEvent
   | DeleteQueueEvent
   | EnqueueEvent

@@ -1,6 +1,6 @@
 /** Binary layout of QueueOptions, shared by the event and snapshot codecs. */
-import type { ByteReader, ByteWriter } from './binary.js';
-import type { QueueOptions } from './events.js';
+import { type ByteReader, ByteReaderError, type ByteWriter } from './binary.js';
+import type { LifetimePolicy, QueueOptions } from './events.js';
 
 const HAS_MAX_MESSAGES = 1;
 const HAS_MAX_BYTES = 2;
@@ -8,6 +8,13 @@ const HAS_DLQ = 4; // a string follows
 const DLQ_NONE = 8; // deadLetterQueue: null
 const HAS_DEDUP_COUNT = 16;
 const HAS_DEDUP_MS = 32;
+const TEMPORARY = 64; // owner string, policy u8
+const POLICIES: readonly LifetimePolicy[] = [
+  'delete-on-close',
+  'delete-on-no-links',
+  'delete-on-no-messages',
+  'delete-on-no-links-or-messages',
+];
 
 export function writeQueueOptions(w: ByteWriter, o: QueueOptions): void {
   let flags = 0;
@@ -17,12 +24,17 @@ export function writeQueueOptions(w: ByteWriter, o: QueueOptions): void {
   else if (o.deadLetterQueue === null) flags |= DLQ_NONE;
   if (o.dedupWindowCount !== undefined) flags |= HAS_DEDUP_COUNT;
   if (o.dedupWindowMs !== undefined) flags |= HAS_DEDUP_MS;
+  if (o.temporary !== undefined) flags |= TEMPORARY;
   w.u8(flags);
   if (o.maxMessages !== undefined) w.uint(o.maxMessages);
   if (o.maxBytes !== undefined) w.uint(o.maxBytes);
   if (typeof o.deadLetterQueue === 'string') w.str(o.deadLetterQueue);
   if (o.dedupWindowCount !== undefined) w.uint(o.dedupWindowCount);
   if (o.dedupWindowMs !== undefined) w.f64(o.dedupWindowMs);
+  if (o.temporary !== undefined) {
+    w.str(o.temporary.owner);
+    w.u8(POLICIES.indexOf(o.temporary.policy));
+  }
 }
 
 export function readQueueOptions(r: ByteReader): QueueOptions {
@@ -34,5 +46,11 @@ export function readQueueOptions(r: ByteReader): QueueOptions {
   else if (flags & DLQ_NONE) o.deadLetterQueue = null;
   if (flags & HAS_DEDUP_COUNT) o.dedupWindowCount = r.uint();
   if (flags & HAS_DEDUP_MS) o.dedupWindowMs = r.f64();
+  if (flags & TEMPORARY) {
+    const owner = r.str();
+    const policy = POLICIES[r.u8()];
+    if (policy === undefined) throw new ByteReaderError('unknown lifetime policy');
+    o.temporary = { owner, policy };
+  }
   return o;
 }

@@ -37,6 +37,14 @@ export class Queue {
   readonly acquired = new Map<number, QueuedMessage>();
   messageCount = 0;
   byteCount = 0;
+  /**
+   * Diagnostics, not part of the snapshot (they restart from 0 on restore): messages added
+   * (enqueued or dead-lettered into it) and acquisitions (deliveries, redeliveries included)
+   * applied since this state started. Every cluster member applies every event, so these are
+   * the cluster's counts on any member.
+   */
+  addedCount = 0;
+  acquiredCount = 0;
   readonly dedup: DedupWindow;
   readonly resolved: ResolvedQueueOptions;
 
@@ -62,6 +70,7 @@ export class Queue {
   add(m: QueuedMessage): void {
     this.available.pushBack(m);
     this.messageCount++;
+    this.addedCount++;
     this.byteCount += m.bytes.length;
   }
 

@@ -68,7 +68,14 @@ export interface ExpireResult {
   expired: number[];
 }
 
+export type CommitResult =
+  /** Every event applied: one result per event, in order. */
+  | { type: 'commit'; status: 'committed'; results: Array<EnqueueResult | SettleResult> }
+  /** Nothing applied: an enqueue would have been refused for this reason. */
+  | { type: 'commit'; status: 'refused'; condition: string; description: string };
+
 export type ApplyResult =
+  | CommitResult
   | DeclareResult
   | DeleteResult
   | EnqueueResult

@@ -122,6 +122,10 @@ export class RaftCore {
   isLeader(): boolean {
     return this.role === 'leader';
   }
+  /** Leader only: the highest index known replicated on `peer` (undefined elsewhere). */
+  matchIndexOf(peer: string): number | undefined {
+    return this.role === 'leader' ? this.progress.get(peer)?.match : undefined;
+  }
 
   softState(): SoftState {
     return { role: this.role, term: this.term, leaderId: this.leader };

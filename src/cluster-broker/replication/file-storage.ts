@@ -13,6 +13,7 @@
 import { type FileHandle, mkdir, open, readFile, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
+import { LatencyHistogram } from '../store/latency-histogram.js';
 import { ReplicationError } from './errors.js';
 import { baseRecord, entryRecord, parseLog, truncateRecord } from './log-records.js';
 import type { Logger } from './logger.js';
@@ -97,6 +98,8 @@ export class FileStorage {
   private readonly groupCommit: boolean;
   /** fsyncs and bytes written, for benchmarks and tests. */
   readonly stats = { fsyncs: 0, writes: 0, bytes: 0 };
+  /** Durations of the log's fsyncs (monitoring). */
+  readonly fsyncLatency = new LatencyHistogram();
   /** Bytes cut from a torn/corrupt log tail at recovery. */
   truncatedBytes = 0;
 
@@ -157,7 +160,7 @@ export class FileStorage {
       for (const b of part) expect += b.length;
       if (bytesWritten !== expect) await this.fh.write(Buffer.concat(part).subarray(bytesWritten));
     }
-    await this.fh.datasync();
+    await this.fsyncLatency.time(() => this.fh.datasync());
     this.stats.writes++;
     this.stats.fsyncs++;
     this.stats.bytes += bytes;

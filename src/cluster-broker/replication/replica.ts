@@ -6,6 +6,8 @@
  * group commit.
  */
 import { EventEmitter } from 'eventemitter3';
+import type { LatencyHistogram } from '../store/latency-histogram.js';
+import type { ClusterTlsOptions } from './cluster-tls.js';
 import { RaftCore } from './core.js';
 import { ProposalOutcomeError, ReplicationError } from './errors.js';
 import { FileStorage } from './file-storage.js';
@@ -39,6 +41,10 @@ export interface ReplicaOptions {
   readonly groupCommit?: boolean;
   /** Compact after this many applied entries (default 10000; 0 never). Needs stateMachine.snapshot. */
   readonly snapshotEvery?: number;
+  /** The cluster secret members prove to each other (see handshake.ts); absent: none. */
+  readonly secret?: Uint8Array;
+  /** Mutual TLS between members. */
+  readonly tls?: ClusterTlsOptions;
   /** Message encoding between members; default AMQP values (`amqpWireCodec`). */
   readonly codec?: WireCodec;
   readonly logger?: Logger;
@@ -122,6 +128,8 @@ export class Replica extends EventEmitter<ReplicaEvents> {
       peers: opts.members,
       codec: opts.codec ?? amqpWireCodec,
       onMessage: (m) => replica?.onMessage(m),
+      ...(opts.secret ? { secret: opts.secret } : {}),
+      ...(opts.tls ? { tls: opts.tls } : {}),
       ...(opts.logger ? { logger: opts.logger } : {}),
     });
     replica = new Replica(opts, storage, transport);
@@ -153,6 +161,10 @@ export class Replica extends EventEmitter<ReplicaEvents> {
   isLeader(): boolean {
     return this.core.isLeader();
   }
+  /** Leader only: the highest index known replicated on `peer` (undefined on a follower). */
+  matchIndexOf(peer: string): number | undefined {
+    return this.core.matchIndexOf(peer);
+  }
   /** See RaftCore.isQuorate: false means "stop serving clients now". */
   isQuorate(): boolean {
     return this.core.isQuorate(this.clock());
@@ -164,6 +176,11 @@ export class Replica extends EventEmitter<ReplicaEvents> {
   /** fsync/write counters of the store. */
   get storageStats(): { fsyncs: number; writes: number; bytes: number } {
     return this.storage.stats;
+  }
+
+  /** Durations of the log's fsyncs. */
+  get fsyncLatency(): LatencyHistogram {
+    return this.storage.fsyncLatency;
   }
 
   /**

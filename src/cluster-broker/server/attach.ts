@@ -1,14 +1,28 @@
 /**
- * Answering a peer's attach: a publisher link to a queue (our receiver), a consumer link from a
- * queue or a virtual source (our sender), or a refusal with the narrowest condition.
+ * Answering a peer's attach: a publisher link to a queue, to a dynamic node or an anonymous relay
+ * (our receiver), a consumer link from a queue, a dynamic node or a virtual source (our sender),
+ * or a refusal with the narrowest condition.
  */
-import type { Attach } from '../../codec/index.js';
-import type { Link, ReceiverLink, SenderLink } from '../../protocol/index.js';
+import type { Attach, Fields, Source, Target } from '../../codec/index.js';
+import { DEDUP_CAPABILITY } from '../../failover/message-id.js';
+import {
+  filterEntries,
+  isSelectorFilter,
+  type Link,
+  type ReceiverLink,
+  SELECTOR_FILTER,
+  type SenderLink,
+} from '../../protocol/index.js';
+import { Selector, SelectorError } from '../selector/index.js';
 import type { BrokerConnection } from './broker-connection.js';
 import { ConsumerLink } from './consumer-link.js';
+import { type LinkGone, lifetimePolicyOf } from './dynamic-nodes.js';
 import { PublisherLink } from './publisher-link.js';
+import { CoordinatorLink } from './transactions.js';
 import { VirtualLink } from './virtual-link.js';
 
+/** The coordinator capability we offer: local transactions (no distributed ones). */
+const LOCAL_TRANSACTIONS = 'amqp:local-transactions';
 /** Outcomes our sources support (symbols). */
 const OUTCOMES = ['amqp:accepted:list', 'amqp:rejected:list', 'amqp:released:list', 'amqp:modified:list'];
 const MAX_ADDRESS_LENGTH = 1024;
@@ -17,32 +31,50 @@ const DEFAULT_OUTCOME_STATE = { type: 'modified', deliveryFailed: true } as cons
 
 export function attachPublisher(conn: BrokerConnection, link: ReceiverLink, attach: Attach): void {
   const target = attach.target;
-  if (target === undefined || 'coordinator' in target) {
-    link.refuse({
-      condition: 'amqp:not-implemented',
-      description: target === undefined ? 'a target is required' : 'transactions are not supported',
-    });
+  if (target === undefined) {
+    link.refuse({ condition: 'amqp:invalid-field', description: 'a target is required' });
     return;
   }
-  const t = target as { address?: string; dynamic?: boolean };
-  const address = t.address;
-  const bad = t.dynamic ? 'dynamic targets are not supported' : checkAddress(address);
-  if (bad !== undefined) {
-    link.refuse({ condition: t.dynamic ? 'amqp:not-implemented' : 'amqp:invalid-field', description: bad });
-    return;
-  }
-  ensureQueue(conn, link, address!, () => {
-    const h = new PublisherLink(conn, link, address!);
+  if ('coordinator' in target) {
+    const h = new CoordinatorLink(conn, link);
     link.context = h;
     conn.addHandler(h);
+    link.accept({ target: { coordinator: true, capabilities: [LOCAL_TRANSACTIONS] } });
+    h.start();
+    return;
+  }
+  const t = target as Target;
+  // duplicate detection only for senders that ask for it (or on every queue with --dedup)
+  const dedup = conn.ctx.opts.dedup || attach.desiredCapabilities?.includes(DEDUP_CAPABILITY) === true;
+  const accept = (address: string | undefined): void => {
+    const h = new PublisherLink(conn, link, address, dedup);
+    link.context = h;
+    conn.addHandler(h, address === undefined ? undefined : dynamicGone(conn, link, address, h));
     link.accept({
-      target: { address: address! },
+      target: replyTerminus(t, address),
       sndSettleMode: attach.sndSettleMode === 0 || attach.sndSettleMode === 1 ? attach.sndSettleMode : 2,
       rcvSettleMode: (attach.rcvSettleMode ?? 0) === 1 ? 1 : 0,
       maxMessageSize: conn.ctx.opts.maxMessageSize,
+      ...(dedup ? { offeredCapabilities: [DEDUP_CAPABILITY] } : {}),
     });
     h.start();
-  });
+  };
+  if (t.dynamic) {
+    withDynamicNode(conn, link, t.dynamicNodeProperties, accept);
+    return;
+  }
+  if (t.address === undefined || t.address === null) {
+    // anonymous relay (offered in our Open): each message goes to the queue its `to` names
+    accept(undefined);
+    return;
+  }
+  const bad = checkAddress(t.address);
+  if (bad !== undefined) {
+    link.refuse({ condition: 'amqp:invalid-field', description: bad });
+    return;
+  }
+  const address = t.address;
+  ensureQueue(conn, link, address, () => accept(address));
 }
 
 export function attachConsumer(conn: BrokerConnection, link: SenderLink, attach: Attach): void {
@@ -51,20 +83,46 @@ export function attachConsumer(conn: BrokerConnection, link: SenderLink, attach:
     link.refuse({ condition: 'amqp:invalid-field', description: 'a source is required' });
     return;
   }
-  const address = source.address;
-  const bad = source.dynamic ? 'dynamic sources are not supported' : checkAddress(address);
-  if (bad !== undefined) {
-    link.refuse({
-      condition: source.dynamic ? 'amqp:not-implemented' : 'amqp:invalid-field',
-      description: bad,
-    });
+  const filter = sourceFilter(source.filter);
+  if ('refused' in filter) {
+    link.refuse(filter.refused);
     return;
   }
-  if (hasEntries(source.filter)) {
-    link.refuse({ condition: 'amqp:not-implemented', description: 'source filters are not supported' });
+  const presettled = attach.sndSettleMode === 1;
+  const accept = (address: string): void => {
+    const h = new ConsumerLink(conn, link, address, presettled, filter.selector);
+    link.context = h;
+    conn.addHandler(h, dynamicGone(conn, link, address, h));
+    const replySource: Source = {
+      ...replyTerminus(source, address),
+      defaultOutcome: DEFAULT_OUTCOME_STATE,
+      outcomes: OUTCOMES,
+      distributionMode: 'move',
+    };
+    // the filters in force (spec 3.5.3: the receiver learns which were applied)
+    if (filter.inForce) replySource.filter = filter.inForce;
+    link.accept({
+      source: replySource,
+      sndSettleMode: presettled ? 1 : attach.sndSettleMode === 0 ? 0 : 2,
+      rcvSettleMode: (attach.rcvSettleMode ?? 0) === 1 ? 1 : 0,
+    });
+    h.start();
+  };
+  if (source.dynamic) {
+    withDynamicNode(conn, link, source.dynamicNodeProperties, (queue) => accept(queue));
+    return;
+  }
+  const address = source.address;
+  const bad = checkAddress(address);
+  if (bad !== undefined) {
+    link.refuse({ condition: 'amqp:invalid-field', description: bad });
     return;
   }
   const virtual = conn.ctx.opts.virtualSources.get(address!);
+  if (virtual !== undefined && filter.selector !== undefined) {
+    link.refuse({ condition: 'amqp:not-implemented', description: `no filters on ${address}` });
+    return;
+  }
   if (virtual !== undefined) {
     const h = new VirtualLink(conn, link);
     link.context = h;
@@ -73,23 +131,56 @@ export function attachConsumer(conn: BrokerConnection, link: SenderLink, attach:
     h.start(virtual, address!);
     return;
   }
-  ensureQueue(conn, link, address!, () => {
-    const presettled = attach.sndSettleMode === 1;
-    const h = new ConsumerLink(conn, link, address!, presettled);
-    link.context = h;
-    conn.addHandler(h);
-    link.accept({
-      source: {
-        address: address!,
-        defaultOutcome: DEFAULT_OUTCOME_STATE,
-        outcomes: OUTCOMES,
-        distributionMode: 'move',
-      },
-      sndSettleMode: presettled ? 1 : attach.sndSettleMode === 0 ? 0 : 2,
-      rcvSettleMode: (attach.rcvSettleMode ?? 0) === 1 ? 1 : 0,
+  ensureQueue(conn, link, address!, () => accept(address!));
+}
+
+/** Our terminus in the attach reply: the address in force; a dynamic one says it is dynamic. */
+function replyTerminus<T extends Source | Target>(asked: T, address: string | undefined): T {
+  const out = (address === undefined ? {} : { address }) as T;
+  if (asked.dynamic) {
+    out.dynamic = true;
+    if (asked.dynamicNodeProperties) out.dynamicNodeProperties = asked.dynamicNodeProperties;
+  }
+  return out;
+}
+
+/** What a link handler on `queue` tells the dynamic-node registry when it goes (nothing for a plain queue). */
+function dynamicGone(
+  conn: BrokerConnection,
+  link: Link,
+  queue: string,
+  handler: object,
+): ((how: LinkGone) => void) | undefined {
+  return conn.ctx.dynamicNodes.attached(queue, `${conn.containerId}/${link.name}`, handler);
+}
+
+/** Creates (or finds again, for a re-attaching owner) the link's dynamic node, then runs `then`. */
+function withDynamicNode(
+  conn: BrokerConnection,
+  link: Link,
+  props: Fields | undefined,
+  then: (queue: string) => void,
+): void {
+  const policy = lifetimePolicyOf(props);
+  if (policy === undefined) {
+    link.refuse({
+      condition: 'amqp:invalid-field',
+      description: 'unsupported lifetime-policy in dynamic-node-properties',
     });
-    h.start();
-  });
+    return;
+  }
+  const { dynamicNodes, opts } = conn.ctx;
+  dynamicNodes
+    .create(`${conn.containerId}/${link.name}`, policy, opts.queueDefaults)
+    .then(
+      (queue) => {
+        if (conn.closed || link.state !== 'attach-received') return;
+        then(queue);
+        conn.scheduleFlush();
+      },
+      (err: unknown) => refuseOnError(conn, link, err, 'cannot create a dynamic node'),
+    )
+    .catch((err: unknown) => conn.internalError(err));
 }
 
 /** Runs `then` once `queue` exists (declaring it if allowed), or refuses the link. */
@@ -110,24 +201,60 @@ function ensureQueue(conn: BrokerConnection, link: Link, queue: string, then: ()
   }
   backend
     .submit({ type: 'declare', leaderTime: backend.now(), queue, options: opts.queueDefaults })
-    .then(proceed, (err: unknown) => {
-      if (conn.closed || link.state !== 'attach-received') return;
-      const e = err as { condition?: unknown; description?: unknown };
-      link.refuse({
-        condition: typeof e.condition === 'string' ? e.condition : 'amqp:internal-error',
-        description: typeof e.description === 'string' ? e.description : `cannot declare '${queue}'`,
-      });
-      conn.scheduleFlush();
-    })
+    .then(proceed, (err: unknown) => refuseOnError(conn, link, err, `cannot declare '${queue}'`))
     .catch((err: unknown) => conn.internalError(err));
 }
 
-/** A filter set with at least one entry (whatever shape the peer sent it in). */
-function hasEntries(filter: unknown): boolean {
-  if (filter === undefined || filter === null) return false;
-  if (filter instanceof Map) return filter.size > 0;
-  if (typeof filter === 'object') return Object.keys(filter).length > 0;
-  return true;
+function refuseOnError(conn: BrokerConnection, link: Link, err: unknown, fallback: string): void {
+  if (conn.closed || link.state !== 'attach-received') return;
+  const e = err as { condition?: unknown; description?: unknown };
+  link.refuse({
+    condition: typeof e.condition === 'string' ? e.condition : 'amqp:internal-error',
+    description: typeof e.description === 'string' ? e.description : fallback,
+  });
+  conn.scheduleFlush();
+}
+
+/**
+ * The source's filter set: a JMS selector (compiled), the entries in force for the reply, or why
+ * the attach is refused (a filter type we do not implement; a malformed selector).
+ */
+function sourceFilter(
+  filter: unknown,
+): { selector?: Selector; inForce?: Fields } | { refused: { condition: string; description: string } } {
+  const entries = filterEntries(filter);
+  if (entries.length === 0) return {};
+  const inForce: Fields = {};
+  let selector: Selector | undefined;
+  for (const entry of entries) {
+    if (!isSelectorFilter(entry)) {
+      const what = entry.descriptor === undefined ? 'an undescribed value' : String(entry.descriptor);
+      return {
+        refused: {
+          condition: 'amqp:not-implemented',
+          description: `filter '${entry.key}' (${what}) is not supported; supported: ${SELECTOR_FILTER}`,
+        },
+      };
+    }
+    if (selector !== undefined || typeof entry.value !== 'string') {
+      return {
+        refused: {
+          condition: 'amqp:invalid-field',
+          description: selector
+            ? 'more than one selector filter'
+            : 'a selector filter value must be a string',
+        },
+      };
+    }
+    try {
+      selector = new Selector(entry.value);
+    } catch (err) {
+      if (!(err instanceof SelectorError)) throw err;
+      return { refused: { condition: err.condition, description: err.description } };
+    }
+    inForce[entry.key] = entry.raw;
+  }
+  return selector ? { selector, inForce } : {};
 }
 
 /** Why an address cannot name a queue, or undefined when it can. */

@@ -12,6 +12,7 @@ import type { ApplyResult } from '../core/results.js';
 
 /** Queues holding messages the event's consumer acquired (settle / release-consumer), before apply. */
 export function queuesHeldBy(state: BrokerState, event: BrokerEvent): string[] {
+  if (event.type === 'commit') return [...new Set(event.events.flatMap((e) => queuesHeldBy(state, e)))];
   if (event.type !== 'settle' && event.type !== 'release-consumer') return [];
   if (event.type === 'settle' && (event.outcome.type === 'accepted' || event.outcome.type === 'rejected'))
     return [];
@@ -37,6 +38,14 @@ export function availableQueues(
   state: BrokerState,
 ): string[] {
   switch (result.type) {
+    case 'commit': {
+      if (result.status !== 'committed' || event.type !== 'commit') return [];
+      const out = new Set<string>();
+      event.events.forEach((e, i) => {
+        for (const q of availableQueues(e, result.results[i]!, heldBefore, state)) out.add(q);
+      });
+      return [...out];
+    }
     case 'enqueue':
       return result.status === 'enqueued' && event.type === 'enqueue' ? [event.queue] : [];
     case 'settle': {

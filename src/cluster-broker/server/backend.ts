@@ -24,6 +24,8 @@ export interface BrokerBackendEvents {
    * took over: detach the local one with amqp:link:stolen. A single node never emits it.
    */
   stolen: (linkKey: string) => void;
+  /** Cluster: a link with this key (`containerId/linkName`) attached on another member (its claim applied). */
+  claimed: (linkKey: string) => void;
 }
 
 /** @internal What the AMQP server commits broker events through: a local store or a replicated log. */

@@ -18,8 +18,10 @@ import {
 import { attachConsumer, attachPublisher } from './attach.js';
 import { ConsumerLink } from './consumer-link.js';
 import type { ServerContext } from './context.js';
+import type { LinkGone } from './dynamic-nodes.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
 import { PublisherLink } from './publisher-link.js';
+import { CoordinatorLink, TransactionRegistry } from './transactions.js';
 import { makeAuthenticator, saslMechanisms } from './users.js';
 
 /** Where the connection's bytes go. */
@@ -31,15 +33,40 @@ export interface ConnectionIo {
   end(): void;
 }
 
+/** Connection capability (a de-facto standard of AMQP 1.0 brokers): senders may attach with a null target. */
+const ANONYMOUS_RELAY = 'ANONYMOUS-RELAY';
 /** How long we wait for the peer's Close after sending ours. */
 const CLOSE_WAIT_MS = 2000;
 /** Output backlog above which consumers pause (resumed by writable()). */
 const HIGH_WATER_BYTES = 4 * 1024 * 1024;
 
+/** One connection as the monitoring endpoints show it (`GET /api/connections`). */
+export interface ConnectionInfo {
+  /** The peer's address, `host:port`. */
+  remote: string;
+  /** From its Open ('' until then). */
+  containerId: string;
+  /** The SASL PLAIN user; null for ANONYMOUS or no SASL. */
+  user: string | null;
+  sessions: number;
+  links: number;
+  /** When the socket was accepted (ISO 8601). */
+  openedAt: string;
+}
+
 export class BrokerConnection implements LinkHost {
   readonly engine: ProtocolConnection;
   containerId = '';
-  private readonly handlers = new Set<LinkHandler>();
+  /** The peer's address (`host:port`), set by whoever owns the socket. */
+  remote = '';
+  /** The SASL PLAIN user once authenticated. */
+  private user: string | null = null;
+  readonly transactions = new TransactionRegistry();
+  /** Live link handlers, each with what to tell a dynamic node it is attached to when it goes. */
+  private readonly handlers = new Map<LinkHandler, ((how: LinkGone) => void) | undefined>();
+  /** The peer sent Close and we had not closed first: its links went away on purpose. */
+  private closedByPeer = false;
+  private closeSent = false;
   private flushScheduled = false;
   private ended = false;
   private readonly startedAt: number;
@@ -67,8 +94,8 @@ export class BrokerConnection implements LinkHost {
     if (o.idleTimeoutMs > 0) open.idleTimeOut = o.idleTimeoutMs;
     const props = o.openProperties?.();
     if (props) open.properties = props;
-    const caps = o.offeredCapabilities?.();
-    if (caps && caps.length > 0) open.offeredCapabilities = caps;
+    // a sender with a null target relays each message to the queue its `to` names (attach.ts)
+    open.offeredCapabilities = [ANONYMOUS_RELAY, ...(o.offeredCapabilities?.() ?? [])];
     this.engine = new ProtocolConnection({
       role: 'server',
       open,
@@ -86,6 +113,20 @@ export class BrokerConnection implements LinkHost {
 
   get closed(): boolean {
     return this.ended;
+  }
+
+  info(): ConnectionInfo {
+    let links = 0;
+    const sessions = this.engine.activeSessions();
+    for (const s of sessions) links += s.activeLinks().length;
+    return {
+      remote: this.remote,
+      containerId: this.containerId,
+      user: this.user,
+      sessions: sessions.length,
+      links,
+      openedAt: new Date(this.startedAt).toISOString(),
+    };
   }
 
   /** Bytes from the socket. */
@@ -144,6 +185,7 @@ export class BrokerConnection implements LinkHost {
   close(error: AmqpErrorBody): void {
     if (this.ended) return;
     if (this.engine.state === 'open' || this.engine.state === 'opening') {
+      this.closeSent = true;
       this.engine.close(error);
       this.process();
       this.flush();
@@ -158,7 +200,7 @@ export class BrokerConnection implements LinkHost {
     if (this.ended) return;
     this.ended = true;
     this.clearEngineTimer();
-    this.releaseAll();
+    this.releaseAll('lost');
   }
 
   /** The socket drained its output: resume consumers that paused on congestion. */
@@ -208,7 +250,7 @@ export class BrokerConnection implements LinkHost {
       // the engine itself is in trouble: drop the socket without a Close
       this.ended = true;
       this.clearEngineTimer();
-      this.releaseAll();
+      this.releaseAll('lost');
       this.io.end();
     }
   }
@@ -218,6 +260,7 @@ export class BrokerConnection implements LinkHost {
   /** Stop without waiting for the peer: flush what we have, end the socket. */
   private abort(error: AmqpErrorBody): void {
     if (this.ended) return;
+    this.closeSent = true;
     this.engine.close(error);
     this.flush();
     this.finish();
@@ -227,15 +270,32 @@ export class BrokerConnection implements LinkHost {
     if (this.ended) return;
     this.ended = true;
     this.clearEngineTimer();
-    this.releaseAll();
+    // a Close the client sent first ends its links on purpose; anything else may be a failover
+    this.releaseAll(this.closedByPeer && !this.closeSent ? 'closed' : 'lost');
     this.io.end();
   }
 
-  private releaseAll(): void {
+  private releaseAll(how: LinkGone): void {
     this.writableWaiters = [];
     const hs = [...this.handlers];
     this.handlers.clear();
-    for (const h of hs) h.close();
+    for (const [h, gone] of hs) {
+      h.close();
+      gone?.(how);
+    }
+    // undischarged transactions roll back (their acquisitions were released with their links)
+    this.transactions.rollbackAll();
+  }
+
+  /** A link went away: its handler releases what it holds; a dynamic node learns how. */
+  private dropHandler(h: LinkHandler, how: LinkGone): void {
+    const gone = this.handlers.get(h);
+    if (!this.handlers.delete(h)) {
+      h.close();
+      return;
+    }
+    h.close();
+    gone?.(how);
   }
 
   private trackPartial(now: number): void {
@@ -315,6 +375,9 @@ export class BrokerConnection implements LinkHost {
 
   private onEvent(ev: EngineEvent): void {
     switch (ev.type) {
+      case 'sasl-outcome':
+        if (ev.ok && ev.mechanism === 'PLAIN') this.user = ev.identity?.username ?? null;
+        return;
       case 'remote-open':
         this.containerId = ev.open.containerId;
         if (this.refuse === undefined && !this.ctx.backend.serving) {
@@ -341,20 +404,18 @@ export class BrokerConnection implements LinkHost {
       case 'link-attached': {
         if (ev.type === 'link-attached') return;
         const h = ev.link.context as LinkHandler | undefined;
-        if (h) {
-          this.handlers.delete(h);
-          h.close();
-        }
+        // detach with closed=false suspends the link: its owner may come back for a dynamic node
+        if (h) this.dropHandler(h, ev.closed ? 'closed' : 'lost');
         return;
       }
       case 'session-end':
         for (const l of ev.session.activeLinks()) {
           const h = l.context as LinkHandler | undefined;
-          if (h) {
-            this.handlers.delete(h);
-            h.close();
-          }
+          if (h) this.dropHandler(h, 'closed');
         }
+        return;
+      case 'remote-close':
+        this.closedByPeer = true;
         return;
       case 'link-credit': {
         const h = ev.link.context;
@@ -363,7 +424,7 @@ export class BrokerConnection implements LinkHost {
       }
       case 'message': {
         const h = ev.link.context;
-        if (h instanceof PublisherLink) h.onMessage(ev.delivery);
+        if (h instanceof PublisherLink || h instanceof CoordinatorLink) h.onMessage(ev.delivery);
         return;
       }
       case 'delivery-update': {
@@ -392,8 +453,11 @@ export class BrokerConnection implements LinkHost {
     else attachConsumer(this, link as SenderLink, attach);
   }
 
-  /** @internal a link handler was created (attach.ts): it is closed with the connection. */
-  addHandler(h: LinkHandler): void {
-    this.handlers.add(h);
+  /**
+   * @internal a link handler was created (attach.ts): it is closed with the connection. `gone`:
+   * the link is attached to a dynamic node, told how the link went.
+   */
+  addHandler(h: LinkHandler, gone?: (how: LinkGone) => void): void {
+    this.handlers.set(h, gone);
   }
 }

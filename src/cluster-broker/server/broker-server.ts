@@ -5,9 +5,11 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import type { AmqpErrorBody } from '../../codec/index.js';
+import { Activity } from './activity.js';
 import type { BrokerBackend } from './backend.js';
-import { BrokerConnection, type ConnectionIo } from './broker-connection.js';
+import { BrokerConnection, type ConnectionInfo, type ConnectionIo } from './broker-connection.js';
 import { ConsumerRegistry, newCounters, type ServerContext, type ServerCounters } from './context.js';
+import { DynamicNodes } from './dynamic-nodes.js';
 import { type BrokerServerOptions, resolveServerOptions } from './options.js';
 
 /** Connections being refused (over the limit) at most at once; beyond, sockets are dropped. */
@@ -37,6 +39,7 @@ export class BrokerServer {
   private stopping = false;
   private readonly onAvailable = (q: string): void => this.ctx.consumers.available(q);
   private readonly onStolen = (linkKey: string): void => this.ctx.consumers.steal(linkKey);
+  private readonly onClaimed = (linkKey: string): void => this.ctx.dynamicNodes.ownerMoved(linkKey);
   private readonly onServing = (serving: boolean, reason: string | undefined): void => {
     if (!serving)
       this.closeAll({ condition: 'amqp:connection:forced', description: reason ?? 'not serving' });
@@ -44,12 +47,25 @@ export class BrokerServer {
 
   constructor(private readonly options: BrokerServerOptions) {
     this.host = options.host ?? '127.0.0.1';
+    const opts = resolveServerOptions(options);
     this.ctx = {
       backend: options.backend,
-      opts: resolveServerOptions(options),
+      opts,
       consumers: new ConsumerRegistry(),
       counters: newCounters(),
+      activity: new Activity(),
+      dynamicNodes: new DynamicNodes(options.backend, opts.logger, opts.dynamicNodeGraceMs),
     };
+  }
+
+  /** Our Open container-id. */
+  get containerId(): string {
+    return this.ctx.opts.containerId;
+  }
+
+  /** @internal single node at start: deletes the dynamic nodes of connections that did not survive the restart. */
+  deleteOrphanDynamicNodes(): Promise<void> {
+    return this.ctx.dynamicNodes.deleteOrphans();
   }
 
   /** @internal */
@@ -89,11 +105,29 @@ export class BrokerServer {
     this.ctx.backend.on('available', this.onAvailable);
     this.ctx.backend.on('serving', this.onServing);
     this.ctx.backend.on('stolen', this.onStolen);
+    this.ctx.backend.on('claimed', this.onClaimed);
     const o = this.ctx.opts;
     const shortest = Math.min(o.idleTimeoutMs > 0 ? o.idleTimeoutMs : 60_000, o.handshakeTimeoutMs);
     const every = Math.max(20, Math.min(1000, Math.floor(shortest / 4)));
     this.sweep = setInterval(() => this.tickAll(), every);
     this.sweep.unref();
+  }
+
+  /** Message counters by outcome and queue (read by the monitoring endpoints). */
+  get activity(): Activity {
+    return this.ctx.activity;
+  }
+
+  /** Consumer links attached here, per queue (monitoring). */
+  consumersByQueue(): Map<string, number> {
+    return this.ctx.consumers.countByQueue();
+  }
+
+  /** Every open connection, for monitoring. */
+  connections(): ConnectionInfo[] {
+    const out: ConnectionInfo[] = [];
+    for (const c of this.conns) if (!c.closed) out.push(c.info());
+    return out;
   }
 
   /** Counters and current connection and consumer counts. */
@@ -117,6 +151,8 @@ export class BrokerServer {
     this.ctx.backend.off('available', this.onAvailable);
     this.ctx.backend.off('serving', this.onServing);
     this.ctx.backend.off('stolen', this.onStolen);
+    this.ctx.backend.off('claimed', this.onClaimed);
+    this.ctx.dynamicNodes.close();
     const closed = this.listener
       ? new Promise<void>((r) => this.listener!.close(() => r()))
       : Promise.resolve();
@@ -174,6 +210,8 @@ export class BrokerServer {
       },
     };
     const conn = new BrokerConnection(this.ctx, io, Date.now(), refuse);
+    const host = socket.remoteAddress ?? '';
+    conn.remote = `${host.includes(':') ? `[${host}]` : host}:${socket.remotePort ?? 0}`;
     this.conns.add(conn);
     socket.on('data', (chunk: Buffer) => conn.receive(chunk, Date.now()));
     socket.on('drain', () => conn.writable());

@@ -13,8 +13,10 @@
  */
 import { type DeliveryState, type MessageHeader, splitMessage, withHeader } from '../../codec/index.js';
 import { isTerminal, type OutgoingDelivery, type SenderLink } from '../../protocol/index.js';
-import type { SettleOutcome } from '../core/events.js';
+import type { AcquireEvent, SettleOutcome } from '../core/events.js';
 import type { AcquiredMessage } from '../core/results.js';
+import type { Selector } from '../selector/index.js';
+import type { QueueActivity } from './activity.js';
 import type { RegisteredConsumer } from './context.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
 
@@ -42,6 +44,9 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
   private tagCounter = 0;
   private pending = new Map<string, PendingSettle>();
   private settleScheduled = false;
+  private readonly queueActivity: QueueActivity;
+  /** The selector's verdict per message (keyed by the state's entry): one evaluation per message. */
+  private readonly verdicts = new WeakMap<object, boolean>();
 
   constructor(
     private readonly host: LinkHost,
@@ -49,8 +54,11 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
     readonly queue: string,
     /** snd-settle-mode settled: we send pre-settled and remove the message at once. */
     private readonly presettled: boolean,
+    /** A JMS selector: only matching messages are acquired (others stay for other consumers). */
+    private readonly selector?: Selector,
   ) {
     this.key = `${host.containerId}/${link.name}`;
+    this.queueActivity = host.ctx.activity.queue(queue);
     // we settle our side ourselves, after the settle event committed
     link.autoSettle = false;
   }
@@ -130,16 +138,28 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
       return;
     }
     const { backend, consumers } = this.host.ctx;
-    this.acquiring = true;
     const epoch = consumers.epoch(this.queue);
+    const event: AcquireEvent = {
+      type: 'acquire',
+      leaderTime: backend.now(),
+      queue: this.queue,
+      consumer: this.key,
+      max: want,
+    };
+    if (this.selector) {
+      event.seqs = this.matching(want);
+      if (event.seqs.length === 0) {
+        consumers.wait(this);
+        if (this.link.drain) {
+          this.link.completeDrain();
+          this.host.scheduleFlush();
+        }
+        return;
+      }
+    }
+    this.acquiring = true;
     backend
-      .submit({
-        type: 'acquire',
-        leaderTime: backend.now(),
-        queue: this.queue,
-        consumer: this.key,
-        max: want,
-      })
+      .submit(event)
       .then(
         (result) => {
           this.acquiring = false;
@@ -169,6 +189,22 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
       .catch((err: unknown) => this.host.internalError(err));
   }
 
+  /** Up to `want` available messages the selector matches, in delivery order (each evaluated once). */
+  private matching(want: number): number[] {
+    const seqs: number[] = [];
+    const selector = this.selector!;
+    this.host.ctx.backend.state.scanAvailable(this.queue, (seq, message, entry) => {
+      let match = this.verdicts.get(entry);
+      if (match === undefined) {
+        match = selector.matches(message);
+        this.verdicts.set(entry, match);
+      }
+      if (match) seqs.push(seq);
+      return seqs.length < want;
+    });
+    return seqs;
+  }
+
   private send(m: AcquiredMessage): void {
     // the engine detached the link (a protocol error): the message stays acquired until the
     // detach completes or the connection goes, and release-consumer gives it back
@@ -183,8 +219,13 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
     const tag = new Uint8Array(8);
     new DataView(tag.buffer).setFloat64(0, this.tagCounter++);
     const d = this.link.send(tag, bytes, { settled: this.presettled });
-    this.host.ctx.counters.messagesOut++;
+    const { counters, activity } = this.host.ctx;
+    counters.messagesOut++;
+    activity.totals.delivered++;
+    this.queueActivity.delivered++;
+    if (!m.firstAcquirer) activity.totals.redelivered++;
     if (this.presettled) {
+      activity.totals.acknowledged++;
       this.queueSettle(m.seq, { type: 'accepted' }, undefined);
       return;
     }
@@ -197,9 +238,35 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
     const seq = d.context;
     if (typeof seq !== 'number' || seq === TAKEN) return;
     const state = d.remoteState;
+    if (state?.type === 'transactional-state') {
+      if (!isTerminal(state.outcome)) return;
+      const txn = this.host.transactions.get(state.txnId);
+      // an unknown txn-id: the outcome cannot be held anywhere; the message stays acquired until
+      // this link goes (then it is released)
+      if (txn === undefined) return;
+      d.context = TAKEN;
+      txn.settlements.push({
+        consumer: this.key,
+        seq,
+        outcome: toOutcome(state.outcome),
+        committed: () => {
+          if (!d.settled && this.link.state === 'attached') {
+            d.settle();
+            this.host.scheduleFlush();
+          }
+        },
+        rolledBack: () => {
+          if (!this.closed) this.queueSettle(seq, { type: 'released' }, d);
+        },
+      });
+      return;
+    }
     if (!isTerminal(state) && !d.remoteSettled) return; // 'received' or nothing yet
     d.context = TAKEN;
-    this.queueSettle(seq, toOutcome(state), d);
+    const outcome = toOutcome(state);
+    if (outcome.type === 'accepted') this.host.ctx.activity.totals.acknowledged++;
+    else if (outcome.type === 'rejected') this.host.ctx.activity.totals.rejected++;
+    this.queueSettle(seq, outcome, d);
   }
 
   private queueSettle(seq: number, outcome: SettleOutcome, d: OutgoingDelivery | undefined): void {

@@ -2,7 +2,9 @@
  * What every connection of one server shares: the backend, the options, the consumer registry
  * (link stealing, consumers waiting for messages) and counters.
  */
+import type { Activity } from './activity.js';
 import type { BrokerBackend } from './backend.js';
+import type { DynamicNodes } from './dynamic-nodes.js';
 import type { ResolvedServerOptions } from './options.js';
 
 /** What the registry needs from a consumer link. */
@@ -63,6 +65,13 @@ export class ConsumerRegistry {
     return this.byKey.size;
   }
 
+  /** Registered consumers per queue (monitoring). */
+  countByQueue(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const c of this.byKey.values()) out.set(c.queue, (out.get(c.queue) ?? 0) + 1);
+    return out;
+  }
+
   epoch(queue: string): number {
     return this.epochs.get(queue) ?? 0;
   }
@@ -108,6 +117,10 @@ export interface ServerContext {
   readonly opts: ResolvedServerOptions;
   readonly consumers: ConsumerRegistry;
   readonly counters: ServerCounters;
+  /** Message counters by outcome and by queue (monitoring). */
+  readonly activity: Activity;
+  /** Broker-named temporary queues and their lifetimes. */
+  readonly dynamicNodes: DynamicNodes;
 }
 
 export function newCounters(): ServerCounters {

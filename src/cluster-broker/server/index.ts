@@ -1,4 +1,5 @@
 /** The broker's AMQP side: server, backend interface, single-node backend, startBroker. */
+export { Activity, type ActivityTotals, type QueueActivity } from './activity.js';
 export { availableQueues, queuesHeldBy } from './availability.js';
 export {
   BackendClosedError,
@@ -6,10 +7,11 @@ export {
   type BrokerBackendEvents,
   OutcomeUnknownError,
 } from './backend.js';
-export { BrokerConnection, type ConnectionIo } from './broker-connection.js';
+export { BrokerConnection, type ConnectionInfo, type ConnectionIo } from './broker-connection.js';
 export { BrokerServer, type BrokerServerStats } from './broker-server.js';
 export { rewriteHeader } from './consumer-link.js';
 export { ConsumerRegistry, newCounters, type ServerContext, type ServerCounters } from './context.js';
+export { DEFAULT_DYNAMIC_GRACE_MS, DynamicNodes, TEMP_QUEUE_PREFIX } from './dynamic-nodes.js';
 export {
   type EventCommitter,
   LocalBackend,

@@ -1,10 +1,13 @@
 /** What a link handler needs from its connection. */
 import type { ServerContext } from './context.js';
+import type { TransactionRegistry } from './transactions.js';
 
 export interface LinkHost {
   readonly ctx: ServerContext;
   /** The peer's container-id (from its Open). */
   readonly containerId: string;
+  /** This connection's open local transactions. */
+  readonly transactions: TransactionRegistry;
   /** Output was produced outside the connection's own event handling: write it soon. */
   scheduleFlush(): void;
   /**

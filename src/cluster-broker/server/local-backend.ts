@@ -10,7 +10,13 @@ import { EventEmitter } from 'eventemitter3';
 import { BrokerState } from '../core/broker-state.js';
 import type { BrokerEvent } from '../core/events.js';
 import type { ResultOf } from '../core/results.js';
-import { type EventStore, openStore, type StoreOptions, type StoreStats } from '../store/index.js';
+import {
+  type EventStore,
+  type LatencyHistogram,
+  openStore,
+  type StoreOptions,
+  type StoreStats,
+} from '../store/index.js';
 import { availableQueues, queuesHeldBy } from './availability.js';
 import {
   BackendClosedError,
@@ -26,6 +32,8 @@ export interface EventCommitter {
   flush(): Promise<void>;
   close(): Promise<void>;
   stats?(): StoreStats;
+  /** Durations of the store's fsyncs (absent in memory). */
+  readonly fsyncLatency?: LatencyHistogram;
 }
 
 export interface LocalBackendOptions {
@@ -110,7 +118,8 @@ export class LocalBackend extends EventEmitter<BrokerBackendEvents> implements B
     }
     const { result, durable } = committed;
     for (const q of availableQueues(event, result, held, this.committer.state)) this.emit('available', q);
-    if (event.type !== 'enqueue' && event.type !== 'settle') return Promise.resolve(result);
+    if (event.type !== 'enqueue' && event.type !== 'settle' && event.type !== 'commit')
+      return Promise.resolve(result);
     return durable.then(
       () => result,
       (err: unknown) => {
@@ -123,6 +132,11 @@ export class LocalBackend extends EventEmitter<BrokerBackendEvents> implements B
 
   stats(): StoreStats | undefined {
     return this.committer.stats?.();
+  }
+
+  /** Durations of the store's fsyncs; undefined in memory. */
+  get fsyncLatency(): LatencyHistogram | undefined {
+    return this.committer.fsyncLatency;
   }
 
   /** Stops housekeeping, waits for everything committed to be durable, closes the store. */

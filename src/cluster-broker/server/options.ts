@@ -3,6 +3,7 @@ import type { SecureContextOptions } from 'node:tls';
 import type { Fields } from '../../codec/index.js';
 import type { QueueOptions } from '../core/events.js';
 import type { BrokerBackend } from './backend.js';
+import { DEFAULT_DYNAMIC_GRACE_MS } from './dynamic-nodes.js';
 import type { UserTable } from './users.js';
 import type { VirtualSource } from './virtual-source.js';
 
@@ -38,6 +39,16 @@ export interface BrokerServerOptions {
   autoCreateQueues?: boolean;
   /** Options of queues created on attach (limits, dead-letter queue, dedup window). */
   queueDefaults?: QueueOptions;
+  /**
+   * Deduplicate by message-id every message on every queue (`--dedup`). Default false: only the
+   * messages of senders that list `quorate:dedup` in their attach's desired-capabilities.
+   */
+  dedup?: boolean;
+  /**
+   * How long a dynamic node outlives its owner's lost connection, waiting for the owner to
+   * re-attach (failover). Default 30_000 ms. A clean detach or Close deletes it at once.
+   */
+  dynamicNodeGraceMs?: number;
   /** Open connections at most; more are refused (Open, then Close resource-limit-exceeded). Default 10_000. */
   maxConnections?: number;
   /** Largest frame we accept (declared in Open). Default 1 MiB. */
@@ -68,6 +79,8 @@ export interface ResolvedServerOptions {
   users: UserTable | undefined;
   autoCreateQueues: boolean;
   queueDefaults: QueueOptions;
+  dedup: boolean;
+  dynamicNodeGraceMs: number;
   maxConnections: number;
   maxFrameSize: number;
   maxMessageSize: number;
@@ -99,6 +112,8 @@ export function resolveServerOptions(o: Omit<BrokerServerOptions, 'backend'>): R
     users: o.users,
     autoCreateQueues: o.autoCreateQueues ?? true,
     queueDefaults: o.queueDefaults ?? {},
+    dedup: o.dedup ?? false,
+    dynamicNodeGraceMs: positive(o.dynamicNodeGraceMs, DEFAULT_DYNAMIC_GRACE_MS, 'dynamicNodeGraceMs'),
     maxConnections: positive(o.maxConnections, 10_000, 'maxConnections'),
     maxFrameSize,
     maxMessageSize: positive(o.maxMessageSize, DEFAULT_MAX_MESSAGE_SIZE, 'maxMessageSize'),

@@ -1,6 +1,6 @@
 /**
  * A publisher's link (the client sends, we receive): every complete message becomes an enqueue
- * event; the transfer is settled only once the backend says the enqueue is committed
+ * event (carrying its message-id's dedup key only when this link deduplicates); the transfer is settled only once the backend says the enqueue is committed
  * (accepted / duplicate -> accepted, refused -> rejected with the condition). A failed submit
  * settles nothing and closes the connection (docs/delivery-contract.md#unknown-outcome).
  */
@@ -19,7 +19,10 @@ export class PublisherLink implements LinkHandler {
   constructor(
     private readonly host: LinkHost,
     private readonly link: ReceiverLink,
-    readonly queue: string,
+    /** The target queue; undefined for an anonymous relay (each message names its queue in `to`). */
+    readonly queue: string | undefined,
+    /** Deduplicate by message-id (the sender desired `quorate:dedup`, or the broker runs `--dedup`). */
+    private readonly dedup: boolean,
   ) {}
 
   /** Grants the first credit window (call after accept). */
@@ -44,9 +47,33 @@ export class PublisherLink implements LinkHandler {
       this.topUp();
       return;
     }
+    const txState = d.remoteState;
+    if (txState?.type === 'transactional-state') {
+      // a transactional send: enqueued only when its transaction commits
+      const txn = this.host.transactions.get(txState.txnId);
+      if (txn === undefined) {
+        if (!d.remoteSettled)
+          d.disposition({
+            type: 'rejected',
+            error: {
+              condition: 'amqp:transaction:unknown-id',
+              description: 'no open transaction with this txn-id',
+            },
+          });
+      } else {
+        txn.enqueues.push({ event });
+        if (!d.remoteSettled)
+          d.disposition({ type: 'transactional-state', txnId: txState.txnId, outcome: ACCEPTED });
+      }
+      this.topUp();
+      return;
+    }
     if (d.remoteSettled) {
       // pre-settled (at-most-once): nobody waits for an outcome
-      backend.submit(event).catch((err: unknown) => this.host.fail(err));
+      backend.submit(event).then(
+        (result) => this.count(result, event.queue),
+        (err: unknown) => this.host.fail(err),
+      );
       this.topUp();
       return;
     }
@@ -54,7 +81,7 @@ export class PublisherLink implements LinkHandler {
     backend
       .submit(event)
       .then(
-        (result) => this.settle(d, result),
+        (result) => this.settle(d, result, event.queue),
         (err: unknown) => this.host.fail(err),
       )
       .catch((err: unknown) => this.host.internalError(err));
@@ -65,10 +92,10 @@ export class PublisherLink implements LinkHandler {
     const event: EnqueueEvent = {
       type: 'enqueue',
       leaderTime: now,
-      queue: this.queue,
+      queue: this.queue ?? this.relayQueue(properties?.to),
       message: storedForm(bytes, header, headerEnd),
     };
-    const key = messageIdKey(properties?.messageId);
+    const key = this.dedup ? messageIdKey(properties?.messageId) : undefined;
     if (key !== undefined) event.dedupKey = key;
     let expiresAt: number | undefined;
     const ttl = header?.ttl;
@@ -83,8 +110,35 @@ export class PublisherLink implements LinkHandler {
     return event;
   }
 
-  private settle(d: IncomingDelivery, result: EnqueueResult): void {
+  /** Monitoring counters (per queue: a relay link publishes to many). */
+  private count(result: EnqueueResult, queue: string): void {
+    if (result.status === 'enqueued') {
+      this.host.ctx.activity.totals.published++;
+      this.host.ctx.activity.queue(queue).published++;
+    } else if (result.status === 'duplicate') this.host.ctx.activity.totals.deduplicated++;
+  }
+
+  /**
+   * Anonymous relay: the queue a message's `to` names, declared first when it may be auto-created
+   * (submission order is commit order, so the declare applies before the enqueue). A missing or
+   * unknown `to` gets the enqueue refused (rejected amqp:not-found), never a silent drop.
+   */
+  private relayQueue(to: unknown): string {
+    const queue = typeof to === 'string' ? to : '';
+    const { backend, opts } = this.host.ctx;
+    if (queue !== '' && !backend.state.hasQueue(queue) && opts.autoCreateQueues && !queue.startsWith('$')) {
+      backend
+        .submit({ type: 'declare', leaderTime: backend.now(), queue, options: opts.queueDefaults })
+        .catch(() => {
+          // the enqueue that follows is refused (not-found) if the declare did not commit
+        });
+    }
+    return queue;
+  }
+
+  private settle(d: IncomingDelivery, result: EnqueueResult, queue: string): void {
     this.inflight--;
+    this.count(result, queue);
     if (!d.settled) {
       const state: DeliveryState =
         result.status === 'refused'

@@ -1,5 +1,9 @@
 /** `startBroker()`: a single-node broker in this process (tests, embedding, the CLI). */
 import type { QueueInfo } from '../core/broker-state.js';
+import { monitoredBroker } from '../http/monitored-broker.js';
+import { MonitoringServer } from '../http/monitoring-server.js';
+import { singleNodeSource } from '../http/single-node-source.js';
+import type { ClusterSource } from '../http/types.js';
 import type { StoreOptions, StoreStats } from '../store/index.js';
 import type { BrokerBackend } from './backend.js';
 import { BrokerServer, type BrokerServerStats } from './broker-server.js';
@@ -17,6 +21,12 @@ export interface StartBrokerOptions extends Omit<BrokerServerOptions, 'backend'>
   store?: StoreOptions;
   /** @internal Use this backend instead of a local one (a cluster member passes its replicated backend). */
   backend?: BrokerBackend;
+  /** Serve the monitoring endpoints and status page on this port (0 = a free one). Absent: no HTTP. */
+  httpPort?: number;
+  /** Address the monitoring server binds. Default `host`, else 127.0.0.1. */
+  httpHost?: string;
+  /** What the monitoring endpoints say about the cluster (a cluster member passes its own view). */
+  clusterSource?: (broker: { url: string; httpUrl: () => string | null }) => ClusterSource;
 }
 
 /** What {@link BrokerHandle.stats} reports. */
@@ -39,6 +49,8 @@ export interface BrokerHandle {
   readonly server: BrokerServer;
   /** @internal */
   readonly backend: BrokerBackend;
+  /** `http://host:port` of the monitoring endpoints and status page; undefined without `httpPort`. */
+  readonly httpUrl: string | undefined;
   /** Closes every connection, stops listening, flushes and closes the store (a local backend). */
   stop(): Promise<void>;
   /** Connection, consumer, queue and store counters. */
@@ -50,7 +62,16 @@ export interface BrokerHandle {
  * keeps its queues in a durable store (fsync before every acknowledgement), else in memory.
  */
 export async function startBroker(options: StartBrokerOptions = {}): Promise<BrokerHandle> {
-  const { dataDir, usersFile, store, backend: given, ...serverOpts } = options;
+  const {
+    dataDir,
+    usersFile,
+    store,
+    backend: given,
+    httpPort,
+    httpHost,
+    clusterSource,
+    ...serverOpts
+  } = options;
   let users = serverOpts.users;
   if (usersFile !== undefined) {
     const fromFile = await loadUsersFile(usersFile);
@@ -64,9 +85,34 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
     backend = local;
   }
   const server = new BrokerServer({ ...serverOpts, users, backend });
+  let monitoring: MonitoringServer | undefined;
   try {
+    // a restarted single node has no connection left: its dynamic nodes are orphans (a cluster
+    // member's may belong to clients of other members)
+    if (local) await server.deleteOrphanDynamicNodes();
     await server.listen();
+    if (httpPort !== undefined) {
+      const httpUrl = (): string | null => monitoring?.url ?? null;
+      const cluster =
+        clusterSource?.({ url: server.url, httpUrl }) ??
+        singleNodeSource({
+          member: server.containerId,
+          amqpUrl: server.url,
+          httpUrl,
+          backend,
+          local,
+        });
+      monitoring = await MonitoringServer.start({
+        broker: monitoredBroker(server),
+        cluster,
+        host: httpHost ?? serverOpts.host ?? '127.0.0.1',
+        port: httpPort,
+        ...(users !== undefined ? { users } : {}),
+        ...(serverOpts.logger !== undefined ? { logger: serverOpts.logger } : {}),
+      });
+    }
   } catch (err) {
+    await server.stop();
     await local?.close();
     throw err;
   }
@@ -77,8 +123,10 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
     host: server.host,
     server,
     backend,
+    httpUrl: monitoring?.url,
     stop() {
       stopped ??= (async () => {
+        await monitoring?.stop();
         await server.stop();
         await local?.close();
       })();

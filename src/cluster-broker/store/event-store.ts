@@ -33,6 +33,7 @@ import { encodeEvent } from '../core/event-codec.js';
 import type { BrokerEvent } from '../core/events.js';
 import type { ResultOf } from '../core/results.js';
 import { StoreError } from './errors.js';
+import { LatencyHistogram } from './latency-histogram.js';
 import { frameRecord, RECORD_HEADER_BYTES } from './record-format.js';
 import { recoverLog, type StoreLogger } from './recovery.js';
 import { segmentHeader } from './segment-header.js';
@@ -100,6 +101,8 @@ export interface EventStore {
   /** Resolves when everything committed so far is durable. */
   flush(): Promise<void>;
   stats(): StoreStats;
+  /** Durations of the log's fsyncs (monitoring). */
+  readonly fsyncLatency: LatencyHistogram;
   /** Flushes, waits for a running compaction, closes files. Later commits throw. */
   close(): Promise<void>;
 }
@@ -139,6 +142,7 @@ class FileEventStore implements EventStore {
   private failure: StoreError | undefined;
   private closed = false;
   private readonly counters: StoreStats;
+  readonly fsyncLatency = new LatencyHistogram();
 
   constructor(
     readonly dir: string,
@@ -224,7 +228,7 @@ class FileEventStore implements EventStore {
         let off = 0;
         for (const r of batch.records) off = frameRecord(r, buf, off);
         await writeAll(this.fh, buf);
-        await this.fh.datasync();
+        await this.fsyncLatency.time(() => this.fh.datasync());
         this.counters.fsyncs++;
         this.counters.writes++;
         this.counters.bytesWritten += buf.length;

@@ -11,6 +11,7 @@ export {
   type StoreOptions,
   type StoreStats,
 } from './event-store.js';
+export { FSYNC_BUCKETS_SECONDS, LatencyHistogram } from './latency-histogram.js';
 export { QUARANTINE_DIR } from './quarantine.js';
 export { frameRecord, RECORD_HEADER_BYTES, type ScanResult, scanRecords } from './record-format.js';
 export { SEGMENT_HEADER_BYTES, segmentHeader } from './segment-header.js';

@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createCliLogger, DEFAULT_LOG_LEVEL } from '../cli/cli-logger.js';
 import { formatPeers } from '../netproxy/index.js';
+import { ensureClusterSecret } from '../replication/cluster-secret.js';
 import { CLUSTER_USAGE, parseClusterArgs } from './cluster-args.js';
 import { CLUSTER_PORT_OFFSET, planCluster } from './cluster-plan.js';
 import { type ClusterMemberLaunch, defaultMemberCommand, memberNodeArgs } from './default-member-command.js';
@@ -46,6 +47,7 @@ function memberLine(event: string, m: MemberInfo): string {
     amqpPort: m.amqpPort,
     clusterPort: m.clusterPort,
     url: m.url,
+    httpUrl: m.httpUrl,
     restarts: m.restarts,
   })}\n`;
 }
@@ -86,26 +88,38 @@ export async function runClusterCommand(argv: readonly string[], io: ClusterComm
       return 1;
     }
   }
-  const plan = await planCluster({ nodes: args.nodes, basePort: args.basePort, dataDir: args.dataDir });
+  const plan = await planCluster({
+    nodes: args.nodes,
+    basePort: args.basePort,
+    ...(args.httpBasePort !== undefined ? { httpBasePort: args.httpBasePort } : {}),
+    dataDir: args.dataDir,
+  });
   const peersArg = formatPeers(
     plan.ids.map((id, i) => ({ id, host: '127.0.0.1', port: plan.clusterPorts[i]! })),
   );
   const peers = plan.ids.map((id, i) => ({ id, host: '127.0.0.1', port: plan.clusterPorts[i]! }));
+  const clusterSecretFile = args.clusterSecretFile ?? (await ensureClusterSecret(plan.dataDir));
+  const clusterTls = args.clusterTls;
   const memberCommand = io.memberCommand ?? selfMemberCommand;
   const supervisor = new Supervisor({
     members: plan.ids.map((id, index) => ({
       id,
       amqpPort: plan.amqpPorts[index]!,
       clusterPort: plan.clusterPorts[index]!,
+      ...(plan.httpPorts ? { httpPort: plan.httpPorts[index]! } : {}),
       command: () =>
         memberCommand({
           id,
           index,
           amqpPort: plan.amqpPorts[index]!,
           clusterPort: plan.clusterPorts[index]!,
+          ...(plan.httpPorts ? { httpPort: plan.httpPorts[index]! } : {}),
           peers,
           peersArg,
           dataDir: join(plan.dataDir, id),
+          clusterSecretFile,
+          ...(clusterTls ? { clusterTls } : {}),
+          extraArgs: args.dedup ? ['--dedup'] : [],
           ...(args.logLevel !== undefined ? { logLevel: args.logLevel } : {}),
         }),
     })),
@@ -153,12 +167,13 @@ export async function runClusterCommand(argv: readonly string[], io: ClusterComm
           event: 'cluster-ready',
           nodes: args.nodes,
           dataDir: plan.dataDir,
-          members: supervisor.members().map(({ id, pid, amqpPort, clusterPort, url }) => ({
+          members: supervisor.members().map(({ id, pid, amqpPort, clusterPort, url, httpUrl }) => ({
             id,
             pid,
             amqpPort,
             clusterPort,
             url,
+            httpUrl,
           })),
         })}\n`,
       );

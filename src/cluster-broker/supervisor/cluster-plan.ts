@@ -12,6 +12,8 @@ export interface ClusterPlan {
   ids: string[];
   amqpPorts: number[];
   clusterPorts: number[];
+  /** Monitoring ports (member i: httpBasePort+i, or free ports); undefined: no HTTP. */
+  httpPorts: number[] | undefined;
   dataDir: string;
   /** True when `dataDir` is a temp dir made here (its owner removes it on stop). */
   createdDataDir: boolean;
@@ -19,12 +21,14 @@ export interface ClusterPlan {
 
 /**
  * Member i is `n<i+1>`, with AMQP port basePort+i and cluster port basePort+1000+i (5672 ->
- * 6672, as in the docs), or free ports when basePort is 0. Ports are fixed for the cluster's
+ * 6672, as in the docs), or free ports when basePort is 0; HTTP port httpBasePort+i when asked. Ports are fixed for the cluster's
  * life, so a restarted member comes back at the same addresses. Creates `<dataDir>/<id>`.
  */
 export async function planCluster(options: {
   nodes: number;
   basePort?: number;
+  /** Member i serves HTTP on httpBasePort+i; 0: free ports; undefined: no HTTP. */
+  httpBasePort?: number;
   dataDir?: string;
 }): Promise<ClusterPlan> {
   const { nodes } = options;
@@ -49,8 +53,19 @@ export async function planCluster(options: {
     amqpPorts = ports.slice(0, nodes);
     clusterPorts = ports.slice(nodes);
   }
+  const { httpBasePort } = options;
+  let httpPorts: number[] | undefined;
+  if (httpBasePort !== undefined) {
+    if (!Number.isInteger(httpBasePort) || httpBasePort < 0 || httpBasePort + nodes > 65_536) {
+      throw new SupervisorError(
+        'amqp:invalid-field',
+        `HTTP base port ${httpBasePort} leaves no room for ${nodes} members`,
+      );
+    }
+    httpPorts = httpBasePort > 0 ? ids.map((_, i) => httpBasePort + i) : await allocateFreePorts(nodes);
+  }
   const createdDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'quorate-cluster-')));
   await Promise.all(ids.map((id) => mkdir(join(dataDir, id), { recursive: true })));
-  return { ids, amqpPorts, clusterPorts, dataDir, createdDataDir };
+  return { ids, amqpPorts, clusterPorts, httpPorts, dataDir, createdDataDir };
 }

@@ -13,14 +13,32 @@ export interface ClusterMemberLaunch {
   index: number;
   amqpPort: number;
   clusterPort: number;
+  /** Its monitoring port (`--http-port`); absent: no HTTP. */
+  httpPort?: number;
   /** The member's peer list (itself at its real cluster port, others via their proxies). */
   peers: PeerAddress[];
   /** `peers` as the `--peers` flag value: `n1=127.0.0.1:6672,n2=127.0.0.1:40123,...`. */
   peersArg: string;
   /** The member's own store directory (`<cluster data dir>/<id>`), created before it starts. */
   dataDir: string;
+  /** The cluster secret file every member is given (`--cluster-secret-file`). */
+  clusterSecretFile?: string;
+  /** PEM files for mutual TLS on the cluster port (`--cluster-tls-cert/-key/-ca`). */
+  clusterTls?: ClusterTlsFiles;
   /** `--log-level` for the member (default: the member's own default, warn). */
   logLevel?: string;
+  /** More `quorate-broker node` flags (server flags such as `--dedup`), appended as given. */
+  extraArgs?: readonly string[];
+}
+
+/** Paths of the PEM files for mutual TLS between members. */
+export interface ClusterTlsFiles {
+  /** PEM certificate every member presents (`--cluster-tls-cert`). */
+  cert: string;
+  /** Its PEM private key (`--cluster-tls-key`). */
+  key: string;
+  /** PEM CA that signed it; members verify each other against it (`--cluster-tls-ca`). */
+  ca: string;
 }
 
 /** The `quorate-broker node ...` arguments (after the entry script) for one member. */
@@ -37,18 +55,33 @@ export function memberNodeArgs(member: ClusterMemberLaunch): string[] {
     member.peersArg,
     '--data-dir',
     member.dataDir,
+    ...(member.httpPort === undefined ? [] : ['--http-port', String(member.httpPort)]),
+    ...(member.clusterSecretFile !== undefined ? ['--cluster-secret-file', member.clusterSecretFile] : []),
+    ...(member.clusterTls
+      ? [
+          '--cluster-tls-cert',
+          member.clusterTls.cert,
+          '--cluster-tls-key',
+          member.clusterTls.key,
+          '--cluster-tls-ca',
+          member.clusterTls.ca,
+        ]
+      : []),
     ...(member.logLevel === undefined ? [] : ['--log-level', member.logLevel]),
+    ...(member.extraArgs ?? []),
   ];
 }
 
-function thisModulePath(): string | undefined {
+/** This module's file (ESM, tsx or the CJS build). */
+export function thisModulePath(): string | undefined {
   // ESM build and tsx: import.meta.url. CJS build: esbuild empties import.meta, __filename exists.
   const url: string | undefined = import.meta.url;
   if (typeof url === 'string' && url.startsWith('file:')) return fileURLToPath(url);
   return typeof __filename === 'string' ? __filename : undefined;
 }
 
-function findPackageRoot(from: string): string | undefined {
+/** The directory of the `quorate` package.json above `from`, if any. */
+export function findPackageRoot(from: string): string | undefined {
   let dir = dirname(from);
   for (;;) {
     const manifest = join(dir, 'package.json');

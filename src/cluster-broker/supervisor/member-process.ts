@@ -29,7 +29,15 @@ export function parseReadyLine(line: string): MemberReadyLine | undefined {
   if (typeof v.amqpPort !== 'number' || typeof v.clusterPort !== 'number' || typeof v.pid !== 'number') {
     return undefined;
   }
-  return { ready: true, id: v.id, amqpPort: v.amqpPort, clusterPort: v.clusterPort, pid: v.pid };
+  const ready: MemberReadyLine = {
+    ready: true,
+    id: v.id,
+    amqpPort: v.amqpPort,
+    clusterPort: v.clusterPort,
+    pid: v.pid,
+  };
+  if (typeof v.httpPort === 'number') ready.httpPort = v.httpPort;
+  return ready;
 }
 
 /**

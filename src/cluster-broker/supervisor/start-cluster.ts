@@ -1,8 +1,14 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type CutMode, ProxyMesh } from '../netproxy/index.js';
+import { ensureClusterSecret } from '../replication/cluster-secret.js';
 import { planCluster } from './cluster-plan.js';
-import { type ClusterMemberLaunch, defaultMemberCommand } from './default-member-command.js';
+import {
+  type ClusterMemberLaunch,
+  type ClusterTlsFiles,
+  defaultMemberCommand,
+} from './default-member-command.js';
+import type { MemberOutputHandler } from './member-process.js';
 import { Supervisor } from './supervisor.js';
 import type { MemberCommand, MemberInfo, RestartPolicy, SupervisorLogger } from './types.js';
 
@@ -17,6 +23,18 @@ export interface StartClusterOptions {
    * docs). 0 or undefined: free ports chosen by the OS.
    */
   basePort?: number;
+  /**
+   * Member i serves its status page and monitoring endpoints on httpBasePort+i-1 (n1 on
+   * httpBasePort). Default 0: free ports. `false`: no HTTP.
+   */
+  httpBasePort?: number | false;
+  /**
+   * The cluster secret every member is given (`--cluster-secret-file`). Default: a random one
+   * created (mode 0600) as `<dataDir>/cluster-secret`, or the one already there.
+   */
+  clusterSecretFile?: string;
+  /** PEM files for mutual TLS between members (one certificate shared by every member). */
+  clusterTls?: ClusterTlsFiles;
   /** How to start a member. Default `defaultMemberCommand` (the real `quorate-broker node`). */
   memberCommand?: (member: ClusterMemberLaunch) => MemberCommand;
   /**
@@ -37,16 +55,24 @@ export interface StartClusterOptions {
   cutMode?: CutMode;
   /** Where the supervisor logs member starts, exits and restarts. Default: silent. */
   logger?: SupervisorLogger;
+  /** Every line a member prints besides its ready line (its logs are on stderr). Default: dropped. */
+  onMemberOutput?: MemberOutputHandler;
+  /** Every member deduplicates by message-id on every queue, for every sender (`--dedup`). Default false. */
+  dedup?: boolean;
 }
 
 /** A running local cluster, for tests: process faults by PID, network faults through proxies. */
 export interface ClusterHandle {
   /** `amqp://127.0.0.1:PORT`, one per member, in id order. */
   readonly urls: string[];
+  /** `http://127.0.0.1:PORT` of each member's status page and endpoints, in id order (empty with `httpBasePort: false`). */
+  readonly httpUrls: string[];
   /** Member ids, `n1`..`nN`. */
   readonly ids: string[];
   /** Parent of the members' store dirs. */
   readonly dataDir: string;
+  /** The cluster secret file the members were given. */
+  readonly clusterSecretFile: string;
   /** The supervisor (typed events: member-ready, member-exit, member-restart). */
   readonly supervisor: Supervisor;
   /** The proxies between members (for per-link faults: `mesh.cutLink(from, to)`). */
@@ -85,12 +111,14 @@ export interface ClusterHandle {
  * each other through a `ProxyMesh`. All members start at once; resolves when all are ready.
  */
 export async function startCluster(options: StartClusterOptions = {}): Promise<ClusterHandle> {
-  const { ids, amqpPorts, clusterPorts, dataDir, createdDataDir } = await planCluster({
+  const { ids, amqpPorts, clusterPorts, httpPorts, dataDir, createdDataDir } = await planCluster({
     nodes: options.nodes ?? 3,
     basePort: options.basePort,
+    httpBasePort: options.httpBasePort === false ? undefined : (options.httpBasePort ?? 0),
     dataDir: options.dataDir,
   });
 
+  const clusterSecretFile = options.clusterSecretFile ?? (await ensureClusterSecret(dataDir));
   const mesh = await ProxyMesh.start({
     members: ids.map((id, i) => ({ id, clusterPort: clusterPorts[i]! })),
     seed: options.seed,
@@ -102,6 +130,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
       id,
       amqpPort: amqpPorts[index]!,
       clusterPort: clusterPorts[index]!,
+      ...(httpPorts ? { httpPort: httpPorts[index]! } : {}),
       command: () => {
         const peers = mesh.peersFor(id);
         return memberCommand({
@@ -109,9 +138,13 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
           index,
           amqpPort: amqpPorts[index]!,
           clusterPort: clusterPorts[index]!,
+          ...(httpPorts ? { httpPort: httpPorts[index]! } : {}),
           peers,
           peersArg: mesh.peersArg(id),
           dataDir: join(dataDir, id),
+          clusterSecretFile,
+          ...(options.clusterTls ? { clusterTls: options.clusterTls } : {}),
+          extraArgs: options.dedup ? ['--dedup'] : [],
         });
       },
     })),
@@ -120,6 +153,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
     readyTimeoutMs: options.readyTimeoutMs,
     stopTimeoutMs: options.stopTimeoutMs,
     logger: options.logger,
+    ...(options.onMemberOutput ? { onMemberOutput: options.onMemberOutput } : {}),
   });
 
   let stopped: Promise<void> | undefined;
@@ -144,8 +178,10 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
 
   return {
     urls: supervisor.members().map((m) => m.url),
+    httpUrls: supervisor.members().flatMap((m) => (m.httpUrl === null ? [] : [m.httpUrl])),
     ids,
     dataDir,
+    clusterSecretFile,
     supervisor,
     mesh,
     members: () => supervisor.members(),

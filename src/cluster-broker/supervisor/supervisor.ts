@@ -14,6 +14,7 @@ import {
   type MemberInfo,
   type MemberReadyLine,
   type MemberState,
+  memberHttpUrl,
   memberUrl,
   type RestartPolicy,
   type SupervisorEvents,
@@ -364,12 +365,14 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
 
   private info(record: MemberRecord): MemberInfo {
     const amqpPort = record.readyLine?.amqpPort ?? record.spec.amqpPort ?? 0;
+    const httpPort = record.readyLine?.httpPort ?? record.spec.httpPort;
     return {
       id: record.spec.id,
       pid: record.process?.pid ?? null,
       amqpPort,
       clusterPort: record.readyLine?.clusterPort ?? record.spec.clusterPort ?? 0,
       url: memberUrl(amqpPort),
+      httpUrl: httpPort === undefined ? null : memberHttpUrl(httpPort),
       state: record.state,
       restarts: record.restarts,
     };

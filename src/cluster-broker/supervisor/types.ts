@@ -27,6 +27,8 @@ export interface SupervisorMemberSpec {
   /** Ports reported by `members()` before the member's ready line says otherwise. */
   amqpPort?: number;
   clusterPort?: number;
+  /** Monitoring port reported by `members()` before the ready line says otherwise; absent: none. */
+  httpPort?: number;
 }
 
 /** The JSON line a member prints once it listens (contract of `quorate-broker node`). */
@@ -36,6 +38,8 @@ export interface MemberReadyLine {
   amqpPort: number;
   clusterPort: number;
   pid: number;
+  /** Present when the member serves the monitoring endpoints (`--http-port`). */
+  httpPort?: number;
 }
 
 /**
@@ -61,6 +65,8 @@ export interface MemberInfo {
   clusterPort: number;
   /** `amqp://127.0.0.1:<amqpPort>` */
   url: string;
+  /** `http://127.0.0.1:<httpPort>`: its status page and monitoring endpoints; null without. */
+  httpUrl: string | null;
   /** Where the process is (running, paused, dead, ...). */
   state: MemberState;
   /** How many times the member was started again after its first start. */
@@ -137,6 +143,9 @@ export const DEFAULT_RESTART_POLICY: RestartPolicy = {
   failureWindowMs: 60_000,
 };
 
+export function memberHttpUrl(httpPort: number, host = '127.0.0.1'): string {
+  return `http://${host}:${httpPort}`;
+}
 /** The exit code with which a member refuses its configuration: restarting it cannot help. */
 export const CONFIG_REFUSED_EXIT_CODE = 2;
 

@@ -1,0 +1,174 @@
+/**
+ * The broker's monitoring HTTP server (docs/monitoring.md): JSON API, Prometheus metrics, health
+ * probes and the status page. It only reads: the broker's counters, its connections, the
+ * replicated state's queues and the cluster facts its embedder passes in.
+ *
+ * `/healthz` and `/readyz` are always open (probes carry no credentials); everything else asks
+ * for HTTP basic credentials when the broker has users.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { BrokerLogger } from '../server/options.js';
+import type { UserTable } from '../server/users.js';
+import { basicAuthenticator, type HttpAuthenticator } from './basic-auth.js';
+import { BrokerMetrics } from './metrics.js';
+import type { MonitoredBroker } from './monitored-broker.js';
+import { loadPageAssets, type PageAsset } from './page-assets.js';
+import { QueueHistory, SAMPLE_EVERY_MS } from './queue-history.js';
+import type { ClusterSource, Overview, QueuesDocument } from './types.js';
+
+export interface MonitoringServerOptions {
+  broker: MonitoredBroker;
+  cluster: ClusterSource;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** 0 = a free port. */
+  port: number;
+  /** When set, the API and page require HTTP basic credentials of one of these users. */
+  users?: UserTable;
+  logger?: BrokerLogger;
+}
+
+export class MonitoringServer {
+  private readonly http: Server;
+  private readonly startedAt = Date.now();
+  private readonly history: QueueHistory;
+  private readonly metrics: BrokerMetrics;
+  private readonly page: Map<string, PageAsset>;
+  private readonly authenticate: HttpAuthenticator;
+  private sampler: NodeJS.Timeout | undefined;
+  private boundPort = 0;
+
+  private constructor(private readonly opts: MonitoringServerOptions) {
+    this.history = new QueueHistory(() => opts.broker.queueRows());
+    this.metrics = new BrokerMetrics(opts.broker, opts.cluster);
+    this.page = loadPageAssets();
+    this.authenticate = basicAuthenticator(opts.users);
+    this.http = createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        opts.logger?.error?.({ err, url: req.url }, 'monitoring request failed');
+        if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', 'internal error\n');
+        else res.destroy();
+      });
+    });
+    // probes and scrapers reconnect; never let an idle keep-alive socket hold a stop
+    this.http.keepAliveTimeout = 5000;
+  }
+
+  static async start(opts: MonitoringServerOptions): Promise<MonitoringServer> {
+    const s = new MonitoringServer(opts);
+    await new Promise<void>((resolve, reject) => {
+      s.http.once('error', reject);
+      s.http.listen(opts.port, opts.host ?? '127.0.0.1', () => {
+        s.http.off('error', reject);
+        resolve();
+      });
+    });
+    s.boundPort = (s.http.address() as AddressInfo).port;
+    s.sampler = setInterval(() => s.sampleHistory(), SAMPLE_EVERY_MS);
+    s.sampler.unref();
+    return s;
+  }
+
+  get port(): number {
+    return this.boundPort;
+  }
+
+  get url(): string {
+    const h = this.opts.host ?? '127.0.0.1';
+    const host = h === '0.0.0.0' || h === '::' ? '127.0.0.1' : h.includes(':') ? `[${h}]` : h;
+    return `http://${host}:${this.boundPort}`;
+  }
+
+  overview(): Overview {
+    const status = this.opts.cluster.status();
+    return {
+      ...status,
+      queues: this.opts.broker.queueRows().length,
+      connections: this.opts.broker.server.stats().connections,
+      uptimeSeconds: Math.floor((Date.now() - this.startedAt) / 1000),
+    };
+  }
+
+  queues(): QueuesDocument {
+    return {
+      queues: this.opts.broker.queueRows().map((q) => {
+        const [publishRate, deliverRate] = this.history.rates(q.name);
+        const { name, messages, bytes, consumers, unacknowledged } = q;
+        return { name, messages, bytes, consumers, unacknowledged, publishRate, deliverRate };
+      }),
+      topics: [],
+    };
+  }
+
+  private sampleHistory(): void {
+    try {
+      this.history.sample(Date.now());
+    } catch (err) {
+      // a cluster member binds HTTP before its replicated state is attached: nothing to sample yet
+      this.opts.logger?.debug?.({ err }, 'monitoring: queue sample skipped');
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.sampler) clearInterval(this.sampler);
+    await new Promise<void>((resolve) => {
+      this.http.close(() => resolve());
+      this.http.closeAllConnections();
+    });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0]!;
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('allow', 'GET, HEAD');
+      send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
+      return;
+    }
+    if (path === '/healthz') {
+      send(res, 200, 'text/plain; charset=utf-8', 'ok\n');
+      return;
+    }
+    if (path === '/readyz') {
+      const { serving } = this.opts.cluster.status();
+      send(res, serving ? 200 : 503, 'text/plain; charset=utf-8', serving ? 'ready\n' : 'not serving\n');
+      return;
+    }
+    if (!(await this.authenticate(req))) {
+      res.setHeader('www-authenticate', 'Basic realm="quorate", charset="UTF-8"');
+      send(res, 401, 'text/plain; charset=utf-8', 'credentials required\n');
+      return;
+    }
+    switch (path) {
+      case '/api/overview':
+        return json(res, this.overview());
+      case '/api/queues':
+        return json(res, this.queues());
+      case '/api/connections':
+        return json(res, { connections: this.opts.broker.server.connections() });
+      case '/api/history':
+        return json(res, this.history.document());
+      case '/metrics':
+        send(res, 200, this.metrics.contentType, await this.metrics.text());
+        return;
+    }
+    const asset = this.page.get(path);
+    if (asset) {
+      send(res, 200, asset.contentType, asset.body);
+      return;
+    }
+    send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
+  }
+}
+
+function json(res: ServerResponse, body: unknown): void {
+  send(res, 200, 'application/json; charset=utf-8', JSON.stringify(body));
+}
+
+function send(res: ServerResponse, status: number, contentType: string, body: string | Buffer): void {
+  res.statusCode = status;
+  res.setHeader('content-type', contentType);
+  res.setHeader('cache-control', 'no-store');
+  res.setHeader('content-length', Buffer.byteLength(body));
+  res.end(res.req.method === 'HEAD' ? undefined : body);
+}
