@@ -3,6 +3,85 @@
  * 'amqp:decode-error'), a human `description`, optional `info` and the standard `cause`.
  * One subclass per condition family; other layers append their own subclasses below.
  */
+import type { RefusedOutcome } from './client/types.js';
+import type { MessageId } from './codec/message.js';
+
+/**
+ * The AMQP 1.0 error conditions (spec part 2, 2.8.15-2.8.18). A peer may send any symbol, so the
+ * classes that carry a peer's condition accept other strings too (`(string & {})` keeps editor
+ * completion for the standard ones).
+ */
+export type AmqpStandardCondition =
+  | 'amqp:internal-error'
+  | 'amqp:not-found'
+  | 'amqp:unauthorized-access'
+  | 'amqp:decode-error'
+  | 'amqp:resource-limit-exceeded'
+  | 'amqp:not-allowed'
+  | 'amqp:invalid-field'
+  | 'amqp:not-implemented'
+  | 'amqp:resource-locked'
+  | 'amqp:precondition-failed'
+  | 'amqp:resource-deleted'
+  | 'amqp:illegal-state'
+  | 'amqp:frame-size-too-small';
+
+/** Conditions of a ConnectionError (a peer may send others). */
+export type ConnectionCondition =
+  | AmqpStandardCondition
+  | 'amqp:connection:forced'
+  | 'amqp:connection:framing-error'
+  | 'amqp:connection:redirect'
+  | (string & {});
+
+/** Conditions of a SessionError (a peer may send others). */
+export type SessionCondition =
+  | AmqpStandardCondition
+  | 'amqp:session:window-violation'
+  | 'amqp:session:errant-link'
+  | 'amqp:session:handle-in-use'
+  | 'amqp:session:unattached-handle'
+  | (string & {});
+
+/** Conditions of a LinkError (a peer may send others). */
+export type LinkCondition =
+  | AmqpStandardCondition
+  | 'amqp:link:detach-forced'
+  | 'amqp:link:transfer-limit-exceeded'
+  | 'amqp:link:message-size-exceeded'
+  | 'amqp:link:redirect'
+  | 'amqp:link:stolen'
+  | (string & {});
+
+/**
+ * The client's own conditions (ClientError, SendError): exactly these, nothing else.
+ * - 'quorate:timeout': the call's deadline passed.
+ * - 'quorate:aborted': its AbortSignal fired.
+ * - 'quorate:closed': the connection or link was closed (by the application, or failed for good).
+ * - 'quorate:connect-failed': a connection attempt failed (the socket, DNS, TLS, SASL, or a peer
+ *   that is not AMQP); `cause` holds the underlying error.
+ * - 'quorate:connection-lost': the socket failed or closed under an open connection (no AMQP
+ *   Close); `cause` holds the socket error, if there was one.
+ * - 'quorate:reconnect-exhausted': every attempt failed within the reconnect limits.
+ * - 'quorate:buffer-full': the send buffer is at its bound with onFull 'reject'.
+ * - 'quorate:in-doubt': an outcome whose confirmation was lost with the connection.
+ * - 'quorate:not-accepted': the broker settled a send with rejected, released or modified
+ *   (SendError.outcome says which).
+ * - 'quorate:message-too-large': larger than the broker's max-message-size.
+ * - 'quorate:illegal-state': the call does not fit the object's state (e.g. a delivery settled twice).
+ */
+export type ClientCondition =
+  | 'quorate:timeout'
+  | 'quorate:aborted'
+  | 'quorate:closed'
+  | 'quorate:connect-failed'
+  | 'quorate:connection-lost'
+  | 'quorate:reconnect-exhausted'
+  | 'quorate:buffer-full'
+  | 'quorate:in-doubt'
+  | 'quorate:not-accepted'
+  | 'quorate:message-too-large'
+  | 'quorate:illegal-state';
 
 /** Optional parts of an {@link AmqpError}. */
 export interface AmqpErrorOptions {
@@ -52,7 +131,8 @@ export class AmqpEncodeError extends AmqpError {
 
 /** Connection-scope failures: 'amqp:connection:*' conditions and connection-level closes (protocol engine). */
 export class ConnectionError extends AmqpError {
-  constructor(condition: string, description: string, options: AmqpErrorOptions = {}) {
+  declare readonly condition: ConnectionCondition;
+  constructor(condition: ConnectionCondition, description: string, options: AmqpErrorOptions = {}) {
     super(condition, description, options);
     this.name = 'ConnectionError';
   }
@@ -60,7 +140,8 @@ export class ConnectionError extends AmqpError {
 
 /** Session-scope failures: 'amqp:session:*' conditions and session ends with an error (protocol engine). */
 export class SessionError extends AmqpError {
-  constructor(condition: string, description: string, options: AmqpErrorOptions = {}) {
+  declare readonly condition: SessionCondition;
+  constructor(condition: SessionCondition, description: string, options: AmqpErrorOptions = {}) {
     super(condition, description, options);
     this.name = 'SessionError';
   }
@@ -68,45 +149,76 @@ export class SessionError extends AmqpError {
 
 /** Link-scope failures: 'amqp:link:*' conditions and detaches with an error (protocol engine). */
 export class LinkError extends AmqpError {
-  constructor(condition: string, description: string, options: AmqpErrorOptions = {}) {
+  declare readonly condition: LinkCondition;
+  constructor(condition: LinkCondition, description: string, options: AmqpErrorOptions = {}) {
     super(condition, description, options);
     this.name = 'LinkError';
   }
 }
 
-/**
- * Client-side failures of an operation (client layer): 'quorate:timeout' (its deadline passed),
- * 'quorate:aborted' (its AbortSignal fired), 'quorate:closed' (the connection or link was closed),
- * 'quorate:reconnect-exhausted' (failover gave up), 'quorate:buffer-full' (send buffer at its bound
- * with onFull 'reject'), 'quorate:in-doubt' (an outcome whose confirmation was lost with the connection).
- */
+/** Client-side failures of an operation (client layer); the conditions are listed at ClientCondition. */
 export class ClientError extends AmqpError {
-  constructor(condition: string, description: string, options: AmqpErrorOptions = {}) {
+  declare readonly condition: ClientCondition;
+  constructor(condition: ClientCondition, description: string, options: AmqpErrorOptions = {}) {
     super(condition, description, options);
     this.name = 'ClientError';
   }
 }
 
 /**
- * A send() that ends without the broker's outcome. `inDoubt`: the message was written at least
- * once, so the broker may have it; false: it surely never left the client.
+ * A send() that did not end with the broker accepting the message. `inDoubt`: the message was
+ * written at least once and no outcome came back, so the broker may have it; false: the broker
+ * surely does not hold it. `outcome`: set when the broker answered with rejected, released or
+ * modified (condition 'quorate:not-accepted').
  */
 export class SendError extends ClientError {
   /** The message-id of the send (the application's, or the one the client assigned). */
-  readonly messageId: import('./codec/message.js').MessageId;
-  /** True if the message was written at least once, so the broker may have it. */
+  readonly messageId: MessageId;
+  /** True if the message was written at least once and no outcome came back, so the broker may have it. */
   readonly inDoubt: boolean;
+  /** The broker's answer, when it settled the send with rejected, released or modified. */
+  declare readonly outcome?: RefusedOutcome;
 
   constructor(
-    condition: string,
+    condition: ClientCondition,
     description: string,
-    messageId: import('./codec/message.js').MessageId,
+    messageId: MessageId,
     inDoubt: boolean,
-    options: AmqpErrorOptions = {},
+    options: AmqpErrorOptions & { outcome?: RefusedOutcome } = {},
   ) {
     super(condition, description, options);
     this.name = 'SendError';
     this.messageId = messageId;
     this.inDoubt = inDoubt;
+    if (options.outcome !== undefined) this.outcome = options.outcome;
+  }
+}
+
+/** Node's codes for argument mistakes, carried by the TypeError / RangeError the client throws. */
+export type ArgumentErrorCode =
+  | 'ERR_INVALID_ARG_TYPE'
+  | 'ERR_INVALID_ARG_VALUE'
+  | 'ERR_OUT_OF_RANGE'
+  | 'ERR_INVALID_URL';
+
+/** A TypeError with a `code`, for a missing or ill-typed argument or option. */
+export class ArgumentTypeError extends TypeError {
+  /** Node's code for the mistake. */
+  readonly code: ArgumentErrorCode;
+  constructor(code: ArgumentErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'TypeError';
+    this.code = code;
+  }
+}
+
+/** A RangeError with a `code`, for a number outside what an option allows. */
+export class ArgumentRangeError extends RangeError {
+  /** Always 'ERR_OUT_OF_RANGE'. */
+  readonly code: ArgumentErrorCode;
+  constructor(message: string) {
+    super(message);
+    this.name = 'RangeError';
+    this.code = 'ERR_OUT_OF_RANGE';
   }
 }

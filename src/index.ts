@@ -1,9 +1,29 @@
-// The public client API and message codec.
+// The public client API and message codec: interfaces for what connect() returns, never the
+// implementation classes (their internals stay out of the published declarations).
 
-export { Connection, type ConnectionState, connect } from './client/connection.js';
-export { Delivery } from './client/delivery.js';
-export { Receiver } from './client/receiver.js';
-export { Sender } from './client/sender.js';
+export type {
+  Connection,
+  ConnectionState,
+  ConnectionStats,
+  Delivery,
+  LinkState,
+  Receiver,
+  RemoteOpen,
+  Sender,
+} from './client/api.js';
+export { connect } from './client/connection.js';
+export {
+  CHANNELS,
+  type ChannelSource,
+  type ConnectTraceContext,
+  type FailoverMessage,
+  type MembershipMessage,
+  type ReceiveMessage,
+  type ReconnectingMessage,
+  type SendTraceContext,
+  type SettleTraceContext,
+} from './client/diagnostics.js';
+export { createRequester, type Requester, type RequesterOptions } from './client/request-reply.js';
 export type {
   CallOptions,
   ConnectionEvents,
@@ -16,10 +36,26 @@ export type {
   OutcomeError,
   ReceiverOptions,
   ReconnectOptions,
+  RefusedOutcome,
   SenderOptions,
   SendOptions,
   SendResult,
   SettleMode,
+  SettleOutcome,
 } from './client/types.js';
 export * from './codec/public.js';
-export { ClientError, ConnectionError, LinkError, SendError, SessionError } from './errors.js';
+export {
+  type AmqpStandardCondition,
+  type ArgumentErrorCode,
+  ArgumentRangeError,
+  ArgumentTypeError,
+  type ClientCondition,
+  ClientError,
+  type ConnectionCondition,
+  ConnectionError,
+  type LinkCondition,
+  LinkError,
+  SendError,
+  type SessionCondition,
+  SessionError,
+} from './errors.js';

@@ -8,16 +8,30 @@
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
+import type { MessageBody } from '../codec/message.js';
 import { ClientError } from '../errors.js';
 import {
   describeServer,
   MEMBERSHIP_ADDRESS,
   type PoolChange,
+  parseServerUrl,
   type ReplayJournal,
   type ServerAddress,
   ServerPool,
 } from '../failover/index.js';
 import type { EngineEvent } from '../protocol/index.js';
+import type { ConnectionState, ConnectionStats, Connection as PublicConnection } from './api.js';
+import { describeCause } from './connect-errors.js';
+import { checkConnectOptions } from './connect-options.js';
+import {
+  type ConnectTraceContext,
+  connectChannel,
+  failoverChannel,
+  membershipChannel,
+  publish,
+  reconnectingChannel,
+} from './diagnostics.js';
+import { loggerFromEnv } from './env-logger.js';
 import type { ClientLink } from './link-base.js';
 import { Receiver } from './receiver.js';
 import {
@@ -35,20 +49,19 @@ import type {
   CallOptions,
   ConnectionEvents,
   ConnectOptions,
+  FailoverEvent,
   Logger,
   ReceiverOptions,
   SenderOptions,
 } from './types.js';
 
-/** Where a {@link Connection} is in its life: `reconnecting` while failing over. */
-export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closing' | 'closed';
-
 /**
  * A logical connection to a broker or cluster, made by {@link connect}. It outlives its physical
  * connections: when one fails it moves to another member, re-attaches its links and re-sends
- * what was in flight (docs/failover.md). Events: {@link ConnectionEvents}.
+ * what was in flight (docs/failover.md). Events: {@link ConnectionEvents}. Exported as the
+ * `Connection` interface (api.ts).
  */
-export class Connection extends EventEmitter<ConnectionEvents> {
+export class Connection extends EventEmitter<ConnectionEvents> implements PublicConnection {
   /** Our AMQP container-id, the same on every physical connection. */
   readonly containerId: string;
   /** Where the connection is in its life. */
@@ -67,6 +80,9 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   private linkCounter = 0;
   private readonly stop = new AbortController();
   private closeError: Error | undefined;
+  private failovers = 0;
+  /** The last failed connection attempt's error: the cause of a connect() deadline error. */
+  private lastAttemptError: Error | undefined;
   private closedWaiters: (() => void)[] = [];
   private readonly handler: PhysicalHandler = {
     onEvent: (ev) => this.onEngineEvent(ev),
@@ -76,8 +92,9 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   /** @internal use connect(). */
   constructor(options: ConnectOptions) {
     super();
+    checkConnectOptions(options);
     this.options = options;
-    this.logger = options.logger;
+    this.logger = options.logger ?? loggerFromEnv();
     this.containerId = options.containerId ?? randomUUID();
     this.reconnectOptions = resolveReconnect(options.reconnect);
     const urls = typeof options.urls === 'string' ? [options.urls] : options.urls;
@@ -95,7 +112,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     );
   }
 
-  /** @internal The replay journal: sends from send() until the broker settles them (for observability). */
+  /** @internal the replay journal: sends from send() until the broker settles them (use stats()). */
   get journal(): ReplayJournal<PendingSend, SendWaiter> {
     return this.sends.journal;
   }
@@ -110,7 +127,31 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     return this.pool.servers().map((s) => describeServer(s));
   }
 
-  /** @internal The broker's Open properties and capabilities on the current connection. */
+  /** Counters since connect() and the send buffer now (see ConnectionStats). */
+  stats(): ConnectionStats {
+    this.sends.syncWritten();
+    const c = this.sends.counters;
+    const phases = this.journal.counts();
+    return {
+      sent: c.sent,
+      accepted: c.accepted,
+      notAccepted: c.notAccepted,
+      resent: c.resent,
+      inFlight: phases.sent + phases['in-doubt'],
+      buffered: { messages: this.journal.size, bytes: this.journal.bytes },
+      waiting: this.sends.waiting,
+      failovers: this.failovers,
+      member: this.url,
+      state: this.state,
+    };
+  }
+
+  /** `await using conn = await connect(...)`: closes the connection. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  /** The broker's Open properties and capabilities on the current connection. */
   get remoteOpen(): PhysicalConnection['remoteOpen'] {
     return this.phys?.remoteOpen;
   }
@@ -124,7 +165,11 @@ export class Connection extends EventEmitter<ConnectionEvents> {
         ? setTimeout(
             () =>
               this.stop.abort(
-                new ClientError('quorate:timeout', `connect timed out after ${options.timeoutMs} ms`),
+                new ClientError(
+                  'quorate:timeout',
+                  `connect timed out after ${options.timeoutMs} ms${this.lastAttemptError ? ` (last attempt: ${describeCause(this.lastAttemptError)})` : ''}`,
+                  this.lastAttemptError ? { cause: this.lastAttemptError } : {},
+                ),
               ),
             options.timeoutMs,
           )
@@ -132,6 +177,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     try {
       const { phys, server } = await this.establish(true);
       this.adopt(phys, server);
+      this.logger?.info?.({ url: phys.url, containerId: this.containerId }, 'connected');
     } catch (e) {
       this.state = 'closed';
       throw this.stop.signal.aborted ? connectAbortError(this.stop.signal.reason, e) : e;
@@ -160,18 +206,20 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   /**
    * Attach a receiver to `address`, or (`openReceiver({ dynamic: true })`) to a temporary queue
    * the broker names (`receiver.address`); resolves once the broker attached it (credit then flows).
+   * `T` types `delivery.message.body`: a type-level promise about what the senders put there,
+   * not checked when messages are decoded.
    */
-  openReceiver(address: string, options?: ReceiverOptions): Promise<Receiver>;
-  openReceiver(options: ReceiverOptions & { dynamic: true }): Promise<Receiver>;
-  async openReceiver(
+  openReceiver<T = MessageBody>(address: string, options?: ReceiverOptions): Promise<Receiver<T>>;
+  openReceiver<T = MessageBody>(options: ReceiverOptions & { dynamic: true }): Promise<Receiver<T>>;
+  async openReceiver<T = MessageBody>(
     addressOrOptions: string | (ReceiverOptions & { dynamic: true }),
     maybeOptions: ReceiverOptions = {},
-  ): Promise<Receiver> {
+  ): Promise<Receiver<T>> {
     this.assertUsable();
     const dynamic = typeof addressOrOptions !== 'string';
     const options = dynamic ? addressOrOptions : maybeOptions;
     const address = dynamic ? '' : addressOrOptions;
-    const receiver = new Receiver(
+    const receiver = new Receiver<T>(
       this,
       address,
       options,
@@ -315,7 +363,17 @@ export class Connection extends EventEmitter<ConnectionEvents> {
         containerId: this.containerId,
         logger: this.logger,
         stop: this.stop.signal,
-        onReconnecting: (info) => this.emit('reconnecting', info),
+        onReconnecting: (info) => {
+          this.emit('reconnecting', info);
+          publish(reconnectingChannel, () => ({ ...info, containerId: this.containerId }));
+        },
+        onAttemptFailed: ({ attempt, url, error, permanent }) => {
+          this.lastAttemptError = error;
+          this.logger?.info?.(
+            { url, attempt, permanent, error },
+            `connection attempt ${attempt} to ${url} failed: ${describeCause(error)}`,
+          );
+        },
       },
       initial,
     );
@@ -380,11 +438,14 @@ export class Connection extends EventEmitter<ConnectionEvents> {
 
   private reportMembership(change: PoolChange<unknown>): void {
     if (change.added.length === 0 && change.removed.length === 0) return;
-    this.emit('membership', {
+    const info = {
       members: this.members,
       added: change.added.map((s) => describeServer(s)),
       removed: change.removed.map((s) => describeServer(s)),
-    });
+    };
+    this.logger?.info?.(info, 'membership changed');
+    this.emit('membership', info);
+    publish(membershipChannel, () => ({ ...info, containerId: this.containerId }));
   }
 
   private onPhysicalLost(phys: PhysicalConnection, error: Error): void {
@@ -404,6 +465,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       this.finish(undefined);
       return;
     }
+    this.logger?.warn?.({ url: from, error }, `connection to ${from} lost: ${describeCause(error)}`);
     this.emit('disconnected', { url: from, error });
     // every written, unsettled delivery is now in doubt
     for (const e of this.sends.connectionLost())
@@ -431,14 +493,18 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       return;
     }
     const { reattached, resent } = this.adopt(result.phys, result.server);
-    this.emit('failover', {
+    this.failovers++;
+    const info: FailoverEvent = {
       from,
       to: result.phys.url,
       reason: reason.message,
       durationMs: Math.round(now() - lostAt),
       resent,
       reattached,
-    });
+    };
+    this.logger?.info?.(info, `failover ${from} -> ${info.to} in ${info.durationMs} ms`);
+    this.emit('failover', info);
+    publish(failoverChannel, () => ({ ...info, containerId: this.containerId }));
   }
 
   /** Failover gave up (or is off): every pending operation rejects with `error`. */
@@ -466,9 +532,27 @@ function connectAbortError(reason: unknown, cause: unknown): Error {
   return new ClientError('quorate:aborted', 'connect aborted', { cause: reason ?? cause });
 }
 
-/** Connect to the first reachable member of `options.urls`; resolves once Open is exchanged. */
-export async function connect(options: ConnectOptions): Promise<Connection> {
+/**
+ * Connect to the first reachable member of `options.urls`; resolves once Open is exchanged.
+ * Rejects at once on a permanent cause (bad URL, DNS, TLS verification, SASL, a peer that is not
+ * AMQP), after the reconnect limits on transient ones, and with a TypeError/RangeError (with
+ * `code`) when the options are missing or wrong.
+ */
+export async function connect(options: ConnectOptions): Promise<PublicConnection> {
   const conn = new Connection(options);
-  await conn.start({ timeoutMs: options.timeoutMs, signal: options.signal });
-  return conn;
+  const run = async (): Promise<PublicConnection> => {
+    await conn.start({ timeoutMs: options.timeoutMs, signal: options.signal });
+    return conn;
+  };
+  if (!connectChannel.hasSubscribers) return run();
+  const urls = typeof options.urls === 'string' ? [options.urls] : options.urls;
+  const context: ConnectTraceContext = {
+    urls: urls.map((u) => describeServer(parseServerUrl(u))),
+    containerId: conn.containerId,
+  };
+  return connectChannel.tracePromise(async () => {
+    const c = await run();
+    context.url = c.url;
+    return c;
+  }, context);
 }

@@ -5,21 +5,26 @@
  * that arrived meanwhile (failover) is bound to this Delivery and settled with it.
  */
 import type { AmqpErrorBody, DeliveryState, Fields } from '../codec/contract.js';
-import type { Message } from '../codec/message.js';
+import type { Message, MessageBody } from '../codec/message.js';
 import { ClientError } from '../errors.js';
 import { ACCEPTED, type IncomingDelivery, REJECTED, RELEASED } from '../protocol/index.js';
+import type { Delivery as PublicDelivery } from './api.js';
 import { Deadline } from './deadline.js';
-import type { CallOptions, ModifyOptions, OutcomeError } from './types.js';
+import { settleChannel } from './diagnostics.js';
+import type { CallOptions, ModifyOptions, OutcomeError, SettleOutcome } from './types.js';
 
 /** What a Delivery needs from its Receiver. */
 export interface DeliveryOwner {
+  /** The receiver's source address and its connection's container-id (for diagnostics). */
+  readonly address: string;
+  readonly containerId: string;
   /** The transfer can still be settled (its link is the receiver's current, attached link). */
   isLive(transfer: IncomingDelivery): boolean;
   /** True when the broker confirms settlement (rcv-settle-mode second in force). */
   readonly confirmsSettlement: boolean;
-  onSettled(delivery: Delivery, state: DeliveryState): void;
+  onSettled(delivery: Delivery<unknown>, state: DeliveryState): void;
   /** The settlement's promise is done (resolved or rejected): stop tracking the delivery. */
-  onFinished(delivery: Delivery): void;
+  onFinished(delivery: Delivery<unknown>): void;
   flush(): void;
 }
 
@@ -29,8 +34,12 @@ interface Confirmation {
   reject(e: Error): void;
 }
 
-/** One message handed to the application by a {@link Receiver}; settle it once with accept, release, reject or modify. */
-export class Delivery {
+/**
+ * One message handed to the application by a {@link Receiver}; settle it once with accept,
+ * release, reject or modify. `Delivery<T>`: `message.body` is typed `T` as a type-level promise
+ * (openReceiver<T>()); the decoder does not check it.
+ */
+export class Delivery<T = MessageBody> implements PublicDelivery<T> {
   /** The outcome the application chose, once it settled. */
   outcome: DeliveryState | undefined = undefined;
   /** @internal the transfer this message arrived on, and redeliveries bound to it. */
@@ -42,7 +51,7 @@ export class Delivery {
     private readonly owner: DeliveryOwner,
     transfer: IncomingDelivery,
     /** The message, decoded. */
-    readonly message: Message,
+    readonly message: Message<T>,
   ) {
     this.transfers = [transfer];
   }
@@ -117,10 +126,28 @@ export class Delivery {
     );
   }
 
+  /**
+   * Every settlement promise is marked handled: an accept() nobody awaits (a `for await` loop
+   * that calls `d.accept()` and moves on) never kills the process with an unhandled rejection
+   * when the connection closes under it; a caller that awaits still sees the rejection.
+   */
   private settle(state: DeliveryState, options: CallOptions | undefined): Promise<void> {
+    const p = settleChannel.hasSubscribers
+      ? settleChannel.tracePromise(() => this.settleTimed(state, options), {
+          message: this.message,
+          address: this.owner.address,
+          outcome: state.type as SettleOutcome,
+          containerId: this.owner.containerId,
+        })
+      : this.settleTimed(state, options);
+    p.catch(() => undefined);
+    return p;
+  }
+
+  private settleTimed(state: DeliveryState, options: CallOptions | undefined): Promise<void> {
     if (this.outcome) {
       return Promise.reject(
-        new ClientError('amqp:illegal-state', `delivery already settled (${this.outcome.type})`),
+        new ClientError('quorate:illegal-state', `delivery already settled (${this.outcome.type})`),
       );
     }
     const done = this.settleNow(state);
@@ -153,7 +180,7 @@ export class Delivery {
   private settleNow(state: DeliveryState): Promise<void> {
     if (this.outcome) {
       return Promise.reject(
-        new ClientError('amqp:illegal-state', `delivery already settled (${this.outcome.type})`),
+        new ClientError('quorate:illegal-state', `delivery already settled (${this.outcome.type})`),
       );
     }
     this.outcome = state;

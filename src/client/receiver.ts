@@ -8,7 +8,7 @@
  */
 import { EventEmitter } from 'eventemitter3';
 import type { AmqpErrorBody, DeliveryState, Source } from '../codec/contract.js';
-import { decodeMessage, type Message } from '../codec/message.js';
+import { decodeMessage, type Message, type MessageBody } from '../codec/message.js';
 import { ClientError } from '../errors.js';
 import { type CreditFlow, CreditWindow, ReceiverDedup } from '../failover/index.js';
 import {
@@ -17,28 +17,31 @@ import {
   type ReceiverLink,
   selectorFilter,
 } from '../protocol/index.js';
+import type { Receiver as PublicReceiver } from './api.js';
 import type { Connection } from './connection.js';
 import { Deadline } from './deadline.js';
 import { Delivery, type DeliveryOwner } from './delivery.js';
+import { publish, receiveChannel } from './diagnostics.js';
 import { AttachWaiters, type ClientLink, isPermanentDetach, linkError } from './link-base.js';
 import { now, type PhysicalConnection } from './transport.js';
 import type { CallOptions, LinkEvents, ReceiverOptions, SettleMode } from './types.js';
 
 type ReceiverState = 'attaching' | 'attached' | 'detached' | 'closing' | 'closed';
 
-interface Waiter {
-  resolve(r: IteratorResult<Delivery>): void;
+interface Waiter<T> {
+  resolve(r: IteratorResult<Delivery<T>>): void;
   reject(e: Error): void;
 }
 
 /**
  * A receiving link, from {@link Connection.openReceiver}. Iterate it with `for await`, or call
  * {@link Receiver.receive}; settle each {@link Delivery}. It re-attaches after failover and never
- * hands out one message-id twice (docs/delivery-contract.md#receiver-dedup).
+ * hands out one message-id twice (docs/delivery-contract.md#receiver-dedup). `Receiver<T>`:
+ * deliveries typed `Delivery<T>`, a type-level promise (openReceiver<T>()).
  */
-export class Receiver
+export class Receiver<T = MessageBody>
   extends EventEmitter<LinkEvents>
-  implements ClientLink, AsyncIterable<Delivery>, DeliveryOwner
+  implements ClientLink, AsyncIterable<Delivery<T>>, DeliveryOwner, PublicReceiver<T>
 {
   /** The link name, kept across re-attach. */
   readonly name: string;
@@ -49,18 +52,19 @@ export class Receiver
   /** Messages handed out and suppressed as duplicates so far (for observability and tests). */
   duplicatesSuppressed = 0;
   private readonly credit: CreditWindow;
-  private readonly dedup: ReceiverDedup<Delivery> | undefined;
+  private readonly dedup: ReceiverDedup<Delivery<T>> | undefined;
   /** Ask for rcv-settle-mode second on the next attach. */
   private wantSecond: boolean;
   private askedSecond = false;
   private link: ReceiverLink | undefined;
-  private buffer: Delivery[] = [];
-  private waiters: Waiter[] = [];
+  private buffer: Delivery<T>[] = [];
+  private waiters: Waiter<T>[] = [];
   private readonly attachWaiters = new AttachWaiters();
+  private drainWaiters: { resolve(): void; reject(e: Error): void }[] = [];
   private closeWaiter: (() => void) | undefined;
   private failure: Error | undefined;
   /** Handed out, not yet settled: their confirmations fail if the connection dies. */
-  private readonly unsettled = new Set<Delivery>();
+  private readonly unsettled = new Set<Delivery<T>>();
 
   /** For a dynamic receiver: true until the broker named its node (then `address` is set). */
   private dynamicUnassigned: boolean;
@@ -78,7 +82,7 @@ export class Receiver
     super();
     this.name = options.name ?? name;
     this.credit = new CreditWindow({ credit: options.credit ?? 100 });
-    this.dedup = options.dedup === false ? undefined : new ReceiverDedup<Delivery>(options.dedup ?? {});
+    this.dedup = options.dedup === false ? undefined : new ReceiverDedup<Delivery<T>>(options.dedup ?? {});
     this.wantSecond = options.confirmAccept !== false;
     this.dynamicUnassigned = options.dynamic === true;
     this.selector = options.selector;
@@ -106,10 +110,49 @@ export class Receiver
     this.applyFlow(this.credit.addCredit(n));
   }
 
+  /**
+   * Ask the broker to use up the credit now: it sends what it has for the credit granted, then
+   * sets the credit to zero. Resolves when it answered (every message it had is in `buffered`,
+   * ready for receive()); a prefetch window is then granted again. Rejects at the deadline, or
+   * when the link is lost first.
+   */
+  drain(options?: CallOptions): Promise<void> {
+    const link = this.link;
+    if (link?.state !== 'attached' || this.state !== 'attached') {
+      return Promise.reject(
+        this.failure ?? new ClientError('quorate:illegal-state', `receiver '${this.name}' is not attached`),
+      );
+    }
+    return new Promise<void>((resolve, reject) => {
+      const w = {
+        resolve: () => {
+          deadline.clear();
+          resolve();
+        },
+        reject: (e: Error) => {
+          deadline.clear();
+          reject(e);
+        },
+      };
+      const deadline = new Deadline(
+        options,
+        (_r, error) => {
+          this.drainWaiters = this.drainWaiters.filter((x) => x !== w);
+          reject(error);
+        },
+        'drain',
+      );
+      if (deadline.expired) return;
+      this.drainWaiters.push(w);
+      link.flow(link.credit, true);
+      this.conn.kick();
+    });
+  }
+
   /** The next delivery (waits for one). Rejects at the deadline, or when the receiver fails. */
-  receive(options?: CallOptions): Promise<Delivery> {
-    return new Promise<Delivery>((resolve, reject) => {
-      const w: Waiter = {
+  receive(options?: CallOptions): Promise<Delivery<T>> {
+    return new Promise<Delivery<T>>((resolve, reject) => {
+      const w: Waiter<T> = {
         resolve: (r) => {
           deadline.clear();
           if (r.done)
@@ -135,11 +178,17 @@ export class Receiver
   }
 
   /** Deliveries as they come; ends when the receiver closes. Breaking out of the loop does not close it. */
-  [Symbol.asyncIterator](): AsyncIterator<Delivery> {
+  [Symbol.asyncIterator](): AsyncIterator<Delivery<T>> {
     return {
-      next: () => new Promise<IteratorResult<Delivery>>((resolve, reject) => this.next({ resolve, reject })),
+      next: () =>
+        new Promise<IteratorResult<Delivery<T>>>((resolve, reject) => this.next({ resolve, reject })),
       return: async () => ({ done: true, value: undefined }),
     };
+  }
+
+  /** `await using link = await conn.open...()`: closes the link. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 
   /** Detach for good. Deliveries not yet handed out are dropped (the broker offers them again). */
@@ -149,6 +198,7 @@ export class Receiver
     const wasAttached = this.state === 'attached' && link !== undefined;
     this.state = 'closing';
     this.conn.unregister(this);
+    this.rejectDrains(new ClientError('quorate:closed', `receiver '${this.name}' closed`));
     this.endIteration(undefined);
     if (!wasAttached) {
       this.finishClose();
@@ -171,6 +221,11 @@ export class Receiver
   // ------------------------------------------------------------------ DeliveryOwner
 
   /** @internal */
+  get containerId(): string {
+    return this.conn.containerId;
+  }
+
+  /** @internal */
   isLive(transfer: IncomingDelivery): boolean {
     return transfer.link === this.link && transfer.link.state === 'attached';
   }
@@ -181,13 +236,13 @@ export class Receiver
   }
 
   /** @internal */
-  onSettled(delivery: Delivery, state: DeliveryState): void {
+  onSettled(delivery: Delivery<unknown>, state: DeliveryState): void {
     this.dedup?.onSettled(delivery.message.messageId, state, now());
   }
 
   /** @internal */
-  onFinished(delivery: Delivery): void {
-    this.unsettled.delete(delivery);
+  onFinished(delivery: Delivery<unknown>): void {
+    this.unsettled.delete(delivery as Delivery<T>);
   }
 
   /** @internal */
@@ -250,11 +305,16 @@ export class Receiver
         return;
       case 'delivery-update': {
         const t = ev.delivery as IncomingDelivery;
-        if (t.remoteSettled) (t.context as Delivery | undefined)?.onRemoteSettled(t);
+        if (t.remoteSettled) (t.context as Delivery<T> | undefined)?.onRemoteSettled(t);
         return;
       }
       case 'link-flow':
-        if (ev.link === this.link && ev.drained) this.applyFlow(this.credit.onPeerFlow(0));
+        if (ev.link === this.link && ev.drained) {
+          const waiters = this.drainWaiters;
+          this.drainWaiters = [];
+          for (const w of waiters) w.resolve();
+          this.applyFlow(this.credit.onDrained());
+        }
         return;
       case 'link-detached':
         if (ev.link === this.link) this.onDetached(ev.error, ev.closed);
@@ -267,6 +327,7 @@ export class Receiver
   /** @internal */
   onConnectionLost(error: Error): void {
     this.link = undefined;
+    this.rejectDrains(error);
     this.dropBuffered();
     for (const d of this.unsettled) d.onConnectionLost();
     if (this.state === 'closing') {
@@ -281,6 +342,7 @@ export class Receiver
   /** @internal */
   fail(error: Error): void {
     if (this.state === 'closed') return;
+    this.rejectDrains(error);
     this.failure = error;
     this.link = undefined;
     this.state = 'closed';
@@ -312,7 +374,7 @@ export class Receiver
       this.applyFlow(this.credit.onSuppressed());
       return;
     }
-    const delivery = new Delivery(this, t, message);
+    const delivery = new Delivery<T>(this, t, message as Message<T>);
     t.context = delivery;
     const decision = this.dedup?.onDelivery(message.messageId, delivery, now());
     if (decision === undefined || decision.action === 'deliver') {
@@ -331,7 +393,7 @@ export class Receiver
     this.applyFlow(this.credit.onSuppressed());
   }
 
-  private next(w: Waiter): void {
+  private next(w: Waiter<T>): void {
     if (this.buffer.length > 0) {
       w.resolve({ done: false, value: this.handOut(this.buffer.shift()!) });
       return;
@@ -354,7 +416,12 @@ export class Receiver
     }
   }
 
-  private handOut(d: Delivery): Delivery {
+  private handOut(d: Delivery<T>): Delivery<T> {
+    publish(receiveChannel, () => ({
+      message: d.message,
+      address: this.address,
+      containerId: this.containerId,
+    }));
     this.dedup?.onHandedOut(d.message.messageId, d);
     this.unsettled.add(d);
     this.applyFlow(this.credit.onHandedOut());
@@ -364,7 +431,8 @@ export class Receiver
   private applyFlow(flow: CreditFlow | undefined): void {
     const link = this.link;
     if (!flow || !link || link.state !== 'attached') return;
-    link.flow(flow.linkCredit);
+    // keep a drain in progress: a top-up must not cancel it
+    link.flow(flow.linkCredit, link.draining);
     this.conn.kick();
   }
 
@@ -419,6 +487,12 @@ export class Receiver
     for (const d of this.unsettled) d.onConnectionLost();
     this.state = 'detached';
     this.conn.linkLost(this, linkError(error, `receiver '${this.name}' detached by the broker`));
+  }
+
+  private rejectDrains(error: Error): void {
+    const waiters = this.drainWaiters;
+    this.drainWaiters = [];
+    for (const w of waiters) w.reject(error);
   }
 
   private finishClose(): void {

@@ -7,6 +7,7 @@
 import pRetry, { AbortError } from 'p-retry';
 import { AmqpError, ClientError } from '../errors.js';
 import { describeServer, type ServerAddress, type ServerPool } from '../failover/index.js';
+import { describeCause, isAuthFailure, isPermanentConnectFailure } from './connect-errors.js';
 import { dial, now, type PhysicalConnection } from './transport.js';
 import type { ConnectionEvents, ConnectOptions, Logger, ReconnectOptions } from './types.js';
 
@@ -53,10 +54,6 @@ export function isRedirect(e: unknown): e is AmqpError {
   return e instanceof AmqpError && e.condition === 'amqp:connection:redirect';
 }
 
-function isAuthFailure(e: unknown): boolean {
-  return e instanceof AmqpError && e.condition === 'amqp:unauthorized-access';
-}
-
 export function abortReason(reason: unknown): Error {
   return reason instanceof Error ? reason : new ClientError('quorate:aborted', 'aborted', { cause: reason });
 }
@@ -70,11 +67,15 @@ export interface DialPlan {
   /** Aborted when the connection closes: stops waiting and dialing. */
   stop: AbortSignal;
   onReconnecting(info: ConnectionEvents['reconnecting'][0]): void;
+  /** Every failed attempt, with its cause (logged at info by the caller). */
+  onAttemptFailed(info: { attempt: number; url: string; error: Error; permanent: boolean }): void;
 }
 
 /**
- * Try members until one completes Open. `initial`: connect() (the first attempt is not reported
- * as `reconnecting`; the attempt limits apply even with `reconnect: false`).
+ * Try members until one completes Open. `initial`: connect(): the first attempt is not reported
+ * as `reconnecting`; a SASL failure ends it at once, and so does a permanent failure (DNS, TLS
+ * verification, not AMQP) once every member failed that way (at once with one URL). During a failover only SASL failures stop the retries (a member's DNS name may be missing
+ * while it restarts). `reconnect: false` means one attempt.
  */
 export async function dialMembers(
   plan: DialPlan,
@@ -84,6 +85,8 @@ export async function dialMembers(
   let lastFailureAt = now();
   const startedAt = lastFailureAt;
   let attempt = 0;
+  let lastError: Error | undefined;
+  const deadMembers = new Set<string>();
   const run = async () => {
     attempt++;
     if (stop.aborted) throw new AbortError(abortReason(stop.reason));
@@ -92,7 +95,13 @@ export async function dialMembers(
     if (wait > 0) await sleep(wait, stop);
     const url = describeServer(pick.server);
     if (!initial || attempt > 1) {
-      plan.onReconnecting({ attempt, delayMs: Math.max(0, Math.round(now() - lastFailureAt)), url });
+      const info: ConnectionEvents['reconnecting'][0] = {
+        attempt,
+        delayMs: Math.max(0, Math.round(now() - lastFailureAt)),
+        url,
+      };
+      if (lastError) info.error = lastError;
+      plan.onReconnecting(info);
     }
     const remaining = r.maxTimeMs - (now() - startedAt);
     try {
@@ -114,20 +123,25 @@ export async function dialMembers(
       if (phys.lostError) throw phys.lostError;
       return { phys, server: pick.server };
     } catch (e) {
+      const error = e instanceof Error ? e : new Error(String(e));
       lastFailureAt = now();
-      if (isNotQuorate(e)) pool.notQuorate(pick.server, now());
-      else pool.failed(pick.server, e, now());
-      if (isRedirect(e)) pool.redirect(e.info, pick.server);
-      plan.logger?.debug?.({ url, attempt, error: (e as Error).message }, 'connection attempt failed');
+      if (isNotQuorate(error)) pool.notQuorate(pick.server, now());
+      else pool.failed(pick.server, error, now());
+      if (isRedirect(error)) pool.redirect(error.info, pick.server);
       if (stop.aborted) throw new AbortError(abortReason(stop.reason));
-      // wrong credentials are wrong on every member: no point in retrying
-      if (isAuthFailure(e)) throw new AbortError(e as Error);
-      throw e;
+      lastError = error;
+      // a member-specific permanent cause (DNS, TLS, not AMQP) leaves the other members to try;
+      // connect() ends once every member failed that way
+      if (initial && isPermanentConnectFailure(error)) deadMembers.add(pick.server.key);
+      const permanent = isAuthFailure(error) || (initial && deadMembers.size >= pool.servers().length);
+      plan.onAttemptFailed({ attempt, url, error, permanent });
+      if (permanent) throw new AbortError(error);
+      throw error;
     }
   };
   try {
     return await pRetry(run, {
-      retries: initial || r.enabled ? r.retries : 0,
+      retries: r.enabled ? r.retries : 0,
       factor: r.factor,
       minTimeout: r.minTimeout,
       maxTimeout: r.maxTimeout,
@@ -137,11 +151,14 @@ export async function dialMembers(
     });
   } catch (e) {
     if (stop.aborted) throw abortReason(stop.reason);
-    if (isAuthFailure(e)) throw e;
+    const error = lastError ?? (e as Error);
+    // one attempt (reconnect: false) or a permanent cause: that attempt's error is the answer
+    if (attempt === 1 || isAuthFailure(error) || (initial && deadMembers.size >= pool.servers().length))
+      throw error;
     throw new ClientError(
       'quorate:reconnect-exhausted',
-      `no member reachable after ${attempt} attempt(s) in ${Math.round(now() - startedAt)} ms: ${(e as Error).message}`,
-      { cause: e },
+      `no member reachable after ${attempt} attempts in ${Math.round(now() - startedAt)} ms (last: ${describeCause(error)})`,
+      { cause: error },
     );
   }
 }

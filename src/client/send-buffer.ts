@@ -5,13 +5,26 @@
  * and whether it may have arrived (inDoubt = it was ever written).
  */
 import type { DeliveryState } from '../codec/contract.js';
-import { ClientError, SendError } from '../errors.js';
+import { ClientError } from '../errors.js';
 import { type Grant, type JournalEntry, ReplayJournal } from '../failover/index.js';
-import { type PendingSend, type SendWaiter, toOutcome } from './sender.js';
+import { refusedSendError, sendErrorFrom, toOutcome } from './outcome.js';
+import type { PendingSend, SendWaiter } from './sender.js';
 import type { ConnectOptions } from './types.js';
+
+/** Counters of one connection's sends since connect(), for conn.stats(). */
+export interface SendCounters {
+  /** Deliveries written for the first time. */
+  sent: number;
+  /** Deliveries written again after a failover (same message-id and bytes). */
+  resent: number;
+  accepted: number;
+  /** Settled by the broker with rejected, released or modified. */
+  notAccepted: number;
+}
 
 export class SendBuffer {
   readonly journal: ReplayJournal<PendingSend, SendWaiter>;
+  readonly counters: SendCounters = { sent: 0, resent: 0, accepted: 0, notAccepted: 0 };
   private readonly waiters = new Set<SendWaiter>();
 
   constructor(
@@ -69,7 +82,16 @@ export class SendBuffer {
     ctx.deadline?.clear();
     if (state) {
       const r = this.journal.settle(ctx.seq, state);
-      ctx.resolve({ ...toOutcome(state), messageId: ctx.messageId, resent: (r?.entry.writes ?? 1) > 1 });
+      const resent = (r?.entry.writes ?? 1) > 1;
+      const outcome = toOutcome(state);
+      if (outcome.state === 'accepted') {
+        this.counters.accepted++;
+        ctx.resolve({ state: 'accepted', messageId: ctx.messageId, resent });
+      } else {
+        // a refusal never looks like success to code that only awaits send()
+        this.counters.notAccepted++;
+        ctx.reject(refusedSendError(outcome, ctx.messageId));
+      }
       if (r) this.grant(r.granted);
       return;
     }
@@ -79,10 +101,21 @@ export class SendBuffer {
     if (d && !d.written) d.abort(); // never on the wire: drop it from the engine's queue
     const inDoubt = r?.inDoubt ?? false;
     const cause = error ?? new ClientError('quorate:closed', 'send abandoned');
-    const condition = conditionOf(cause);
-    const description = `${cause.message}${inDoubt ? ' (in doubt: the broker may have it)' : ' (not sent)'}`;
-    ctx.reject(new SendError(condition, description, ctx.messageId, inDoubt, { cause }));
+    ctx.reject(sendErrorFrom(cause, ctx.messageId, inDoubt));
     if (r) this.grant(r.granted);
+  }
+
+  /** The journal entry `seq` was written once more (it may have reached the broker). */
+  markWritten(seq: number): void {
+    const e = this.journal.markSent(seq);
+    if (!e) return;
+    if (e.writes === 1) this.counters.sent++;
+    else this.counters.resent++;
+  }
+
+  /** Sends waiting for room in the buffer (onFull 'wait'). */
+  get waiting(): number {
+    return this.waiters.size;
   }
 
   /** Reject the sends of `sender` still waiting for room (`undefined`: every sender's). */
@@ -103,17 +136,23 @@ export class SendBuffer {
 
   /** The connection died: every written, unsettled delivery is now in doubt (send order). */
   connectionLost(): JournalEntry<PendingSend>[] {
-    for (const e of this.journal.entries()) e.context.sender.syncWritten(e.context);
+    this.syncWritten();
     return this.journal.connectionLost().entries;
+  }
+
+  /**
+   * Count every delivery the engine has written since the last look (writes are noticed lazily,
+   * at settlement or loss, to keep the send path free of bookkeeping; stats() asks for it now).
+   */
+  syncWritten(): void {
+    for (const e of this.journal.entries()) e.context.sender.syncWritten(e.context);
   }
 
   private rejectUnjournaled(ctx: PendingSend, cause: Error): void {
     if (ctx.done) return;
     ctx.done = true;
     ctx.deadline?.clear();
-    ctx.reject(
-      new SendError(conditionOf(cause), `${cause.message} (not sent)`, ctx.messageId, false, { cause }),
-    );
+    ctx.reject(sendErrorFrom(cause, ctx.messageId, false));
   }
 
   private appendAndWrite(waiter: SendWaiter, reservation: Grant<SendWaiter>['reservation']): void {
@@ -133,9 +172,4 @@ export class SendBuffer {
       this.appendAndWrite(g.waiter, g.reservation);
     }
   }
-}
-
-function conditionOf(e: Error): string {
-  const c = (e as { condition?: unknown }).condition;
-  return typeof c === 'string' ? c : 'quorate:closed';
 }

@@ -6,15 +6,19 @@
  */
 import { EventEmitter } from 'eventemitter3';
 import type { AmqpErrorBody, DeliveryState } from '../codec/contract.js';
-import { encodeMessage, type Message, type MessageId } from '../codec/message.js';
-import { ClientError, SendError } from '../errors.js';
+import { encodeMessage, type Message, type MessageBody, type MessageId } from '../codec/message.js';
+import { ArgumentTypeError, ClientError, SendError } from '../errors.js';
 import { DEDUP_CAPABILITY, ensureMessageId, type JournalEntry } from '../failover/index.js';
 import type { EngineEvent, OutgoingDelivery, SenderLink } from '../protocol/index.js';
+import type { Sender as PublicSender } from './api.js';
 import type { Connection } from './connection.js';
 import { Deadline } from './deadline.js';
+import { type SendTraceContext, sendChannel } from './diagnostics.js';
+import { assertEncodable } from './encodable.js';
 import { AttachWaiters, type ClientLink, isPermanentDetach, linkError } from './link-base.js';
+import { sendErrorFrom } from './outcome.js';
 import type { PhysicalConnection } from './transport.js';
-import type { CallOptions, LinkEvents, Outcome, SenderOptions, SendOptions, SendResult } from './types.js';
+import type { CallOptions, LinkEvents, SenderOptions, SendOptions, SendResult } from './types.js';
 
 /** One send() in flight: the journal entry's context. */
 export interface PendingSend {
@@ -46,7 +50,7 @@ type SenderState = 'attaching' | 'attached' | 'detached' | 'closing' | 'closed';
  * message-id and is re-sent after failover until the broker settles it
  * (docs/delivery-contract.md#in-doubt-resend).
  */
-export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
+export class Sender extends EventEmitter<LinkEvents> implements ClientLink, PublicSender {
   /** The link name, kept across re-attach. */
   readonly name: string;
   /** True if sends are pre-settled (at-most-once, no outcome awaited). */
@@ -87,14 +91,55 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
    * never modified). Rejects with SendError (`messageId`, `inDoubt`) at the deadline/abort, when
    * the sender or connection closes, or when failover gives up.
    */
-  send(message: Message, options?: SendOptions): Promise<SendResult> {
-    const { message: copy, messageId } = ensureMessageId(message);
+  send<T = MessageBody>(message: Message<T>, options?: SendOptions): Promise<SendResult> {
+    const { message: copy, messageId } = ensureMessageId(message as Message);
+    if (!sendChannel.hasSubscribers) return this.sendCopy(copy, messageId, options);
+    // subscribers may add application properties (trace context): give them a fresh object
+    copy.applicationProperties = { ...copy.applicationProperties };
+    const context: SendTraceContext = {
+      message: copy,
+      address: this.address,
+      messageId,
+      containerId: this.conn.containerId,
+    };
+    return sendChannel.tracePromise(async () => {
+      try {
+        const result = await this.sendCopy(context.message as Message, messageId, options);
+        context.outcome = { state: 'accepted' };
+        return result;
+      } catch (e) {
+        if (e instanceof SendError && e.outcome) context.outcome = e.outcome;
+        throw e;
+      }
+    }, context);
+  }
+
+  /**
+   * Send several messages in one socket write (the transport writes everything produced in one
+   * microtask batch at once); one promise per message, each ending as its send() would.
+   */
+  sendBatch<T = MessageBody>(messages: Message<T>[], options?: SendOptions): Promise<SendResult>[] {
+    if (!Array.isArray(messages))
+      throw new ArgumentTypeError('ERR_INVALID_ARG_TYPE', 'sendBatch() needs an array of messages');
+    const results = messages.map((m) => this.send(m, options));
+    // a caller that awaits only some of them must not crash the process on the others
+    for (const r of results) r.catch(() => undefined);
+    return results;
+  }
+
+  /** send() on the library's own copy (messageId set). */
+  private sendCopy(
+    copy: Message,
+    messageId: MessageId,
+    options: SendOptions | undefined,
+  ): Promise<SendResult> {
     if (this.failure || this.state === 'closing' || this.state === 'closed') {
       const why = this.failure ?? new ClientError('quorate:closed', `sender '${this.name}' is closed`);
-      return Promise.reject(new SendError(codeOf(why), why.message, messageId, false, { cause: why }));
+      return Promise.reject(sendErrorFrom(why, messageId, false));
     }
     let bytes: Uint8Array;
     try {
+      checkSections(copy);
       bytes = encodeMessage(copy);
     } catch (e) {
       return Promise.reject(e);
@@ -120,6 +165,11 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
       if (ctx.done) return; // already-aborted signal: expired at once
       this.conn.sends.admit(waiter);
     });
+  }
+
+  /** `await using link = await conn.open...()`: closes the link. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 
   /** Detach the link for good. Sends still pending reject with 'quorate:closed'. */
@@ -196,7 +246,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
       this.conn.sends.finish(
         ctx,
         undefined,
-        new ClientError('amqp:link:message-size-exceeded', String(e), { cause: e }),
+        new ClientError('quorate:message-too-large', String(e), { cause: e }),
       );
       return;
     }
@@ -214,7 +264,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
     const d = ctx.delivery;
     if (d?.written && ctx.counted !== d) {
       ctx.counted = d;
-      this.conn.journal.markSent(ctx.seq);
+      this.conn.sends.markWritten(ctx.seq);
     }
   }
 
@@ -339,37 +389,11 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
   }
 }
 
-function codeOf(e: Error): string {
-  const c = (e as { condition?: unknown }).condition;
-  return typeof c === 'string' ? c : 'quorate:closed';
-}
-
-/** The public outcome for a delivery state the broker sent. */
-export function toOutcome(state: DeliveryState): Outcome {
-  switch (state.type) {
-    case 'accepted':
-      return { state: 'accepted' };
-    case 'released':
-      return { state: 'released' };
-    case 'rejected': {
-      if (!state.error) return { state: 'rejected' };
-      const error: { condition: string; description?: string; info?: Record<string, unknown> } = {
-        condition: state.error.condition,
-      };
-      if (state.error.description !== undefined) error.description = state.error.description;
-      if (state.error.info !== undefined) error.info = state.error.info as Record<string, unknown>;
-      return { state: 'rejected', error };
-    }
-    case 'modified': {
-      const o: Outcome = { state: 'modified' };
-      if (state.deliveryFailed !== undefined) o.deliveryFailed = state.deliveryFailed;
-      if (state.undeliverableHere !== undefined) o.undeliverableHere = state.undeliverableHere;
-      return o;
-    }
-    case 'transactional-state':
-      return state.outcome ? toOutcome(state.outcome) : { state: 'accepted' };
-    default:
-      // 'received' / 'declared' are not outcomes; a settlement carrying them means no outcome
-      return { state: 'accepted' };
-  }
+/** Values the codec would change or drop are an encode error naming their path (encodable.ts). */
+function checkSections(m: Message): void {
+  if (m.body !== undefined && !(m.body instanceof Uint8Array)) assertEncodable(m.body, 'body');
+  if (m.applicationProperties) assertEncodable(m.applicationProperties, 'applicationProperties');
+  if (m.messageAnnotations) assertEncodable(m.messageAnnotations, 'messageAnnotations');
+  if (m.deliveryAnnotations) assertEncodable(m.deliveryAnnotations, 'deliveryAnnotations');
+  if (m.footer) assertEncodable(m.footer, 'footer');
 }

@@ -12,7 +12,7 @@ import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
 import type { Open } from '../codec/contract.js';
-import { ClientError, ConnectionError } from '../errors.js';
+import { AmqpError, ClientError } from '../errors.js';
 import type { ServerAddress } from '../failover/index.js';
 import {
   type EngineEvent,
@@ -20,6 +20,7 @@ import {
   type SaslClientOptions,
   toAmqpError,
 } from '../protocol/index.js';
+import { closedBeforeOpen, noOpenFailure, notAmqpFailure, socketFailure } from './connect-errors.js';
 import type { Logger } from './types.js';
 
 /** Frames below this total size are joined into one Buffer; bigger batches use cork/uncork. */
@@ -50,6 +51,14 @@ export interface DialOptions {
   signal?: AbortSignal;
   offeredCapabilities?: string[];
   desiredCapabilities?: string[];
+}
+
+/** The socket failed or closed under the connection (no AMQP Close); a failover follows. */
+export class LostSocket extends ClientError {
+  constructor(description: string, cause?: Error) {
+    super('quorate:connection-lost', description, cause === undefined ? {} : { cause });
+    this.name = 'ClientError';
+  }
 }
 
 export class PhysicalConnection {
@@ -97,14 +106,8 @@ export class PhysicalConnection {
       this.engine.receive(chunk, now());
       this.pump();
     });
-    socket.on('error', (err) =>
-      this.lose(new ConnectionError('amqp:connection:forced', err.message, { cause: err })),
-    );
-    socket.on('close', () =>
-      this.lose(
-        new ConnectionError('amqp:connection:forced', `connection to ${this.url} closed by the network`),
-      ),
-    );
+    socket.on('error', (err) => this.lose(new LostSocket(`connection to ${this.url} failed`, err)));
+    socket.on('close', () => this.lose(new LostSocket(`connection to ${this.url} closed by the network`)));
     this.pump();
   }
 
@@ -160,7 +163,7 @@ export class PhysicalConnection {
         if (ev.type === 'closed') {
           const err = ev.error
             ? toAmqpError('connection', ev.error)
-            : new ConnectionError('amqp:connection:forced', `connection to ${this.url} closed`);
+            : new ClientError('quorate:connection-lost', `connection to ${this.url} closed by the peer`);
           this.lostByPeerClose = ev.byPeer;
           // write what is left (our answering Close), then end the socket
           this.scheduleFlush();
@@ -259,13 +262,7 @@ export function dial(opts: DialOptions): Promise<PhysicalConnection> {
     const onAbort = () =>
       fail(new ClientError('quorate:aborted', 'connect aborted', { cause: opts.signal?.reason }));
     const timer = setTimeout(
-      () =>
-        fail(
-          new ConnectionError(
-            'amqp:connection:forced',
-            `no Open from ${server.host}:${server.port} within ${opts.timeoutMs} ms`,
-          ),
-        ),
+      () => fail(noOpenFailure(server.host, server.port, opts.timeoutMs)),
       opts.timeoutMs,
     );
     opts.signal?.addEventListener('abort', onAbort, { once: true });
@@ -283,15 +280,10 @@ export function dial(opts: DialOptions): Promise<PhysicalConnection> {
           p.setHandler(undefined);
           resolve(p);
         },
-        onLost: (_p, error) => fail(error),
+        onLost: (_p, error) => fail(beforeOpenFailure(server, error)),
       });
     };
-    const onSocketError = (err: Error) =>
-      fail(
-        new ConnectionError('amqp:connection:forced', `${server.host}:${server.port}: ${err.message}`, {
-          cause: err,
-        }),
-      );
+    const onSocketError = (err: Error) => fail(socketFailure(server.host, server.port, err));
     if (server.scheme === 'amqps') {
       const servername = net.isIP(server.host) ? undefined : server.host;
       socket = tls.connect({ host: server.host, port: server.port, servername, ...opts.tls }, onConnected);
@@ -301,4 +293,20 @@ export function dial(opts: DialOptions): Promise<PhysicalConnection> {
     socket.on('error', onSocketError);
     if (opts.signal?.aborted) onAbort();
   });
+}
+
+/**
+ * Why the connection was lost before the peer's Open: a socket error (refused, reset, TLS) as
+ * connect-failed with its cause; a protocol-header mismatch as "not AMQP"; an AMQP error the peer
+ * or our engine raised (SASL failure, a Close) as is.
+ */
+function beforeOpenFailure(server: ServerAddress<unknown>, error: Error): Error {
+  if (error instanceof LostSocket) {
+    return error.cause instanceof Error
+      ? socketFailure(server.host, server.port, error.cause)
+      : closedBeforeOpen(server.host, server.port);
+  }
+  if (error instanceof AmqpError && error.condition === 'amqp:connection:framing-error')
+    return notAmqpFailure(server.host, server.port, error);
+  return error;
 }

@@ -140,6 +140,10 @@ export type Outcome =
       /** The broker took the message (for a send: committed, docs/delivery-contract.md#commit-point). */
       state: 'accepted';
     }
+  | RefusedOutcome;
+
+/** An outcome other than accepted: what a SendError's `outcome` holds. */
+export type RefusedOutcome =
   | {
       /** The broker refused the message; `error` says why. */
       state: 'rejected';
@@ -159,13 +163,21 @@ export type Outcome =
       undeliverableHere?: boolean;
     };
 
-/** What a settled {@link Sender.send} resolves with: the outcome, the message-id used, and whether it was re-sent. */
-export type SendResult = Outcome & {
+/**
+ * What a resolved {@link Sender.send} means: the broker accepted the message. Any other outcome
+ * (rejected, released, modified) rejects send() with a SendError whose `outcome` says which.
+ */
+export interface SendResult {
+  /** Always 'accepted': other outcomes reject. */
+  state: 'accepted';
   /** The message-id the message was sent with (the application's, or the one assigned). */
   messageId: MessageId;
   /** True if this delivery was written more than once (replayed after a failover). */
   resent: boolean;
-};
+}
+
+/** The outcome an application gives a delivery (accept, reject, release, modify). */
+export type SettleOutcome = 'accepted' | 'rejected' | 'released' | 'modified';
 
 /** Options of {@link Delivery.modify}. */
 export interface ModifyOptions {
@@ -222,6 +234,8 @@ export interface ConnectionEvents {
       delayMs: number;
       /** The member about to be tried. */
       url: string;
+      /** Why the previous attempt failed, if one did (also published during connect()). */
+      error?: Error;
     },
   ];
   /** Failover completed: links re-attached, unsettled sends re-sent. */

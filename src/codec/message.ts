@@ -29,6 +29,9 @@ import { writeList } from './encode.js';
 import type { AmqpValue, TypedValue } from './values.js';
 import { scratch } from './writer.js';
 
+/** Every body the codec maps: an AMQP value, data sections, or sequence sections. */
+export type MessageBody = AmqpValue | Uint8Array[] | AmqpValue[][];
+
 /** a message-id / correlation-id: string, ulong (number, or bigint beyond 2^53), Typed uuid, binary */
 export type MessageId = string | number | bigint | Uint8Array | TypedValue;
 
@@ -94,8 +97,11 @@ export interface MessageProperties {
  * - `'sequence'`: body is AmqpValue[][], one amqp-sequence section per inner array; always decoded
  *   with this bodyType.
  * Decoded binary (data bodies included) are views into the input bytes, not copies.
+ *
+ * `Body` is a type-level promise only: `Message<Order>` says what the application puts in or
+ * expects; nothing checks a decoded body against it.
  */
-export interface Message extends MessageHeader, MessageProperties {
+export interface Message<Body = MessageBody> extends MessageHeader, MessageProperties {
   /** Annotations for the next hop only (symbol keys). */
   deliveryAnnotations?: Record<string, AmqpValue>;
   /** Annotations that travel with the message (symbol keys). */
@@ -103,7 +109,7 @@ export interface Message extends MessageHeader, MessageProperties {
   /** The application's own headers (string keys), e.g. for routing or filtering. */
   applicationProperties?: Record<string, AmqpValue>;
   /** The payload; see the body mapping above. */
-  body?: AmqpValue | Uint8Array[] | AmqpValue[][];
+  body?: Body;
   /** Which body section(s) `body` is; see the body mapping above. */
   bodyType?: 'data' | 'value' | 'sequence';
   /** Trailing annotations, e.g. checksums (symbol keys). */

@@ -4,6 +4,7 @@ export {
   decodeMessage,
   encodeMessage,
   type Message,
+  type MessageBody,
   type MessageHeader,
   type MessageId,
   type MessageProperties,

@@ -7,7 +7,7 @@
  * their room already reserved, and returned for the client to resolve. Waiters never overtake
  * each other: a big message at the head holds back smaller ones behind it.
  */
-import { AmqpError } from '../errors.js';
+import { AmqpError, ArgumentRangeError } from '../errors.js';
 
 export interface Reservation {
   readonly id: number;
@@ -43,7 +43,7 @@ export class AdmissionGate<W = unknown> {
     this.maxMessages = limits.maxMessages ?? 10_000;
     this.maxBytes = limits.maxBytes ?? 64 * 1024 * 1024;
     if (!(this.maxMessages >= 1) || !(this.maxBytes >= 1)) {
-      throw new AmqpError('amqp:invalid-field', 'buffer limits must be at least 1 message and 1 byte');
+      throw new ArgumentRangeError('buffer limits must be at least 1 message and 1 byte');
     }
   }
 

@@ -15,7 +15,7 @@
  * Invariant (checked by property tests): linkCredit + buffered <= window (prefetch) or
  * <= remaining grant (manual).
  */
-import { AmqpError } from '../errors.js';
+import { ArgumentRangeError, ClientError } from '../errors.js';
 
 export interface CreditWindowOptions {
   /** prefetch window; 0 = manual addCredit(). Default 100. */
@@ -40,7 +40,7 @@ export class CreditWindow {
   constructor(options: CreditWindowOptions = {}) {
     const credit = options.credit ?? 100;
     if (!Number.isInteger(credit) || credit < 0) {
-      throw new AmqpError('amqp:invalid-field', `credit must be a non-negative integer, got ${credit}`);
+      throw new ArgumentRangeError(`credit must be a non-negative integer, got ${credit}`);
     }
     this.window = credit;
     this.lowWater = options.lowWater ?? 0.5;
@@ -87,10 +87,10 @@ export class CreditWindow {
   /** Manual mode: the application grants `n` more. */
   addCredit(n: number): CreditFlow | undefined {
     if (!Number.isInteger(n) || n < 0) {
-      throw new AmqpError('amqp:invalid-field', `addCredit needs a non-negative integer, got ${n}`);
+      throw new ArgumentRangeError(`addCredit needs a non-negative integer, got ${n}`);
     }
     if (!this.manual) {
-      throw new AmqpError('amqp:illegal-state', 'addCredit() is for receivers opened with credit: 0');
+      throw new ClientError('quorate:illegal-state', 'addCredit() is for receivers opened with credit: 0');
     }
     this.remainingGrant += n;
     return this.topUp(true);
@@ -129,6 +129,20 @@ export class CreditWindow {
   onPeerFlow(linkCredit: number): CreditFlow | undefined {
     if (linkCredit >= 0 && linkCredit < this.credit) this.credit = linkCredit;
     return this.topUp(false);
+  }
+
+  /**
+   * Our drain was answered: the sender used up what it could and our link credit is 0. Manual
+   * mode: the unused part of the grant is gone (only the buffered deliveries remain granted), as
+   * a drain promises; prefetch: the window is granted again.
+   */
+  onDrained(): CreditFlow | undefined {
+    this.credit = 0;
+    if (this.manual) {
+      this.remainingGrant = Math.min(this.remainingGrant, this.bufferedCount);
+      return undefined;
+    }
+    return this.topUp(true);
   }
 
   private topUp(eager: boolean): CreditFlow | undefined {

@@ -2,7 +2,7 @@
  * A broker endpoint the client may connect to, and the parsing of configured URLs into one.
  * `amqp://user:pass@host:port` and `amqps://...` (WHATWG URL); default ports 5672 / 5671.
  */
-import { AmqpError } from '../errors.js';
+import { ArgumentTypeError } from '../errors.js';
 
 export type AmqpScheme = 'amqp' | 'amqps';
 
@@ -59,21 +59,24 @@ function safeDecode(s: string): string {
   }
 }
 
-/** Parse a configured URL; throws AmqpError('amqp:invalid-field') on anything unusable. */
+/** Parse a configured URL; throws a TypeError with code 'ERR_INVALID_URL' on anything unusable. */
 export function parseServerUrl<O = unknown>(config: ServerConfig<O>): ServerAddress<O> {
   const url = typeof config === 'string' ? config : config.url;
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch (cause) {
-    throw new AmqpError('amqp:invalid-field', `not a URL: ${JSON.stringify(url)}`, { cause });
+    throw new ArgumentTypeError('ERR_INVALID_URL', `not a URL: ${JSON.stringify(url)}`, { cause });
   }
   const scheme = parsed.protocol.replace(/:$/, '').toLowerCase();
   if (!isAmqpScheme(scheme)) {
-    throw new AmqpError('amqp:invalid-field', `unsupported scheme ${JSON.stringify(scheme)} (amqp or amqps)`);
+    throw new ArgumentTypeError(
+      'ERR_INVALID_URL',
+      `unsupported scheme ${JSON.stringify(scheme)} in ${JSON.stringify(url)} (amqp or amqps)`,
+    );
   }
   const host = stripBrackets(parsed.hostname);
-  if (host === '') throw new AmqpError('amqp:invalid-field', `no host in ${JSON.stringify(url)}`);
+  if (host === '') throw new ArgumentTypeError('ERR_INVALID_URL', `no host in ${JSON.stringify(url)}`);
   const port = parsed.port === '' ? DEFAULT_PORTS[scheme] : Number(parsed.port);
   const address: {
     -readonly [K in keyof ServerAddress<O>]: ServerAddress<O>[K];

@@ -15,7 +15,7 @@
  *
  * Plain state: no timers, no sockets; `now` is passed in (any monotonic millisecond clock).
  */
-import { AmqpError } from '../errors.js';
+import { ArgumentTypeError } from '../errors.js';
 import {
   failoverListFromOpenProperties,
   type MemberInfo,
@@ -98,7 +98,7 @@ export class ServerPool<O = unknown> {
 
   constructor(configured: readonly ServerConfig<O>[], options: ServerPoolOptions = {}) {
     if (configured.length === 0)
-      throw new AmqpError('amqp:invalid-field', 'at least one server URL is needed');
+      throw new ArgumentTypeError('ERR_INVALID_ARG_VALUE', 'at least one server URL is needed');
     this.random = options.random ?? Math.random;
     this.randomize = options.randomize ?? true;
     this.serverListAction = options.serverListAction ?? 'replace';

@@ -1,7 +1,7 @@
 /** Pure parts of the client: per-call deadlines/abort, and the mapping of broker states to outcomes. */
 import { describe, expect, it, vi } from 'vitest';
 import { Deadline } from '../../src/client/deadline.js';
-import { toOutcome } from '../../src/client/sender.js';
+import { toOutcome } from '../../src/client/outcome.js';
 import type { ClientError } from '../../src/errors.js';
 
 describe('Deadline', () => {

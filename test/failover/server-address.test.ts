@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { AmqpError } from '../../src/errors.js';
 import { describeServer, parseServerUrl, serverKey } from '../../src/failover/server-address.js';
 
 describe('parseServerUrl', () => {
@@ -35,9 +34,11 @@ describe('parseServerUrl', () => {
     expect(describeServer(s)).toBe('amqps://u@h:1');
   });
 
-  it('rejects other schemes and garbage with AmqpError', () => {
-    expect(() => parseServerUrl('http://h')).toThrow(AmqpError);
-    expect(() => parseServerUrl('not a url')).toThrow(AmqpError);
+  it('rejects other schemes and garbage with a TypeError coded ERR_INVALID_URL', () => {
+    for (const bad of ['http://h', 'not a url']) {
+      expect(() => parseServerUrl(bad)).toThrow(TypeError);
+      expect(() => parseServerUrl(bad)).toThrow(expect.objectContaining({ code: 'ERR_INVALID_URL' }));
+    }
   });
 
   it('serverKey lowercases and brackets IPv6', () => {

@@ -111,7 +111,7 @@ describe('client failover (rhea peers)', () => {
     const attachB = b.attaches.find((x) => x.role === 'sender')!;
     expect(attachB.name).toBe(attachA.name);
     expect(attachB.containerId).toBe('fo-1');
-    expect(conn.journal.size).toBe(0);
+    expect(conn.stats().buffered.messages).toBe(0);
     // later sends go to B
     expect((await sender.send({ body: 'after' })).resent).toBe(false);
   });
@@ -220,8 +220,8 @@ describe('client failover (rhea peers)', () => {
     });
     await new Promise((r) => setTimeout(r, 200));
     expect(third).toBe(false);
-    expect(conn.journal.size).toBe(2);
-    expect(conn.journal.waiting).toBe(1);
+    expect(conn.stats().buffered.messages).toBe(2);
+    expect(conn.stats().waiting).toBe(1);
     const b = await peer({ port: bPort });
     const rs = await Promise.all([p1, p2, p3]);
     expect(rs.map((r) => r.state)).toEqual(['accepted', 'accepted', 'accepted']);
@@ -269,7 +269,7 @@ describe('client failover (rhea peers)', () => {
       messageId: 'written',
       inDoubt: true,
     });
-    expect(conn.journal.size).toBe(0);
+    expect(conn.stats().buffered.messages).toBe(0);
     // once a member is back, abandoned sends are not re-sent
     const b = await peer({ port: bPort });
     await once(conn, 'failover');

@@ -1,0 +1,98 @@
+/**
+ * What a failed connection attempt means: the error it is reported with, and whether trying
+ * again can help. Permanent causes fail connect() at once: a host the DNS does not know, a TLS
+ * certificate that does not verify (or a TLS handshake with something that does not speak TLS),
+ * failed SASL authentication, and a peer that does not speak AMQP. Everything else (refused,
+ * reset, timed out, not quorate) is transient and retried within the reconnect limits.
+ */
+import { AmqpError, ClientError } from '../errors.js';
+
+/** Node's TLS certificate verification failures (tls.TLSSocket authorizationError codes). */
+const TLS_VERIFY_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'CERT_SIGNATURE_FAILURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+function codeOf(e: unknown): string | undefined {
+  const code = (e as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** A short human reason for a socket, DNS or TLS error. */
+function reasonOf(err: Error): string {
+  const code = codeOf(err);
+  if (code === 'ECONNREFUSED') return 'connection refused (ECONNREFUSED)';
+  if (code === 'ENOTFOUND') return 'host not found in DNS (ENOTFOUND)';
+  if (code === 'EAI_AGAIN') return 'DNS lookup failed for now (EAI_AGAIN)';
+  if (code === 'ECONNRESET') return 'connection reset (ECONNRESET)';
+  if (code !== undefined && TLS_VERIFY_CODES.has(code))
+    return `TLS certificate not trusted: ${err.message} (${code})`;
+  return code !== undefined && !err.message.includes(code) ? `${err.message} (${code})` : err.message;
+}
+
+/** Attempt failures known to be permanent (marked where the attempt knows why it failed). */
+const permanent = new WeakSet<Error>();
+
+/** The error of an attempt whose socket failed before the AMQP handshake (refused, DNS, TLS). */
+export function socketFailure(host: string, port: number, err: Error): ClientError {
+  const e = new ClientError('quorate:connect-failed', `${host}:${port}: ${reasonOf(err)}`, { cause: err });
+  const code = codeOf(err);
+  if (
+    code === 'ENOTFOUND' ||
+    (code !== undefined && (TLS_VERIFY_CODES.has(code) || code.startsWith('ERR_SSL_')))
+  )
+    permanent.add(e);
+  return e;
+}
+
+/**
+ * The error of an attempt whose peer broke the protocol before Open (typically: it answered the
+ * AMQP protocol header with something else, e.g. an HTTP server). Permanent.
+ */
+export function notAmqpFailure(host: string, port: number, cause: AmqpError): ClientError {
+  const e = new ClientError(
+    'quorate:connect-failed',
+    `${host}:${port}: the peer does not speak AMQP 1.0 (${cause.description})`,
+    { cause },
+  );
+  permanent.add(e);
+  return e;
+}
+
+/** The error of an attempt whose peer never completed Open in time. */
+export function noOpenFailure(host: string, port: number, timeoutMs: number): ClientError {
+  return new ClientError('quorate:connect-failed', `${host}:${port}: no AMQP Open within ${timeoutMs} ms`);
+}
+
+/** The error of an attempt whose connection closed before the peer's Open, without an AMQP error. */
+export function closedBeforeOpen(host: string, port: number): ClientError {
+  return new ClientError(
+    'quorate:connect-failed',
+    `${host}:${port}: the connection closed before the AMQP handshake completed`,
+  );
+}
+
+/** Wrong credentials: wrong on every member, never retried. */
+export function isAuthFailure(e: unknown): boolean {
+  return e instanceof AmqpError && e.condition === 'amqp:unauthorized-access';
+}
+
+/** True when retrying this attempt's failure (on any member) cannot help. */
+export function isPermanentConnectFailure(e: unknown): boolean {
+  return isAuthFailure(e) || (e instanceof Error && permanent.has(e));
+}
+
+/** The description of an error without its condition prefix (for messages that wrap it). */
+export function describeCause(e: unknown): string {
+  if (e instanceof AmqpError) return `${e.condition} ${e.description}`;
+  return e instanceof Error ? e.message : String(e);
+}
