@@ -5,7 +5,7 @@
  * queued and in-doubt entries are written again, in order, with the same bytes (same message-id).
  */
 import { EventEmitter } from 'eventemitter3';
-import type { AmqpErrorBody, DeliveryState } from '../codec/contract.js';
+import type { AmqpErrorBody } from '../codec/contract.js';
 import { encodeMessage, type Message, type MessageBody, type MessageId } from '../codec/message.js';
 import { ArgumentTypeError, ClientError, SendError } from '../errors.js';
 import { DEDUP_CAPABILITY, ensureMessageId, type JournalEntry } from '../failover/index.js';

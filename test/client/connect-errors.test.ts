@@ -6,7 +6,7 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type BrokerHandle, startBroker } from '../../src/broker.js';
+import { type BrokerHandle, hashPassword, parseHash, startBroker } from '../../src/broker.js';
 import { ClientError, connect, SendError } from '../../src/index.js';
 import { freePort } from '../support/net.js';
 
@@ -125,7 +125,7 @@ describe('connect() errors', () => {
     const b: BrokerHandle = await startBroker({
       host: '127.0.0.1',
       port: 0,
-      users: new Map([['alice', 'pw']]),
+      users: new Map([['alice', parseHash(await hashPassword('pw'))]]),
     });
     cleanups.push(() => b.stop());
     const { seen, result } = await reconnectingDuring(() =>
