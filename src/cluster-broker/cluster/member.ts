@@ -168,6 +168,7 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
       members: peers,
       listen: { host: own.host, port: clusterPort ?? own.port },
       dataDir: join(dataDir, 'raft'),
+      quarantineDir: join(dataDir, 'quarantine'),
       stateMachine: sm,
       codec: withAppMessages(binaryWireCodec, onApp),
       raft: { electionTimeoutMin: 400, electionTimeoutMax: 800, heartbeatInterval: 50, ...raft },

@@ -22,6 +22,7 @@ import type {
   Message,
   RaftConfig,
   Ready,
+  RecoveryReason,
   Role,
   Snapshot,
   SnapshotMessage,
@@ -72,6 +73,12 @@ export class RaftCore {
   private snapshotToRestore: Snapshot | undefined;
   private truncateFromPending: number | undefined;
   private lastSoft: SoftState;
+  /** Lost promises are possible (HardState.recovering): no votes, no campaign, acks not counted. */
+  private recovering: RecoveryReason | null;
+  /** While recovering: the leader's commit index when we first heard from it in this term. */
+  private catchUpTarget: number | undefined;
+  /** While blank: the peers that said they are blank too. */
+  private readonly blankPeers = new Set<string>();
 
   constructor(config: RaftConfig, initial: InitialState, now: number) {
     this.id = config.id;
@@ -91,6 +98,7 @@ export class RaftCore {
     this.unsafe = config.unsafe ?? {};
     this.term = initial.hardState.term;
     this.vote = initial.hardState.vote;
+    this.recovering = this.unsafe.ignoreRecovery ? null : (initial.hardState.recovering ?? null);
     this.log = new RaftLog(initial.snapshot, initial.entries);
     this.commit = this.log.snapshotIndex;
     this.applied = this.log.snapshotIndex;
@@ -118,6 +126,10 @@ export class RaftCore {
   }
   get votedFor(): string | null {
     return this.vote;
+  }
+  /** Why this member is still recovering (takes no part in votes or commits), or null. */
+  get recoveringReason(): RecoveryReason | null {
+    return this.recovering;
   }
   isLeader(): boolean {
     return this.role === 'leader';
@@ -176,7 +188,10 @@ export class RaftCore {
       }
       return;
     }
-    if (now >= this.electionDeadline) this.campaign();
+    if (now < this.electionDeadline) return;
+    // A damaged member may have voted in a term it no longer knows: it must not even vote for itself.
+    if (this.recovering === 'damaged') this.resetElectionDeadline();
+    else this.campaign();
   }
 
   /**
@@ -224,6 +239,7 @@ export class RaftCore {
   step(m: Message, now: number): void {
     this.now = now;
     if (m.to !== this.id || !this.members.includes(m.from) || m.from === this.id) return;
+    if ((m.type === 'vote' || m.type === 'vote-response') && m.blank) this.noteBlankPeer(m.from);
     if (m.term > this.term) {
       if (m.type === 'vote') {
         if (!m.pre) {
@@ -310,7 +326,7 @@ export class RaftCore {
     if (this.role === 'leader') for (const p of this.peers) this.sendAppend(p);
     const entries = this.log.takeUnpersisted();
     const hardState: HardState | undefined = this.hardStateDirty
-      ? { term: this.term, vote: this.vote }
+      ? { term: this.term, vote: this.vote, ...(this.recovering ? { recovering: this.recovering } : {}) }
       : undefined;
     this.hardStateDirty = false;
     const persist = {
@@ -371,6 +387,7 @@ export class RaftCore {
     }
     this.role = 'follower';
     this.leader = leader;
+    this.catchUpTarget = undefined;
     this.votes.clear();
     this.progress.clear();
     if (leader !== null) this.lastLeaderContact = this.now;
@@ -410,6 +427,9 @@ export class RaftCore {
   }
 
   private becomeLeader(): void {
+    // only a blank member campaigns while recovering, and only candidates with empty logs win its
+    // vote: winning proves the cluster's log is empty, so there is nothing it could have lost
+    if (this.recovering) this.finishRecovery();
     this.role = 'leader';
     this.leader = this.id;
     this.votes.clear();
@@ -432,14 +452,28 @@ export class RaftCore {
       pre,
       lastIndex: this.log.lastIndex(),
       lastTerm: this.log.lastTerm(),
+      ...(this.recovering === 'blank' ? { blank: true } : {}),
     };
   }
 
   private voteResponse(to: string, pre: boolean, granted: boolean, term: number): VoteResponseMessage {
-    return { type: 'vote-response', from: this.id, to, term, pre, granted };
+    return {
+      type: 'vote-response',
+      from: this.id,
+      to,
+      term,
+      pre,
+      granted,
+      ...(this.recovering === 'blank' ? { blank: true } : {}),
+    };
   }
 
   private handleVote(m: VoteMessage): void {
+    if (this.recovering && !(this.recovering === 'blank' && m.lastIndex === 0 && m.lastTerm === 0)) {
+      // it may have promised this vote, or acknowledged entries the candidate lacks, and lost the record
+      this.send(this.voteResponse(m.from, m.pre, false, this.term));
+      return;
+    }
     const canVote =
       this.vote === m.from || (this.vote === null && this.leader === null) || (m.pre && m.term > this.term);
     const leaseBlocks = m.pre && this.inLease();
@@ -493,10 +527,46 @@ export class RaftCore {
       matchIndex,
       rejectedPrev,
       hintIndex,
+      ...(this.recovering ? { recovering: true } : {}),
     };
   }
 
+  /**
+   * Recovering: caught up once our commit index reaches the leader's commit index as of our first
+   * contact in this term AND covers an entry of the leader's own term. The second condition proves
+   * the leader committed in its term with a majority that excludes us (our acks do not count), so
+   * it is no stale leader and its term is at least any term we may have voted in: from here on
+   * our log holds every committed entry and our term is past any lost vote.
+   */
+  private checkCaughtUp(leaderCommit: number | undefined): void {
+    if (!this.recovering) return;
+    if (leaderCommit !== undefined) this.catchUpTarget ??= leaderCommit;
+    const target = this.catchUpTarget;
+    if (target === undefined || this.commit < target) return;
+    if (this.log.term(this.commit) !== this.term) return;
+    this.finishRecovery();
+  }
+
+  /**
+   * A majority of blank stores (this one included) means a new cluster: under the fault model (a
+   * majority of the members has caught up at least once since the cluster was created) no
+   * majority can have lost its stores, so none of us has promises to keep. Without this, a new
+   * cluster whose first entries reached only a minority would wait forever.
+   */
+  private noteBlankPeer(peer: string): void {
+    if (this.recovering !== 'blank') return;
+    this.blankPeers.add(peer);
+    if (this.blankPeers.size + 1 >= this.quorum) this.finishRecovery();
+  }
+
+  private finishRecovery(): void {
+    this.recovering = null;
+    this.catchUpTarget = undefined;
+    this.hardStateDirty = true;
+  }
+
   private handleAppend(m: AppendMessage): void {
+    if (this.recovering) this.catchUpTarget ??= m.commit;
     this.leader = m.from;
     this.lastLeaderContact = this.now;
     this.resetElectionDeadline();
@@ -540,6 +610,10 @@ export class RaftCore {
     const lastNew = prevIndex + entries.length;
     const newCommit = Math.min(m.commit, lastNew);
     if (newCommit > this.commit) this.commit = newCommit;
+    // a blank member: a leader whose log starts in its own term had nothing committed before it
+    if (this.recovering === 'blank' && m.prevIndex === 0 && m.entries[0]?.term === m.term)
+      this.finishRecovery();
+    this.checkCaughtUp(m.commit);
     this.send(this.appendResponse(m.from, true, lastNew, 0, 0));
   }
 
@@ -550,6 +624,7 @@ export class RaftCore {
     // m.commit <= our acknowledged match, so we hold those entries and they match the leader's
     const c = Math.min(m.commit, this.log.lastIndex());
     if (c > this.commit) this.commit = c;
+    this.checkCaughtUp(undefined);
     this.eagerOutbox.push({ type: 'heartbeat-response', from: this.id, to: m.from, term: this.term });
   }
 
@@ -568,6 +643,7 @@ export class RaftCore {
     this.snapshotToRestore = snap;
     this.commit = snap.index;
     this.applied = snap.index;
+    this.checkCaughtUp(snap.index);
     this.send(this.appendResponse(m.from, true, snap.index, 0, 0));
   }
 
@@ -637,6 +713,9 @@ export class RaftCore {
     if (!pr) return;
     pr.lastHeard = this.now;
     pr.lastProgress = this.now;
+    const wasRecovering = pr.recovering;
+    pr.recovering = m.recovering === true;
+    if (wasRecovering && !pr.recovering) this.maybeCommit();
     if (m.success) {
       const before = pr.match;
       const advanced = pr.acknowledge(m.matchIndex);
@@ -658,7 +737,9 @@ export class RaftCore {
   /** Advance the commit index if a quorum holds more; true when it moved (followers told). */
   private maybeCommit(): boolean {
     const matches = [this.log.durable];
-    for (const pr of this.progress.values()) matches.push(pr.match);
+    // a recovering follower's acks do not count (it may have acknowledged to a stale leader, or
+    // lost what it acknowledged before): it keeps the leader in office but commits nothing
+    for (const pr of this.progress.values()) matches.push(pr.recovering ? 0 : pr.match);
     matches.sort((a, b) => b - a);
     const n = matches[this.quorum - 1]!;
     if (n <= this.commit) return false;

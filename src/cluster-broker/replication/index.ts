@@ -4,7 +4,7 @@
  */
 export { type ProposalStatus, RaftCore } from './core.js';
 export { NotLeaderError, ProposalOutcomeError, ReplicationError } from './errors.js';
-export { FileStorage, type FileStorageOptions } from './file-storage.js';
+export { FileStorage, type FileStorageOptions, type StoreDamage } from './file-storage.js';
 export type { Logger } from './logger.js';
 export {
   type Committed,
@@ -13,6 +13,7 @@ export {
   type ReplicaOptions,
   type StateMachine,
 } from './replica.js';
+export { assertSafeMessage, isCountable, UnsafeNumberError } from './safe-numbers.js';
 export { persistToOps, StoreImage, type StoreOp } from './store-image.js';
 export {
   FrameSplitter,
@@ -29,6 +30,7 @@ export type {
   PersistOps,
   RaftConfig,
   Ready,
+  RecoveryReason,
   Role,
   Snapshot,
   SoftState,

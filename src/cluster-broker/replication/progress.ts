@@ -18,6 +18,8 @@ export class Progress {
   /** Time of the last append-response (replication is moving). */
   lastProgress: number;
   pendingSnapshot = 0;
+  /** The follower said it is recovering (lost promises possible): its match does not count. */
+  recovering = false;
   snapshotSentAt = Number.NEGATIVE_INFINITY;
 
   constructor(next: number, now: number) {
