@@ -727,6 +727,13 @@ export class RaftCore {
       this.sendAppend(m.from);
       return;
     }
+    if (m.recovering && m.rejectedPrev <= pr.match) {
+      // not stale: the follower's store was damaged and lost entries it had acknowledged
+      pr.match = Math.min(pr.match, Math.max(0, m.hintIndex));
+      pr.becomeProbe(m.hintIndex + 1);
+      this.sendAppend(m.from);
+      return;
+    }
     if (m.rejectedPrev <= pr.match) return; // stale
     if (pr.mode === 'probe' && m.rejectedPrev !== pr.next - 1) return; // answer to an older probe
     if (pr.mode === 'snapshot') return;

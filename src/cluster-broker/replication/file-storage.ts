@@ -361,7 +361,7 @@ export class FileStorage {
       }
       if (this.image.recover()) await this.rewriteLog();
     }
-    if (damaged.length === 0 && this.meta.recovering) {
+    if (damaged.length === 0 && meta?.recovering) {
       log?.warn?.(
         { dir, recovering: this.meta.recovering },
         'replication: still recovering from an earlier start; no votes until caught up from the leader',

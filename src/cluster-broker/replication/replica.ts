@@ -299,7 +299,7 @@ export class Replica extends EventEmitter<ReplicaEvents> {
           term: this.core.currentTerm,
           commit: this.core.commitIndex,
         },
-        'replication: caught up from the leader; this member votes and counts toward commit again',
+        'replication: recovery finished (caught up from the leader, or a new cluster); this member votes and counts toward commit again',
       );
       this.emit('recovered');
     }
