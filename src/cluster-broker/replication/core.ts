@@ -75,8 +75,6 @@ export class RaftCore {
   private lastSoft: SoftState;
   /** Lost promises are possible (HardState.recovering): no votes, no campaign, acks not counted. */
   private recovering: RecoveryReason | null;
-  /** While recovering: the leader's commit index when we first heard from it in this term. */
-  private catchUpTarget: number | undefined;
   /** While blank: the peers that said they are blank too. */
   private readonly blankPeers = new Set<string>();
 
@@ -387,7 +385,6 @@ export class RaftCore {
     }
     this.role = 'follower';
     this.leader = leader;
-    this.catchUpTarget = undefined;
     this.votes.clear();
     this.progress.clear();
     if (leader !== null) this.lastLeaderContact = this.now;
@@ -532,22 +529,6 @@ export class RaftCore {
   }
 
   /**
-   * Recovering: caught up once our commit index reaches the leader's commit index as of our first
-   * contact in this term AND covers an entry of the leader's own term. The second condition proves
-   * the leader committed in its term with a majority that excludes us (our acks do not count), so
-   * it is no stale leader and its term is at least any term we may have voted in: from here on
-   * our log holds every committed entry and our term is past any lost vote.
-   */
-  private checkCaughtUp(leaderCommit: number | undefined): void {
-    if (!this.recovering) return;
-    if (leaderCommit !== undefined) this.catchUpTarget ??= leaderCommit;
-    const target = this.catchUpTarget;
-    if (target === undefined || this.commit < target) return;
-    if (this.log.term(this.commit) !== this.term) return;
-    this.finishRecovery();
-  }
-
-  /**
    * A majority of blank stores (this one included) means a new cluster: under the fault model (a
    * majority of the members has caught up at least once since the cluster was created) no
    * majority can have lost its stores, so none of us has promises to keep. Without this, a new
@@ -561,12 +542,10 @@ export class RaftCore {
 
   private finishRecovery(): void {
     this.recovering = null;
-    this.catchUpTarget = undefined;
     this.hardStateDirty = true;
   }
 
   private handleAppend(m: AppendMessage): void {
-    if (this.recovering) this.catchUpTarget ??= m.commit;
     this.leader = m.from;
     this.lastLeaderContact = this.now;
     this.resetElectionDeadline();
@@ -613,7 +592,6 @@ export class RaftCore {
     // a blank member: a leader whose log starts in its own term had nothing committed before it
     if (this.recovering === 'blank' && m.prevIndex === 0 && m.entries[0]?.term === m.term)
       this.finishRecovery();
-    this.checkCaughtUp(m.commit);
     this.send(this.appendResponse(m.from, true, lastNew, 0, 0));
   }
 
@@ -624,7 +602,7 @@ export class RaftCore {
     // m.commit <= our acknowledged match, so we hold those entries and they match the leader's
     const c = Math.min(m.commit, this.log.lastIndex());
     if (c > this.commit) this.commit = c;
-    this.checkCaughtUp(undefined);
+    if (m.recovered && this.recovering) this.finishRecovery();
     this.eagerOutbox.push({ type: 'heartbeat-response', from: this.id, to: m.from, term: this.term });
   }
 
@@ -643,7 +621,6 @@ export class RaftCore {
     this.snapshotToRestore = snap;
     this.commit = snap.index;
     this.applied = snap.index;
-    this.checkCaughtUp(snap.index);
     this.send(this.appendResponse(m.from, true, snap.index, 0, 0));
   }
 
@@ -713,9 +690,13 @@ export class RaftCore {
     if (!pr) return;
     pr.lastHeard = this.now;
     pr.lastProgress = this.now;
-    const wasRecovering = pr.recovering;
-    pr.recovering = m.recovering === true;
-    if (wasRecovering && !pr.recovering) this.maybeCommit();
+    if (m.recovering && !pr.recovering && !pr.recoveryDeclared) {
+      pr.recovering = true;
+      pr.recoveryTarget = this.commit;
+    } else if (!m.recovering && pr.recovering) {
+      // it finished recovering by itself (a blank member that found the cluster new)
+      pr.recovering = false;
+    }
     if (m.success) {
       const before = pr.match;
       const advanced = pr.acknowledge(m.matchIndex);
@@ -724,6 +705,7 @@ export class RaftCore {
       else if (pr.mode === 'replicate' && pr.next <= pr.match) pr.next = pr.match + 1;
       // a follower that acknowledged entries already committed (by the others) learns it now
       if (advanced && !this.maybeCommit() && this.commit > before) this.sendHeartbeat(m.from);
+      if (m.recovering) this.maybeEndRecovery(m.from, pr);
       this.sendAppend(m.from);
       return;
     }
@@ -739,6 +721,31 @@ export class RaftCore {
     if (pr.mode === 'snapshot') return;
     pr.becomeProbe(Math.min(m.rejectedPrev, m.hintIndex + 1));
     this.sendAppend(m.from);
+  }
+
+  /**
+   * A recovering follower has caught up once it holds everything we had committed when we learned
+   * it was recovering (commits counted with acknowledgements it lost included) and our current
+   * commit, which covers an entry of our own term, committed by a majority without it: so we are
+   * no stale leader, and our term is past any vote it may have cast and forgotten. We tell it in
+   * a heartbeat; until it has heard, it keeps saying it is recovering and we check again.
+   */
+  private maybeEndRecovery(to: string, pr: Progress): void {
+    if (pr.match < pr.recoveryTarget || pr.match < this.commit) return;
+    if (this.log.term(this.commit) !== this.term) return;
+    // once declared, its later (or delayed) recovering answers only get the news again: going
+    // back to ignoring its unflagged answers could wait forever for a flag it no longer sends
+    pr.recovering = false;
+    pr.recoveryDeclared = true;
+    this.eagerOutbox.push({
+      type: 'heartbeat',
+      from: this.id,
+      to,
+      term: this.term,
+      commit: Math.min(pr.match, this.commit),
+      recovered: true,
+    });
+    this.maybeCommit();
   }
 
   /** Advance the commit index if a quorum holds more; true when it moved (followers told). */

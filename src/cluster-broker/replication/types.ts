@@ -34,8 +34,8 @@ export interface HardState {
   /**
    * Set while the member is recovering (see RecoveryReason): it grants no vote (a blank member
    * only to a candidate whose log is empty too), does not campaign, and its acknowledgements do
-   * not count toward commit, until it has caught up from a leader that committed an entry of its
-   * own term. Durable, so a restart in the middle of catching up does not forget it.
+   * not count toward commit, until a leader tells it that it has caught up (core.ts). Durable, so
+   * a restart in the middle of catching up does not forget it.
    */
   readonly recovering?: RecoveryReason;
 }
@@ -98,6 +98,8 @@ export interface VoteResponseMessage extends MessageBase {
 export interface HeartbeatMessage extends MessageBase {
   readonly type: 'heartbeat';
   readonly commit: number;
+  /** The leader tells a recovering follower it has caught up (see HardState.recovering). */
+  readonly recovered?: boolean;
 }
 
 export interface HeartbeatResponseMessage extends MessageBase {

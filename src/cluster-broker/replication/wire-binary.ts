@@ -3,7 +3,8 @@
  * Layout: u8 type, then fields; numbers as f64 (exact for indexes/terms < 2^53), strings and
  * payloads as u32 length + bytes; a payload length of 0xffffffff means null (no-op entry).
  * An append-response may end with one more byte (1: the follower is recovering), a vote or
- * vote-response with one more byte (1: the sender's store is blank). Decoding
+ * vote-response with one more byte (1: the sender's store is blank), a heartbeat with one more
+ * byte (1: the recovering follower has caught up). Decoding
  * refuses terms and indexes outside the safe integers (UnsafeNumberError).
  */
 import { ReplicationError } from './errors.js';
@@ -154,6 +155,7 @@ export const binaryWireCodec: WireCodec = {
         break;
       case 'heartbeat':
         o.num(m.commit);
+        if (m.recovered) o.u8(1);
         break;
       case 'heartbeat-response':
         break;
@@ -235,8 +237,11 @@ function decodeBinaryMessage(bytes: Uint8Array): Message {
       const data = i.bytes() ?? new Uint8Array(0);
       return { type: 'snapshot', from, to, term, snapshot: { index, term: snapTerm, data } };
     }
-    case 6:
-      return { type: 'heartbeat', from, to, term, commit: i.num() };
+    case 6: {
+      const commit = i.num();
+      const recovered = i.remaining() > 0 && i.u8() === 1;
+      return { type: 'heartbeat', from, to, term, commit, ...(recovered ? { recovered: true } : {}) };
+    }
     case 7:
       return { type: 'heartbeat-response', from, to, term };
     default:

@@ -9,7 +9,7 @@
  *   vote:            [3, from, to, term, pre, lastIndex, lastTerm, blank?]
  *   vote-response:   [4, from, to, term, pre, granted, blank?]
  *   snapshot:        [5, from, to, term, index, snapTerm, data]
- *   heartbeat:       [6, from, to, term, commit]
+ *   heartbeat:       [6, from, to, term, commit, recovered?]
  *   heartbeat-resp:  [7, from, to, term]
  *
  * Decoding refuses terms and indexes outside the safe integers (UnsafeNumberError).
@@ -121,7 +121,7 @@ export const amqpWireCodec: WireCodec = {
       case 'snapshot':
         return encodeValue([5, m.from, m.to, m.term, m.snapshot.index, m.snapshot.term, m.snapshot.data]);
       case 'heartbeat':
-        return encodeValue([6, m.from, m.to, m.term, m.commit]);
+        return encodeValue([6, m.from, m.to, m.term, m.commit, ...(m.recovered ? [true] : [])]);
       case 'heartbeat-response':
         return encodeValue([7, m.from, m.to, m.term]);
     }
@@ -203,7 +203,14 @@ function decodeAmqpMessage(bytes: Uint8Array): Message {
         snapshot: { index: num(f[4]), term: num(f[5]), data: bin(f[6]) },
       };
     case 6:
-      return { type: 'heartbeat', from, to, term, commit: num(f[4]) };
+      return {
+        type: 'heartbeat',
+        from,
+        to,
+        term,
+        commit: num(f[4]),
+        ...(f[5] === true ? { recovered: true } : {}),
+      };
     case 7:
       return { type: 'heartbeat-response', from, to, term };
     default:
