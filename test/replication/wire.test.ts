@@ -47,6 +47,7 @@ const samples: Message[] = [
   },
   { type: 'vote', from: 'n3', to: 'n1', term: 1, pre: true, lastIndex: 0, lastTerm: 0, blank: true },
   { type: 'vote-response', from: 'n1', to: 'n3', term: 1, pre: true, granted: true, blank: true },
+  { type: 'heartbeat', from: 'n1', to: 'n2', term: 4, commit: 9, recovered: true },
   {
     type: 'snapshot',
     from: 'n1',
