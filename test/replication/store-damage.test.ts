@@ -9,7 +9,6 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
-  truncateSync,
   writeFileSync,
 } from 'node:fs';
 import os from 'node:os';
