@@ -4,7 +4,7 @@
  * results. With --json the human output goes to stderr and one JSON object
  * `{ <suite>: <result> }` is printed to stdout.
  *
- *   npx tsx bench/run.ts [suite...] [--json]      e.g.  npx tsx bench/run.ts codec --json
+ *   npx tsx bench/run.ts [suite...] [--json] [suite flags]   e.g.  npx tsx bench/run.ts codec --json
  */
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -21,7 +21,9 @@ const registered = readdirSync(here)
   .filter((f) => f.endsWith('.ts') && f !== 'run.ts' && !f.endsWith('.d.ts'))
   .map((f) => f.slice(0, -3))
   .sort();
-const asked = args.filter((a) => !a.startsWith('--'));
+// Suite names come first; what follows the first --flag belongs to the suites (e.g. `e2e --rounds 3`).
+const firstFlag = args.findIndex((a) => a.startsWith('--'));
+const asked = firstFlag < 0 ? args : args.slice(0, firstFlag);
 const unknown = asked.filter((a) => !registered.includes(a));
 if (unknown.length > 0) {
   console.error(`unknown suite(s): ${unknown.join(', ')}; available: ${registered.join(', ')}`);

@@ -10,17 +10,13 @@
  *
  *   npx tsx bench/throughput.ts            or   npx tsx bench/run.ts throughput
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import rhea from 'rhea';
 import { startBroker } from '../src/broker.js';
+import { startOurBroker, startProtonBroker } from './lib/brokers.js';
+import { type BenchClient, quorateClient, rheaClient } from './lib/clients.js';
 
 export interface ThroughputOptions {
   log?: (line: string) => void;
@@ -59,199 +55,6 @@ export interface ThroughputResult {
     heapPerMessage: number;
     arrayBuffersPerMessage: number;
   };
-}
-
-type Client = (
-  url: URL,
-  queue: string,
-  n: number,
-  body: Buffer,
-  window: number,
-) => Promise<{ sendMs: number; receiveMs: number }>;
-
-const root = fileURLToPath(new URL('..', import.meta.url));
-
-// ---------------------------------------------------------------- clients
-
-const rheaClient: Client = (url, queue, n, body, window) =>
-  new Promise((resolve, reject) => {
-    const container = rhea.create_container();
-    const conn = container.connect({
-      host: url.hostname,
-      port: Number(url.port),
-      reconnect: false,
-      ...(url.username
-        ? { username: decodeURIComponent(url.username), password: decodeURIComponent(url.password) }
-        : {}),
-    } as rhea.ConnectionOptions);
-    const data = (rhea as unknown as { message: { data_section(b: Buffer): unknown } }).message.data_section(
-      body,
-    );
-    let sent = 0;
-    let settled = 0;
-    let got = 0;
-    const t0 = performance.now();
-    let t1 = 0;
-    conn.on('connection_error', (ctx) => reject(new Error(String(ctx.connection.error))));
-    conn.on('disconnected', (ctx) => {
-      if (got < n) reject(new Error(`disconnected: ${String(ctx.error ?? '')}`));
-    });
-    const sender = conn.open_sender(queue);
-    const pump = () => {
-      while (sent < n && sent - settled < window && sender.sendable()) {
-        sender.send({ body: data, message_id: `r-${sent}` });
-        sent++;
-      }
-    };
-    sender.on('sendable', pump);
-    sender.on('rejected', () => reject(new Error('rejected')));
-    sender.on('accepted', () => {
-      settled++;
-      if (settled < n) {
-        pump();
-        return;
-      }
-      t1 = performance.now();
-      sender.close();
-      const receiver = conn.open_receiver({ source: queue, credit_window: window });
-      receiver.on('message', () => {
-        if (++got === n) {
-          const t2 = performance.now();
-          conn.close();
-          resolve({ sendMs: t1 - t0, receiveMs: t2 - t1 });
-        }
-      });
-    });
-  });
-
-/** Our client, if the package root exports `connect` (it is being written; a failure is reported, not fatal). */
-const ourClient: Client = async (url, queue, n, body, window) => {
-  const mod = (await import('../src/index.js')) as unknown as {
-    connect?: (o: { urls: string; reconnect?: false }) => Promise<OurConnection>;
-  };
-  if (typeof mod.connect !== 'function') throw new Error('src/index.ts exports no connect() yet');
-  const conn = await mod.connect({ urls: url.href, reconnect: false });
-  try {
-    const sender = await conn.openSender(queue);
-    let next = 0;
-    const t0 = performance.now();
-    const worker = async () => {
-      while (next < n) {
-        const i = next++;
-        const r = await sender.send({ body, messageId: `o-${i}` });
-        if (r.state !== 'accepted') throw new Error(`send ${i}: ${r.state}`);
-      }
-    };
-    await Promise.all(Array.from({ length: window }, worker));
-    const t1 = performance.now();
-    await sender.close();
-    const receiver = await conn.openReceiver(queue, { credit: window, confirmAccept: false });
-    let got = 0;
-    for await (const d of receiver) {
-      void d.accept();
-      if (++got === n) break;
-    }
-    const t2 = performance.now();
-    await receiver.close().catch(() => {});
-    return { sendMs: t1 - t0, receiveMs: t2 - t1 };
-  } finally {
-    await conn.close().catch(() => {});
-  }
-};
-
-interface OurConnection {
-  openSender(a: string): Promise<{
-    send(m: { body: Buffer; messageId: string }): Promise<{ state: string }>;
-    close(): Promise<void>;
-  }>;
-  openReceiver(
-    a: string,
-    o: { credit: number; confirmAccept: boolean },
-  ): Promise<AsyncIterable<{ accept(): Promise<void> }> & { close(): Promise<void> }>;
-  close(): Promise<void>;
-}
-
-// ---------------------------------------------------------------- brokers
-
-interface RunningBroker {
-  url: URL;
-  stop(): Promise<void>;
-}
-
-async function spawnReady(cmd: string, args: string[]): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error('broker not ready within 30 s')), 30_000);
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      try {
-        const v = JSON.parse(line) as { ready?: boolean; amqpPort?: number };
-        if (v.ready && typeof v.amqpPort === 'number') {
-          clearTimeout(t);
-          resolve(v.amqpPort);
-        }
-      } catch {
-        // not the ready line
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`broker exited with ${code}`)));
-  });
-  return { child, port };
-}
-
-function stopChild(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) {
-      resolve();
-      return;
-    }
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
-}
-
-async function startOurBroker(durable = true): Promise<RunningBroker> {
-  const dir = await mkdtemp(join(tmpdir(), 'qb-bench-'));
-  const { child, port } = await spawnReady(process.execPath, [
-    '--import',
-    'tsx',
-    'src/cluster-broker/cli/main.ts',
-    '--port',
-    '0',
-    ...(durable ? ['--data-dir', dir] : []),
-  ]);
-  return {
-    url: new URL(`amqp://127.0.0.1:${port}`),
-    async stop() {
-      await stopChild(child);
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
-
-async function startProtonBroker(bin: string): Promise<RunningBroker> {
-  const port = await freePort();
-  const child = spawn(bin, ['127.0.0.1', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
-  await new Promise<void>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error('proton broker not listening')), 10_000);
-    createInterface({ input: child.stdout! }).on('line', (l) => {
-      if (l.includes('listening')) {
-        clearTimeout(t);
-        resolve();
-      }
-    });
-  });
-  return { url: new URL(`amqp://127.0.0.1:${port}`), stop: () => stopChild(child) };
 }
 
 // ---------------------------------------------------------------- memory
@@ -337,9 +140,9 @@ export async function run(opts: ThroughputOptions = {}): Promise<ThroughputResul
   const rabbitUrl = opts.rabbitUrl ?? process.env.RABBIT_URL;
   const protonBin = opts.protonBroker ?? process.env.PROTON_BROKER;
   const measurements: Measurement[] = [];
-  const clients: Array<[string, Client]> = [
+  const clients: Array<[string, BenchClient]> = [
     ['rhea', rheaClient],
-    ['quorate', ourClient],
+    ['quorate', quorateClient],
   ];
 
   const measure = async (target: string, url: URL) => {

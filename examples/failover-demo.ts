@@ -8,8 +8,8 @@
  *   npm run demo -- [--duration 45] [--kill-every 5] [--nodes 3] [--window 64]
  */
 import { parseArgs } from 'node:util';
-import { startCluster } from '../src/broker.js';
-import { type Connection, connect, type Delivery } from '../src/index.js';
+import { type Connection, connect, type Delivery } from 'quorate';
+import { startCluster } from 'quorate/broker';
 import { DemoProgress } from './demo-progress.js';
 
 const { values: args } = parseArgs({

@@ -4,12 +4,15 @@ export {
   type ListedMember,
   MEMBERSHIP_ADDRESS,
   MEMBERSHIP_CAPABILITY,
+  MemberConfigError,
   type MemberHandle,
   type MemberOptions,
   startMember,
 } from './cluster-broker/cluster/index.js';
 export type { QueueInfo } from './cluster-broker/core/broker-state.js';
 export type { QueueOptions } from './cluster-broker/core/events.js';
+export type { CutMode } from './cluster-broker/netproxy/link-proxy.js';
+export type { PeerAddress } from './cluster-broker/replication/tcp-transport.js';
 export {
   BackendClosedError,
   type BrokerBackend,
@@ -30,8 +33,16 @@ export {
   type VirtualSourceAttach,
   type VirtualSourceSink,
 } from './cluster-broker/server/index.js';
+export type { UserTable } from './cluster-broker/server/users.js';
+export type { StoreStats } from './cluster-broker/store/event-store.js';
 export {
   type ClusterHandle,
   type StartClusterOptions,
   startCluster,
 } from './cluster-broker/supervisor/index.js';
+export type {
+  MemberInfo,
+  MemberState,
+  RestartPolicy,
+  SupervisorLogger,
+} from './cluster-broker/supervisor/types.js';

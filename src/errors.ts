@@ -4,14 +4,21 @@
  * One subclass per condition family; other layers append their own subclasses below.
  */
 
+/** Optional parts of an {@link AmqpError}. */
 export interface AmqpErrorOptions {
+  /** Extra fields, as in an AMQP error's `info` map. */
   info?: Record<string, unknown>;
+  /** The error that led to this one (the standard `Error.cause`). */
   cause?: unknown;
 }
 
+/** The base of every quorate error: an AMQP error condition with its description. */
 export class AmqpError extends Error {
+  /** The AMQP error condition symbol, e.g. `amqp:not-found` or `quorate:timeout`. */
   readonly condition: string;
+  /** What happened, in words (the message without the condition prefix). */
   readonly description: string;
+  /** Extra fields, as in an AMQP error's `info` map. */
   declare readonly info?: Record<string, unknown>;
 
   constructor(condition: string, description: string, options: AmqpErrorOptions = {}) {
@@ -85,7 +92,9 @@ export class ClientError extends AmqpError {
  * once, so the broker may have it; false: it surely never left the client.
  */
 export class SendError extends ClientError {
+  /** The message-id of the send (the application's, or the one the client assigned). */
   readonly messageId: import('./codec/message.js').MessageId;
+  /** True if the message was written at least once, so the broker may have it. */
   readonly inDoubt: boolean;
 
   constructor(

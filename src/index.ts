@@ -1,4 +1,4 @@
-// The public client API and message codec. Filled in as the layers land.
+// The public client API and message codec.
 
 export { Connection, type ConnectionState, connect } from './client/connection.js';
 export { Delivery } from './client/delivery.js';

@@ -40,10 +40,18 @@ import type {
   SenderOptions,
 } from './types.js';
 
+/** Where a {@link Connection} is in its life: `reconnecting` while failing over. */
 export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closing' | 'closed';
 
+/**
+ * A logical connection to a broker or cluster, made by {@link connect}. It outlives its physical
+ * connections: when one fails it moves to another member, re-attaches its links and re-sends
+ * what was in flight (docs/failover.md). Events: {@link ConnectionEvents}.
+ */
 export class Connection extends EventEmitter<ConnectionEvents> {
+  /** Our AMQP container-id, the same on every physical connection. */
   readonly containerId: string;
+  /** Where the connection is in its life. */
   state: ConnectionState = 'connecting';
   /** @internal every send of every sender: one bound (messages, bytes) per connection. */
   readonly sends: SendBuffer;
@@ -87,7 +95,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     );
   }
 
-  /** The replay journal: sends from send() until the broker settles them (for observability). */
+  /** @internal The replay journal: sends from send() until the broker settles them (for observability). */
   get journal(): ReplayJournal<PendingSend, SendWaiter> {
     return this.sends.journal;
   }
@@ -102,7 +110,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     return this.pool.servers().map((s) => describeServer(s));
   }
 
-  /** The broker's Open properties and capabilities on the current connection. */
+  /** @internal The broker's Open properties and capabilities on the current connection. */
   get remoteOpen(): PhysicalConnection['remoteOpen'] {
     return this.phys?.remoteOpen;
   }

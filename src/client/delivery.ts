@@ -29,6 +29,7 @@ interface Confirmation {
   reject(e: Error): void;
 }
 
+/** One message handed to the application by a {@link Receiver}; settle it once with accept, release, reject or modify. */
 export class Delivery {
   /** The outcome the application chose, once it settled. */
   outcome: DeliveryState | undefined = undefined;
@@ -36,14 +37,17 @@ export class Delivery {
   readonly transfers: IncomingDelivery[];
   private confirmation: Confirmation | undefined;
 
+  /** @internal */
   constructor(
     private readonly owner: DeliveryOwner,
     transfer: IncomingDelivery,
+    /** The message, decoded. */
     readonly message: Message,
   ) {
     this.transfers = [transfer];
   }
 
+  /** True once the application settled it. */
   get settled(): boolean {
     return this.outcome !== undefined;
   }

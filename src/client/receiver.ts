@@ -26,11 +26,18 @@ interface Waiter {
   reject(e: Error): void;
 }
 
+/**
+ * A receiving link, from {@link Connection.openReceiver}. Iterate it with `for await`, or call
+ * {@link Receiver.receive}; settle each {@link Delivery}. It re-attaches after failover and never
+ * hands out one message-id twice (docs/delivery-contract.md#receiver-dedup).
+ */
 export class Receiver
   extends EventEmitter<LinkEvents>
   implements ClientLink, AsyncIterable<Delivery>, DeliveryOwner
 {
+  /** The link name, kept across re-attach. */
   readonly name: string;
+  /** Where the link is in its life. */
   state: ReceiverState = 'detached';
   /** The receiver settle mode in force: 'second' when the broker confirms our outcomes. */
   settleMode: SettleMode = 'first';
@@ -50,8 +57,10 @@ export class Receiver
   /** Handed out, not yet settled: their confirmations fail if the connection dies. */
   private readonly unsettled = new Set<Delivery>();
 
+  /** @internal use Connection.openReceiver(). */
   constructor(
     private readonly conn: Connection,
+    /** The address (queue name) the link receives from. */
     readonly address: string,
     options: ReceiverOptions,
     name: string,
@@ -114,6 +123,7 @@ export class Receiver
     });
   }
 
+  /** Deliveries as they come; ends when the receiver closes. Breaking out of the loop does not close it. */
   [Symbol.asyncIterator](): AsyncIterator<Delivery> {
     return {
       next: () => new Promise<IteratorResult<Delivery>>((resolve, reject) => this.next({ resolve, reject })),
@@ -149,22 +159,27 @@ export class Receiver
 
   // ------------------------------------------------------------------ DeliveryOwner
 
+  /** @internal */
   isLive(transfer: IncomingDelivery): boolean {
     return transfer.link === this.link && transfer.link.state === 'attached';
   }
 
+  /** @internal */
   get confirmsSettlement(): boolean {
     return this.settleMode === 'second';
   }
 
+  /** @internal */
   onSettled(delivery: Delivery, state: DeliveryState): void {
     this.dedup?.onSettled(delivery.message.messageId, state, now());
   }
 
+  /** @internal */
   onFinished(delivery: Delivery): void {
     this.unsettled.delete(delivery);
   }
 
+  /** @internal */
   flush(): void {
     this.conn.kick();
   }
@@ -178,11 +193,13 @@ export class Receiver
     return this.attachWaiters.wait(options, 'openReceiver');
   }
 
+  /** @internal */
   shouldAttach(phys: PhysicalConnection): boolean {
     if (this.state === 'closing' || this.state === 'closed' || this.failure) return false;
     return this.attachFilter ? this.attachFilter(phys) : true;
   }
 
+  /** @internal */
   attachTo(phys: PhysicalConnection): void {
     const session = phys.engine.begin();
     this.askedSecond = this.wantSecond;
@@ -198,6 +215,7 @@ export class Receiver
     this.state = 'attaching';
   }
 
+  /** @internal */
   onEngineEvent(ev: EngineEvent): void {
     switch (ev.type) {
       case 'link-attached': {
@@ -230,6 +248,7 @@ export class Receiver
     }
   }
 
+  /** @internal */
   onConnectionLost(error: Error): void {
     this.link = undefined;
     this.dropBuffered();
@@ -243,6 +262,7 @@ export class Receiver
     this.emit('detached', { error, closed: false });
   }
 
+  /** @internal */
   fail(error: Error): void {
     if (this.state === 'closed') return;
     this.failure = error;

@@ -41,9 +41,17 @@ export interface SendWaiter {
 
 type SenderState = 'attaching' | 'attached' | 'detached' | 'closing' | 'closed';
 
+/**
+ * A sending link, from {@link Connection.openSender}. Every {@link Sender.send} gets a stable
+ * message-id and is re-sent after failover until the broker settles it
+ * (docs/delivery-contract.md#in-doubt-resend).
+ */
 export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
+  /** The link name, kept across re-attach. */
   readonly name: string;
+  /** True if sends are pre-settled (at-most-once, no outcome awaited). */
   readonly presettled: boolean;
+  /** Where the link is in its life. */
   state: SenderState = 'detached';
   private link: SenderLink | undefined;
   private tagCounter = 0;
@@ -53,8 +61,10 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
   /** Set when the link failed for good. */
   private failure: Error | undefined;
 
+  /** @internal use Connection.openSender(). */
   constructor(
     private readonly conn: Connection,
+    /** The address (queue name) the link sends to. */
     readonly address: string,
     options: SenderOptions,
     name: string,
@@ -147,10 +157,12 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
     return this.attachWaiters.wait(options, 'openSender');
   }
 
+  /** @internal */
   shouldAttach(): boolean {
     return this.state !== 'closing' && this.state !== 'closed' && !this.failure;
   }
 
+  /** @internal */
   attachTo(phys: PhysicalConnection): void {
     const session = phys.engine.begin();
     const link = session.attachSender({
@@ -204,6 +216,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
     }
   }
 
+  /** @internal */
   onEngineEvent(ev: EngineEvent): void {
     switch (ev.type) {
       case 'link-attached': {
@@ -235,6 +248,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
     }
   }
 
+  /** @internal */
   onConnectionLost(error: Error): void {
     this.link = undefined;
     this.presettledInFlight.clear();
@@ -247,6 +261,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink {
     this.emit('detached', { error, closed: false });
   }
 
+  /** @internal */
   fail(error: Error): void {
     if (this.state === 'closed') return;
     this.failure = error;

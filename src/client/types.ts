@@ -6,18 +6,25 @@ import type { MessageId } from '../codec/public.js';
 
 /** pino-compatible logger subset. The library is silent unless one is given. */
 export interface Logger {
+  /** Protocol-level detail: attempts, attaches, replays. */
   debug?(obj: unknown, msg?: string): void;
+  /** Connection lifecycle: connected, failover done. */
   info?(obj: unknown, msg?: string): void;
+  /** Something went wrong and is being handled: a lost connection, a refused member. */
   warn?(obj: unknown, msg?: string): void;
+  /** Something failed for good: reconnection exhausted, a link refused. */
   error?(obj: unknown, msg?: string): void;
 }
 
 /** Per-call deadline and cancellation, accepted by every async call. */
 export interface CallOptions {
+  /** Deadline in ms from the call; past it the call rejects with condition `quorate:timeout`. */
   timeoutMs?: number;
+  /** Cancels the call; it then rejects with condition `quorate:aborted`. */
   signal?: AbortSignal;
 }
 
+/** How failover reconnects: backoff between attempts and when to give up. */
 export interface ReconnectOptions {
   /** Give up after this many failed attempts in one outage. Default: Infinity (bounded by time). */
   maxAttempts?: number;
@@ -35,10 +42,13 @@ export interface ReconnectOptions {
   randomize?: boolean;
 }
 
+/** Options of {@link connect}. `timeoutMs` / `signal` bound the first connection. */
 export interface ConnectOptions extends CallOptions {
   /** One URL or a list: `amqp://[user:pass@]host[:port]` or `amqps://...`. */
   urls: string | string[];
+  /** SASL PLAIN user name for URLs that carry none. With no user name at all: SASL ANONYMOUS. */
   username?: string;
+  /** SASL PLAIN password for URLs that carry none. */
   password?: string;
   /** Stable across reconnects; links re-attach under it. Default: a random UUID. */
   containerId?: string;
@@ -50,6 +60,7 @@ export interface ConnectOptions extends CallOptions {
   hostname?: string;
   /** Largest frame we accept. Default 1 MiB. */
   maxFrameSize?: number;
+  /** Where the library logs (pino-compatible). Default: silent. */
   logger?: Logger;
   /**
    * Failover: reconnect to any member when the connection fails and replay what was not
@@ -61,7 +72,12 @@ export interface ConnectOptions extends CallOptions {
   /** Try members in random order (default) or in the configured order. */
   randomizeMembers?: boolean;
   /** Bound on sends buffered while disconnected. Defaults 10_000 messages, 64 MiB. */
-  bufferLimit?: { messages?: number; bytes?: number };
+  bufferLimit?: {
+    /** Most messages buffered. */
+    messages?: number;
+    /** Most encoded bytes buffered. */
+    bytes?: number;
+  };
   /** At the buffer bound: wait for room (default) or reject at once. */
   onFull?: 'wait' | 'reject';
 }
@@ -69,6 +85,7 @@ export interface ConnectOptions extends CallOptions {
 /** Options of one send(): its deadline and cancellation. */
 export type SendOptions = CallOptions;
 
+/** Options of {@link Connection.openSender}. `timeoutMs` / `signal` bound the attach. */
 export interface SenderOptions extends CallOptions {
   /** Link name; default derived from the address and a counter, stable across re-attach. */
   name?: string;
@@ -76,29 +93,61 @@ export interface SenderOptions extends CallOptions {
   presettled?: boolean;
 }
 
+/** Options of {@link Connection.openReceiver}. `timeoutMs` / `signal` bound the attach. */
 export interface ReceiverOptions extends CallOptions {
+  /** Link name; default derived from the address and a counter, stable across re-attach. */
   name?: string;
   /** Prefetch window topped up automatically. Default 100. 0: grant credit with addCredit(n). */
   credit?: number;
   /** Ask for rcv-settle-mode second (confirmed accept) where offered. Default true. */
   confirmAccept?: boolean;
   /** Message-ids remembered for duplicate suppression. Defaults 10_000 ids, 10 minutes. */
-  dedup?: { maxIds?: number; maxAgeMs?: number } | false;
+  dedup?:
+    | {
+        /** Most message-ids remembered. */
+        maxIds?: number;
+        /** How long a message-id is remembered, ms. */
+        maxAgeMs?: number;
+      }
+    | false;
 }
 
 /** An AMQP error as carried in a rejected outcome. */
 export interface OutcomeError {
+  /** The AMQP error condition symbol, e.g. `amqp:resource-limit-exceeded`. */
   condition: string;
+  /** The broker's human-readable description. */
   description?: string;
+  /** Extra fields the broker attached. */
   info?: Record<string, unknown>;
 }
 
+/** The broker's verdict on a delivery (docs/delivery-contract.md#outcomes). */
 export type Outcome =
-  | { state: 'accepted' }
-  | { state: 'rejected'; error?: OutcomeError }
-  | { state: 'released' }
-  | { state: 'modified'; deliveryFailed?: boolean; undeliverableHere?: boolean };
+  | {
+      /** The broker took the message (for a send: committed, docs/delivery-contract.md#commit-point). */
+      state: 'accepted';
+    }
+  | {
+      /** The broker refused the message; `error` says why. */
+      state: 'rejected';
+      /** The reason the broker gave. */
+      error?: OutcomeError;
+    }
+  | {
+      /** The broker did not process the message; it may be sent again. */
+      state: 'released';
+    }
+  | {
+      /** Like released, with changes to the delivery annotations. */
+      state: 'modified';
+      /** The delivery counts as a failed attempt (delivery-count + 1). */
+      deliveryFailed?: boolean;
+      /** Do not offer the message to this link again. */
+      undeliverableHere?: boolean;
+    };
 
+/** What a settled {@link Sender.send} resolves with: the outcome, the message-id used, and whether it was re-sent. */
 export type SendResult = Outcome & {
   /** The message-id the message was sent with (the application's, or the one assigned). */
   messageId: MessageId;
@@ -106,36 +155,110 @@ export type SendResult = Outcome & {
   resent: boolean;
 };
 
+/** Options of {@link Delivery.modify}. */
 export interface ModifyOptions {
+  /** Count this as a failed delivery attempt (delivery-count + 1). */
   deliveryFailed?: boolean;
+  /** Do not offer the message to this receiver's link again. */
   undeliverableHere?: boolean;
 }
 
+/** Reported by the `failover` event once the connection works again on another (or the same) member. */
 export interface FailoverEvent {
+  /** URL of the member that was lost (absent if none was connected). */
   from?: string;
+  /** URL of the member now in use. */
   to: string;
+  /** Why the previous connection ended. */
   reason?: string;
+  /** From losing the connection to having re-attached and re-sent, ms. */
   durationMs: number;
+  /** Deliveries re-sent (queued and in doubt, docs/delivery-contract.md#in-doubt-resend). */
   resent: number;
+  /** Links re-attached. */
   reattached: number;
 }
 
+/** The events of a {@link Connection}: `conn.on(name, listener)` is type-checked against this map. */
 export interface ConnectionEvents {
-  connected: [info: { url: string; containerId: string; remoteContainerId: string }];
-  disconnected: [info: { url: string; error?: Error }];
-  reconnecting: [info: { attempt: number; delayMs: number; url: string }];
+  /** A physical connection is open (the first one, and each one after a failover). */
+  connected: [
+    info: {
+      /** The member's URL. */
+      url: string;
+      /** Our container-id. */
+      containerId: string;
+      /** The broker's container-id. */
+      remoteContainerId: string;
+    },
+  ];
+  /** A physical connection was lost; failover follows unless reconnect is off. */
+  disconnected: [
+    info: {
+      /** The member's URL. */
+      url: string;
+      /** Why it was lost. */
+      error?: Error;
+    },
+  ];
+  /** A reconnect attempt is about to be made. */
+  reconnecting: [
+    info: {
+      /** Attempt number in this outage, from 1. */
+      attempt: number;
+      /** Backoff before this attempt, ms. */
+      delayMs: number;
+      /** The member about to be tried. */
+      url: string;
+    },
+  ];
+  /** Failover completed: links re-attached, unsettled sends re-sent. */
   failover: [info: FailoverEvent];
-  membership: [info: { members: string[]; added: string[]; removed: string[] }];
-  inDoubt: [info: { messageId: MessageId; address: string }];
+  /** The member list changed (docs/failover.md#membership). */
+  membership: [
+    info: {
+      /** Every member's URL now. */
+      members: string[];
+      /** URLs that joined. */
+      added: string[];
+      /** URLs that left. */
+      removed: string[];
+    },
+  ];
+  /** A written send lost its connection before its outcome arrived; it will be re-sent. */
+  inDoubt: [
+    info: {
+      /** The send's message-id. */
+      messageId: MessageId;
+      /** The sender's address. */
+      address: string;
+    },
+  ];
+  /** Failover gave up (or is off); emitted only when someone listens, before `closed`. */
   error: [error: Error];
-  closed: [info: { error?: Error }];
+  /** The connection is closed for good (by `close()` or after reconnection gave up). */
+  closed: [
+    info: {
+      /** Why, if it was not closed by the application. */
+      error?: Error;
+    },
+  ];
 }
 
+/** The events of a {@link Sender} or {@link Receiver}. */
 export interface LinkEvents {
   /** (Re-)attached: after openSender/openReceiver and after every failover. */
   attached: [];
   /** The link is gone for now (connection lost: it re-attaches) or for good (`closed`). */
-  detached: [info: { error?: Error; closed: boolean }];
+  detached: [
+    info: {
+      /** Why it detached. */
+      error?: Error;
+      /** True if the link is closed for good. */
+      closed: boolean;
+    },
+  ];
+  /** An error on the link that no call awaits. */
   error: [error: Error];
 }
 

@@ -35,27 +35,47 @@ export type MessageId = string | number | bigint | Uint8Array | TypedValue;
 /** a default limit for assembled messages (the engine enforces it; max-message-size may lower it) */
 export const DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024;
 
+/** The header section: delivery details brokers may change in transit. */
 export interface MessageHeader {
+  /** Keep the message across broker restarts. */
   durable?: boolean;
+  /** Relative priority, 0-255 (AMQP default 4). */
   priority?: number;
+  /** Time to live in ms, from when the broker received it. */
   ttl?: number;
+  /** True if no earlier acquirer could have seen this message. */
   firstAcquirer?: boolean;
+  /** How many earlier delivery attempts failed. */
   deliveryCount?: number;
 }
 
+/** The properties section: immutable facts about the message. */
 export interface MessageProperties {
+  /** The id that identifies this message: failover re-sends and duplicate detection rely on it. */
   messageId?: MessageId;
+  /** The identity of the user that produced the message. */
   userId?: Uint8Array;
+  /** The address the message is meant for. */
   to?: string;
+  /** A summary, as in an e-mail subject. */
   subject?: string;
+  /** Where replies should go. */
   replyTo?: string;
+  /** The message-id of the message this one answers. */
   correlationId?: MessageId;
+  /** MIME type of the body, for data bodies. */
   contentType?: string;
+  /** Content encoding of the body (e.g. `gzip`). */
   contentEncoding?: string;
+  /** When the message expires, absolute. */
   absoluteExpiryTime?: Date;
+  /** When the message was created. */
   creationTime?: Date;
+  /** The group the message belongs to. */
   groupId?: string;
+  /** Its position in that group. */
   groupSequence?: number;
+  /** The group replies should go to. */
   replyToGroupId?: string;
 }
 
@@ -76,11 +96,17 @@ export interface MessageProperties {
  * Decoded binary (data bodies included) are views into the input bytes, not copies.
  */
 export interface Message extends MessageHeader, MessageProperties {
+  /** Annotations for the next hop only (symbol keys). */
   deliveryAnnotations?: Record<string, AmqpValue>;
+  /** Annotations that travel with the message (symbol keys). */
   messageAnnotations?: Record<string, AmqpValue>;
+  /** The application's own headers (string keys), e.g. for routing or filtering. */
   applicationProperties?: Record<string, AmqpValue>;
+  /** The payload; see the body mapping above. */
   body?: AmqpValue | Uint8Array[] | AmqpValue[][];
+  /** Which body section(s) `body` is; see the body mapping above. */
   bodyType?: 'data' | 'value' | 'sequence';
+  /** Trailing annotations, e.g. checksums (symbol keys). */
   footer?: Record<string, AmqpValue>;
 }
 
@@ -180,6 +206,10 @@ function readMap(d: Decoder, def: CompositeDef): Record<string, AmqpValue> | und
   return readField(d, 'fields', def) as Record<string, AmqpValue> | undefined;
 }
 
+/**
+ * Decodes one encoded message (its sections, as carried by transfers). Throws
+ * {@link AmqpDecodeError} on malformed bytes. Binary values are views into `bytes`, not copies.
+ */
 export function decodeMessage(bytes: Uint8Array): Message {
   const d = new Decoder(bytes);
   const m: Message = {};

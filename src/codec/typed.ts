@@ -11,8 +11,11 @@
 import { AmqpEncodeError } from '../errors.js';
 import type { AmqpTypeName, AmqpValue, TypedValue } from './values.js';
 
+/** An AMQP value with its type said explicitly; made by the helpers below (`ulong(1)`, `symbol('x')`, ...). */
 export class Typed implements TypedValue {
+  /** The AMQP type name. */
   readonly type: AmqpTypeName;
+  /** The value, as carried for that type (see the file comment of values.ts). */
   readonly value: unknown;
   /** described values: the descriptor; arrays of described elements: the shared descriptor */
   declare readonly descriptor?: AmqpValue;
@@ -27,6 +30,7 @@ export class Typed implements TypedValue {
   }
 }
 
+/** True if `v` is a {@link Typed} value. */
 export function isTyped(v: unknown): v is Typed {
   return v instanceof Typed;
 }
@@ -36,11 +40,17 @@ function checkInt(type: AmqpTypeName, v: number, min: number, max: number): numb
   return v;
 }
 
+/** An AMQP ubyte (0..255); throws {@link AmqpEncodeError} out of range. */
 export const ubyte = (v: number): Typed => new Typed('ubyte', checkInt('ubyte', v, 0, 0xff));
+/** An AMQP ushort (0..65535); throws {@link AmqpEncodeError} out of range. */
 export const ushort = (v: number): Typed => new Typed('ushort', checkInt('ushort', v, 0, 0xffff));
+/** An AMQP uint (0..2^32-1); throws {@link AmqpEncodeError} out of range. */
 export const uint = (v: number): Typed => new Typed('uint', checkInt('uint', v, 0, 0xffffffff));
+/** An AMQP byte (-128..127); throws {@link AmqpEncodeError} out of range. */
 export const byte = (v: number): Typed => new Typed('byte', checkInt('byte', v, -0x80, 0x7f));
+/** An AMQP short (-32768..32767); throws {@link AmqpEncodeError} out of range. */
 export const short = (v: number): Typed => new Typed('short', checkInt('short', v, -0x8000, 0x7fff));
+/** An AMQP int (32-bit signed); throws {@link AmqpEncodeError} out of range. */
 export const int = (v: number): Typed => new Typed('int', checkInt('int', v, -0x80000000, 0x7fffffff));
 
 /** A ulong: a non-negative safe integer number, or a bigint below 2^64. */
@@ -62,15 +72,24 @@ export function long(v: number | bigint): Typed {
   if (!Number.isSafeInteger(v)) throw new AmqpEncodeError(`long out of range: ${v}`);
   return new Typed('long', v);
 }
+/** An AMQP float (32-bit IEEE 754). */
 export const float = (v: number): Typed => new Typed('float', v);
+/** An AMQP double (64-bit IEEE 754), e.g. for an integral number that must stay a double. */
 export const double = (v: number): Typed => new Typed('double', v);
+/** An AMQP boolean. */
 export const boolean = (v: boolean): Typed => new Typed('boolean', v);
+/** An AMQP string (UTF-8). */
 export const string = (v: string): Typed => new Typed('string', v);
+/** An AMQP symbol (ASCII name, as used for conditions, capabilities and annotation keys). */
 export const symbol = (v: string): Typed => new Typed('symbol', v);
+/** AMQP binary, e.g. to send bytes inside an amqp-value body rather than as a data section. */
 export const binary = (v: Uint8Array): Typed => new Typed('binary', v);
+/** An AMQP timestamp (ms since the epoch), from a Date or a number. */
 export const timestamp = (v: Date | number): Typed =>
   new Typed('timestamp', typeof v === 'number' ? new Date(v) : v);
+/** An AMQP list. */
 export const list = (v: AmqpValue[]): Typed => new Typed('list', v);
+/** An AMQP map; a Map keeps non-string keys. */
 export const map = (v: Map<AmqpValue, AmqpValue> | { [key: string]: AmqpValue }): Typed =>
   new Typed('map', v);
 
@@ -110,8 +129,11 @@ function decimal(type: AmqpTypeName, width: number, v: Uint8Array): Typed {
   if (v.length !== width) throw new AmqpEncodeError(`${type} needs ${width} raw bytes`);
   return new Typed(type, v);
 }
+/** An AMQP decimal32 from its 4 raw big-endian bytes. */
 export const decimal32 = (v: Uint8Array): Typed => decimal('decimal32', 4, v);
+/** An AMQP decimal64 from its 8 raw big-endian bytes. */
 export const decimal64 = (v: Uint8Array): Typed => decimal('decimal64', 8, v);
+/** An AMQP decimal128 from its 16 raw big-endian bytes. */
 export const decimal128 = (v: Uint8Array): Typed => decimal('decimal128', 16, v);
 
 /** A described value: descriptor (usually ulong(code) or symbol(name)) and the value it describes. */

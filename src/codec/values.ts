@@ -1,8 +1,6 @@
 /**
  * The AMQP value model: how AMQP typed values appear in JavaScript.
  *
- * CONTRACT (the codec helper fills in the implementation; names here are fixed):
- *
  * Encoding a plain JS value picks a default AMQP type:
  *   null/undefined -> null; boolean -> boolean; string -> string (str8/str32);
  *   number: integer within int32 -> int (smallint when it fits), other safe integer -> long,
@@ -49,10 +47,13 @@ export type AmqpTypeName =
 
 /** Implemented as a class in the codec (see `Typed` export); this is its public shape. */
 export interface TypedValue {
+  /** The AMQP type name. */
   readonly type: AmqpTypeName;
+  /** The value, as carried for that type. */
   readonly value: unknown;
 }
 
+/** Any value the codec encodes: plain JavaScript values map to default AMQP types (above), {@link TypedValue} says the type. */
 export type AmqpValue =
   | null
   | undefined

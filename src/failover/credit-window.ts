@@ -1,5 +1,5 @@
 /**
- * Receiver credit across failover (delivery contract #11).
+ * Receiver credit across failover (docs/delivery-contract.md#credit).
  *
  * Two modes:
  * - prefetch (`credit` > 0, default 100): keep link credit + buffered deliveries at the window;

@@ -1,5 +1,5 @@
 /**
- * Per-receiver duplicate suppression by message-id (delivery contract #10).
+ * Per-receiver duplicate suppression by message-id (docs/delivery-contract.md#receiver-dedup).
  *
  * A receiver never hands its application the same message-id twice within the window:
  * - an id the application accepted or rejected: settle the redelivery again with that outcome,

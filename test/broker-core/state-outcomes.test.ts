@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Driver, text } from './helpers.js';
 
-describe('BrokerState: settle outcomes (delivery contract 8)', () => {
+describe('BrokerState: settle outcomes (docs/delivery-contract.md#outcomes)', () => {
   it('accepted removes the message for good', () => {
     const d = new Driver();
     d.declare('q');
@@ -268,7 +268,7 @@ describe('BrokerState: expiry bookkeeping', () => {
   });
 });
 
-describe('BrokerState: dedup at apply time (delivery contract 3)', () => {
+describe('BrokerState: dedup at apply time (docs/delivery-contract.md#dedup-at-apply)', () => {
   it('the first to apply is enqueued, a re-send with the same key is a duplicate', () => {
     const d = new Driver();
     d.declare('q');

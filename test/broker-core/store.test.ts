@@ -9,6 +9,7 @@ import type { BrokerEvent } from '../../src/cluster-broker/core/events.js';
 import { crc32, crc32Table } from '../../src/cluster-broker/store/crc32.js';
 import { openStore, type StoreOptions } from '../../src/cluster-broker/store/event-store.js';
 import { frameRecord } from '../../src/cluster-broker/store/record-format.js';
+import { SEGMENT_HEADER_BYTES, segmentHeader } from '../../src/cluster-broker/store/segment-header.js';
 import { segmentName } from '../../src/cluster-broker/store/segments.js';
 import { writeSnapshotFile } from '../../src/cluster-broker/store/snapshot-file.js';
 import { bytes } from './helpers.js';
@@ -153,7 +154,7 @@ describe('event store', () => {
     }
   });
 
-  it('a bit flip at any byte of the last record drops just that record', async () => {
+  it('a bit flip in the last record is corruption, unless its length then runs past the end', async () => {
     const dir = await tempDir();
     const evs = events(4, 'flip');
     const store = await openStore(dir, opts);
@@ -163,15 +164,28 @@ describe('event store', () => {
     const original = await readFile(seg);
     const start = await sizeAfter(evs.slice(0, -1));
     const withoutLast = reference(evs.slice(0, -1));
+    let torn = 0;
     for (let at = start; at < original.length; at++) {
       const damaged = Uint8Array.from(original);
       damaged[at] ^= 0x10;
       await writeFile(seg, damaged);
-      const s = await openStore(dir, opts);
-      expect(s.state.snapshot(), `flip at ${at}`).toEqual(withoutLast);
-      await s.close();
+      const len = new DataView(damaged.buffer).getUint32(start, true);
+      if (start + 8 + len > damaged.length) {
+        // a length pointing past the end reads as a record cut short: cut, as a crash would leave it
+        const s = await openStore(dir, opts);
+        expect(s.state.snapshot(), `flip at ${at}`).toEqual(withoutLast);
+        await s.close();
+        torn++;
+      } else {
+        await expect(openStore(dir, opts), `flip at ${at}`).rejects.toMatchObject({
+          name: 'StoreCorruptionError',
+          offset: start,
+        });
+      }
       await writeFile(seg, original);
     }
+    expect(torn).toBeGreaterThan(0);
+    expect(torn).toBeLessThan(original.length - start);
   });
 
   it('refuses to open when a record before the tail is damaged', async () => {
@@ -182,8 +196,9 @@ describe('event store', () => {
     await store.close();
     // a second segment holding records 11-12, as a roll would have left it
     const tail = evs.slice(10).map((e) => encodeEvent(e));
-    const buf = new Uint8Array(tail.reduce((n, p) => n + 8 + p.length, 0));
-    let off = 0;
+    const buf = new Uint8Array(SEGMENT_HEADER_BYTES + tail.reduce((n, p) => n + 8 + p.length, 0));
+    buf.set(segmentHeader(11), 0);
+    let off = SEGMENT_HEADER_BYTES;
     for (const p of tail) off = frameRecord(p, buf, off);
     await writeFile(join(dir, segmentName(11)), buf);
     const ok = await openStore(dir, opts);
@@ -195,8 +210,10 @@ describe('event store', () => {
     bytesOfFirst[20] ^= 0xff;
     await writeFile(first, bytesOfFirst);
     await expect(openStore(dir, opts)).rejects.toMatchObject({
-      name: 'StoreError',
+      name: 'StoreCorruptionError',
       condition: 'amqp:internal-error',
+      file: first,
+      offset: SEGMENT_HEADER_BYTES,
     });
   });
 
@@ -261,15 +278,16 @@ describe('event store', () => {
   it('recovers from a compaction that crashed before deleting old segments or mid-snapshot', async () => {
     const dir = await tempDir();
     const evs = events(20);
-    const frame = (list: BrokerEvent[]) => {
+    const frame = (start: number, list: BrokerEvent[]) => {
       const payloads = list.map((e) => encodeEvent(e));
-      const buf = new Uint8Array(payloads.reduce((n, p) => n + 8 + p.length, 0));
-      let off = 0;
+      const buf = new Uint8Array(SEGMENT_HEADER_BYTES + payloads.reduce((n, p) => n + 8 + p.length, 0));
+      buf.set(segmentHeader(start), 0);
+      let off = SEGMENT_HEADER_BYTES;
       for (const p of payloads) off = frameRecord(p, buf, off);
       return buf;
     };
-    await writeFile(join(dir, segmentName(1)), frame(evs.slice(0, 10)));
-    await writeFile(join(dir, segmentName(11)), frame(evs.slice(10)));
+    await writeFile(join(dir, segmentName(1)), frame(1, evs.slice(0, 10)));
+    await writeFile(join(dir, segmentName(11)), frame(11, evs.slice(10)));
     const at12 = new BrokerState();
     for (const e of evs.slice(0, 12)) at12.apply(e);
     await writeSnapshotFile(dir, { index: 12, state: at12.snapshot() });
@@ -346,9 +364,9 @@ describe('event store', () => {
   });
 });
 
-/** Bytes the log takes for these events (8-byte header + payload each). */
+/** Bytes a segment takes for these events (its header, then an 8-byte header + payload each). */
 async function sizeAfter(evs: BrokerEvent[]): Promise<number> {
-  return evs.reduce((n, e) => n + 8 + encodeEvent(e).length, 0);
+  return evs.reduce((n, e) => n + 8 + encodeEvent(e).length, SEGMENT_HEADER_BYTES);
 }
 
 async function copyDir(from: string, to: string): Promise<void> {

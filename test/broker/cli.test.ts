@@ -83,6 +83,19 @@ describe('quorate-broker flags', () => {
       ['--bogus'],
       ['--tls-cert', 'c.pem'],
       ['--max-frame-size', '100'],
+      ['--log-level', 'loud'],
+      ['node', '--id', 'n1', '--peers', 'n1=127.0.0.1:1,n2=127.0.0.1:2', '--data-dir', '/d', '--repair'],
+      [
+        'node',
+        '--id',
+        'n1',
+        '--peers',
+        'n1=127.0.0.1:1',
+        '--data-dir',
+        '/d',
+        '--snapshot-every',
+        '9007199254740993',
+      ],
       ['nosuch'],
     ]) {
       const err = sink();
@@ -111,6 +124,24 @@ describe('quorate-broker flags', () => {
     expect(await done).toBe(0);
     expect(out.lines).toHaveLength(1);
     await rm(dir, { recursive: true, force: true });
+  });
+});
+
+describe('logging', () => {
+  async function warningsOf(extra: string[]): Promise<string> {
+    const out = sink();
+    const err = sink();
+    const signals = new EventEmitter();
+    const done = runCli(['--port', '0', ...extra], { stdout: out, stderr: err, signals });
+    while (out.lines.length === 0) await new Promise((r) => setTimeout(r, 10));
+    signals.emit('SIGTERM');
+    expect(await done).toBe(0);
+    return err.lines.join('');
+  }
+
+  it('warnings go to stderr by default; --log-level error hides them', async () => {
+    expect(await warningsOf([])).toMatch(/^\S+Z WARN no --data-dir: messages are kept in memory only\n/m);
+    expect(await warningsOf(['--log-level', 'error'])).toBe('');
   });
 });
 

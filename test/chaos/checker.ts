@@ -1,6 +1,6 @@
 /**
- * Jepsen `total-queue` checker over a recorded history (delivery-contract.md, "What the checker
- * counts"), as a pure function.
+ * Jepsen `total-queue` checker over a recorded history (docs/delivery-contract.md#checker), as a
+ * pure function.
  *
  * History: every client operation as invoke / ok / fail / info, e.g.
  *   { process: 1, type: 'invoke', f: 'enqueue', value: 'm-17', time: 12.5 }

@@ -1,6 +1,6 @@
 /**
  * A tiny broker on rhea (an AMQP 1.0 implementation nobody here wrote) for client tests:
- * per-address FIFO queues, competing consumers, outcomes as the delivery contract says
+ * per-address FIFO queues, competing consumers, outcomes as docs/delivery-contract.md#outcomes says
  * (accepted removes, released/modified requeue, rejected drops), unsettled deliveries requeued
  * when their link or connection goes. Every stored message is kept as the exact bytes the client
  * wrote, so tests can check message-ids and order on the wire.

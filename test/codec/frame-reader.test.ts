@@ -131,6 +131,33 @@ describe('FrameReader', () => {
     expect(r3.next()).toEqual({ kind: 'heartbeat', channel: 0 });
   });
 
+  it('accepts a frame of exactly the max frame size and refuses one byte more', () => {
+    const max = 4096;
+    // an empty-bodied transfer carrying a payload that pads the frame to `size` bytes
+    const frameOf = (size: number) => {
+      const head = encodeAmqpFrame(
+        1,
+        { type: 'transfer', body: { handle: 0, more: true } },
+        new Uint8Array(0),
+      );
+      const frame = encodeAmqpFrame(
+        1,
+        { type: 'transfer', body: { handle: 0, more: true } },
+        new Uint8Array(size - head.length),
+      );
+      expect(frame.length).toBe(size);
+      return frame;
+    };
+    const atMax = new FrameReader({ maxFrameSize: max });
+    atMax.push(frameOf(max));
+    expect((atMax.next() as { kind: string }).kind).toBe('amqp');
+    expect(atMax.buffered).toBe(0);
+
+    const overMax = new FrameReader({ maxFrameSize: max });
+    overMax.push(frameOf(max + 1).subarray(0, 8)); // the header alone is enough to refuse
+    expect(() => overMax.next()).toThrow(/frame size 4097 exceeds max frame size 4096/);
+  });
+
   it('rejects a bad protocol header', () => {
     const r = new FrameReader();
     r.expectProtocolHeader();

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CreditWindow } from '../../src/failover/credit-window.js';
+import { expectReachesLength } from '../support/property-size.js';
 
 describe('CreditWindow', () => {
   it('prefetch: grants the window on attach and tops up below half', () => {
@@ -66,15 +67,15 @@ describe('CreditWindow', () => {
 
   it('property: credit + buffered never exceeds the window / remaining grant; credit is restored', () => {
     type Ev = 'transfer' | 'handout' | 'suppress' | 'detach' | 'attach' | 'grant' | 'peer';
+    const histories = fc.array(
+      fc.constantFrom<Ev>('transfer', 'handout', 'suppress', 'detach', 'attach', 'grant', 'peer'),
+      { maxLength: 150, size: 'max' },
+    );
+    expectReachesLength(histories, 150);
     fc.assert(
       fc.property(
         fc.integer({ min: 0, max: 20 }),
-        fc.array(
-          fc.constantFrom<Ev>('transfer', 'handout', 'suppress', 'detach', 'attach', 'grant', 'peer'),
-          {
-            maxLength: 150,
-          },
-        ),
+        histories,
         fc.integer({ min: 1, max: 5 }),
         (window, events, grantSize) => {
           const w = new CreditWindow({ credit: window });

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { symbol } from '../../src/codec/typed.js';
 import { ReceiverDedup } from '../../src/failover/receiver-dedup.js';
+import { expectReachesLength } from '../support/property-size.js';
 
 const accepted = { type: 'accepted' } as const;
 const rejected = { type: 'rejected', error: { condition: 'amqp:internal-error' } } as const;
@@ -104,8 +105,10 @@ describe('ReceiverDedup', () => {
       }),
       fc.constant({ k: 'lost' as const }),
     );
+    const histories = fc.array(ev, { maxLength: 120, size: 'max' });
+    expectReachesLength(histories, 120);
     fc.assert(
-      fc.property(fc.array(ev, { maxLength: 120 }), (events: Ev[]) => {
+      fc.property(histories, (events: Ev[]) => {
         // window large enough that nothing expires in this run
         const d = new ReceiverDedup<number>({ maxIds: 1000, maxAgeMs: 1e9 });
         const buffer: number[] = [];

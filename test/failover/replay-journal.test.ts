@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { AdmissionGate } from '../../src/failover/admission.js';
 import { ensureMessageId, messageIdKey } from '../../src/failover/message-id.js';
 import { ReplayJournal } from '../../src/failover/replay-journal.js';
+import { expectReachesLength } from '../support/property-size.js';
 
 const bytes = (n: number) => new Uint8Array(n);
 const accepted = { type: 'accepted' } as const;
@@ -132,8 +133,10 @@ describe('ReplayJournal', () => {
       fc.record({ k: fc.constant('abandon' as const), pick: fc.nat() }),
       fc.constant({ k: 'lost' as const }),
     );
+    const histories = fc.array(cmd, { maxLength: 80, size: 'max' });
+    expectReachesLength(histories, 80);
     fc.assert(
-      fc.property(fc.array(cmd, { maxLength: 80 }), (cmds: Cmd[]) => {
+      fc.property(histories, (cmds: Cmd[]) => {
         const j = new ReplayJournal<number>({ maxMessages: 20, maxBytes: 400, onFull: 'reject' });
         const model: { id: number; size: number; written: boolean; inDoubt: boolean }[] = [];
         let n = 0;
@@ -181,8 +184,10 @@ describe('ReplayJournal', () => {
 
 describe('AdmissionGate', () => {
   it('property: FIFO grants, never over the bound, every waiter granted once room is all back', () => {
+    const requests = fc.array(fc.integer({ min: 1, max: 30 }), { maxLength: 40, size: 'max' });
+    expectReachesLength(requests, 40);
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 1, max: 30 }), { maxLength: 40 }), (sizes) => {
+      fc.property(requests, (sizes) => {
         const gate = new AdmissionGate<number>({ maxMessages: 5, maxBytes: 60 });
         const held: { id: number; size: number }[] = [];
         const grantedOrder: number[] = [];

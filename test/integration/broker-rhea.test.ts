@@ -1,6 +1,6 @@
 /**
  * rhea 3.0.5 (an independent AMQP 1.0 client) against our single-node broker: bodies, large
- * multi-frame messages, the delivery contract's outcomes, competing consumers, many links,
+ * multi-frame messages, the outcomes of docs/delivery-contract.md#outcomes, competing consumers, many links,
  * duplicate detection, TTL, queue limits, rcv-settle-mode second, link stealing.
  */
 import rhea from 'rhea';

@@ -1,6 +1,6 @@
 /**
  * The client against the reference broker (startBroker from src/broker.ts): confirmed accept
- * (rcv-settle-mode second), outcomes per the delivery contract, a connection reset mid-stream
+ * (rcv-settle-mode second), outcomes per docs/delivery-contract.md#outcomes, a connection reset mid-stream
  * with in-doubt re-sends deduplicated by the broker (exactly once in the queue), and a receiver
  * surviving a broker restart on its data directory.
  */

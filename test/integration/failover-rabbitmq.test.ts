@@ -4,7 +4,7 @@
  * sends no member list) in a fixed order, so it connects to the node that leads the queue. Fixed
  * kill point: after 100 acknowledged sends that node is SIGKILLed, so the client loses the node
  * it uses and the queue loses its leader at once; it reconnects to another node during the
- * election (where RabbitMQ's AMQP 1.0 session may crash and reset the connection, peers.md).
+ * election (where RabbitMQ's AMQP 1.0 session may crash and reset the connection, CONTRIBUTING.md#rabbitmq).
  * Every send resolves accepted (at-least-once into the queue: re-sent in-doubt deliveries may be
  * enqueued twice), and the receiver on the same connection hands its application every message
  * exactly once (receiver dedup).

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { DeliveryState } from '../../src/codec/index.js';
 import { DispositionBatcher } from '../../src/protocol/index.js';
+import { expectReachesLength } from '../support/property-size.js';
 
 const STATES: (DeliveryState | undefined)[] = [
   undefined,
@@ -14,9 +15,11 @@ const STATES: (DeliveryState | undefined)[] = [
 
 describe('DispositionBatcher (property)', () => {
   it('expanding the ranges gives back exactly each delivery’s state and settled flag', () => {
+    const deliveryIds = fc.uniqueArray(fc.integer({ min: 0, max: 200 }), { maxLength: 120, size: 'max' });
+    expectReachesLength(deliveryIds, 120);
     fc.assert(
       fc.property(
-        fc.uniqueArray(fc.integer({ min: 0, max: 200 }), { maxLength: 120 }),
+        deliveryIds,
         fc.array(fc.tuple(fc.integer({ min: 0, max: STATES.length - 1 }), fc.boolean(), fc.boolean()), {
           minLength: 120,
           maxLength: 120,

@@ -37,6 +37,8 @@ describe('RestartBackoff', () => {
       maxDelayMs: 5_000,
       factor: 2,
       resetAfterMs: 10_000,
+      maxFailures: 5,
+      failureWindowMs: 60_000,
     });
   });
 });
@@ -72,9 +74,16 @@ describe('parseClusterArgs', () => {
       dataDir: '/tmp/d',
       help: false,
     });
-    expect(parseClusterArgs([])).toEqual({ nodes: 3, basePort: 5672, dataDir: undefined, help: false });
+    expect(parseClusterArgs([])).toEqual({
+      nodes: 3,
+      basePort: 5672,
+      dataDir: undefined,
+      help: false,
+    });
     expect(parseClusterArgs(['--nodes=1', '--base-port=0']).basePort).toBe(0);
     expect(parseClusterArgs(['-h']).help).toBe(true);
+    expect(parseClusterArgs(['--log-level', 'debug']).logLevel).toBe('debug');
+    expect(() => parseClusterArgs(['--log-level', 'loud'])).toThrow(/--log-level must be one of/);
   });
 
   it.each([

@@ -1,7 +1,7 @@
 /**
  * Starts RabbitMQ 3.10 nodes (Debian `rabbitmq-server`, AMQP 1.0 plugin) without systemd, bound to
  * 127.0.0.1 on free ports, with their data under the OS temp dir, and stops them by PID.
- * Recipe and measurements: ../shared/design/peers.md.
+ * How it is installed and run: CONTRIBUTING.md#rabbitmq.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -1,6 +1,7 @@
 /** Flags of the single-node `quorate-broker` (no subcommand). */
 import { parseArgs } from 'node:util';
 import { AmqpError } from '../../errors.js';
+import { type LogLevel, parseLogLevel } from './cli-logger.js';
 
 export const SINGLE_NODE_USAGE = `Usage: quorate-broker [--port 5672] [--host 127.0.0.1] --data-dir DIR [options]
        quorate-broker cluster --help      (a supervised local cluster)
@@ -29,6 +30,10 @@ and stops cleanly on SIGTERM/SIGINT (connections closed, store flushed).
   --dedup-window-count N   message-ids remembered per queue for duplicate detection (default 10000; 0 = off)
   --dedup-window-ms MS     how long a message-id is remembered (default 600000)
   --container-id ID        our Open container-id
+  --repair                 the store is damaged beyond a torn tail (the broker refused to start):
+                           move the damaged files to DATA_DIR/quarantine/<time>/, start from the
+                           intact part of the log and log how many records were dropped
+  --log-level L            debug|info|warn|error: what goes to stderr (default warn)
   -h, --help
 `;
 
@@ -50,6 +55,8 @@ export interface SingleNodeArgs {
   dedupWindowCount: number | undefined;
   dedupWindowMs: number | undefined;
   containerId: string | undefined;
+  repair: boolean;
+  logLevel: LogLevel;
   help: boolean;
 }
 
@@ -91,6 +98,8 @@ export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
         'dedup-window-count': { type: 'string' },
         'dedup-window-ms': { type: 'string' },
         'container-id': { type: 'string' },
+        repair: { type: 'boolean' },
+        'log-level': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -123,6 +132,8 @@ export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
     dedupWindowCount: int('dedup-window-count', s('dedup-window-count'), 0),
     dedupWindowMs: int('dedup-window-ms', s('dedup-window-ms'), 0),
     containerId: s('container-id'),
+    repair: values.repair === true,
+    logLevel: parseLogLevel(s('log-level')),
     help: values.help === true,
   };
 }

@@ -2,6 +2,8 @@
 import { readFile } from 'node:fs/promises';
 import type { QueueOptions } from '../core/events.js';
 import { type StartBrokerOptions, startBroker } from '../server/start-broker.js';
+import { QUARANTINE_DIR, StoreCorruptionError } from '../store/index.js';
+import { createCliLogger } from './cli-logger.js';
 import type { CliIo } from './io.js';
 import { parseSingleNodeArgs, SINGLE_NODE_USAGE, type SingleNodeArgs } from './single-node-args.js';
 
@@ -31,6 +33,18 @@ export async function brokerOptionsFromArgs(a: SingleNodeArgs): Promise<StartBro
   return o;
 }
 
+/** What an operator can do when the store refused to open (printed after the error). */
+export function damagedStoreAdvice(dataDir: string): string {
+  return `The store is damaged beyond a torn tail (a crash mid-write), so starting would silently lose
+acknowledged messages; nothing was changed. Either:
+  - restore ${dataDir} from a backup, or
+  - run again with --repair: the damaged files move to ${dataDir}/${QUARANTINE_DIR}/<time>/ and the
+    broker starts from the intact part of the log (the damaged records and every record after
+    them are dropped; the count is logged).
+See "Running in production" (docs/production.md).
+`;
+}
+
 export async function runSingleNodeCommand(argv: readonly string[], io: CliIo): Promise<number> {
   let args: SingleNodeArgs;
   try {
@@ -43,11 +57,13 @@ export async function runSingleNodeCommand(argv: readonly string[], io: CliIo): 
     io.stdout.write(SINGLE_NODE_USAGE);
     return 0;
   }
+  const logger = createCliLogger(args.logLevel, io.stderr);
   if (!args.anonymous && args.usersFile === undefined) {
-    io.stderr.write('warning: --no-anonymous without --users: no client can authenticate\n');
+    logger.warn({}, '--no-anonymous without --users: no client can authenticate');
   }
   if (args.dataDir === undefined) {
-    io.stderr.write('warning: no --data-dir: messages are kept in memory only\n');
+    logger.warn({}, 'no --data-dir: messages are kept in memory only');
+    if (args.repair) logger.warn({}, '--repair without --data-dir: there is no store to repair');
   }
   let resolveStop!: () => void;
   const stopRequested = new Promise<void>((r) => {
@@ -57,7 +73,10 @@ export async function runSingleNodeCommand(argv: readonly string[], io: CliIo): 
   let handle: Awaited<ReturnType<typeof startBroker>>;
   try {
     const options = await brokerOptionsFromArgs(args);
+    options.logger = logger;
     options.store = {
+      logger,
+      repair: args.repair,
       // a disk that failed a write or fsync cannot promise anything any more: stop, exit 1
       onFailure: (err) => {
         storeFailed = true;
@@ -68,6 +87,7 @@ export async function runSingleNodeCommand(argv: readonly string[], io: CliIo): 
     handle = await startBroker(options);
   } catch (err) {
     io.stderr.write(`cannot start the broker: ${(err as Error).message}\n`);
+    if (err instanceof StoreCorruptionError) io.stderr.write(damagedStoreAdvice(args.dataDir ?? ''));
     return 1;
   }
   const signals = io.signals ?? process;

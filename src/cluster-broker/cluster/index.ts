@@ -1,6 +1,7 @@
 /** One member of a quorate cluster (see README.md). */
 export { ClusterBackend, type ClusterBackendOptions } from './cluster-backend.js';
 export { ClusterStateMachine, type EntryOutcome } from './cluster-state-machine.js';
+export { MemberConfigError } from './errors.js';
 export { type MemberHandle, type MemberOptions, startMember } from './member.js';
 export {
   FAILOVER_SERVER_LIST,

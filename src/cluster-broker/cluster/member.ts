@@ -16,6 +16,7 @@ import { type BrokerHandle, type StartBrokerOptions, startBroker } from '../serv
 import { ClusterBackend } from './cluster-backend.js';
 import { ClusterStateMachine } from './cluster-state-machine.js';
 import { isValidMemberId, memberOf, newIncarnation, processKey } from './consumer-keys.js';
+import { MemberConfigError } from './errors.js';
 import {
   FAILOVER_SERVER_LIST,
   type ListedMember,
@@ -26,9 +27,12 @@ import {
   memberListValue,
 } from './membership.js';
 import { peerSender } from './peer-channel.js';
+import { checkOwnEntry, peerAddressKey } from './peer-list.js';
 import { type AppMessage, type MemberStatus, withAppMessages } from './peer-wire.js';
+import { checkRecordedMembership } from './recorded-membership.js';
 import { ServingWatch } from './serving-watch.js';
 
+/** Options of {@link startMember}: one member of a cluster, in this process. */
 export interface MemberOptions
   extends Omit<
     StartBrokerOptions,
@@ -61,19 +65,35 @@ export interface MemberOptions
   consumerLeaseMs?: number;
   /** Storage failed (the member must stop: it cannot go on without durability). */
   onFatal?: (err: Error) => void;
+  /**
+   * Record `peers`' addresses over the ones recorded in `<dataDir>/cluster.json` (same ids only).
+   * Without it a member whose peer addresses differ from the recorded ones refuses to start
+   * (MemberConfigError). Default false.
+   */
+  updatePeers?: boolean;
 }
 
+/** A running cluster member, from {@link startMember}. */
 export interface MemberHandle {
+  /** The member's id. */
   readonly id: string;
+  /** Unique per process start: tells this run's consumers from an earlier run's. */
   readonly incarnation: string;
+  /** The port clients connect to. */
   readonly amqpPort: number;
+  /** The port the other members connect to. */
   readonly clusterPort: number;
+  /** The URL clients connect to. */
   readonly url: string;
+  /** The AMQP server of this member. */
   readonly broker: BrokerHandle;
+  /** @internal */
   readonly backend: ClusterBackend;
+  /** @internal */
   readonly replica: Replica;
   /** The members as this member lists them to clients now. */
   members(): ListedMember[];
+  /** Closes client connections, leaves the cluster transport and closes the store. */
   stop(): Promise<void>;
 }
 
@@ -82,6 +102,24 @@ const WATCH_EVERY_MS = 100;
 const HOUSEKEEPING_EVERY_MS = 1000;
 const DEDUP_TRIM_EVERY_MS = 30_000;
 
+function checkDistinctAddresses(peers: Readonly<Record<string, PeerAddress>>): void {
+  const seen = new Map<string, string>();
+  for (const [peer, address] of Object.entries(peers)) {
+    const key = peerAddressKey(address);
+    const other = seen.get(key);
+    if (other !== undefined) {
+      throw new MemberConfigError(`peers '${other}' and '${peer}' have the same address ${key}`);
+    }
+    seen.set(key, peer);
+  }
+}
+
+/**
+ * Starts one cluster member in this process (docs/cluster-member.md); resolves once it listens.
+ * It serves clients once the cluster has a quorum and it has caught up. Throws
+ * MemberConfigError when its configuration cannot be right (see peer-list.ts and
+ * recorded-membership.ts); nothing is started then.
+ */
 export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
   const {
     id,
@@ -96,14 +134,16 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
     notQuorateGraceMs,
     consumerLeaseMs = 5000,
     onFatal,
+    updatePeers = false,
     ...serverOpts
   } = opts;
   const logger: BrokerLogger = serverOpts.logger ?? {};
   const ids = Object.keys(peers).sort();
   for (const m of ids)
-    if (!isValidMemberId(m)) throw new Error(`bad member id '${m}' (letters, digits, _ . -)`);
-  const own = peers[id];
-  if (!own) throw new Error(`--peers names no member '${id}'`);
+    if (!isValidMemberId(m)) throw new MemberConfigError(`bad member id '${m}' (letters, digits, _ . -)`);
+  checkOwnEntry(id, peers, clusterPort);
+  checkDistinctAddresses(peers);
+  const own = peers[id]!;
   if (ids.length % 2 === 0) {
     logger.warn?.(
       { members: ids.length },
@@ -111,6 +151,13 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
     );
   }
   await mkdir(join(dataDir, 'raft'), { recursive: true });
+  const recorded = await checkRecordedMembership(dataDir, { clusterId, memberId: id, peers }, updatePeers);
+  if (recorded.outcome === 'updated') {
+    logger.warn?.(
+      { member: id, changes: recorded.changes },
+      'cluster: recorded new member addresses (--update-peers)',
+    );
+  }
 
   const incarnation = newIncarnation();
   const origin = processKey(id, incarnation);

@@ -15,17 +15,25 @@ import type { VirtualSource, VirtualSourceSink } from '../server/virtual-source.
 import type { MemberStatus } from './peer-wire.js';
 
 export const FAILOVER_SERVER_LIST = 'failover-server-list';
+/** The Open capability that says the membership feed exists (docs/membership.md). */
 export const MEMBERSHIP_CAPABILITY = 'quorate:membership';
+/** The source address of the live membership feed (docs/membership.md#feed). */
 export const MEMBERSHIP_ADDRESS = '$cluster/membership';
 
 /** One member as listed to clients. */
+/** One entry of the member list a member gives clients (docs/membership.md#open-frame). */
 export interface ListedMember {
+  /** The member's id. */
   id: string;
+  /** Host clients dial. */
   host: string;
+  /** The member's AMQP (client) port. */
   port: number;
+  /** `amqps` when the member serves TLS. */
   scheme: 'amqp' | 'amqps';
   /** Itself: serving (quorate and caught up). Others: heard from recently. */
   quorate: boolean;
+  /** The member the lister follows as Raft leader. */
   leader: boolean;
 }
 

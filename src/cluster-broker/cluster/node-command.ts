@@ -9,11 +9,14 @@
  */
 import { fstatSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { createCliLogger } from '../cli/cli-logger.js';
 import type { CliIo } from '../cli/io.js';
 import { parseSingleNodeArgs } from '../cli/single-node-args.js';
 import { brokerOptionsFromArgs } from '../cli/single-node-command.js';
-import { parsePeers } from '../replication/tcp-transport.js';
+import type { PeerAddress } from '../replication/tcp-transport.js';
+import { MemberConfigError } from './errors.js';
 import { type MemberHandle, startMember } from './member.js';
+import { checkOwnEntry, parsePeerList } from './peer-list.js';
 
 export const NODE_USAGE = `Usage: quorate-broker node --id ID --port P --cluster-port C --peers ID=HOST:PORT,... --data-dir DIR [options]
 
@@ -31,6 +34,14 @@ goes away (stdin pipe closed, or parent changed).
   --cluster-id NAME        refuse members of another cluster (default quorate)
   --advertise-host H       host clients are told to dial (default --host)
   --snapshot-every N       compact the log every N entries (default 10000)
+  --update-peers           record --peers' addresses over the ones this data dir recorded on
+                           first start (same member ids only: a member moved on purpose)
+  --log-level L            debug|info|warn|error: what goes to stderr (default warn)
+
+Refused with exit code 2 (nothing started): a member id or address twice in --peers, this
+member missing from it, a --cluster-port other than its own --peers entry's port, and a --peers
+or --cluster-id other than the ones its data dir recorded on first start (<data dir>/cluster.json).
+An even number of members starts with a warning (it tolerates no more failures than one less).
   plus every single-node server flag (--host, --users, --max-connections, ...; see --help of
   quorate-broker itself).
 `;
@@ -42,11 +53,13 @@ interface NodeArgs {
   clusterId: string | undefined;
   advertiseHost: string | undefined;
   snapshotEvery: number | undefined;
+  updatePeers: boolean;
   rest: string[];
   help: boolean;
 }
 
 const NODE_FLAGS = ['id', 'peers', 'cluster-port', 'cluster-id', 'advertise-host', 'snapshot-every'];
+const NODE_SWITCHES = ['update-peers'];
 
 export function parseNodeArgs(argv: readonly string[]): NodeArgs {
   const mine: string[] = [];
@@ -57,6 +70,7 @@ export function parseNodeArgs(argv: readonly string[]): NodeArgs {
     const eq = a.indexOf('=');
     const name = a.startsWith('--') ? a.slice(2, eq < 0 ? undefined : eq) : '';
     if (a === '-h' || a === '--help') help = true;
+    else if (NODE_SWITCHES.includes(name)) mine.push(a);
     else if (NODE_FLAGS.includes(name)) {
       mine.push(a);
       if (eq < 0 && i + 1 < argv.length) mine.push(argv[++i]!);
@@ -64,15 +78,21 @@ export function parseNodeArgs(argv: readonly string[]): NodeArgs {
   }
   const { values } = parseArgs({
     args: mine,
-    options: Object.fromEntries(NODE_FLAGS.map((f) => [f, { type: 'string' as const }])),
+    options: {
+      ...Object.fromEntries(NODE_FLAGS.map((f) => [f, { type: 'string' as const }])),
+      ...Object.fromEntries(NODE_SWITCHES.map((f) => [f, { type: 'boolean' as const }])),
+    },
     strict: true,
     allowPositionals: false,
   });
   const v = values as Record<string, string | undefined>;
-  const int = (name: string): number | undefined => {
+  const int = (name: string, min: number, max: number): number | undefined => {
     const raw = v[name];
     if (raw === undefined) return undefined;
-    if (!/^\d+$/.test(raw)) throw new Error(`--${name} must be a non-negative integer, got '${raw}'`);
+    // bounded: an index-like count past 2^53 would stop meaning what it says
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      throw new MemberConfigError(`--${name} must be an integer in ${min}..${max}, got '${raw}'`);
+    }
     return Number(raw);
   };
   if (help)
@@ -83,18 +103,20 @@ export function parseNodeArgs(argv: readonly string[]): NodeArgs {
       clusterId: undefined,
       advertiseHost: undefined,
       snapshotEvery: undefined,
+      updatePeers: false,
       rest,
       help,
     };
-  if (!v.id) throw new Error('--id is required');
-  if (!v.peers) throw new Error('--peers is required');
+  if (!v.id) throw new MemberConfigError('--id is required');
+  if (!v.peers) throw new MemberConfigError('--peers is required');
   return {
     id: v.id,
     peers: v.peers,
-    clusterPort: int('cluster-port'),
+    clusterPort: int('cluster-port', 1, 65535),
     clusterId: v['cluster-id'],
     advertiseHost: v['advertise-host'],
-    snapshotEvery: int('snapshot-every'),
+    snapshotEvery: int('snapshot-every', 1, Number.MAX_SAFE_INTEGER),
+    updatePeers: (values as Record<string, unknown>)['update-peers'] === true,
     rest,
     help,
   };
@@ -143,30 +165,31 @@ function supervisorGone(): { promise: Promise<string>; dispose(): void } {
 export async function runNodeCommand(argv: readonly string[], io: CliIo): Promise<number> {
   let args: NodeArgs;
   let serverArgs: ReturnType<typeof parseSingleNodeArgs>;
+  let peers: Record<string, PeerAddress>;
   try {
     args = parseNodeArgs(argv);
     serverArgs = parseSingleNodeArgs(args.rest);
+    if (args.help) {
+      io.stdout.write(NODE_USAGE);
+      return 0;
+    }
+    if (serverArgs.dataDir === undefined) throw new MemberConfigError('--data-dir is required');
+    if (serverArgs.repair) {
+      throw new MemberConfigError(
+        '--repair is for the single-node store; a member recovers from the other members',
+      );
+    }
+    peers = parsePeerList(args.peers);
+    checkOwnEntry(args.id, peers, args.clusterPort);
   } catch (err) {
     io.stderr.write(`${(err as Error).message}\n${NODE_USAGE}`);
     return 2;
   }
-  if (args.help) {
-    io.stdout.write(NODE_USAGE);
-    return 0;
-  }
-  if (serverArgs.dataDir === undefined) {
-    io.stderr.write(`--data-dir is required\n${NODE_USAGE}`);
-    return 2;
-  }
+  const dataDir = serverArgs.dataDir;
   let member: MemberHandle;
   let fatal: ((err: Error) => void) | undefined;
-  const logger = {
-    warn: (obj: unknown, msg?: string) => io.stderr.write(`warning: ${msg ?? ''} ${JSON.stringify(obj)}\n`),
-    error: (obj: unknown, msg?: string) => io.stderr.write(`error: ${msg ?? ''} ${safeJson(obj)}\n`),
-    info: (obj: unknown, msg?: string) => io.stderr.write(`${msg ?? ''} ${safeJson(obj)}\n`),
-  };
+  const logger = createCliLogger(serverArgs.logLevel, io.stderr);
   try {
-    const peers = parsePeers(args.peers);
     const base = await brokerOptionsFromArgs(serverArgs);
     const { dataDir: _d, ...server } = base;
     member = await startMember({
@@ -174,16 +197,18 @@ export async function runNodeCommand(argv: readonly string[], io: CliIo): Promis
       logger,
       id: args.id,
       peers,
-      dataDir: serverArgs.dataDir,
+      dataDir,
       ...(args.clusterPort !== undefined ? { clusterPort: args.clusterPort } : {}),
       ...(args.clusterId !== undefined ? { clusterId: args.clusterId } : {}),
       ...(args.advertiseHost !== undefined ? { advertiseHost: args.advertiseHost } : {}),
       ...(args.snapshotEvery !== undefined ? { snapshotEvery: args.snapshotEvery } : {}),
+      updatePeers: args.updatePeers,
       onFatal: (err) => fatal?.(err),
     });
   } catch (err) {
     io.stderr.write(`cannot start the member: ${(err as Error).message}\n`);
-    return 1;
+    // a configuration that cannot be right: restarting it would fail the same way
+    return err instanceof MemberConfigError ? 2 : 1;
   }
   const signals = io.signals ?? process;
   const gone = supervisorGone();
@@ -211,12 +236,4 @@ export async function runNodeCommand(argv: readonly string[], io: CliIo): Promis
     return 1;
   }
   return code;
-}
-
-function safeJson(obj: unknown): string {
-  try {
-    return JSON.stringify(obj, (_k, v: unknown) => (v instanceof Error ? { message: v.message } : v));
-  } catch {
-    return String(obj);
-  }
 }

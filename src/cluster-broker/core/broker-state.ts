@@ -32,13 +32,19 @@ import type {
 } from './results.js';
 import { readSnapshot, writeSnapshot } from './snapshot-codec.js';
 
+/** One queue's size, as `stats()` reports it. */
 export interface QueueInfo {
+  /** The queue's name (its address). */
   name: string;
+  /** Its limits, dead-letter queue and dedup window. */
   options: QueueOptions;
   /** Messages in the queue, available and acquired. */
   depth: number;
+  /** Messages that can be handed to a consumer. */
   available: number;
+  /** Messages held by consumers, not yet settled. */
   acquired: number;
+  /** Encoded bytes of every message in the queue. */
   bytes: number;
 }
 

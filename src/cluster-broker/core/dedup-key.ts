@@ -1,7 +1,7 @@
 /**
  * The canonical dedup key of a message-id: its AMQP type and value as one string, so that
- * string "1" and ulong 1 never collide (delivery contract 3: key = queue + message-id type and
- * value). Computed by whoever proposes the enqueue event; the state only compares strings.
+ * string "1" and ulong 1 never collide (docs/delivery-contract.md#dedup-at-apply: key = queue +
+ * message-id type and value). Computed by whoever proposes the enqueue event; the state only compares strings.
  *
  * Accepts the codec's value model (plain string / Uint8Array / number / bigint, or a Typed
  * wrapper `{ type, value }` as the decoder returns for ulong and uuid). Returns undefined for no

@@ -13,8 +13,11 @@ import type { Logger } from './logger.js';
 import type { Message } from './types.js';
 import type { WireCodec } from './wire.js';
 
+/** Where a member listens for the other members (its cluster port). */
 export interface PeerAddress {
+  /** Host or IP address. */
   readonly host: string;
+  /** TCP port. */
   readonly port: number;
 }
 

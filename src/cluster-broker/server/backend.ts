@@ -26,6 +26,7 @@ export interface BrokerBackendEvents {
   stolen: (linkKey: string) => void;
 }
 
+/** @internal What the AMQP server commits broker events through: a local store or a replicated log. */
 export interface BrokerBackend {
   /**
    * Every committed event applied so far, in log order. Read-only for the server: it only runs
@@ -34,7 +35,7 @@ export interface BrokerBackend {
   readonly state: BrokerState;
   /**
    * Commits `event` and resolves with what applying it did, once it is committed (single node:
-   * written and fsynced where the delivery contract needs it; cluster: on a majority) AND applied
+   * written and fsynced, docs/delivery-contract.md#commit-point; cluster: on a majority) AND applied
    * to `state`. Rejects with OutcomeUnknownError when the event may or may not commit (lost
    * leadership after proposing, leader unreachable): the server then never settles the affected
    * deliveries and closes the connection with amqp:connection:forced. Rejects with another
@@ -59,8 +60,8 @@ export interface BrokerBackend {
 }
 
 /**
- * The fate of a submitted event cannot be known (it may still commit). The delivery contract
- * forbids settling anything on it: the connection is closed with amqp:connection:forced.
+ * The fate of a submitted event cannot be known (it may still commit). Settling anything on it is
+ * forbidden (docs/delivery-contract.md#unknown-outcome): the connection is closed with amqp:connection:forced.
  */
 export class OutcomeUnknownError extends AmqpError {
   constructor(description: string, options: AmqpErrorOptions = {}) {

@@ -15,12 +15,17 @@ const MAX_REFUSING = 64;
 /** After we end a socket, destroy it if the peer does not close within this. */
 const END_GRACE_MS = 5000;
 
+/** What {@link BrokerServer.stats} reports: counters plus what is open now. */
 export interface BrokerServerStats extends ServerCounters {
+  /** Client connections open now. */
   connections: number;
+  /** Consumer links attached now. */
   consumers: number;
 }
 
+/** The AMQP 1.0 server of a broker: listens, speaks the protocol, commits through its backend. */
 export class BrokerServer {
+  /** The host it listens on. */
   readonly host: string;
   private listener: net.Server | undefined;
   private boundPort = 0;
@@ -47,14 +52,17 @@ export class BrokerServer {
     };
   }
 
+  /** @internal */
   get backend(): BrokerBackend {
     return this.ctx.backend;
   }
 
+  /** The port it listens on. */
   get port(): number {
     return this.boundPort;
   }
 
+  /** `amqp://host:port` (`amqps://` with TLS). */
   get url(): string {
     const h = this.host.includes(':') ? `[${this.host}]` : this.host;
     return `${this.options.tls ? 'amqps' : 'amqp'}://${h}:${this.boundPort}`;
@@ -88,6 +96,7 @@ export class BrokerServer {
     this.sweep.unref();
   }
 
+  /** Counters and current connection and consumer counts. */
   stats(): BrokerServerStats {
     return { ...this.ctx.counters, connections: this.conns.size, consumers: this.ctx.consumers.size };
   }

@@ -18,7 +18,7 @@ import type { AcquiredMessage } from '../core/results.js';
 import type { RegisteredConsumer } from './context.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
 
-/** The default outcome our sources advertise (delivery contract 8). */
+/** The default outcome our sources advertise (docs/delivery-contract.md#outcomes). */
 export const DEFAULT_OUTCOME: SettleOutcome = { type: 'modified', deliveryFailed: true };
 
 interface PendingSettle {

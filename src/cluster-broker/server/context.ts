@@ -15,12 +15,19 @@ export interface RegisteredConsumer {
   steal(): void;
 }
 
+/** Counters of one AMQP server since it started. */
 export interface ServerCounters {
+  /** Client connections accepted. */
   connectionsAccepted: number;
+  /** Client connections refused (limits, SASL, not serving). */
   connectionsRefused: number;
+  /** Messages received from publishers. */
   messagesIn: number;
+  /** Messages sent to consumers. */
   messagesOut: number;
+  /** Connections closed for a protocol violation. */
   protocolErrors: number;
+  /** Links detached with amqp:link:stolen. */
   linksStolen: number;
 }
 

@@ -60,10 +60,12 @@ export function memoryCommitter(): EventCommitter {
       recoveredEvents: 0,
       recoveredSnapshotIndex: 0,
       truncatedBytes: 0,
+      repairDroppedRecords: 0,
     }),
   };
 }
 
+/** @internal A single-node backend: events committed to a local store (or memory). */
 export class LocalBackend extends EventEmitter<BrokerBackendEvents> implements BrokerBackend {
   readonly serving = true;
   readonly notServingReason = undefined;

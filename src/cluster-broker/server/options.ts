@@ -8,13 +8,19 @@ import type { VirtualSource } from './virtual-source.js';
 
 /** Injected logger (pino-compatible subset); silent when absent. */
 export interface BrokerLogger {
+  /** Per-connection detail. */
   debug?(obj: unknown, msg?: string): void;
+  /** Lifecycle: listening, stopping. */
   info?(obj: unknown, msg?: string): void;
+  /** A client misbehaved or a connection was refused. */
   warn?(obj: unknown, msg?: string): void;
+  /** The broker could not do its job (storage, replication). */
   error?(obj: unknown, msg?: string): void;
 }
 
+/** Options of the AMQP server ({@link startBroker} takes all but `backend`). */
 export interface BrokerServerOptions {
+  /** @internal Where events are committed. */
   backend: BrokerBackend;
   /** TCP port; 0 (default) picks a free one. */
   port?: number;
@@ -52,6 +58,7 @@ export interface BrokerServerOptions {
   offeredCapabilities?: () => string[] | undefined;
   /** Addresses served by code (e.g. `$cluster/membership`). */
   virtualSources?: ReadonlyMap<string, VirtualSource>;
+  /** Where the broker logs (pino-compatible). Default: silent. */
   logger?: BrokerLogger;
 }
 

@@ -2,8 +2,7 @@
  * A publisher's link (the client sends, we receive): every complete message becomes an enqueue
  * event; the transfer is settled only once the backend says the enqueue is committed
  * (accepted / duplicate -> accepted, refused -> rejected with the condition). A failed submit
- * settles nothing and closes the connection (the delivery contract's "no settlement on an
- * unknown outcome").
+ * settles nothing and closes the connection (docs/delivery-contract.md#unknown-outcome).
  */
 import { type DeliveryState, type MessageHeader, peekMessage, withHeader } from '../../codec/index.js';
 import { messageIdKey } from '../../failover/message-id.js';

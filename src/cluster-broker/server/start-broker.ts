@@ -7,6 +7,7 @@ import { type LocalBackend, memoryBackend, openLocalBackend } from './local-back
 import type { BrokerServerOptions } from './options.js';
 import { loadUsersFile } from './users.js';
 
+/** Options of {@link startBroker}. */
 export interface StartBrokerOptions extends Omit<BrokerServerOptions, 'backend'> {
   /** The node's store directory. Absent: everything is kept in memory only (nothing survives a stop). */
   dataDir?: string;
@@ -14,27 +15,40 @@ export interface StartBrokerOptions extends Omit<BrokerServerOptions, 'backend'>
   usersFile?: string;
   /** Event store tuning (segment size, failure hook). */
   store?: StoreOptions;
-  /** Use this backend instead of a local one (a cluster member passes its replicated backend). */
+  /** @internal Use this backend instead of a local one (a cluster member passes its replicated backend). */
   backend?: BrokerBackend;
 }
 
+/** What {@link BrokerHandle.stats} reports. */
 export interface BrokerStats extends BrokerServerStats {
+  /** Every queue and its size. */
   queues: QueueInfo[];
+  /** The durable store's counters (a broker with a `dataDir`). */
   store?: StoreStats;
 }
 
+/** A running single-node broker, from {@link startBroker}. */
 export interface BrokerHandle {
   /** `amqp://host:port` (`amqps://` with TLS). */
   readonly url: string;
+  /** The port it listens on (the one chosen, when started with port 0). */
   readonly port: number;
+  /** The host it listens on. */
   readonly host: string;
+  /** The AMQP server. */
   readonly server: BrokerServer;
+  /** @internal */
   readonly backend: BrokerBackend;
   /** Closes every connection, stops listening, flushes and closes the store (a local backend). */
   stop(): Promise<void>;
+  /** Connection, consumer, queue and store counters. */
   stats(): BrokerStats;
 }
 
+/**
+ * Starts a single-node broker in this process; resolves once it listens. With `dataDir` it
+ * keeps its queues in a durable store (fsync before every acknowledgement), else in memory.
+ */
 export async function startBroker(options: StartBrokerOptions = {}): Promise<BrokerHandle> {
   const { dataDir, usersFile, store, backend: given, ...serverOpts } = options;
   let users = serverOpts.users;

@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { AmqpError } from '../../errors.js';
 import type { SaslAuthenticator } from '../../protocol/index.js';
 
+/** SASL PLAIN users: user name -> password. */
 export type UserTable = ReadonlyMap<string, string>;
 
 export function parseUsers(text: string, source = 'users file'): Map<string, string> {

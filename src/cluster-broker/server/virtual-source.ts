@@ -16,12 +16,17 @@ export interface VirtualSourceSink {
   readonly open: boolean;
 }
 
+/** Who attached to a {@link VirtualSource}. */
 export interface VirtualSourceAttach {
+  /** The source address attached to. */
   address: string;
+  /** The client's container-id. */
   containerId: string;
+  /** The link's name. */
   linkName: string;
 }
 
+/** A source address served by code instead of a queue (e.g. the membership feed); messages go out pre-settled. */
 export interface VirtualSource {
   /**
    * A receiver attached to this source's address (the link is already accepted). Push the

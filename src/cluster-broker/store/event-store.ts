@@ -14,10 +14,11 @@
  *   is void anyway (open() releases them all) and the rest is at-least-once.
  * Because the log order is the apply order, a durable record implies every earlier one is durable.
  *
- * Recovery (openStore): load snapshot.bin (state as of index N), replay records after N from the
- * segments, truncate a torn or corrupt tail of the LAST segment (a kill -9 mid-write), refuse to
- * open on damage anywhere else, then release every acquisition left in the state (its consumers
- * died with the process).
+ * Recovery (openStore, recovery.ts): load snapshot.bin (state as of index N), replay records
+ * after N from the segments, cut a torn tail of the LAST segment (a crash mid-write; logged at
+ * warn), refuse to open on any other damage (StoreCorruptionError; damage.ts tells the two apart)
+ * or set it aside with `repair`, then release every acquisition left in the state (its
+ * consumers died with the process).
  *
  * Compaction: when the current segment passes `segmentBytes` and twice the live message bytes
  * (see rollThreshold), the state is snapshotted (sync, at
@@ -25,31 +26,34 @@
  * background, and only once it is durable are the older segments deleted.
  */
 import type { FileHandle } from 'node:fs/promises';
-import { mkdir, open, readFile, rm, truncate } from 'node:fs/promises';
+import { mkdir, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BrokerState } from '../core/broker-state.js';
-import { decodeEvent, encodeEvent } from '../core/event-codec.js';
+import type { BrokerState } from '../core/broker-state.js';
+import { encodeEvent } from '../core/event-codec.js';
 import type { BrokerEvent } from '../core/events.js';
 import type { ResultOf } from '../core/results.js';
 import { StoreError } from './errors.js';
-import { frameRecord, RECORD_HEADER_BYTES, scanRecords } from './record-format.js';
+import { frameRecord, RECORD_HEADER_BYTES } from './record-format.js';
+import { recoverLog, type StoreLogger } from './recovery.js';
+import { segmentHeader } from './segment-header.js';
 import { listSegments, segmentName } from './segments.js';
-import { fsyncDir, readSnapshotFile, removeStaleTemp, writeSnapshotFile } from './snapshot-file.js';
+import { fsyncDir, removeStaleTemp, writeSnapshotFile } from './snapshot-file.js';
 import { writeAll } from './write-all.js';
 
-export interface StoreLogger {
-  debug?(msg: string, ...args: unknown[]): void;
-  info?(msg: string, ...args: unknown[]): void;
-  warn?(msg: string, ...args: unknown[]): void;
-  error?(msg: string, ...args: unknown[]): void;
-}
+export type { RepairReport, StoreLogger } from './recovery.js';
 
 export interface StoreOptions {
   /** Start a new segment (and snapshot) once the current one holds this many bytes. Default 64 MiB. */
   segmentBytes?: number;
   /** Leader time for the events the store itself proposes (the release-all on open). Default Date.now. */
   clock?: () => number;
+  /** Where a cut torn tail (warn), damage and a repair (error/warn) are reported. */
   logger?: StoreLogger;
+  /**
+   * On damage that is not a torn tail, set the damaged files aside in `<dir>/quarantine/<time>/`
+   * and open what is intact (the log up to the damage) instead of throwing StoreCorruptionError.
+   */
+  repair?: boolean;
   /** Called once when a write or fsync fails: the store is unusable from then on and the broker must stop. */
   onFailure?: (err: StoreError) => void;
 }
@@ -61,22 +65,30 @@ export interface Committed<R> {
   durable: Promise<void>;
 }
 
+/** Counters of a broker's durable store since it was opened. */
 export interface StoreStats {
   /** Log index of the last committed event (events since the beginning of the store). */
   index: number;
   /** Log index of the last event known durable. */
   durableIndex: number;
+  /** fsync calls made (one covers every write before it: group commit). */
   fsyncs: number;
+  /** Writes to the log. */
   writes: number;
+  /** Bytes written to the log. */
   bytesWritten: number;
+  /** Snapshots written (compaction). */
   snapshotsWritten: number;
+  /** Log segments deleted after a snapshot covered them. */
   segmentsDeleted: number;
   /** Events replayed from the log on open (after the snapshot). */
   recoveredEvents: number;
   /** Index the snapshot loaded on open covered (0 = none). */
   recoveredSnapshotIndex: number;
-  /** Bytes cut from a torn/corrupt log tail on open. */
+  /** Bytes cut from a torn log tail on open. */
   truncatedBytes: number;
+  /** Log records a repair on open dropped (0 without repair or damage). */
+  repairDroppedRecords: number;
 }
 
 export interface EventStore {
@@ -245,7 +257,7 @@ class FileEventStore implements EventStore {
     this.pending = undefined;
     this.lastBatch = Promise.reject(failure);
     this.lastBatch.catch(() => {});
-    this.opts.logger?.error?.(failure.message);
+    this.opts.logger?.error?.({ dir: this.dir, err: failure.message }, 'event store failed');
     this.opts.onFailure?.(failure);
   }
 
@@ -268,8 +280,7 @@ class FileEventStore implements EventStore {
     const newStart = this.writtenIndex + 1;
     const older = (await listSegments(this.dir)).filter((s) => s.start < newStart);
     await this.fh.close();
-    this.fh = await open(join(this.dir, segmentName(newStart)), 'a');
-    await fsyncDir(this.dir);
+    this.fh = await createSegment(this.dir, newStart);
     this.segmentStart = newStart;
     this.segmentBytes = 0;
     this.compaction = (async () => {
@@ -283,7 +294,7 @@ class FileEventStore implements EventStore {
     })()
       .catch((err: unknown) => {
         // Not fatal: the older segments are still there, the next roll tries again.
-        this.opts.logger?.warn?.(`snapshot/compaction failed: ${String(err)}`);
+        this.opts.logger?.warn?.({ dir: this.dir, err: String(err) }, 'store: snapshot/compaction failed');
       })
       .finally(() => {
         this.compaction = undefined;
@@ -296,10 +307,28 @@ class FileEventStore implements EventStore {
   }
 }
 
-/** Opens (creating if needed) the store in `dir` and recovers its state. */
+/** Creates a segment file holding just its header, durably (a roll or a fresh store; not the hot path). */
+async function createSegment(dir: string, start: number): Promise<FileHandle> {
+  const fh = await open(join(dir, segmentName(start)), 'a');
+  try {
+    await writeAll(fh, segmentHeader(start));
+    await fh.datasync();
+  } catch (err) {
+    await fh.close();
+    throw err;
+  }
+  await fsyncDir(dir);
+  return fh;
+}
+
+/**
+ * Opens (creating if needed) the store in `dir` and recovers its state. Throws
+ * StoreCorruptionError (nothing cut) on damage that is not a torn tail, unless `repair`.
+ */
 export async function openStore(dir: string, opts: StoreOptions = {}): Promise<EventStore> {
   await mkdir(dir, { recursive: true });
   await removeStaleTemp(dir);
+  const log = await recoverLog(dir, { repair: opts.repair === true, logger: opts.logger });
   const counters: StoreStats = {
     index: 0,
     durableIndex: 0,
@@ -307,74 +336,30 @@ export async function openStore(dir: string, opts: StoreOptions = {}): Promise<E
     writes: 0,
     bytesWritten: 0,
     snapshotsWritten: 0,
-    segmentsDeleted: 0,
-    recoveredEvents: 0,
-    recoveredSnapshotIndex: 0,
-    truncatedBytes: 0,
+    segmentsDeleted: log.segmentsDeleted,
+    recoveredEvents: log.recoveredEvents,
+    recoveredSnapshotIndex: log.snapshotIndex,
+    truncatedBytes: log.truncatedBytes,
+    repairDroppedRecords: log.repair?.droppedRecords ?? 0,
   };
-  const state = new BrokerState();
-  const snap = await readSnapshotFile(dir);
-  let index = 0;
-  if (snap) {
-    state.restore(snap.state);
-    index = snap.index;
-    counters.recoveredSnapshotIndex = index;
-  }
-  const snapIndex = index;
-  const segments = await listSegments(dir);
-  let appendTo: { name: string; start: number; bytes: number } | undefined;
-  for (let i = 0; i < segments.length; i++) {
-    const seg = segments[i];
-    const next = segments[i + 1];
-    const path = join(dir, seg.name);
-    if (next && next.start <= snapIndex + 1) {
-      // Wholly covered by the snapshot (a compaction crashed before deleting it).
-      await rm(path, { force: true });
-      counters.segmentsDeleted++;
-      continue;
-    }
-    if (seg.start > index + 1) {
-      throw new StoreError(
-        `event log gap in ${dir}: ${seg.name} starts at ${seg.start}, expected <= ${index + 1}`,
-      );
-    }
-    const buf = await readFile(path);
-    const { payloads, validBytes } = scanRecords(buf);
-    for (let k = 0; k < payloads.length; k++) {
-      const at = seg.start + k;
-      if (at <= index) continue;
-      state.apply(decodeEvent(payloads[k]));
-      index = at;
-      counters.recoveredEvents++;
-    }
-    if (validBytes < buf.length) {
-      if (next) {
-        throw new StoreError(
-          `event log ${seg.name} in ${dir} is damaged at byte ${validBytes} (not its tail)`,
-        );
-      }
-      opts.logger?.warn?.(`truncating ${buf.length - validBytes} torn bytes at the end of ${seg.name}`);
-      await truncate(path, validBytes);
-      const fh = await open(path, 'r+');
-      await fh.sync();
-      await fh.close();
-      counters.truncatedBytes += buf.length - validBytes;
-    }
-    const end = seg.start + payloads.length - 1;
-    appendTo = !next && end === index ? { name: seg.name, start: seg.start, bytes: validBytes } : undefined;
-  }
-  if (!appendTo) {
+  let fh: FileHandle;
+  let tail: { start: number; bytes: number };
+  if (log.appendTo) {
+    fh = await open(join(dir, log.appendTo.name), 'a');
+    await fsyncDir(dir);
+    tail = { start: log.appendTo.start, bytes: log.appendTo.bytes };
+  } else {
     // No segment, or the snapshot is ahead of the last one's records: continue in a new segment
     // whose first index is the next one, so record positions keep matching log indexes.
-    appendTo = { name: segmentName(index + 1), start: index + 1, bytes: 0 };
+    fh = await createSegment(dir, log.index + 1);
+    tail = { start: log.index + 1, bytes: 0 };
   }
-  const fh = await open(join(dir, appendTo.name), 'a');
-  await fsyncDir(dir);
+  const state = log.state;
   const store = new FileEventStore(
     dir,
     state,
     fh,
-    { index, segmentStart: appendTo.start, segmentBytes: appendTo.bytes, counters },
+    { index: log.index, segmentStart: tail.start, segmentBytes: tail.bytes, counters },
     opts,
   );
   if (state.listConsumers().length > 0) {

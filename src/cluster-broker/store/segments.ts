@@ -1,5 +1,7 @@
 /** Log segment files: `log-<first index, 16 digits>.seg`, each a run of framed event records. */
 import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { StoreCorruptionError } from './errors.js';
 
 const SEGMENT_RE = /^log-(\d{16})\.seg$/;
 
@@ -18,7 +20,17 @@ export async function listSegments(dir: string): Promise<SegmentFile[]> {
   const out: SegmentFile[] = [];
   for (const name of await readdir(dir)) {
     const m = SEGMENT_RE.exec(name);
-    if (m) out.push({ start: Number(m[1]), name });
+    if (!m) continue;
+    const start = Number(m[1]);
+    // 16 digits can name an index past 2^53, where adding 1 changes nothing: never trust it
+    if (!Number.isSafeInteger(start) || start < 1) {
+      throw new StoreCorruptionError(
+        join(dir, name),
+        0,
+        `a segment name whose first index (${m[1]}) is not a safe integer`,
+      );
+    }
+    out.push({ start, name });
   }
   return out.sort((a, b) => a.start - b.start);
 }

@@ -7,7 +7,7 @@
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from './crc32.js';
-import { StoreError } from './errors.js';
+import { StoreCorruptionError } from './errors.js';
 import { writeAll } from './write-all.js';
 
 export const SNAPSHOT_FILE = 'snapshot.bin';
@@ -48,7 +48,10 @@ export async function writeSnapshotFile(dir: string, snap: SnapshotContents): Pr
   await fsyncDir(dir);
 }
 
-/** The snapshot, or undefined when there is none. A damaged snapshot is an error, never skipped. */
+/**
+ * The snapshot, or undefined when there is none. A damaged snapshot is a StoreCorruptionError,
+ * never skipped.
+ */
 export async function readSnapshotFile(dir: string): Promise<SnapshotContents | undefined> {
   let buf: Buffer;
   try {
@@ -57,16 +60,27 @@ export async function readSnapshotFile(dir: string): Promise<SnapshotContents | 
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
+  const file = join(dir, SNAPSHOT_FILE);
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   if (buf.length < HEADER_BYTES || MAGIC.some((b, i) => buf[i] !== b)) {
-    throw new StoreError(`${SNAPSHOT_FILE} in ${dir} is not a snapshot`);
+    throw new StoreCorruptionError(file, 0, 'not a snapshot (bad magic or too short)');
   }
   const index = view.getFloat64(4, true);
   const length = view.getFloat64(12, true);
   const crc = view.getUint32(20, true);
   const state = buf.subarray(HEADER_BYTES);
-  if (state.length !== length || crc32(state) !== crc) {
-    throw new StoreError(`${SNAPSHOT_FILE} in ${dir} is damaged (length or checksum mismatch)`);
+  if (!Number.isSafeInteger(index) || index < 0) {
+    throw new StoreCorruptionError(file, 4, `the snapshot's log index (${index}) is not a safe integer`);
+  }
+  if (state.length !== length) {
+    throw new StoreCorruptionError(
+      file,
+      12,
+      `the snapshot says ${length} state bytes, the file holds ${state.length}`,
+    );
+  }
+  if (crc32(state) !== crc) {
+    throw new StoreCorruptionError(file, HEADER_BYTES, 'snapshot checksum mismatch');
   }
   return { index, state };
 }

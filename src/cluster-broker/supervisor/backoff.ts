@@ -7,7 +7,9 @@ import type { RestartPolicy } from './types.js';
 export class RestartBackoff {
   private crashes = 0;
 
-  constructor(private readonly policy: RestartPolicy) {}
+  constructor(
+    private readonly policy: Pick<RestartPolicy, 'initialDelayMs' | 'maxDelayMs' | 'factor' | 'resetAfterMs'>,
+  ) {}
 
   get consecutiveCrashes(): number {
     return this.crashes;

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { type LogLevel, parseLogLevel } from '../cli/cli-logger.js';
 import { SupervisorError } from './errors.js';
 
 /** Flags of `quorate-broker cluster`. */
@@ -9,6 +10,12 @@ export interface ClusterCommandArgs {
   basePort: number;
   /** --data-dir; default a temp dir, removed on stop. */
   dataDir: string | undefined;
+  /** --max-failures: give up on a member after this many failures within the window (default 5). */
+  maxFailures: number | undefined;
+  /** --failure-window, in seconds (default 60). */
+  failureWindowS: number | undefined;
+  /** --log-level: what the cluster and its members write to stderr (undefined: their default, warn). */
+  logLevel: LogLevel | undefined;
   /** --help */
   help: boolean;
 }
@@ -16,11 +23,20 @@ export interface ClusterCommandArgs {
 export const CLUSTER_USAGE = `Usage: quorate-broker cluster [--nodes 3] [--base-port 5672] [--data-dir DIR]
 
 Runs a supervised local cluster: one process per member (n1..nN), AMQP ports base..base+N-1,
-cluster ports base+1000..; a member that dies is restarted with backoff. Prints one JSON line per
-member start and a summary; SIGTERM or SIGINT stops every member (paused ones are resumed first).
-  --nodes N        number of members (default 3)
-  --base-port P    first AMQP port (default 5672); 0 = free ports
-  --data-dir DIR   parent of the members' stores (default: a temp dir, removed on stop)
+cluster ports base+1000..; a member that dies is restarted with backoff (100 ms doubling to 5 s).
+A member that fails 5 times within 60 s, or refuses its configuration (exit code 2), is not
+restarted again. Prints one JSON line per member start and a summary; SIGTERM or SIGINT stops
+every member (paused ones are resumed first). Exits 1 when the cluster cannot come up (a port
+already taken, a member that keeps failing), 2 on bad flags.
+  --nodes N             number of members (default 3)
+  --base-port P         first AMQP port (default 5672); 0 = free ports
+  --data-dir DIR        parent of the members' stores (default: a temp dir, removed on stop)
+  --max-failures K      give up on a member after K failures within the window (default 5);
+                        a failure is an exit other than by SIGKILL/SIGTERM/SIGINT, or no ready
+                        line within 60 s
+  --failure-window S    that window in seconds (default 60)
+  --log-level L         debug|info|warn|error: what the cluster and its members write to
+                        stderr (default warn)
 `;
 
 function integerFlag(
@@ -41,9 +57,35 @@ function integerFlag(
   return value;
 }
 
+function optionalInteger(
+  name: string,
+  raw: string | undefined,
+  min: number,
+  max: number,
+): number | undefined {
+  return raw === undefined ? undefined : integerFlag(name, raw, min, min, max);
+}
+
+function parseLogLevelFlag(raw: string | undefined): LogLevel | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    return parseLogLevel(raw);
+  } catch (err) {
+    throw new SupervisorError('amqp:invalid-field', (err as Error).message);
+  }
+}
+
 /** Parses the flags after `cluster`; throws `SupervisorError` ('amqp:invalid-field') on bad input. */
 export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
-  let values: { nodes?: string; 'base-port'?: string; 'data-dir'?: string; help?: boolean };
+  let values: {
+    nodes?: string;
+    'base-port'?: string;
+    'data-dir'?: string;
+    'log-level'?: string;
+    'max-failures'?: string;
+    'failure-window'?: string;
+    help?: boolean;
+  };
   try {
     ({ values } = parseArgs({
       args: [...argv],
@@ -51,6 +93,9 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
         nodes: { type: 'string' },
         'base-port': { type: 'string' },
         'data-dir': { type: 'string' },
+        'log-level': { type: 'string' },
+        'max-failures': { type: 'string' },
+        'failure-window': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -63,6 +108,9 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
     nodes: integerFlag('nodes', values.nodes, 3, 1, 99),
     basePort: integerFlag('base-port', values['base-port'], 5672, 0, 64_000),
     dataDir: values['data-dir'],
+    maxFailures: optionalInteger('max-failures', values['max-failures'], 1, 1_000),
+    failureWindowS: optionalInteger('failure-window', values['failure-window'], 1, 86_400),
+    logLevel: parseLogLevelFlag(values['log-level']),
     help: values.help ?? false,
   };
 }

@@ -1,9 +1,11 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createCliLogger, DEFAULT_LOG_LEVEL } from '../cli/cli-logger.js';
 import { formatPeers } from '../netproxy/index.js';
 import { CLUSTER_USAGE, parseClusterArgs } from './cluster-args.js';
-import { planCluster } from './cluster-plan.js';
+import { CLUSTER_PORT_OFFSET, planCluster } from './cluster-plan.js';
 import { type ClusterMemberLaunch, defaultMemberCommand, memberNodeArgs } from './default-member-command.js';
+import { portsInUse } from './ports.js';
 import { Supervisor } from './supervisor.js';
 import type { MemberCommand, MemberInfo, RestartPolicy, SupervisorLogger } from './types.js';
 
@@ -69,6 +71,21 @@ export async function runClusterCommand(argv: readonly string[], io: ClusterComm
     return 0;
   }
 
+  const logger = io.logger ?? createCliLogger(args.logLevel ?? DEFAULT_LOG_LEVEL, io.stderr);
+  if (args.basePort > 0) {
+    // Fail fast and say which: a taken port would only show up as a member crash-looping.
+    const amqp = Array.from({ length: args.nodes }, (_, i) => args.basePort + i);
+    const cluster = amqp.map((p) => p + CLUSTER_PORT_OFFSET);
+    const taken = await portsInUse([...amqp, ...cluster]);
+    if (taken.length > 0) {
+      io.stderr.write(
+        `cluster did not start: port${taken.length > 1 ? 's' : ''} ${taken.join(', ')} on 127.0.0.1 already in use ` +
+          `(AMQP ports ${amqp[0]}..${amqp.at(-1)}, cluster ports ${cluster[0]}..${cluster.at(-1)}): ` +
+          'pick another --base-port, or --base-port 0 for free ports\n',
+      );
+      return 1;
+    }
+  }
   const plan = await planCluster({ nodes: args.nodes, basePort: args.basePort, dataDir: args.dataDir });
   const peersArg = formatPeers(
     plan.ids.map((id, i) => ({ id, host: '127.0.0.1', port: plan.clusterPorts[i]! })),
@@ -89,11 +106,16 @@ export async function runClusterCommand(argv: readonly string[], io: ClusterComm
           peers,
           peersArg,
           dataDir: join(plan.dataDir, id),
+          ...(args.logLevel !== undefined ? { logLevel: args.logLevel } : {}),
         }),
     })),
     autoRestart: true,
-    restartPolicy: io.restartPolicy,
-    logger: io.logger,
+    restartPolicy: {
+      ...io.restartPolicy,
+      ...(args.maxFailures !== undefined ? { maxFailures: args.maxFailures } : {}),
+      ...(args.failureWindowS !== undefined ? { failureWindowMs: args.failureWindowS * 1000 } : {}),
+    },
+    logger,
     // Members' own logs stay visible to whoever runs the cluster, tagged with the member id.
     onMemberOutput: (id, _stream, line) => io.stderr.write(`[${id}] ${line}\n`),
   });
@@ -102,6 +124,10 @@ export async function runClusterCommand(argv: readonly string[], io: ClusterComm
   supervisor.on('member-restart', (r) =>
     io.stdout.write(`${JSON.stringify({ event: 'member-restart', ...r })}\n`),
   );
+  supervisor.on('member-failed', (f) => {
+    io.stdout.write(`${JSON.stringify({ event: 'member-failed', ...f })}\n`);
+    io.stderr.write(`member ${f.id} is down for good: ${f.reason}\n`);
+  });
 
   let requestStop!: () => void;
   const stopRequested = new Promise<void>((resolve) => {

@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import { SupervisorError } from './errors.js';
 import { allocateFreePorts } from './ports.js';
 
+/** Cluster port of member i = its AMQP port + this, with a base port (5672 -> 6672). */
+export const CLUSTER_PORT_OFFSET = 1000;
+
 /** Ids, ports and store dirs of a local cluster, decided before any member starts. */
 export interface ClusterPlan {
   ids: string[];
@@ -29,7 +32,7 @@ export async function planCluster(options: {
     throw new SupervisorError('amqp:invalid-field', `nodes must be a positive integer, got ${nodes}`);
   }
   const basePort = options.basePort ?? 0;
-  if (!Number.isInteger(basePort) || basePort < 0 || basePort + 1000 + nodes > 65_536) {
+  if (!Number.isInteger(basePort) || basePort < 0 || basePort + CLUSTER_PORT_OFFSET + nodes > 65_536) {
     throw new SupervisorError(
       'amqp:invalid-field',
       `base port ${basePort} leaves no room for ${nodes} members`,
@@ -40,7 +43,7 @@ export async function planCluster(options: {
   let clusterPorts: number[];
   if (basePort > 0) {
     amqpPorts = ids.map((_, i) => basePort + i);
-    clusterPorts = ids.map((_, i) => basePort + 1000 + i);
+    clusterPorts = ids.map((_, i) => basePort + CLUSTER_PORT_OFFSET + i);
   } else {
     const ports = await allocateFreePorts(2 * nodes);
     amqpPorts = ports.slice(0, nodes);

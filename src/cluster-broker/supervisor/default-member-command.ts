@@ -19,6 +19,8 @@ export interface ClusterMemberLaunch {
   peersArg: string;
   /** The member's own store directory (`<cluster data dir>/<id>`), created before it starts. */
   dataDir: string;
+  /** `--log-level` for the member (default: the member's own default, warn). */
+  logLevel?: string;
 }
 
 /** The `quorate-broker node ...` arguments (after the entry script) for one member. */
@@ -35,6 +37,7 @@ export function memberNodeArgs(member: ClusterMemberLaunch): string[] {
     member.peersArg,
     '--data-dir',
     member.dataDir,
+    ...(member.logLevel === undefined ? [] : ['--log-level', member.logLevel]),
   ];
 }
 

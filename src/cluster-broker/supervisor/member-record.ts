@@ -1,6 +1,7 @@
 import { RestartBackoff } from './backoff.js';
 import { SupervisorError } from './errors.js';
 import type { MemberProcess } from './member-process.js';
+import { RestartLimit } from './restart-limit.js';
 import type { MemberReadyLine, MemberState, RestartPolicy, SupervisorMemberSpec } from './types.js';
 
 /** Why the supervisor itself ended a member's current process. */
@@ -18,6 +19,11 @@ export interface MemberRecord {
   restartTimer: NodeJS.Timeout | undefined;
   readyTimer: NodeJS.Timeout | undefined;
   backoff: RestartBackoff;
+  limit: RestartLimit;
+  /** Set when the supervisor killed the current process for not being ready in time (a failure). */
+  readyTimedOut: boolean;
+  /** The current or last process's last stderr line. */
+  lastOutput: string | undefined;
   /** How the last process ended, for error messages. */
   lastExit: string | undefined;
   /** Called on every state change, so waiters can re-check. */
@@ -37,6 +43,9 @@ export function createMemberRecord(spec: SupervisorMemberSpec, policy: RestartPo
     restartTimer: undefined,
     readyTimer: undefined,
     backoff: new RestartBackoff(policy),
+    limit: new RestartLimit(policy),
+    readyTimedOut: false,
+    lastOutput: undefined,
     lastExit: undefined,
     watchers: new Set(),
   };

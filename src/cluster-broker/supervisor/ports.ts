@@ -27,3 +27,18 @@ export async function allocateFreePorts(count: number, host = '127.0.0.1'): Prom
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
   }
 }
+
+/** Which of `ports` cannot be bound on `host` right now (taken by another process), in order. */
+export async function portsInUse(ports: readonly number[], host = '127.0.0.1'): Promise<number[]> {
+  const taken: number[] = [];
+  for (const port of ports) {
+    const server = createServer();
+    const free = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, host, () => resolve(true));
+    });
+    if (free) await new Promise<void>((resolve) => server.close(() => resolve()));
+    else taken.push(port);
+  }
+  return taken;
+}

@@ -6,6 +6,7 @@ import { type ClusterMemberLaunch, defaultMemberCommand } from './default-member
 import { Supervisor } from './supervisor.js';
 import type { MemberCommand, MemberInfo, RestartPolicy, SupervisorLogger } from './types.js';
 
+/** Options of {@link startCluster}. */
 export interface StartClusterOptions {
   /** Number of members (ids n1..nN). Default 3. */
   nodes?: number;
@@ -24,6 +25,7 @@ export interface StartClusterOptions {
    * stays down until `restart(id)`, so a test controls when it returns.
    */
   autoRestart?: boolean;
+  /** Backoff of automatic restarts. */
   restartPolicy?: Partial<RestartPolicy>;
   /** Deadline for every member's ready line. Default 60_000 ms. */
   readyTimeoutMs?: number;
@@ -33,6 +35,7 @@ export interface StartClusterOptions {
   seed?: number;
   /** How partitions cut links: 'reset' (default) or 'blackhole' (see `CutMode`). */
   cutMode?: CutMode;
+  /** Where the supervisor logs member starts, exits and restarts. Default: silent. */
   logger?: SupervisorLogger;
 }
 
@@ -48,6 +51,7 @@ export interface ClusterHandle {
   readonly supervisor: Supervisor;
   /** The proxies between members (for per-link faults: `mesh.cutLink(from, to)`). */
   readonly mesh: ProxyMesh;
+  /** Every member: id, URL, pid, state. */
   members(): MemberInfo[];
   /** A real SIGKILL; the member stays down until `restart(id)` (`{ restart: true }`: auto-restart it). */
   kill(id: string, options?: { restart?: boolean }): Promise<void>;

@@ -8,6 +8,7 @@ import {
   waitForMemberReady,
 } from './member-record.js';
 import { waitForProcessState } from './process-state.js';
+import { giveUpReason } from './restart-limit.js';
 import {
   DEFAULT_RESTART_POLICY,
   type MemberInfo,
@@ -136,6 +137,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       await this.terminate(record.process);
     }
     this.assertNotStopped();
+    record.limit.reset();
     this.emit('member-restart', {
       id,
       reason: 'manual',
@@ -214,9 +216,18 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     record.started = true;
     record.readyLine = undefined;
     record.plannedExit = undefined;
+    record.readyTimedOut = false;
+    const output = this.onMemberOutput;
+    const logger = this.logger;
+    const onOutput = (member: string, stream: 'stdout' | 'stderr', line: string): void => {
+      if (stream === 'stderr') record.lastOutput = line;
+      if (output) output(member, stream, line);
+      else if (stream === 'stdout') logger?.debug?.({ member, line }, 'member stdout');
+      else logger?.info?.({ member, line }, 'member stderr');
+    };
     let proc: MemberProcess;
     try {
-      proc = new MemberProcess(id, record.spec.command(), this.logger, this.onMemberOutput);
+      proc = new MemberProcess(id, record.spec.command(), this.logger, onOutput);
     } catch (err) {
       this.logger?.error?.({ member: id, err }, 'cannot compute or spawn member command');
       record.process = undefined;
@@ -258,6 +269,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       return;
     }
     this.logger?.error?.({ member: record.spec.id, pid: proc.pid }, 'member not ready in time; killing it');
+    record.readyTimedOut = true;
     proc.signal('SIGKILL');
   }
 
@@ -281,8 +293,29 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
         ? `pid ${proc.pid} exited with code ${code}, signal ${signal}`
         : `cannot spawn it: ${spawnError.message}`;
     const crashed = planned === undefined || planned === 'crash';
+    const giveUp =
+      planned === undefined
+        ? giveUpReason({
+            id,
+            code,
+            signal,
+            readyTimedOut: record.readyTimedOut,
+            limit: record.limit,
+            policy: this.policy,
+            now: Date.now(),
+          })
+        : undefined;
     const willRestart =
-      this.stopping === undefined && (planned === 'crash' || (planned === undefined && this.autoRestart));
+      this.stopping === undefined &&
+      giveUp === undefined &&
+      (planned === 'crash' || (planned === undefined && this.autoRestart));
+    const failedForGood = giveUp !== undefined && this.stopping === undefined && this.autoRestart;
+    if (failedForGood) {
+      // before the state changes: whoever waits for this member reads why it is dead
+      record.lastExit = `${giveUp}; last exit: ${record.lastExit}${
+        record.lastOutput === undefined ? '' : `; its last words: ${record.lastOutput}`
+      }`;
+    }
     const log = crashed ? this.logger?.warn : this.logger?.info;
     log?.call(this.logger, { member: id, pid: proc.pid, code, signal, willRestart }, 'member exited');
     // State first (so exit listeners see it), then the exit event, then the restart it causes.
@@ -295,6 +328,15 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       expected: planned !== undefined,
       willRestart,
     });
+    if (failedForGood) {
+      this.logger?.error?.({ member: id, reason: record.lastExit }, 'member failed: not restarting it');
+      this.emit('member-failed', {
+        id,
+        reason: record.lastExit ?? '',
+        failures: record.limit.count,
+        lastOutput: record.lastOutput,
+      });
+    }
     // A listener may have killed, restarted or stopped it meanwhile.
     const stillDue =
       record.state === 'restarting' && record.process === undefined && this.stopping === undefined;

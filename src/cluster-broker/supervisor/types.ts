@@ -1,8 +1,12 @@
 /** pino-compatible logger subset; the supervisor is silent without one. */
 export interface SupervisorLogger {
+  /** Process detail: spawn arguments, output. */
   debug?(obj: unknown, msg?: string): void;
+  /** Members started, ready, stopped. */
   info?(obj: unknown, msg?: string): void;
+  /** A member exited unexpectedly and is restarted. */
   warn?(obj: unknown, msg?: string): void;
+  /** A member could not be started. */
   error?(obj: unknown, msg?: string): void;
 }
 
@@ -35,6 +39,7 @@ export interface MemberReadyLine {
 }
 
 /**
+ * Where a supervised member process is:
  * - starting: spawned, no ready line yet;
  * - running: printed its ready line;
  * - paused: SIGSTOPped by `pause(id)`;
@@ -44,14 +49,19 @@ export interface MemberReadyLine {
  */
 export type MemberState = 'starting' | 'running' | 'paused' | 'dead' | 'restarting';
 
+/** One supervised member, as `ClusterHandle.members()` reports it. */
 export interface MemberInfo {
+  /** The member's id (`n1`, ...). */
   id: string;
   /** PID of the current process; null while none runs. */
   pid: number | null;
+  /** The port clients connect to. */
   amqpPort: number;
+  /** The port the other members connect to (through the handle's proxies). */
   clusterPort: number;
   /** `amqp://127.0.0.1:<amqpPort>` */
   url: string;
+  /** Where the process is (running, paused, dead, ...). */
   state: MemberState;
   /** How many times the member was started again after its first start. */
   restarts: number;
@@ -78,11 +88,23 @@ export interface MemberRestart {
   consecutiveCrashes: number;
 }
 
+/** The supervisor stopped restarting a member (it stays 'dead' until `restart(id)`). */
+export interface MemberFailed {
+  id: string;
+  /** Why, for people: the failure count and window, or the refused configuration, and the last exit. */
+  reason: string;
+  /** Failures counted within the window. */
+  failures: number;
+  /** The member's last stderr line, if any. */
+  lastOutput: string | undefined;
+}
+
 /** Typed events of `Supervisor` (eventemitter3 event map). */
 export interface SupervisorEvents {
   'member-ready': (member: MemberInfo) => void;
   'member-exit': (exit: MemberExit) => void;
   'member-restart': (restart: MemberRestart) => void;
+  'member-failed': (failed: MemberFailed) => void;
 }
 
 /** Exponential backoff of automatic restarts. */
@@ -95,6 +117,15 @@ export interface RestartPolicy {
   factor: number;
   /** A member that stays ready this long has its crash count reset, ms. Default 10_000. */
   resetAfterMs: number;
+  /**
+   * Give up on a member (no more automatic restarts, state 'dead') once it has failed this many
+   * times within `failureWindowMs`. A failure is an exit the supervisor did not cause, other than
+   * by SIGKILL, SIGTERM or SIGINT (someone stopped it: a fault injector, an operator, a test), or
+   * a ready timeout. Default 5.
+   */
+  maxFailures: number;
+  /** The window of `maxFailures`, ms. Default 60_000. */
+  failureWindowMs: number;
 }
 
 export const DEFAULT_RESTART_POLICY: RestartPolicy = {
@@ -102,7 +133,12 @@ export const DEFAULT_RESTART_POLICY: RestartPolicy = {
   maxDelayMs: 5_000,
   factor: 2,
   resetAfterMs: 10_000,
+  maxFailures: 5,
+  failureWindowMs: 60_000,
 };
+
+/** The exit code with which a member refuses its configuration: restarting it cannot help. */
+export const CONFIG_REFUSED_EXIT_CODE = 2;
 
 export function memberUrl(amqpPort: number, host = '127.0.0.1'): string {
   return `amqp://${host}:${amqpPort}`;

@@ -1,10 +1,12 @@
 /**
- * The README's "test your application's failover" example, run as written (with the package
- * imports replaced by relative ones).
+ * Test your application's failover with the bundled cluster (the README's example, as written):
+ * `startCluster()` runs real member processes; the handle kills, pauses and partitions them.
+ *
+ *   npx vitest run examples/cluster-failover.test.ts
  */
+import { connect } from 'quorate';
+import { type ClusterHandle, startCluster } from 'quorate/broker';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type ClusterHandle, startCluster } from '../../src/broker.js';
-import { connect } from '../../src/index.js';
 
 let cluster: ClusterHandle;
 beforeAll(async () => {

@@ -1,0 +1,234 @@
+/**
+ * End to end, side by side: rhea and quorate against four brokers in one run, the same workload
+ * (N x 1 KiB sent with at most `window` unsettled, settled on accept; then received with credit
+ * `window`, each accepted), msg/s per phase and the quorate/rhea ratios.
+ *
+ * Brokers: our single node (its own process, durable store with fsync), our 3-member cluster
+ * (both clients on the same member), RabbitMQ 3.10 (one node, classic queue) and the Qpid Proton
+ * C example broker (compiled here from Debian's examples). What is missing is apt-installed.
+ *
+ *   npm run bench -- e2e [--messages 20000] [--window 1000] [--rounds 1]
+ *                        [--targets single,cluster,rabbitmq,proton] [--profile [DIR]]
+ *
+ * --profile writes CPU profiles (.cpuprofile, open in Chrome DevTools) of the client (this
+ * process, around each quorate run) and of our broker processes, into DIR (default: a new dir
+ * under the OS temp dir, printed).
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  buildProtonBroker,
+  type RunningBroker,
+  startOurBroker,
+  startOurCluster,
+  startProtonBroker,
+  startRabbitBroker,
+} from './lib/brokers.js';
+import { type BenchClient, quorateClient, rheaClient } from './lib/clients.js';
+
+export interface E2eOptions {
+  log?: (line: string) => void;
+  messages?: number;
+  window?: number;
+  rounds?: number;
+  targets?: TargetName[];
+  /** Directory for CPU profiles; undefined: no profiling. */
+  profileDir?: string;
+}
+
+type TargetName = 'single' | 'cluster' | 'rabbitmq' | 'proton';
+const TARGETS: Record<TargetName, string> = {
+  single: 'quorate-broker, one node, durable',
+  cluster: 'quorate-broker, 3 members',
+  rabbitmq: 'RabbitMQ 3.10, classic queue',
+  proton: 'Qpid Proton C example broker',
+};
+
+export interface E2eRow {
+  target: TargetName;
+  broker: string;
+  /** msg/s per round */
+  rheaSend: number[];
+  quorateSend: number[];
+  rheaReceive: number[];
+  quorateReceive: number[];
+  error?: string;
+}
+
+export interface E2eResult {
+  messages: number;
+  window: number;
+  rows: E2eRow[];
+  /** quorate/rhea, medians, per target and phase */
+  ratios: Record<string, { send: number; receive: number }>;
+  profileDir?: string;
+}
+
+function argsFromCommandLine(argv: string[]): E2eOptions {
+  const value = (flag: string) => {
+    const i = argv.indexOf(flag);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const opts: E2eOptions = {};
+  const n = value('--messages');
+  if (n !== undefined) opts.messages = Number(n);
+  const w = value('--window');
+  if (w !== undefined) opts.window = Number(w);
+  const r = value('--rounds');
+  if (r !== undefined) opts.rounds = Number(r);
+  const t = value('--targets');
+  if (t !== undefined) opts.targets = t.split(',') as TargetName[];
+  const p = argv.indexOf('--profile');
+  if (p >= 0) {
+    const dir = argv[p + 1];
+    opts.profileDir =
+      dir !== undefined && !dir.startsWith('--') ? dir : mkdtempSync(join(tmpdir(), 'quorate-prof-'));
+  }
+  return opts;
+}
+
+async function startTarget(target: TargetName, brokerNodeArgs: string[]): Promise<RunningBroker> {
+  switch (target) {
+    case 'single':
+      return startOurBroker(true, brokerNodeArgs);
+    case 'cluster':
+      return startOurCluster(brokerNodeArgs);
+    case 'rabbitmq':
+      return startRabbitBroker();
+    case 'proton':
+      return startProtonBroker(buildProtonBroker());
+  }
+}
+
+/** Runs `fn` under the V8 CPU profiler of this process and writes the profile to `file`. */
+async function profiled<T>(file: string | undefined, fn: () => Promise<T>): Promise<T> {
+  if (file === undefined) return fn();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(file, JSON.stringify(profile));
+    session.disconnect();
+  }
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? 0 : s[Math.floor((s.length - 1) / 2)]!;
+};
+const fmt = (xs: number[]) => {
+  if (xs.length === 0) return '-';
+  const k = (x: number) => `${(x / 1000).toFixed(1)}k`;
+  const lo = Math.min(...xs);
+  const hi = Math.max(...xs);
+  return lo === hi ? k(lo) : `${k(lo)}-${k(hi)}`;
+};
+const ratio = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 100) / 100 : 0);
+
+export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
+  const cli = argsFromCommandLine(process.argv.slice(2));
+  const log = opts.log ?? ((l: string) => process.stdout.write(`${l}\n`));
+  const n = opts.messages ?? cli.messages ?? 20_000;
+  const window = opts.window ?? cli.window ?? 1000;
+  const rounds = opts.rounds ?? cli.rounds ?? 1;
+  const targets = opts.targets ?? cli.targets ?? (Object.keys(TARGETS) as TargetName[]);
+  const profileDir = opts.profileDir ?? cli.profileDir;
+  if (profileDir !== undefined) {
+    mkdirSync(profileDir, { recursive: true });
+    log(`CPU profiles into ${profileDir}`);
+  }
+  const body = Buffer.alloc(1024, 0x61);
+  const rows: E2eRow[] = [];
+
+  for (const target of targets) {
+    const row: E2eRow = {
+      target,
+      broker: TARGETS[target],
+      rheaSend: [],
+      quorateSend: [],
+      rheaReceive: [],
+      quorateReceive: [],
+    };
+    rows.push(row);
+    const ours = target === 'single' || target === 'cluster';
+    const brokerNodeArgs =
+      profileDir !== undefined && ours
+        ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, `broker-${target}`)]
+        : [];
+    let broker: RunningBroker | undefined;
+    try {
+      broker = await startTarget(target, brokerNodeArgs);
+      const once = async (client: BenchClient, name: string, round: number, count: number) => {
+        const q = `e2e-${name}-${round}-${Date.now()}`;
+        return client(broker!.url, q, count, body, window);
+      };
+      // warm-up (JIT, connection paths) at a tenth of the size, both clients
+      await once(rheaClient, 'rhea-warm', 0, Math.max(100, Math.floor(n / 10)));
+      await once(quorateClient, 'quorate-warm', 0, Math.max(100, Math.floor(n / 10)));
+      for (let round = 1; round <= rounds; round++) {
+        const r = await once(rheaClient, 'rhea', round, n);
+        row.rheaSend.push(Math.round((n / r.sendMs) * 1000));
+        row.rheaReceive.push(Math.round((n / r.receiveMs) * 1000));
+        const file =
+          profileDir === undefined
+            ? undefined
+            : join(profileDir, `client-quorate-${target}-${round}.cpuprofile`);
+        const q = await profiled(file, () => once(quorateClient, 'quorate', round, n));
+        row.quorateSend.push(Math.round((n / q.sendMs) * 1000));
+        row.quorateReceive.push(Math.round((n / q.receiveMs) * 1000));
+      }
+    } catch (err) {
+      row.error = err instanceof Error ? err.message : JSON.stringify(err);
+    } finally {
+      await broker?.stop().catch(() => undefined);
+    }
+    log(
+      row.error !== undefined
+        ? `${row.broker}: failed: ${row.error}`
+        : `${row.broker}: rhea send ${fmt(row.rheaSend)}, quorate send ${fmt(row.quorateSend)}, rhea receive ${fmt(row.rheaReceive)}, quorate receive ${fmt(row.quorateReceive)} msg/s`,
+    );
+  }
+
+  const ratios: E2eResult['ratios'] = {};
+  log('');
+  log(`${n} x 1 KiB, window ${window}, ${rounds} round(s); msg/s; ratio = quorate / rhea (medians)`);
+  log('| broker | rhea send | quorate send | send ratio | rhea receive | quorate receive | receive ratio |');
+  log('|---|---|---|---|---|---|---|');
+  for (const row of rows) {
+    if (row.error !== undefined) {
+      log(`| ${row.broker} | failed: ${row.error} |||||| `);
+      continue;
+    }
+    const send = ratio(median(row.quorateSend), median(row.rheaSend));
+    const receive = ratio(median(row.quorateReceive), median(row.rheaReceive));
+    ratios[row.target] = { send, receive };
+    log(
+      `| ${row.broker} | ${fmt(row.rheaSend)} | ${fmt(row.quorateSend)} | ${send}x | ${fmt(row.rheaReceive)} | ${fmt(row.quorateReceive)} | ${receive}x |`,
+    );
+  }
+  const single = rows.find((r) => r.target === 'single' && r.error === undefined);
+  const cluster = rows.find((r) => r.target === 'cluster' && r.error === undefined);
+  if (single && cluster) {
+    log(
+      `cluster / single node (quorate client, medians): send ${ratio(median(cluster.quorateSend), median(single.quorateSend))}, receive ${ratio(median(cluster.quorateReceive), median(single.quorateReceive))}`,
+    );
+  }
+  return { messages: n, window, rows, ratios, ...(profileDir !== undefined ? { profileDir } : {}) };
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  run().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      process.stderr.write(`${String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

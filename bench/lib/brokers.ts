@@ -1,0 +1,179 @@
+/**
+ * Brokers for the end-to-end benches, each started on 127.0.0.1 on a free port and stopped by its
+ * handle: our broker as its own process (the real CLI), the Qpid Proton C example broker.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { startCluster } from '../../src/broker.js';
+import { defaultMemberCommand } from '../../src/cluster-broker/supervisor/index.js';
+import { waitServing } from '../../test/cluster/cluster-support.js';
+import { startRabbit } from '../../test/support/rabbitmq.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface RunningBroker {
+  url: URL;
+  stop(): Promise<void>;
+}
+
+export async function spawnReady(
+  cmd: string,
+  args: string[],
+): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error('broker not ready within 30 s')), 30_000);
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        const v = JSON.parse(line) as { ready?: boolean; amqpPort?: number };
+        if (v.ready && typeof v.amqpPort === 'number') {
+          clearTimeout(t);
+          resolve(v.amqpPort);
+        }
+      } catch {
+        // not the ready line
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`broker exited with ${code}`)));
+  });
+  return { child, port };
+}
+
+export function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) {
+      resolve();
+      return;
+    }
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+/** `nodeArgs` go to Node before the entry (e.g. `--cpu-prof`). */
+export async function startOurBroker(durable = true, nodeArgs: string[] = []): Promise<RunningBroker> {
+  const dir = await mkdtemp(join(tmpdir(), 'qb-bench-'));
+  const { child, port } = await spawnReady(process.execPath, [
+    ...nodeArgs,
+    '--import',
+    'tsx',
+    'src/cluster-broker/cli/main.ts',
+    '--port',
+    '0',
+    ...(durable ? ['--data-dir', dir] : []),
+  ]);
+  return {
+    url: new URL(`amqp://127.0.0.1:${port}`),
+    async stop() {
+      await stopChild(child);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+export async function startProtonBroker(bin: string): Promise<RunningBroker> {
+  const port = await freePort();
+  const child = spawn(bin, ['127.0.0.1', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  await new Promise<void>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error('proton broker not listening')), 10_000);
+    createInterface({ input: child.stdout! }).on('line', (l) => {
+      if (l.includes('listening')) {
+        clearTimeout(t);
+        resolve();
+      }
+    });
+  });
+  return { url: new URL(`amqp://127.0.0.1:${port}`), stop: () => stopChild(child) };
+}
+
+/** Installs Debian packages that are missing (root, apt): the bench brings its own peers. */
+export function aptEnsure(packages: Array<{ pkg: string; present: () => boolean }>): void {
+  const missing = packages.filter((p) => !p.present()).map((p) => p.pkg);
+  if (missing.length === 0) return;
+  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
+  execFileSync('apt-get', ['install', '-y', '-qq', ...missing], {
+    stdio: 'inherit',
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
+}
+
+const PROTON_EXAMPLES = '/usr/share/proton/examples/c';
+
+/**
+ * The Qpid Proton C example broker (`broker.c` from libqpid-proton11-dev-examples), compiled with
+ * gcc against libqpid-proton11-dev into a cache dir under the OS temp dir; returns the binary.
+ */
+export function buildProtonBroker(): string {
+  aptEnsure([
+    { pkg: 'libqpid-proton11-dev-examples', present: () => existsSync(join(PROTON_EXAMPLES, 'broker.c')) },
+    { pkg: 'libqpid-proton11-dev', present: () => existsSync('/usr/include/proton/proactor.h') },
+    { pkg: 'gcc', present: () => existsSync('/usr/bin/gcc') },
+  ]);
+  const out = join(tmpdir(), 'quorate-bench-proton');
+  const bin = join(out, 'broker');
+  if (!existsSync(bin)) {
+    mkdirSync(out, { recursive: true });
+    execFileSync(
+      'gcc',
+      [
+        '-O2',
+        '-o',
+        bin,
+        join(PROTON_EXAMPLES, 'broker.c'),
+        `-I${PROTON_EXAMPLES}`,
+        '-lqpid-proton',
+        '-lpthread',
+      ],
+      { stdio: 'inherit' },
+    );
+  }
+  return bin;
+}
+
+/** A 3-member reference cluster (real processes, fsync); `nodeArgs` go to each member's Node. */
+export async function startOurCluster(nodeArgs: string[] = []): Promise<RunningBroker & { urls: string[] }> {
+  const cluster = await startCluster({
+    nodes: 3,
+    autoRestart: false,
+    readyTimeoutMs: 90_000,
+    ...(nodeArgs.length > 0
+      ? {
+          memberCommand: (m) => {
+            const c = defaultMemberCommand(m);
+            return { ...c, args: [...nodeArgs, ...c.args] };
+          },
+        }
+      : {}),
+  });
+  try {
+    await waitServing(cluster, cluster.ids, 90_000); // elected, caught up, accepting clients
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
+  return { url: new URL(cluster.urls[0]!), urls: cluster.urls, stop: () => cluster.stop() };
+}
+
+/** One RabbitMQ 3.10 node (AMQP 1.0 plugin; classic queues by plain name). */
+export async function startRabbitBroker(): Promise<RunningBroker> {
+  aptEnsure([{ pkg: 'rabbitmq-server', present: () => existsSync('/usr/lib/rabbitmq/bin/rabbitmq-server') }]);
+  const rabbit = await startRabbit(1);
+  return { url: new URL(rabbit.urls[0]!), stop: () => rabbit.stop() };
+}

@@ -1,0 +1,116 @@
+/**
+ * The two clients every end-to-end bench drives with the same workload: send `n` messages with at
+ * most `window` unsettled (settled on accept), then receive them with credit `window`, each
+ * accepted. Returns the send and receive phases' times separately.
+ */
+import rhea from 'rhea';
+
+export type BenchClient = (
+  url: URL,
+  queue: string,
+  n: number,
+  body: Buffer,
+  window: number,
+) => Promise<{ sendMs: number; receiveMs: number }>;
+
+// ---------------------------------------------------------------- clients
+
+export const rheaClient: BenchClient = (url, queue, n, body, window) =>
+  new Promise((resolve, reject) => {
+    const container = rhea.create_container();
+    const conn = container.connect({
+      host: url.hostname,
+      port: Number(url.port),
+      reconnect: false,
+      ...(url.username
+        ? { username: decodeURIComponent(url.username), password: decodeURIComponent(url.password) }
+        : {}),
+    } as rhea.ConnectionOptions);
+    const data = (rhea as unknown as { message: { data_section(b: Buffer): unknown } }).message.data_section(
+      body,
+    );
+    let sent = 0;
+    let settled = 0;
+    let got = 0;
+    const t0 = performance.now();
+    let t1 = 0;
+    conn.on('connection_error', (ctx) =>
+      reject(new Error(`connection error: ${JSON.stringify(ctx.connection.error)}`)),
+    );
+    conn.on('disconnected', (ctx) => {
+      if (got < n) reject(new Error(`disconnected: ${String(ctx.error ?? '')}`));
+    });
+    const sender = conn.open_sender(queue);
+    const pump = () => {
+      while (sent < n && sent - settled < window && sender.sendable()) {
+        sender.send({ body: data, message_id: `r-${sent}` });
+        sent++;
+      }
+    };
+    sender.on('sendable', pump);
+    sender.on('rejected', () => reject(new Error('rejected')));
+    sender.on('accepted', () => {
+      settled++;
+      if (settled < n) {
+        pump();
+        return;
+      }
+      t1 = performance.now();
+      sender.close();
+      const receiver = conn.open_receiver({ source: queue, credit_window: window });
+      receiver.on('message', () => {
+        if (++got === n) {
+          const t2 = performance.now();
+          conn.close();
+          resolve({ sendMs: t1 - t0, receiveMs: t2 - t1 });
+        }
+      });
+    });
+  });
+
+/** Our client, if the package root exports `connect` (it is being written; a failure is reported, not fatal). */
+export const quorateClient: BenchClient = async (url, queue, n, body, window) => {
+  const mod = (await import('../../src/index.js')) as unknown as {
+    connect?: (o: { urls: string; reconnect?: false }) => Promise<OurConnection>;
+  };
+  if (typeof mod.connect !== 'function') throw new Error('src/index.ts exports no connect() yet');
+  const conn = await mod.connect({ urls: url.href, reconnect: false });
+  try {
+    const sender = await conn.openSender(queue);
+    let next = 0;
+    const t0 = performance.now();
+    const worker = async () => {
+      while (next < n) {
+        const i = next++;
+        const r = await sender.send({ body, messageId: `o-${i}` });
+        if (r.state !== 'accepted') throw new Error(`send ${i}: ${r.state}`);
+      }
+    };
+    await Promise.all(Array.from({ length: window }, worker));
+    const t1 = performance.now();
+    await sender.close();
+    const receiver = await conn.openReceiver(queue, { credit: window, confirmAccept: false });
+    let got = 0;
+    for await (const d of receiver) {
+      void d.accept();
+      if (++got === n) break;
+    }
+    const t2 = performance.now();
+    await receiver.close().catch(() => {});
+    return { sendMs: t1 - t0, receiveMs: t2 - t1 };
+  } finally {
+    await conn.close().catch(() => {});
+  }
+};
+
+interface OurConnection {
+  openSender(a: string): Promise<{
+    send(m: { body: Buffer; messageId: string }): Promise<{ state: string }>;
+    close(): Promise<void>;
+  }>;
+  openReceiver(
+    a: string,
+    o: { credit: number; confirmAccept: boolean },
+  ): Promise<AsyncIterable<{ accept(): Promise<void> }> & { close(): Promise<void> }>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,120 @@
+/**
+ * A loopback proxy between a client and a broker that loses a settlement on purpose: it forwards
+ * bytes verbatim both ways, reads the broker's frames, and once armed it swallows the next
+ * disposition that settles the client's transfers (role = receiver: the broker's answer to a
+ * send), then resets both sockets. The broker has committed those messages (it settles only
+ * after its commit point) but the client never hears so: it must treat them as in doubt and
+ * re-send them, and only the broker's duplicate detection keeps the queue exactly-once.
+ *
+ * After the drop the proxy refuses new connections (reset at once), so the client re-sends
+ * through its other URLs.
+ */
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { decodeFrame } from '../../src/codec/frames.js';
+
+const AMQP_MAGIC = 0x414d5150; // "AMQP": an 8-byte protocol header, not a frame
+
+export interface DroppedSettlement {
+  /** delivery ids the swallowed disposition settled (first..last) */
+  first: number;
+  last: number;
+}
+
+/** Splits a byte stream into protocol headers and whole frames, as raw byte ranges. */
+class FrameSplitter {
+  private buf: Buffer = Buffer.alloc(0);
+
+  push(chunk: Buffer): Buffer[] {
+    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+    const units: Buffer[] = [];
+    for (;;) {
+      if (this.buf.length < 8) break;
+      const size = this.buf.readUInt32BE(0) === AMQP_MAGIC ? 8 : this.buf.readUInt32BE(0);
+      if (size < 8 || this.buf.length < size) break;
+      units.push(this.buf.subarray(0, size));
+      this.buf = this.buf.subarray(size);
+    }
+    return units;
+  }
+}
+
+function settlementOf(unit: Buffer): DroppedSettlement | undefined {
+  if (unit.length <= 8 || unit.readUInt32BE(0) === AMQP_MAGIC || unit[5] !== 0) return undefined;
+  const frame = decodeFrame(unit, 0, unit.length);
+  if (frame.kind !== 'amqp' || frame.performative.type !== 'disposition') return undefined;
+  const body = frame.performative.body;
+  if (body.role !== true) return undefined;
+  return { first: body.first, last: body.last ?? body.first };
+}
+
+export class SettlementDropProxy {
+  private readonly server: Server;
+  private readonly sockets = new Set<Socket>();
+  private armed: ((d: DroppedSettlement) => void) | undefined;
+  private refusing = false;
+  /** dispositions (role receiver) forwarded to the client so far */
+  settlementsForwarded = 0;
+
+  constructor(private readonly target: { host: string; port: number }) {
+    this.server = createServer((client) => this.accept(client));
+  }
+
+  listen(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(0, '127.0.0.1', () => {
+        const addr = this.server.address();
+        if (addr === null || typeof addr === 'string') reject(new Error('no port'));
+        else resolve(addr.port);
+      });
+    });
+  }
+
+  /** Swallow the next settlement of the client's sends and reset the connection; resolves with it. */
+  dropNextSettlement(): Promise<DroppedSettlement> {
+    return new Promise((resolve) => {
+      this.armed = resolve;
+    });
+  }
+
+  close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  private accept(client: Socket): void {
+    this.sockets.add(client);
+    client.on('close', () => this.sockets.delete(client));
+    client.on('error', () => undefined);
+    if (this.refusing) {
+      client.resetAndDestroy();
+      return;
+    }
+    const upstream = createConnection(this.target);
+    this.sockets.add(upstream);
+    upstream.on('close', () => {
+      this.sockets.delete(upstream);
+      client.destroy();
+    });
+    upstream.on('error', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+    client.on('data', (chunk) => upstream.write(chunk));
+    const splitter = new FrameSplitter();
+    upstream.on('data', (chunk: Buffer) => {
+      for (const unit of splitter.push(chunk)) {
+        const settlement = settlementOf(unit);
+        if (settlement !== undefined && this.armed !== undefined) {
+          const resolve = this.armed;
+          this.armed = undefined;
+          this.refusing = true;
+          client.resetAndDestroy();
+          upstream.destroy();
+          resolve(settlement);
+          return;
+        }
+        if (settlement !== undefined) this.settlementsForwarded++;
+        client.write(unit);
+      }
+    });
+  }
+}
