@@ -3,14 +3,7 @@
  * log, the vote record (meta.json) or the snapshot is corruption: the files go to quarantine, the
  * intact part is kept and the member restarts recovering, never silently.
  */
-import {
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
