@@ -499,10 +499,13 @@ export class Simulation {
     }
   }
 
-  /** Is the member recovering (running, or down with a store that says so)? */
+  /**
+   * Is the member recovering, or could it be after a crash (its store still says so: finishing is
+   * durable only with its next write)?
+   */
   private recovering(i: number): boolean {
     const node = this.nodes[i]!;
-    return node.up ? node.core!.recoveringReason !== null : node.disk.recovering;
+    return node.disk.recovering || (node.up && node.core!.recoveringReason !== null);
   }
 
   /** Flip a byte of a stopped member's store, unless that would leave a majority recovering. */
