@@ -17,6 +17,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import rhea from 'rhea';
+import { ensureClusterSecret } from '../src/cluster-broker/replication/index.js';
 import { brokerEntryNodeArgs } from '../src/cluster-broker/supervisor/index.js';
 import { freePort } from '../test/support/net.js';
 
@@ -218,10 +219,13 @@ class BenchCluster {
   private readonly procs = new Map<string, ChildProcess>();
   private peers = '';
   private readonly cluster = new Map<string, number>();
+  private secretFile = '';
 
   constructor(private readonly dir: string) {}
 
   async start(): Promise<void> {
+    // authenticated like a production cluster: every member connection proves the secret
+    this.secretFile = await ensureClusterSecret(this.dir);
     for (const id of this.ids) {
       this.amqp.set(id, await freePort());
       this.cluster.set(id, await freePort());
@@ -244,6 +248,8 @@ class BenchCluster {
       this.peers,
       '--data-dir',
       path.join(this.dir, id),
+      '--cluster-secret-file',
+      this.secretFile,
     ];
     const proc = spawn(process.execPath, args, {
       stdio: ['pipe', 'pipe', process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore'],

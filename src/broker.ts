@@ -12,6 +12,13 @@ export {
 export type { QueueInfo } from './cluster-broker/core/broker-state.js';
 export type { QueueOptions } from './cluster-broker/core/events.js';
 export type { CutMode } from './cluster-broker/netproxy/link-proxy.js';
+export {
+  type ClusterTlsOptions,
+  ensureClusterSecret,
+  isLoopbackHost,
+  loadClusterSecret,
+  loadClusterTls,
+} from './cluster-broker/replication/index.js';
 export type { PeerAddress } from './cluster-broker/replication/tcp-transport.js';
 export {
   BackendClosedError,
@@ -37,6 +44,8 @@ export type { UserTable } from './cluster-broker/server/users.js';
 export type { StoreStats } from './cluster-broker/store/event-store.js';
 export {
   type ClusterHandle,
+  type ClusterTlsFiles,
+  type MemberOutputHandler,
   type StartClusterOptions,
   startCluster,
 } from './cluster-broker/supervisor/index.js';

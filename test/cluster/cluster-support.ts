@@ -108,7 +108,7 @@ export async function sendVia(
   }
 }
 
-/** CLUSTER_DEBUG=1: member output and supervisor events on stderr. */
+/** CLUSTER_DEBUG=1: member output (members' logs) and supervisor events on stderr. */
 const debugLogger = process.env.CLUSTER_DEBUG
   ? {
       info: (o: unknown, m?: string) =>
@@ -125,7 +125,13 @@ export async function startTestCluster(opts: StartClusterOptions = {}): Promise<
     nodes: 3,
     autoRestart: false,
     readyTimeoutMs: 90_000,
-    ...(debugLogger ? { logger: debugLogger } : {}),
+    ...(debugLogger
+      ? {
+          logger: debugLogger,
+          onMemberOutput: (id: string, _stream: string, line: string) =>
+            process.stderr.write(`[${id}] ${line}\n`),
+        }
+      : {}),
     ...opts,
   });
 }

@@ -85,10 +85,7 @@ describe.each(codecs)('replication wire codec (%s)', (_name, codec) => {
     }
   });
 
-  it('round-trips the hello and rejects garbage', () => {
-    const h = { clusterId: 'c-1', from: 'n2' };
-    expect(codec.decodeHello(codec.encodeHello(h))).toEqual(h);
-    expect(() => codec.decodeMessage(codec.encodeHello(h))).toThrow();
+  it('rejects garbage', () => {
     expect(() => codec.decodeMessage(new Uint8Array([0xff, 1]))).toThrow();
   });
 

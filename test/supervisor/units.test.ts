@@ -82,6 +82,11 @@ describe('parseClusterArgs', () => {
     });
     expect(parseClusterArgs(['--nodes=1', '--base-port=0']).basePort).toBe(0);
     expect(parseClusterArgs(['-h']).help).toBe(true);
+    const tls = ['--cluster-tls-cert', 'c.pem', '--cluster-tls-key', 'k.pem', '--cluster-tls-ca', 'ca.pem'];
+    expect(parseClusterArgs(['--cluster-secret-file', '/s', ...tls])).toMatchObject({
+      clusterSecretFile: '/s',
+      clusterTls: { cert: 'c.pem', key: 'k.pem', ca: 'ca.pem' },
+    });
     expect(parseClusterArgs(['--log-level', 'debug']).logLevel).toBe('debug');
     expect(() => parseClusterArgs(['--log-level', 'loud'])).toThrow(/--log-level must be one of/);
   });
@@ -92,6 +97,7 @@ describe('parseClusterArgs', () => {
     [['--base-port', '-1'], /base-port/],
     [['--base-port', '70000'], /--base-port must be an integer/],
     [['--bogus'], /Unknown option/],
+    [['--cluster-tls-cert', 'c.pem'], /go together/],
     [['extra'], /Unexpected argument|positional/i],
   ])('rejects %j', (argv, message) => {
     expect(() => parseClusterArgs(argv)).toThrow(message);
@@ -155,6 +161,24 @@ describe('member command lines', () => {
       'n1=127.0.0.1:40001,n2=127.0.0.1:6673,n3=127.0.0.1:40002',
       '--data-dir',
       '/data/n2',
+    ]);
+  });
+
+  it('passes the cluster secret and TLS files when given', () => {
+    const withSecurity = {
+      ...launch,
+      clusterSecretFile: '/data/cluster-secret',
+      clusterTls: { cert: '/pki/m.pem', key: '/pki/m.key', ca: '/pki/ca.pem' },
+    };
+    expect(memberNodeArgs(withSecurity).slice(11)).toEqual([
+      '--cluster-secret-file',
+      '/data/cluster-secret',
+      '--cluster-tls-cert',
+      '/pki/m.pem',
+      '--cluster-tls-key',
+      '/pki/m.key',
+      '--cluster-tls-ca',
+      '/pki/ca.pem',
     ]);
   });
 

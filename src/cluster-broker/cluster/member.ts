@@ -7,6 +7,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { encodeEvent } from '../core/event-codec.js';
+import type { ClusterTlsOptions } from '../replication/cluster-tls.js';
 import { Replica } from '../replication/replica.js';
 import type { PeerAddress } from '../replication/tcp-transport.js';
 import type { RaftConfig } from '../replication/types.js';
@@ -44,6 +45,15 @@ export interface MemberOptions
   peers: Readonly<Record<string, PeerAddress>>;
   /** Cluster port to listen on (default: this member's own entry in `peers`). */
   clusterPort?: number;
+  /** Address the cluster port binds (default: this member's own host in `peers`). */
+  clusterHost?: string;
+  /**
+   * The cluster secret every member proves it holds on every member-to-member connection.
+   * Absent: no secret (only for a cluster whose addresses are all loopback).
+   */
+  clusterSecret?: Uint8Array;
+  /** Mutual TLS on the cluster port. */
+  clusterTls?: ClusterTlsOptions;
   /** This member's store (Raft log, hard state, snapshots, learned member addresses). */
   dataDir: string;
   /** Host clients are told to dial (default: `host`, or this member's peers host when `host` is a wildcard). */
@@ -125,6 +135,9 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
     id,
     peers,
     clusterPort,
+    clusterHost,
+    clusterSecret,
+    clusterTls,
     dataDir,
     advertiseHost,
     clusterId = 'quorate',
@@ -213,7 +226,9 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
       id,
       clusterId,
       members: peers,
-      listen: { host: own.host, port: clusterPort ?? own.port },
+      listen: { host: clusterHost ?? own.host, port: clusterPort ?? own.port },
+      ...(clusterSecret ? { secret: clusterSecret } : {}),
+      ...(clusterTls ? { tls: clusterTls } : {}),
       dataDir: join(dataDir, 'raft'),
       quarantineDir: join(dataDir, 'quarantine'),
       stateMachine: sm,

@@ -13,6 +13,8 @@ import { createCliLogger } from '../cli/cli-logger.js';
 import type { CliIo } from '../cli/io.js';
 import { parseSingleNodeArgs } from '../cli/single-node-args.js';
 import { brokerOptionsFromArgs } from '../cli/single-node-command.js';
+import { isLoopbackHost, loadClusterSecret } from '../replication/cluster-secret.js';
+import { type ClusterTlsOptions, loadClusterTls } from '../replication/cluster-tls.js';
 import type { PeerAddress } from '../replication/tcp-transport.js';
 import { MemberConfigError } from './errors.js';
 import { type MemberHandle, startMember } from './member.js';
@@ -29,6 +31,15 @@ goes away (stdin pipe closed, or parent changed).
   --id ID                  this member's id (a name in --peers)
   --port P                 AMQP client port (0 = a free port, named in the ready line)
   --cluster-port C         member-to-member port (default: this member's --peers entry)
+  --cluster-host H         address the cluster port binds (default: this member's --peers host)
+  --cluster-secret-file F  the cluster secret (a file readable by its owner only, at least 16
+                           bytes): every member-to-member connection proves it both ways.
+                           Required unless every cluster address (--cluster-host and --peers)
+                           is a loopback address
+  --cluster-tls-cert FILE  PEM certificate of this member: mutual TLS on the cluster port
+  --cluster-tls-key FILE   its PEM private key
+  --cluster-tls-ca FILE    PEM CA that signs every member's certificate (peers are verified
+                           against it; host names are not checked)
   --peers LIST             id=host:port,... for every member, this one included
   --data-dir DIR           this member's store (Raft log, snapshots); required
   --cluster-id NAME        refuse members of another cluster (default quorate)
@@ -40,7 +51,9 @@ goes away (stdin pipe closed, or parent changed).
 
 Refused with exit code 2 (nothing started): a member id or address twice in --peers, this
 member missing from it, a --cluster-port other than its own --peers entry's port, and a --peers
-or --cluster-id other than the ones its data dir recorded on first start (<data dir>/cluster.json).
+or --cluster-id other than the ones its data dir recorded on first start (<data dir>/cluster.json),
+a cluster address that is not a loopback address without --cluster-secret-file, and a secret file
+other users may read or shorter than 16 bytes.
 An even number of members starts with a warning (it tolerates no more failures than one less).
   plus every single-node server flag (--host, --users, --max-connections, ...; see --help of
   quorate-broker itself).
@@ -50,6 +63,9 @@ interface NodeArgs {
   id: string;
   peers: string;
   clusterPort: number | undefined;
+  clusterHost: string | undefined;
+  clusterSecretFile: string | undefined;
+  clusterTls: { cert: string; key: string; ca: string } | undefined;
   clusterId: string | undefined;
   advertiseHost: string | undefined;
   snapshotEvery: number | undefined;
@@ -58,7 +74,19 @@ interface NodeArgs {
   help: boolean;
 }
 
-const NODE_FLAGS = ['id', 'peers', 'cluster-port', 'cluster-id', 'advertise-host', 'snapshot-every'];
+const NODE_FLAGS = [
+  'id',
+  'peers',
+  'cluster-port',
+  'cluster-host',
+  'cluster-id',
+  'cluster-secret-file',
+  'cluster-tls-cert',
+  'cluster-tls-key',
+  'cluster-tls-ca',
+  'advertise-host',
+  'snapshot-every',
+];
 const NODE_SWITCHES = ['update-peers'];
 
 export function parseNodeArgs(argv: readonly string[]): NodeArgs {
@@ -100,6 +128,9 @@ export function parseNodeArgs(argv: readonly string[]): NodeArgs {
       id: '',
       peers: '',
       clusterPort: undefined,
+      clusterHost: undefined,
+      clusterSecretFile: undefined,
+      clusterTls: undefined,
       clusterId: undefined,
       advertiseHost: undefined,
       snapshotEvery: undefined,
@@ -109,10 +140,18 @@ export function parseNodeArgs(argv: readonly string[]): NodeArgs {
     };
   if (!v.id) throw new MemberConfigError('--id is required');
   if (!v.peers) throw new MemberConfigError('--peers is required');
+  const tlsFiles = [v['cluster-tls-cert'], v['cluster-tls-key'], v['cluster-tls-ca']];
+  const tlsCount = tlsFiles.filter((f) => f !== undefined).length;
+  if (tlsCount !== 0 && tlsCount !== 3) {
+    throw new MemberConfigError('--cluster-tls-cert, --cluster-tls-key and --cluster-tls-ca go together');
+  }
   return {
     id: v.id,
     peers: v.peers,
     clusterPort: int('cluster-port', 1, 65535),
+    clusterHost: v['cluster-host'],
+    clusterSecretFile: v['cluster-secret-file'],
+    clusterTls: tlsCount === 3 ? { cert: tlsFiles[0]!, key: tlsFiles[1]!, ca: tlsFiles[2]! } : undefined,
     clusterId: v['cluster-id'],
     advertiseHost: v['advertise-host'],
     snapshotEvery: int('snapshot-every', 1, Number.MAX_SAFE_INTEGER),
@@ -186,6 +225,26 @@ export async function runNodeCommand(argv: readonly string[], io: CliIo): Promis
     return 2;
   }
   const dataDir = serverArgs.dataDir;
+  // A cluster port others can reach needs a secret; an unreadable secret or TLS file is refused
+  // before anything starts (exit 2, like bad flags).
+  let clusterSecret: Uint8Array | undefined;
+  let clusterTls: ClusterTlsOptions | undefined;
+  try {
+    const bindHost = args.clusterHost ?? peers[args.id]?.host;
+    const exposed = [bindHost, ...Object.values(peers).map((p) => p.host)].filter(
+      (h): h is string => h !== undefined && !isLoopbackHost(h),
+    );
+    if (args.clusterSecretFile !== undefined) clusterSecret = await loadClusterSecret(args.clusterSecretFile);
+    else if (exposed.length > 0) {
+      throw new MemberConfigError(
+        `refusing to start without --cluster-secret-file: the cluster address ${exposed[0]} is not a loopback address, so anyone who reaches it could join the cluster. Create a secret (e.g. openssl rand -hex 32 > FILE; chmod 600 FILE), give every member the same FILE`,
+      );
+    }
+    if (args.clusterTls) clusterTls = await loadClusterTls(args.clusterTls);
+  } catch (err) {
+    io.stderr.write(`${(err as Error).message}\n`);
+    return 2;
+  }
   let member: MemberHandle;
   let fatal: ((err: Error) => void) | undefined;
   const logger = createCliLogger(serverArgs.logLevel, io.stderr);
@@ -199,6 +258,9 @@ export async function runNodeCommand(argv: readonly string[], io: CliIo): Promis
       peers,
       dataDir,
       ...(args.clusterPort !== undefined ? { clusterPort: args.clusterPort } : {}),
+      ...(args.clusterHost !== undefined ? { clusterHost: args.clusterHost } : {}),
+      ...(clusterSecret ? { clusterSecret } : {}),
+      ...(clusterTls ? { clusterTls } : {}),
       ...(args.clusterId !== undefined ? { clusterId: args.clusterId } : {}),
       ...(args.advertiseHost !== undefined ? { advertiseHost: args.advertiseHost } : {}),
       ...(args.snapshotEvery !== undefined ? { snapshotEvery: args.snapshotEvery } : {}),

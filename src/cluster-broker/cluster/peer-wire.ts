@@ -7,13 +7,14 @@
  *   (members learn each other's client ports this way; `--peers` names cluster ports).
  *
  * They travel through a WireCodec wrapped around the replication's own: a frame starting with
- * APP_TAG (never the first byte of a Raft message) is decoded here and handed to `onApp`; the
- * transport then sees a message addressed to nobody and drops it.
+ * APP_TAG (never the first byte of a Raft message) decodes to a carried AppMessage, which the
+ * transport checks like any message (its sender must be the authenticated member) and then hands
+ * to the codec's `consume`, which passes it to `onApp`.
  */
 import { ByteReader, ByteWriter } from '../core/binary.js';
 import { isCountable, UnsafeNumberError } from '../replication/safe-numbers.js';
 import type { Message } from '../replication/types.js';
-import type { Hello, WireCodec } from '../replication/wire.js';
+import type { WireCodec } from '../replication/wire.js';
 
 const APP_TAG = 0xc7;
 const KIND_FORWARD = 1;
@@ -89,15 +90,13 @@ export function withAppMessages(inner: WireCodec, onApp: (m: AppMessage) => void
     },
     decodeMessage(bytes: Uint8Array): Message {
       if (bytes[0] !== APP_TAG) return inner.decodeMessage(bytes);
-      onApp(decodeApp(bytes));
-      // addressed to nobody: the transport drops it
-      return { type: 'heartbeat-response', from: '', to: '', term: 0 };
+      return carry(decodeApp(bytes));
     },
-    encodeHello(h: Hello): Uint8Array {
-      return inner.encodeHello(h);
-    },
-    decodeHello(bytes: Uint8Array): Hello {
-      return inner.decodeHello(bytes);
+    consume(m: Message): boolean {
+      const c = m as unknown as Partial<CarriedApp>;
+      if (c.type !== 'app' || !c.app) return false;
+      onApp(c.app);
+      return true;
     },
   };
 }

@@ -2,9 +2,19 @@
  * Replication for the clustered broker: a sans-I/O Raft core plus the real drivers (TCP
  * transport, fsync'd file storage with group commit) and the Replica that wires them together.
  */
+
+export {
+  CLUSTER_SECRET_FILE_NAME,
+  ensureClusterSecret,
+  isLoopbackHost,
+  loadClusterSecret,
+} from './cluster-secret.js';
+export { type ClusterTlsOptions, loadClusterTls } from './cluster-tls.js';
 export { type ProposalStatus, RaftCore } from './core.js';
 export { NotLeaderError, ProposalOutcomeError, ReplicationError } from './errors.js';
 export { FileStorage, type FileStorageOptions, type StoreDamage } from './file-storage.js';
+export { FrameSplitter, fragments, MEMBER_MAX_FRAME } from './framing.js';
+export { HANDSHAKE_MAX_FRAME } from './handshake.js';
 export type { Logger } from './logger.js';
 export {
   type Committed,
@@ -16,7 +26,7 @@ export {
 export { assertSafeMessage, isCountable, UnsafeNumberError } from './safe-numbers.js';
 export { persistToOps, StoreImage, type StoreOp } from './store-image.js';
 export {
-  FrameSplitter,
+  HANDSHAKE_TIMEOUT_MS,
   type PeerAddress,
   parsePeers,
   TcpTransport,
@@ -36,5 +46,5 @@ export type {
   SoftState,
   UnsafeFlags,
 } from './types.js';
-export { amqpWireCodec, type Hello, type WireCodec } from './wire.js';
+export { amqpWireCodec, type WireCodec } from './wire.js';
 export { binaryWireCodec } from './wire-binary.js';

@@ -6,6 +6,7 @@
  * group commit.
  */
 import { EventEmitter } from 'eventemitter3';
+import type { ClusterTlsOptions } from './cluster-tls.js';
 import { RaftCore } from './core.js';
 import { ProposalOutcomeError, ReplicationError } from './errors.js';
 import { FileStorage, type StoreDamage } from './file-storage.js';
@@ -41,6 +42,10 @@ export interface ReplicaOptions {
   readonly groupCommit?: boolean;
   /** Compact after this many applied entries (default 10000; 0 never). Needs stateMachine.snapshot. */
   readonly snapshotEvery?: number;
+  /** The cluster secret members prove to each other (see handshake.ts); absent: none. */
+  readonly secret?: Uint8Array;
+  /** Mutual TLS between members. */
+  readonly tls?: ClusterTlsOptions;
   /** Message encoding between members; default AMQP values (`amqpWireCodec`). */
   readonly codec?: WireCodec;
   readonly logger?: Logger;
@@ -129,6 +134,8 @@ export class Replica extends EventEmitter<ReplicaEvents> {
       peers: opts.members,
       codec: opts.codec ?? amqpWireCodec,
       onMessage: (m) => replica?.onMessage(m),
+      ...(opts.secret ? { secret: opts.secret } : {}),
+      ...(opts.tls ? { tls: opts.tls } : {}),
       ...(opts.logger ? { logger: opts.logger } : {}),
     });
     replica = new Replica(opts, storage, transport);

@@ -3,15 +3,35 @@
  * address (as configured, so a test proxy may sit in between); a dialled connection carries this
  * member's messages to that peer, an accepted one carries the peer's messages to us.
  *
- * Framing: u32 big-endian length + payload. The first frame on a connection is a hello
- * (cluster id + sender id); a connection from another cluster or an unknown member is dropped.
+ * A connection starts with the mutual handshake (handshake.ts): until both sides proved the
+ * cluster secret, frames larger than HANDSHAKE_MAX_FRAME are refused, and a connection that has
+ * not finished within `handshakeTimeoutMs` is closed and logged with its remote address. The
+ * accepted side then binds the connection to the authenticated member id: a message claiming
+ * another sender (or addressed to another member) is dropped and logged. Optional mutual TLS
+ * (cluster-tls.ts) wraps the whole exchange.
+ *
+ * Framing: framing.ts (u32 header, messages above MEMBER_MAX_FRAME cut into fragments).
  * Messages to a peer that is not connected are dropped (Raft retransmits), and writes of one
  * event-loop turn are coalesced into one socket write.
  */
+import { constants as bufferConstants } from 'node:buffer';
 import net from 'node:net';
+import tls from 'node:tls';
+import { type ClusterTlsOptions, clusterTlsClientOptions, clusterTlsServerOptions } from './cluster-tls.js';
+import { ReplicationError } from './errors.js';
+import { FrameSplitter, fragments, frame, MEMBER_MAX_FRAME, Reassembler } from './framing.js';
+import {
+  AcceptorHandshake,
+  checkHandshakeName,
+  DialerHandshake,
+  HANDSHAKE_MAX_FRAME,
+  type HandshakeParams,
+} from './handshake.js';
 import type { Logger } from './logger.js';
 import type { Message } from './types.js';
 import type { WireCodec } from './wire.js';
+
+export { FrameSplitter, frame } from './framing.js';
 
 /** Where a member listens for the other members (its cluster port). */
 export interface PeerAddress {
@@ -20,6 +40,9 @@ export interface PeerAddress {
   /** TCP port. */
   readonly port: number;
 }
+
+/** Default for `handshakeTimeoutMs`: a connection is closed within 2 s unless authenticated. */
+export const HANDSHAKE_TIMEOUT_MS = 1800;
 
 export interface TcpTransportOptions {
   readonly id: string;
@@ -30,62 +53,37 @@ export interface TcpTransportOptions {
   readonly peers: Readonly<Record<string, PeerAddress>>;
   readonly codec: WireCodec;
   readonly onMessage: (m: Message) => void;
+  /** The cluster secret every member proves it holds; absent: none (loopback-only clusters). */
+  readonly secret?: Uint8Array;
+  /** Mutual TLS on the cluster port (both sides present and verify certificates). */
+  readonly tls?: ClusterTlsOptions;
+  /** Close a connection not authenticated this long after it opened. Default HANDSHAKE_TIMEOUT_MS. */
+  readonly handshakeTimeoutMs?: number;
   readonly logger?: Logger;
   /** Reconnect backoff, ms (doubling, with jitter). Defaults 20 / 1000. */
   readonly reconnectMin?: number;
   readonly reconnectMax?: number;
-  /** Largest accepted frame. Default 256 MiB. */
+  /** Largest frame after the handshake (larger messages are fragmented). Default MEMBER_MAX_FRAME. */
   readonly maxFrame?: number;
+  /** Largest reassembled message (a snapshot). Default: the largest Buffer Node allows. */
+  readonly maxMessage?: number;
   /** Drop messages while this many bytes are queued on a socket. Default 64 MiB. */
   readonly maxQueued?: number;
 }
 
-/**
- * Splits a byte stream into length-prefixed frames. Chunks of a large frame are collected and
- * joined once, when the whole frame is there (not re-copied on every chunk).
- */
-export class FrameSplitter {
-  private chunks: Buffer[] = [];
-  private total = 0;
-  /** Bytes needed before the next frame can be cut (header, then header + body). */
-  private needed = 4;
-  constructor(private readonly maxFrame: number) {}
-
-  push(chunk: Buffer, onFrame: (frame: Buffer) => void): void {
-    this.chunks.push(chunk);
-    this.total += chunk.length;
-    if (this.total < this.needed) return;
-    let buf = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.total);
-    let off = 0;
-    for (;;) {
-      const avail = buf.length - off;
-      if (avail < 4) {
-        this.needed = 4;
-        break;
-      }
-      const len = buf.readUInt32BE(off);
-      if (len > this.maxFrame) throw new Error(`frame of ${len} bytes exceeds ${this.maxFrame}`);
-      if (avail - 4 < len) {
-        this.needed = 4 + len;
-        break;
-      }
-      onFrame(buf.subarray(off + 4, off + 4 + len));
-      off += 4 + len;
-    }
-    buf = buf.subarray(off);
-    this.chunks = buf.length > 0 ? [buf] : [];
-    this.total = buf.length;
-  }
-}
-
-export function frame(payload: Uint8Array): Buffer[] {
-  const head = Buffer.allocUnsafe(4);
-  head.writeUInt32BE(payload.length, 0);
-  return [head, Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength)];
-}
+/** Connection errors that are the normal life of a cluster (a peer down or restarting). */
+const ROUTINE_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
 
 class Outbound {
   socket: net.Socket | undefined;
+  /** Authenticated: messages may go out. */
   connected = false;
   pending: Buffer[] = [];
   flushScheduled = false;
@@ -100,6 +98,28 @@ class Outbound {
   }
 }
 
+function remoteOf(s: net.Socket): string {
+  // A TLS socket refused during its handshake may be closed already: its address is then only
+  // on the TCP socket it wraps (`_parent`, kept by Node for exactly this).
+  const parent = (s as net.Socket & { _parent?: net.Socket | null })._parent;
+  const from = s.remoteAddress === undefined && parent ? parent : s;
+  return `${from.remoteAddress ?? '?'}:${from.remotePort ?? '?'}`;
+}
+
+/** Logs the first of a run of dropped messages on a connection, then at most one summary per 5 s. */
+class DropLog {
+  private count = 0;
+  private lastAt = 0;
+  constructor(private readonly log: (fields: Record<string, unknown>) => void) {}
+  note(fields: Record<string, unknown>): void {
+    this.count++;
+    const now = Date.now();
+    if (this.count > 1 && now - this.lastAt < 5000) return;
+    this.log({ ...fields, dropped: this.count });
+    this.lastAt = now;
+  }
+}
+
 export class TcpTransport {
   private server: net.Server | undefined;
   private readonly out = new Map<string, Outbound>();
@@ -108,20 +128,43 @@ export class TcpTransport {
   private readonly min: number;
   private readonly max: number;
   private readonly maxFrame: number;
+  private readonly maxMessage: number;
   private readonly maxQueued: number;
-  private readonly hello: Uint8Array;
+  private readonly handshakeTimeoutMs: number;
+  private readonly hs: HandshakeParams;
 
   constructor(private readonly opts: TcpTransportOptions) {
     this.min = opts.reconnectMin ?? 20;
     this.max = opts.reconnectMax ?? 1000;
-    this.maxFrame = opts.maxFrame ?? 256 * 1024 * 1024;
+    this.maxFrame = opts.maxFrame ?? MEMBER_MAX_FRAME;
+    this.maxMessage = opts.maxMessage ?? bufferConstants.MAX_LENGTH;
     this.maxQueued = opts.maxQueued ?? 64 * 1024 * 1024;
-    this.hello = opts.codec.encodeHello({ clusterId: opts.clusterId, from: opts.id });
+    this.handshakeTimeoutMs = opts.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS;
+    checkHandshakeName('cluster id', opts.clusterId);
+    for (const id of [opts.id, ...Object.keys(opts.peers)]) checkHandshakeName('member id', id);
+    this.hs = { secret: opts.secret, clusterId: opts.clusterId, self: opts.id };
   }
 
   /** Listen and start dialling peers; resolves with the bound port. */
   async start(): Promise<number> {
-    const server = net.createServer((s) => this.accept(s));
+    const tlsOpts = this.opts.tls;
+    // With TLS, half of the budget for the TLS handshake and half for ours (in total within it).
+    const server = tlsOpts
+      ? tls.createServer(clusterTlsServerOptions(tlsOpts, this.handshakeTimeoutMs / 2), (s) =>
+          this.accept(s, this.handshakeTimeoutMs / 2),
+        )
+      : net.createServer((s) => this.accept(s, this.handshakeTimeoutMs));
+    if (server instanceof tls.Server) {
+      // Reading the address now makes Node cache it on the TCP socket, so a refusal logged after
+      // the socket closed (tlsClientError) still names the peer (see remoteOf).
+      server.on('connection', (raw: net.Socket) => remoteOf(raw));
+      server.on('tlsClientError', (err, s) =>
+        this.opts.logger?.warn?.(
+          { err, remote: remoteOf(s) },
+          'cluster: TLS handshake with a connecting peer failed, connection closed',
+        ),
+      );
+    }
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -151,14 +194,14 @@ export class TcpTransport {
       this.opts.logger?.error?.({ err, type: m.type }, 'replication: cannot encode message');
       return;
     }
-    o.pending.push(...frame(bytes));
+    o.pending.push(...fragments(bytes, this.maxFrame));
     if (!o.flushScheduled) {
       o.flushScheduled = true;
       setImmediate(() => this.flush(o));
     }
   }
 
-  /** Is there a live outbound connection to `peer`? */
+  /** Is there a live, authenticated outbound connection to `peer`? */
   isConnected(peer: string): boolean {
     return this.out.get(peer)?.connected === true;
   }
@@ -190,19 +233,49 @@ export class TcpTransport {
 
   private dial(o: Outbound): void {
     if (this.closed) return;
-    const s = net.connect({ host: o.addr.host, port: o.addr.port });
+    const { host, port } = o.addr;
+    const tlsOpts = this.opts.tls;
+    const s = tlsOpts
+      ? tls.connect({ host, port, ...clusterTlsClientOptions(tlsOpts) })
+      : net.connect({ host, port });
     s.setNoDelay(true);
     o.socket = s;
-    s.on('connect', () => {
-      o.connected = true;
-      o.backoff = this.min;
-      s.write(Buffer.concat(frame(this.hello)));
-      this.opts.logger?.debug?.({ peer: o.peer }, 'replication: connected');
+    const hs = new DialerHandshake(this.hs, o.peer);
+    const splitter = new FrameSplitter(HANDSHAKE_MAX_FRAME);
+    const fail = (err: unknown, what: string): void => {
+      this.opts.logger?.warn?.({ err, peer: o.peer, remote: `${host}:${port}` }, what);
+      s.destroy();
+    };
+    const deadline = setTimeout(
+      () => fail(undefined, 'cluster: handshake with a member timed out, connection closed'),
+      this.handshakeTimeoutMs,
+    );
+    s.on(tlsOpts ? 'secureConnect' : 'connect', () => s.write(Buffer.concat(frame(hs.hello()))));
+    // After the handshake the peer never writes on our outbound connection: anything is an error.
+    s.on('data', (chunk: Buffer) => {
+      try {
+        splitter.push(chunk, (f) => {
+          const step = hs.step(f);
+          if (step.reply) s.write(Buffer.concat(frame(step.reply)));
+          if (!step.done) return;
+          clearTimeout(deadline);
+          o.connected = true;
+          o.backoff = this.min;
+          this.opts.logger?.debug?.({ peer: o.peer }, 'replication: connected');
+        });
+      } catch (err) {
+        fail(err, 'cluster: handshake with a member failed, connection closed');
+      }
     });
-    // The peer never writes on our outbound connection; reading only detects its close.
-    s.on('data', () => {});
-    s.on('error', () => {});
+    s.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== undefined && ROUTINE_ERRORS.has(err.code)) return;
+      this.opts.logger?.warn?.(
+        { err, peer: o.peer, remote: `${host}:${port}` },
+        'cluster: connection to a member failed',
+      );
+    });
     s.on('close', () => {
+      clearTimeout(deadline);
       o.connected = false;
       o.socket = undefined;
       o.pending = [];
@@ -216,41 +289,81 @@ export class TcpTransport {
     });
   }
 
-  private accept(s: net.Socket): void {
+  private accept(s: net.Socket, handshakeTimeoutMs: number): void {
     if (this.closed) {
       s.destroy();
       return;
     }
     this.inbound.add(s);
     s.setNoDelay(true);
-    const splitter = new FrameSplitter(this.maxFrame);
-    let from: string | undefined;
+    const remote = remoteOf(s);
+    const log = this.opts.logger;
+    const hs = new AcceptorHandshake(this.hs, (id) => Object.hasOwn(this.opts.peers, id));
+    const splitter = new FrameSplitter(HANDSHAKE_MAX_FRAME);
+    const reassembler = new Reassembler(this.maxMessage);
+    let peer: string | undefined;
+    const drops = new DropLog((fields) =>
+      log?.warn?.(
+        { ...fields, peer, remote },
+        'cluster: dropped a message whose sender is not the authenticated member',
+      ),
+    );
+    /** Set once this connection's failure is logged (one line per failed connection). */
+    let failureLogged = false;
+    const deadline = setTimeout(() => {
+      failureLogged = true;
+      log?.warn?.(
+        { remote, claimed: hs.peer },
+        'cluster: connecting peer did not authenticate in time, closed',
+      );
+      s.destroy();
+    }, handshakeTimeoutMs);
+    const onFrame = (f: Buffer, more: boolean): void => {
+      if (peer === undefined) {
+        const step = hs.step(f);
+        if (step.reply) s.write(Buffer.concat(frame(step.reply)));
+        if (!step.done) return;
+        clearTimeout(deadline);
+        peer = hs.peer!;
+        splitter.maxFrame = this.maxFrame;
+        splitter.allowFragments = true;
+        log?.info?.({ peer, remote }, 'cluster: member connected');
+        return;
+      }
+      const whole = reassembler.push(f, more);
+      if (whole === undefined) return;
+      const m = this.opts.codec.decodeMessage(whole);
+      if (m.from !== peer || m.to !== this.opts.id) {
+        drops.note({ claimed: m.from, to: m.to, type: m.type });
+        return;
+      }
+      if (this.opts.codec.consume?.(m)) return;
+      this.opts.onMessage(m);
+    };
     s.on('data', (chunk: Buffer) => {
       try {
-        splitter.push(chunk, (f) => {
-          if (from === undefined) {
-            const h = this.opts.codec.decodeHello(f);
-            if (
-              h.clusterId !== this.opts.clusterId ||
-              !(h.from in this.opts.peers) ||
-              h.from === this.opts.id
-            ) {
-              throw new Error(`hello from ${h.from} of cluster ${h.clusterId} refused`);
-            }
-            from = h.from;
-            return;
-          }
-          const m = this.opts.codec.decodeMessage(f);
-          if (m.from !== from || m.to !== this.opts.id) return;
-          this.opts.onMessage(m);
-        });
+        splitter.push(chunk, onFrame);
       } catch (err) {
-        this.opts.logger?.warn?.({ err, from }, 'replication: dropping connection');
+        const authFailure = err instanceof ReplicationError && err.condition === 'amqp:unauthorized-access';
+        failureLogged = true;
+        log?.warn?.(
+          { err, peer, claimed: hs.peer, remote },
+          peer === undefined
+            ? `cluster: connecting peer ${authFailure ? 'refused' : 'sent a bad handshake'}, connection closed`
+            : 'replication: dropping connection',
+        );
         s.destroy();
       }
     });
     s.on('error', () => {});
-    s.on('close', () => this.inbound.delete(s));
+    s.on('close', () => {
+      clearTimeout(deadline);
+      this.inbound.delete(s);
+      // e.g. a dialer that found we could not prove its secret (so: not the same secret)
+      if (peer === undefined && !failureLogged && !this.closed) {
+        log?.warn?.({ remote, claimed: hs.peer }, 'cluster: connecting peer left before authenticating');
+      }
+    });
   }
 }
 

@@ -10,7 +10,7 @@
 import { ReplicationError } from './errors.js';
 import { assertSafeMessage } from './safe-numbers.js';
 import type { Entry, Message } from './types.js';
-import type { Hello, WireCodec } from './wire.js';
+import type { WireCodec } from './wire.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -167,20 +167,6 @@ export const binaryWireCodec: WireCodec = {
     const m = decodeBinaryMessage(bytes);
     assertSafeMessage('replication wire', m);
     return m;
-  },
-
-  encodeHello(h: Hello): Uint8Array {
-    const o = new Out(64);
-    o.u8(0x68);
-    o.str(h.clusterId);
-    o.str(h.from);
-    return o.done();
-  },
-
-  decodeHello(bytes: Uint8Array): Hello {
-    const i = new In(bytes);
-    if (i.u8() !== 0x68) throw new ReplicationError('amqp:decode-error', 'replication wire: expected hello');
-    return { clusterId: i.str(), from: i.str() };
   },
 };
 

@@ -1,9 +1,8 @@
 /**
  * Wire encoding of replication messages between members: each message is one AMQP value (a list)
  * encoded with our AMQP type codec. Behind the `WireCodec` interface so the transport does not
- * care how messages become bytes.
+ * care how messages become bytes. (The connection handshake is the transport's: handshake.ts.)
  *
- *   hello:           ['hello', clusterId, fromId]
  *   append:          [1, from, to, term, prevIndex, prevTerm, commit, [[index, term, data|null], ...]]
  *   append-response: [2, from, to, term, success, matchIndex, rejectedPrev, hintIndex, recovering?]
  *   vote:            [3, from, to, term, pre, lastIndex, lastTerm, blank?]
@@ -20,16 +19,15 @@ import { ReplicationError } from './errors.js';
 import { assertSafeMessage } from './safe-numbers.js';
 import type { Entry, Message } from './types.js';
 
-export interface Hello {
-  readonly clusterId: string;
-  readonly from: string;
-}
-
 export interface WireCodec {
   encodeMessage(m: Message): Uint8Array;
   decodeMessage(bytes: Uint8Array): Message;
-  encodeHello(h: Hello): Uint8Array;
-  decodeHello(bytes: Uint8Array): Hello;
+  /**
+   * Messages the codec's owner handles itself rather than Raft (the cluster's peer messages):
+   * called by the transport once the sender is checked against the authenticated member; true
+   * when it took the message.
+   */
+  consume?(m: Message): boolean;
 }
 
 function bad(what: string): never {
@@ -131,16 +129,6 @@ export const amqpWireCodec: WireCodec = {
     const m = decodeAmqpMessage(bytes);
     assertSafeMessage('replication wire', m);
     return m;
-  },
-
-  encodeHello(h: Hello): Uint8Array {
-    return encodeValue(['hello', h.clusterId, h.from]);
-  },
-
-  decodeHello(bytes: Uint8Array): Hello {
-    const f = list(decodeValue(bytes));
-    if (f[0] !== 'hello') bad('expected hello');
-    return { clusterId: str(f[1]), from: str(f[2]) };
   },
 };
 

@@ -10,6 +10,10 @@ export interface ClusterCommandArgs {
   basePort: number;
   /** --data-dir; default a temp dir, removed on stop. */
   dataDir: string | undefined;
+  /** --cluster-secret-file; default `<data dir>/cluster-secret`, created if absent. */
+  clusterSecretFile: string | undefined;
+  /** --cluster-tls-cert/-key/-ca (all three or none). */
+  clusterTls: { cert: string; key: string; ca: string } | undefined;
   /** --max-failures: give up on a member after this many failures within the window (default 5). */
   maxFailures: number | undefined;
   /** --failure-window, in seconds (default 60). */
@@ -20,7 +24,7 @@ export interface ClusterCommandArgs {
   help: boolean;
 }
 
-export const CLUSTER_USAGE = `Usage: quorate-broker cluster [--nodes 3] [--base-port 5672] [--data-dir DIR]
+export const CLUSTER_USAGE = `Usage: quorate-broker cluster [--nodes 3] [--base-port 5672] [--data-dir DIR] [--cluster-secret-file FILE]
 
 Runs a supervised local cluster: one process per member (n1..nN), AMQP ports base..base+N-1,
 cluster ports base+1000..; a member that dies is restarted with backoff (100 ms doubling to 5 s).
@@ -37,6 +41,11 @@ already taken, a member that keeps failing), 2 on bad flags.
   --failure-window S    that window in seconds (default 60)
   --log-level L         debug|info|warn|error: what the cluster and its members write to
                         stderr (default warn)
+  --cluster-secret-file FILE
+                        the secret members prove to each other (default: DIR/cluster-secret,
+                        32 random bytes created with mode 0600 if absent)
+  --cluster-tls-cert FILE, --cluster-tls-key FILE, --cluster-tls-ca FILE
+                        mutual TLS between members (one certificate for every member)
 `;
 
 function integerFlag(
@@ -81,6 +90,10 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
     nodes?: string;
     'base-port'?: string;
     'data-dir'?: string;
+    'cluster-secret-file'?: string;
+    'cluster-tls-cert'?: string;
+    'cluster-tls-key'?: string;
+    'cluster-tls-ca'?: string;
     'log-level'?: string;
     'max-failures'?: string;
     'failure-window'?: string;
@@ -93,6 +106,10 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
         nodes: { type: 'string' },
         'base-port': { type: 'string' },
         'data-dir': { type: 'string' },
+        'cluster-secret-file': { type: 'string' },
+        'cluster-tls-cert': { type: 'string' },
+        'cluster-tls-key': { type: 'string' },
+        'cluster-tls-ca': { type: 'string' },
         'log-level': { type: 'string' },
         'max-failures': { type: 'string' },
         'failure-window': { type: 'string' },
@@ -104,7 +121,19 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
   } catch (err) {
     throw new SupervisorError('amqp:invalid-field', (err as Error).message, { cause: err });
   }
+  const cert = values['cluster-tls-cert'];
+  const key = values['cluster-tls-key'];
+  const ca = values['cluster-tls-ca'];
+  const tlsCount = [cert, key, ca].filter((f) => f !== undefined).length;
+  if (tlsCount !== 0 && tlsCount !== 3) {
+    throw new SupervisorError(
+      'amqp:invalid-field',
+      '--cluster-tls-cert, --cluster-tls-key and --cluster-tls-ca go together',
+    );
+  }
   return {
+    clusterSecretFile: values['cluster-secret-file'],
+    clusterTls: cert !== undefined && key !== undefined && ca !== undefined ? { cert, key, ca } : undefined,
     nodes: integerFlag('nodes', values.nodes, 3, 1, 99),
     basePort: integerFlag('base-port', values['base-port'], 5672, 0, 64_000),
     dataDir: values['data-dir'],

@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createCliLogger, DEFAULT_LOG_LEVEL } from '../cli/cli-logger.js';
 import { formatPeers } from '../netproxy/index.js';
+import { ensureClusterSecret } from '../replication/cluster-secret.js';
 import { CLUSTER_USAGE, parseClusterArgs } from './cluster-args.js';
 import { CLUSTER_PORT_OFFSET, planCluster } from './cluster-plan.js';
 import { type ClusterMemberLaunch, defaultMemberCommand, memberNodeArgs } from './default-member-command.js';
@@ -91,6 +92,8 @@ export async function runClusterCommand(argv: readonly string[], io: ClusterComm
     plan.ids.map((id, i) => ({ id, host: '127.0.0.1', port: plan.clusterPorts[i]! })),
   );
   const peers = plan.ids.map((id, i) => ({ id, host: '127.0.0.1', port: plan.clusterPorts[i]! }));
+  const clusterSecretFile = args.clusterSecretFile ?? (await ensureClusterSecret(plan.dataDir));
+  const clusterTls = args.clusterTls;
   const memberCommand = io.memberCommand ?? selfMemberCommand;
   const supervisor = new Supervisor({
     members: plan.ids.map((id, index) => ({
@@ -106,6 +109,8 @@ export async function runClusterCommand(argv: readonly string[], io: ClusterComm
           peers,
           peersArg,
           dataDir: join(plan.dataDir, id),
+          clusterSecretFile,
+          ...(clusterTls ? { clusterTls } : {}),
           ...(args.logLevel !== undefined ? { logLevel: args.logLevel } : {}),
         }),
     })),

@@ -19,8 +19,22 @@ export interface ClusterMemberLaunch {
   peersArg: string;
   /** The member's own store directory (`<cluster data dir>/<id>`), created before it starts. */
   dataDir: string;
+  /** The cluster secret file every member is given (`--cluster-secret-file`). */
+  clusterSecretFile?: string;
+  /** PEM files for mutual TLS on the cluster port (`--cluster-tls-cert/-key/-ca`). */
+  clusterTls?: ClusterTlsFiles;
   /** `--log-level` for the member (default: the member's own default, warn). */
   logLevel?: string;
+}
+
+/** Paths of the PEM files for mutual TLS between members. */
+export interface ClusterTlsFiles {
+  /** PEM certificate every member presents (`--cluster-tls-cert`). */
+  cert: string;
+  /** Its PEM private key (`--cluster-tls-key`). */
+  key: string;
+  /** PEM CA that signed it; members verify each other against it (`--cluster-tls-ca`). */
+  ca: string;
 }
 
 /** The `quorate-broker node ...` arguments (after the entry script) for one member. */
@@ -37,6 +51,17 @@ export function memberNodeArgs(member: ClusterMemberLaunch): string[] {
     member.peersArg,
     '--data-dir',
     member.dataDir,
+    ...(member.clusterSecretFile !== undefined ? ['--cluster-secret-file', member.clusterSecretFile] : []),
+    ...(member.clusterTls
+      ? [
+          '--cluster-tls-cert',
+          member.clusterTls.cert,
+          '--cluster-tls-key',
+          member.clusterTls.key,
+          '--cluster-tls-ca',
+          member.clusterTls.ca,
+        ]
+      : []),
     ...(member.logLevel === undefined ? [] : ['--log-level', member.logLevel]),
   ];
 }

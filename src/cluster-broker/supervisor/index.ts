@@ -6,6 +6,7 @@ export { type ClusterPlan, planCluster } from './cluster-plan.js';
 export {
   brokerEntryNodeArgs,
   type ClusterMemberLaunch,
+  type ClusterTlsFiles,
   defaultMemberCommand,
   memberNodeArgs,
 } from './default-member-command.js';

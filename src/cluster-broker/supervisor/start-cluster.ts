@@ -1,8 +1,14 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type CutMode, ProxyMesh } from '../netproxy/index.js';
+import { ensureClusterSecret } from '../replication/cluster-secret.js';
 import { planCluster } from './cluster-plan.js';
-import { type ClusterMemberLaunch, defaultMemberCommand } from './default-member-command.js';
+import {
+  type ClusterMemberLaunch,
+  type ClusterTlsFiles,
+  defaultMemberCommand,
+} from './default-member-command.js';
+import type { MemberOutputHandler } from './member-process.js';
 import { Supervisor } from './supervisor.js';
 import type { MemberCommand, MemberInfo, RestartPolicy, SupervisorLogger } from './types.js';
 
@@ -17,6 +23,13 @@ export interface StartClusterOptions {
    * docs). 0 or undefined: free ports chosen by the OS.
    */
   basePort?: number;
+  /**
+   * The cluster secret every member is given (`--cluster-secret-file`). Default: a random one
+   * created (mode 0600) as `<dataDir>/cluster-secret`, or the one already there.
+   */
+  clusterSecretFile?: string;
+  /** PEM files for mutual TLS between members (one certificate shared by every member). */
+  clusterTls?: ClusterTlsFiles;
   /** How to start a member. Default `defaultMemberCommand` (the real `quorate-broker node`). */
   memberCommand?: (member: ClusterMemberLaunch) => MemberCommand;
   /**
@@ -37,6 +50,8 @@ export interface StartClusterOptions {
   cutMode?: CutMode;
   /** Where the supervisor logs member starts, exits and restarts. Default: silent. */
   logger?: SupervisorLogger;
+  /** Every line a member prints besides its ready line (its logs are on stderr). Default: dropped. */
+  onMemberOutput?: MemberOutputHandler;
 }
 
 /** A running local cluster, for tests: process faults by PID, network faults through proxies. */
@@ -47,6 +62,8 @@ export interface ClusterHandle {
   readonly ids: string[];
   /** Parent of the members' store dirs. */
   readonly dataDir: string;
+  /** The cluster secret file the members were given. */
+  readonly clusterSecretFile: string;
   /** The supervisor (typed events: member-ready, member-exit, member-restart). */
   readonly supervisor: Supervisor;
   /** The proxies between members (for per-link faults: `mesh.cutLink(from, to)`). */
@@ -91,6 +108,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
     dataDir: options.dataDir,
   });
 
+  const clusterSecretFile = options.clusterSecretFile ?? (await ensureClusterSecret(dataDir));
   const mesh = await ProxyMesh.start({
     members: ids.map((id, i) => ({ id, clusterPort: clusterPorts[i]! })),
     seed: options.seed,
@@ -112,6 +130,8 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
           peers,
           peersArg: mesh.peersArg(id),
           dataDir: join(dataDir, id),
+          clusterSecretFile,
+          ...(options.clusterTls ? { clusterTls: options.clusterTls } : {}),
         });
       },
     })),
@@ -120,6 +140,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
     readyTimeoutMs: options.readyTimeoutMs,
     stopTimeoutMs: options.stopTimeoutMs,
     logger: options.logger,
+    ...(options.onMemberOutput ? { onMemberOutput: options.onMemberOutput } : {}),
   });
 
   let stopped: Promise<void> | undefined;
@@ -146,6 +167,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
     urls: supervisor.members().map((m) => m.url),
     ids,
     dataDir,
+    clusterSecretFile,
     supervisor,
     mesh,
     members: () => supervisor.members(),
