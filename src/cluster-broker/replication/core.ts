@@ -690,10 +690,24 @@ export class RaftCore {
     if (!pr) return;
     pr.lastHeard = this.now;
     pr.lastProgress = this.now;
-    if (m.recovering && !pr.recovering && !pr.recoveryDeclared) {
-      pr.recovering = true;
-      pr.recoveryTarget = this.commit;
-    } else if (!m.recovering && pr.recovering) {
+    if (m.recovering) {
+      const holds = m.success ? m.matchIndex : m.hintIndex;
+      if (holds < pr.match) {
+        // it lost entries it had acknowledged (a damaged store, maybe again after we declared it
+        // caught up): it must catch up to what we have committed by now
+        pr.recovering = true;
+        pr.recoveryDeclared = false;
+        pr.recoveryTarget = Math.max(pr.recoveryTarget, this.commit);
+        pr.match = Math.max(0, holds);
+        pr.becomeProbe(pr.match + 1);
+        this.sendAppend(m.from);
+        return;
+      }
+      if (!pr.recovering && !pr.recoveryDeclared) {
+        pr.recovering = true;
+        pr.recoveryTarget = this.commit;
+      }
+    } else if (pr.recovering) {
       // it finished recovering by itself (a blank member that found the cluster new)
       pr.recovering = false;
     }
@@ -706,13 +720,6 @@ export class RaftCore {
       // a follower that acknowledged entries already committed (by the others) learns it now
       if (advanced && !this.maybeCommit() && this.commit > before) this.sendHeartbeat(m.from);
       if (m.recovering) this.maybeEndRecovery(m.from, pr);
-      this.sendAppend(m.from);
-      return;
-    }
-    if (m.recovering && m.rejectedPrev <= pr.match) {
-      // not stale: the follower's store was damaged and lost entries it had acknowledged
-      pr.match = Math.min(pr.match, Math.max(0, m.hintIndex));
-      pr.becomeProbe(m.hintIndex + 1);
       this.sendAppend(m.from);
       return;
     }
