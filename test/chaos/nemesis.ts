@@ -75,6 +75,17 @@ async function inject(
     case 'ring':
       t.ring();
       return { heal: async () => t.heal() };
+    case 'corrupt': {
+      const ids = resolveVictims(fault.victims, opts).slice(0, 1);
+      for (const id of ids) await t.kill(id);
+      const damaged: string[] = [];
+      for (const id of ids) {
+        const what = await t.corrupt(id, fault.file, fault.at);
+        if (what) damaged.push(what);
+      }
+      opts.log?.(`nemesis: damaged ${damaged.join(', ') || 'nothing (no such file yet)'}`);
+      return { members: ids, heal: async () => void (await Promise.all(ids.map((id) => t.start(id)))) };
+    }
     case 'restart-all': {
       // every member SIGKILLed at once, then all started again on their stores
       await Promise.all(t.ids.map((id) => t.kill(id)));

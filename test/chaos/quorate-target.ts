@@ -3,9 +3,12 @@
  * SIGSTOP by PID) talking through the loopback proxy mesh (partitions, ring, slow, lossy).
  * Healthy = every member running and saying in its Open that it is quorate.
  */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { type ClusterHandle, type StartClusterOptions, startCluster } from '../../src/broker.js';
 import { failoverListFromOpenProperties } from '../../src/failover/index.js';
 import { connect } from '../../src/index.js';
+import type { StoreFile } from './schedule.js';
 import type { ChaosTarget } from './target.js';
 import { portOf, sleep } from './target.js';
 
@@ -92,6 +95,16 @@ export class QuorateTarget implements ChaosTarget {
 
   async start(id: string): Promise<void> {
     await this.cluster.restart(id);
+  }
+
+  async corrupt(id: string, file: StoreFile, at: number): Promise<string | undefined> {
+    const path = join(this.cluster.dataDir, id, 'raft', file);
+    const bytes = await readFile(path).catch(() => undefined);
+    if (!bytes || bytes.length === 0) return undefined;
+    const offset = Math.min(bytes.length - 1, Math.floor(at * bytes.length));
+    bytes[offset] = bytes[offset]! ^ 0x20;
+    await writeFile(path, bytes);
+    return `${id}/${file} byte ${offset} of ${bytes.length}`;
   }
 
   async pause(id: string): Promise<void> {

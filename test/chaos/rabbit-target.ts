@@ -46,6 +46,11 @@ export class RabbitTarget implements ChaosTarget {
     return kind === 'kill' || kind === 'pause' || kind === 'restart-all';
   }
 
+  /** never asked (supports('corrupt') is false): RabbitMQ's store format is not ours to damage here */
+  async corrupt(): Promise<string | undefined> {
+    return undefined;
+  }
+
   address(queue: string): string {
     return `/amq/queue/${queue}`;
   }

@@ -28,6 +28,9 @@ import type { ChaosTarget } from './target.js';
 import { sleep } from './target.js';
 import { connectWorker, type ProducerStats, runConsumer, runProducer } from './workers.js';
 
+/** The fault families of a seeded schedule when none are named. */
+export const DEFAULT_FAULTS: readonly FaultKind[] = ['kill', 'pause', 'partition', 'corrupt'];
+
 export interface ChaosOptions {
   /** the system under test. Default 'quorate' (the reference cluster). */
   target?: 'quorate' | 'rabbitmq';
@@ -37,7 +40,7 @@ export interface ChaosOptions {
   durationMs: number;
   /** seeds the nemesis schedule (and the proxies' lossy links). Default 1. */
   seed?: number;
-  /** fault families for a seeded schedule. Default: kill, pause, partition. */
+  /** fault families for a seeded schedule. Default: kill, pause, partition, corrupt. */
   faults?: readonly FaultKind[];
   /** a fixed schedule instead of a seeded one (CI) */
   schedule?: readonly NemesisStep[];
@@ -105,7 +108,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const log = o.log ?? (() => undefined);
   const nodes = o.target === 'rabbitmq' ? 3 : (o.nodes ?? 3);
   const seed = o.seed ?? 1;
-  const faults = o.faults ?? ['kill', 'pause', 'partition'];
+  const faults = o.faults ?? DEFAULT_FAULTS;
   const wallStart = Date.now();
   log(`starting ${o.target ?? 'quorate'} with ${nodes} members...`);
   const target = await startTarget(o, nodes, seed);
@@ -317,7 +320,7 @@ async function main(argv: string[]): Promise<number> {
       nodes: { type: 'string', default: '3' },
       duration: { type: 'string', default: '60' },
       seed: { type: 'string', default: '1' },
-      faults: { type: 'string', default: 'kill,pause,partition' },
+      faults: { type: 'string', default: DEFAULT_FAULTS.join(',') },
       producers: { type: 'string', default: '3' },
       queues: { type: 'string', default: '2' },
       rate: { type: 'string', default: '40' },

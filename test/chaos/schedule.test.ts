@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../src/failover/index.js';
+import { DEFAULT_FAULTS } from './run.js';
 import { parseFaults, randomFault, randomSchedule } from './schedule.js';
 
 const ids5 = ['n1', 'n2', 'n3', 'n4', 'n5'];
@@ -35,6 +36,21 @@ describe('nemesis schedules', () => {
         if (f.kind === 'ring') expect(ids.length).toBeGreaterThanOrEqual(5);
       }
     }
+  });
+
+  it("corrupt damages one member's store at a time, and is in the default fault list", () => {
+    const random = seededRandom(5);
+    const files = new Set<string>();
+    for (let i = 0; i < 200; i++) {
+      const f = randomFault('corrupt', ids5, random);
+      if (f.kind !== 'corrupt') throw new Error(`got ${f.kind}`);
+      if (f.victims !== 'client') expect(f.victims.length).toBe(1);
+      expect(f.at).toBeGreaterThanOrEqual(0);
+      expect(f.at).toBeLessThanOrEqual(1);
+      files.add(f.file);
+    }
+    expect([...files].sort()).toEqual(['log', 'meta.json', 'snapshot']);
+    expect(DEFAULT_FAULTS).toContain('corrupt');
   });
 
   it('reject unknown fault names', () => {

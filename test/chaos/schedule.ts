@@ -6,7 +6,7 @@
 import { type Random, randomIndex, seededRandom, shuffled } from '../../src/failover/index.js';
 
 /** Fault families as `--faults` names them (`slow` covers slow and lossy links). */
-export const FAULT_KINDS = ['kill', 'pause', 'partition', 'restart-all', 'slow', 'lossy'] as const;
+export const FAULT_KINDS = ['kill', 'pause', 'partition', 'restart-all', 'slow', 'lossy', 'corrupt'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** Who a process fault hits: listed member ids, or the member the first producer uses. */
@@ -20,7 +20,16 @@ export type Fault =
   | { kind: 'ring' }
   | { kind: 'restart-all' }
   | { kind: 'slow'; ms: number }
-  | { kind: 'lossy'; p: number };
+  | { kind: 'lossy'; p: number }
+  /**
+   * SIGKILL one member, flip one byte of its store (`file` of its Raft dir, at `at` x its size),
+   * restart it: it must quarantine the damage and catch up without voting (issue 10).
+   */
+  | { kind: 'corrupt'; victims: Victims; file: StoreFile; at: number };
+
+/** The files of a member's Raft store the `corrupt` fault may damage. */
+export const STORE_FILES = ['log', 'meta.json', 'snapshot'] as const;
+export type StoreFile = (typeof STORE_FILES)[number];
 
 export interface NemesisStep {
   fault: Fault;
@@ -78,6 +87,12 @@ export function randomFault(kind: FaultKind, ids: readonly string[], random: Ran
       return random() < 0.6 ? { kind: 'slow', ms: between(random, 20, 150) } : { kind: 'lossy', p: 0.002 };
     case 'lossy':
       return { kind: 'lossy', p: Math.round((0.001 + random() * 0.009) * 10_000) / 10_000 };
+    case 'corrupt': {
+      // the log most often: it holds the entries a member acknowledged
+      const file = random() < 0.7 ? 'log' : random() < 0.7 ? 'meta.json' : 'snapshot';
+      const at = Math.round(random() * 1000) / 1000;
+      return { kind, victims: random() < 0.5 ? 'client' : pickMembers(random, ids, 1), file, at };
+    }
   }
 }
 
@@ -129,5 +144,7 @@ export function describeFault(f: Fault): string {
       return `slow ${f.ms} ms`;
     case 'lossy':
       return `lossy p=${f.p}`;
+    case 'corrupt':
+      return `corrupt ${f.file} at ${f.at} of ${f.victims === 'client' ? '<member in use>' : f.victims.join(',')}`;
   }
 }

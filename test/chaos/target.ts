@@ -5,7 +5,7 @@
  * implement it.
  */
 import type { ConnectOptions } from '../../src/index.js';
-import type { Fault } from './schedule.js';
+import type { Fault, StoreFile } from './schedule.js';
 
 export interface ChaosTarget {
   readonly name: 'quorate' | 'rabbitmq';
@@ -27,6 +27,11 @@ export interface ChaosTarget {
   kill(id: string): Promise<void>;
   /** start a killed member; resolves once it is ready */
   start(id: string): Promise<void>;
+  /**
+   * flip one byte of a killed member's store file (at fraction `at` of its size); returns what
+   * was damaged, or undefined when that file does not exist (nothing damaged)
+   */
+  corrupt(id: string, file: StoreFile, at: number): Promise<string | undefined>;
   pause(id: string): Promise<void>;
   resume(id: string): Promise<void>;
   partition(groups: readonly (readonly string[])[]): void;

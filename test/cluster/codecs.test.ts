@@ -10,6 +10,7 @@ import {
 import { decodeEntry, encodeEntry, stampEntry } from '../../src/cluster-broker/cluster/entry-codec.js';
 import { carry, decodeApp, encodeApp, withAppMessages } from '../../src/cluster-broker/cluster/peer-wire.js';
 import { decodeEvent, encodeEvent } from '../../src/cluster-broker/core/event-codec.js';
+import { UnsafeNumberError } from '../../src/cluster-broker/replication/safe-numbers.js';
 import { binaryWireCodec } from '../../src/cluster-broker/replication/wire-binary.js';
 
 describe('cluster entries', () => {
@@ -85,5 +86,21 @@ describe('member messages on the replication transport', () => {
     expect(decodeApp(encodeApp(status))).toEqual(status);
     const hb = { type: 'heartbeat' as const, from: 'n1', to: 'n2', term: 4, commit: 9 };
     expect(codec.decodeMessage(codec.encodeMessage(hb))).toEqual(hb);
+  });
+
+  it('a member status with a term or commit index outside the safe integers is refused', () => {
+    const base = {
+      host: 'h',
+      port: 1,
+      scheme: 'amqp' as const,
+      serving: true,
+      leaderId: null,
+      term: 3,
+      commitIndex: 4,
+    };
+    for (const bad of [{ term: 2 ** 53 }, { commitIndex: 2 ** 53 + 2 }, { term: -1 }]) {
+      const m = { kind: 'status' as const, from: 'n1', to: 'n2', status: { ...base, ...bad } };
+      expect(() => decodeApp(encodeApp(m))).toThrow(UnsafeNumberError);
+    }
   });
 });

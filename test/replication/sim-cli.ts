@@ -1,7 +1,8 @@
 /**
  * Soak runner for the deterministic Raft simulation.
  *   tsx test/replication/sim-cli.ts --seeds 100000 [--start 1] [--nodes 3|5|mixed]
- *       [--fault-ms 3000] [--unsafe skip-up-to-date|commit-old-terms|send-before-sync]
+ *       [--fault-ms 3000] [--no-corruption]
+ *       [--unsafe skip-up-to-date|commit-old-terms|send-before-sync|ignore-recovery]
  *       [--seed S --trace 400]     (replay one seed and print its trace)
  */
 import { runSeed, type SimOptions } from './sim/simulation.js';
@@ -17,6 +18,8 @@ const base: Omit<SimOptions, 'seed'> = {
   ...(unsafeName === 'skip-up-to-date' ? { unsafe: { skipUpToDateCheck: true } } : {}),
   ...(unsafeName === 'commit-old-terms' ? { unsafe: { commitOldTermsByCount: true } } : {}),
   ...(unsafeName === 'send-before-sync' ? { sendBeforeSync: true } : {}),
+  ...(unsafeName === 'ignore-recovery' ? { unsafe: { ignoreRecovery: true } } : {}),
+  ...(process.argv.includes('--no-corruption') ? { corruption: false } : {}),
 };
 const nodesArg = arg('nodes') ?? 'mixed';
 const nodesFor = (seed: number): number =>
@@ -37,12 +40,14 @@ const maxReports = Number(arg('max-failures') ?? 5);
 const t0 = Date.now();
 let failures = 0;
 let steps = 0;
+let corruptions = 0;
 let lastReport = t0;
 const failed: number[] = [];
 const recoveries: number[] = [];
 for (let seed = start; seed < start + seeds; seed++) {
   const r = runSeed({ ...base, seed, nodes: nodesFor(seed) });
   steps += r.steps;
+  corruptions += r.corruptions;
   if (r.recoveryMs !== undefined) recoveries.push(r.recoveryMs);
   if (!r.ok) {
     failures++;
@@ -72,6 +77,7 @@ console.log(
     seconds: Number(secs.toFixed(1)),
     seedsPerMinute: Math.round((seeds / secs) * 60),
     steps,
+    corruptions,
     // simulated time from healing to a new entry applied on every member
     recoveryMs: {
       p50: recoveries.sort((a, b) => a - b)[Math.floor(recoveries.length / 2)] ?? null,

@@ -40,6 +40,16 @@ describe('replication: deterministic simulation', () => {
     expect(failures[0]!.trace!.length).toBeGreaterThan(10);
   });
 
+  it("flips bytes of stopped members' stores, and catches a member that acts on what it lost", () => {
+    const safe = runRange(1, 300);
+    expect(safe.filter((r) => !r.ok)).toEqual([]);
+    expect(safe.reduce((n, r) => n + r.corruptions, 0)).toBeGreaterThan(100);
+    // the same seeds with members that vote and acknowledge as if their store were intact
+    const failures = runRange(1, 300, { unsafe: { ignoreRecovery: true } }).filter((r) => !r.ok);
+    expect(failures.length).toBeGreaterThan(0);
+    expect(failures[0]!.error).toMatch(/^safety/);
+  }, 120_000);
+
   it('catches a driver that sends before its writes are durable', () => {
     const failures = runRange(1, 1000, { sendBeforeSync: true }).filter((r) => !r.ok);
     expect(failures.length).toBeGreaterThan(0);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { UnsafeNumberError } from '../../src/cluster-broker/replication/safe-numbers.js';
 import type { Message } from '../../src/cluster-broker/replication/types.js';
 import { amqpWireCodec, type WireCodec } from '../../src/cluster-broker/replication/wire.js';
 import { binaryWireCodec } from '../../src/cluster-broker/replication/wire-binary.js';
@@ -32,6 +33,21 @@ const samples: Message[] = [
   },
   { type: 'vote', from: 'n3', to: 'n1', term: 2 ** 31 + 5, pre: true, lastIndex: 3, lastTerm: 1 },
   { type: 'vote-response', from: 'n1', to: 'n3', term: 1, pre: false, granted: true },
+  // the recovery flags (issue 10): a recovering follower's answer, a blank member's vote traffic
+  {
+    type: 'append-response',
+    from: 'n2',
+    to: 'n1',
+    term: 7,
+    success: true,
+    matchIndex: 12,
+    rejectedPrev: 0,
+    hintIndex: 0,
+    recovering: true,
+  },
+  { type: 'vote', from: 'n3', to: 'n1', term: 1, pre: true, lastIndex: 0, lastTerm: 0, blank: true },
+  { type: 'vote-response', from: 'n1', to: 'n3', term: 1, pre: true, granted: true, blank: true },
+  { type: 'heartbeat', from: 'n1', to: 'n2', term: 4, commit: 9, recovered: true },
   {
     type: 'snapshot',
     from: 'n1',
@@ -71,5 +87,36 @@ describe.each(codecs)('replication wire codec (%s)', (_name, codec) => {
 
   it('rejects garbage', () => {
     expect(() => codec.decodeMessage(new Uint8Array([0xff, 1]))).toThrow();
+  });
+
+  it('refuses terms and indexes outside the safe integers (a term of 2^53 could never be incremented)', () => {
+    const unsafe: Message[] = [
+      { type: 'vote', from: 'n3', to: 'n1', term: 2 ** 53, pre: false, lastIndex: 3, lastTerm: 1 },
+      { type: 'heartbeat', from: 'n1', to: 'n2', term: 2, commit: 2 ** 53 + 2 },
+      { ...withLarge, entries: [{ index: 11, term: 2 ** 60, data: null }] },
+      {
+        type: 'append-response',
+        from: 'n2',
+        to: 'n1',
+        term: 1,
+        success: true,
+        matchIndex: -1,
+        rejectedPrev: 0,
+        hintIndex: 0,
+      },
+      {
+        type: 'snapshot',
+        from: 'n1',
+        to: 'n2',
+        term: 1,
+        snapshot: { index: 1.5, term: 1, data: new Uint8Array(0) },
+      },
+    ];
+    for (const m of unsafe) {
+      expect(() => codec.decodeMessage(codec.encodeMessage(m))).toThrow(UnsafeNumberError);
+    }
+    expect(() => codec.decodeMessage(codec.encodeMessage(unsafe[0]!))).toThrow(
+      /term 9007199254740992 .*refused/,
+    );
   });
 });

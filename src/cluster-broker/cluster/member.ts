@@ -257,6 +257,7 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
       ...(clusterSecret ? { secret: clusterSecret } : {}),
       ...(clusterTls ? { tls: clusterTls } : {}),
       dataDir: join(dataDir, 'raft'),
+      quarantineDir: join(dataDir, 'quarantine'),
       stateMachine: sm,
       codec: withAppMessages(binaryWireCodec, onApp),
       raft: { electionTimeoutMin: 400, electionTimeoutMax: 800, heartbeatInterval: 50, ...raft },

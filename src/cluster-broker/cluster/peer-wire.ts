@@ -12,6 +12,7 @@
  * to the codec's `consume`, which passes it to `onApp`.
  */
 import { ByteReader, ByteWriter } from '../core/binary.js';
+import { isCountable, UnsafeNumberError } from '../replication/safe-numbers.js';
 import type { Message } from '../replication/types.js';
 import type { WireCodec } from '../replication/wire.js';
 
@@ -56,7 +57,14 @@ export function decodeApp(bytes: Uint8Array): AppMessage {
   const from = r.str();
   const to = r.str();
   if (kind === KIND_FORWARD) return { kind: 'forward', from, to, request: bytes.slice(r.offset) };
-  if (kind === KIND_STATUS) return { kind: 'status', from, to, status: JSON.parse(r.str()) as MemberStatus };
+  if (kind === KIND_STATUS) {
+    const status = JSON.parse(r.str()) as MemberStatus;
+    // a term or commit index we cannot count with is refused, never adopted (safe-numbers.ts)
+    if (!isCountable(status.term)) throw new UnsafeNumberError('member status', 'term', status.term);
+    if (!isCountable(status.commitIndex))
+      throw new UnsafeNumberError('member status', 'commitIndex', status.commitIndex);
+    return { kind: 'status', from, to, status };
+  }
   throw new Error(`unknown member message kind ${kind}`);
 }
 

@@ -9,8 +9,10 @@
  *   rejoining (a follower reads it from the leader's status message, a leader from its own
  *   commit once it committed an entry of its term), and once the release of every consumer this
  *   member holds in the replicated state (earlier incarnations; its own closed links after a loss
- *   of quorum) has committed.
+ *   of quorum) has committed, and once the replica finished recovering a damaged or blank store
+ *   (docs/production.md).
  */
+import type { RecoveryReason } from '../replication/types.js';
 import type { ClusterBackend } from './cluster-backend.js';
 import type { Membership } from './membership.js';
 
@@ -22,6 +24,8 @@ export interface ReplicaView {
   readonly term: number;
   readonly commitIndex: number;
   readonly appliedIndex: number;
+  /** Still recovering a damaged or blank store (no votes, acks not counted): not caught up yet. */
+  readonly recovering: RecoveryReason | null;
 }
 
 export interface ServingWatchOptions {
@@ -80,7 +84,7 @@ export class ServingWatch {
         if (st && st.term === r.term) this.target = st.commitIndex;
       }
     }
-    if (this.target === undefined || r.appliedIndex < this.target) {
+    if (this.target === undefined || r.appliedIndex < this.target || r.recovering !== null) {
       this.backend.setServing(false, 'not quorate: catching up with the cluster');
       return;
     }

@@ -22,6 +22,7 @@ import type {
   Message,
   RaftConfig,
   Ready,
+  RecoveryReason,
   Role,
   Snapshot,
   SnapshotMessage,
@@ -72,6 +73,10 @@ export class RaftCore {
   private snapshotToRestore: Snapshot | undefined;
   private truncateFromPending: number | undefined;
   private lastSoft: SoftState;
+  /** Lost promises are possible (HardState.recovering): no votes, no campaign, acks not counted. */
+  private recovering: RecoveryReason | null;
+  /** While blank: the peers that said they are blank too. */
+  private readonly blankPeers = new Set<string>();
 
   constructor(config: RaftConfig, initial: InitialState, now: number) {
     this.id = config.id;
@@ -91,6 +96,7 @@ export class RaftCore {
     this.unsafe = config.unsafe ?? {};
     this.term = initial.hardState.term;
     this.vote = initial.hardState.vote;
+    this.recovering = this.unsafe.ignoreRecovery ? null : (initial.hardState.recovering ?? null);
     this.log = new RaftLog(initial.snapshot, initial.entries);
     this.commit = this.log.snapshotIndex;
     this.applied = this.log.snapshotIndex;
@@ -118,6 +124,10 @@ export class RaftCore {
   }
   get votedFor(): string | null {
     return this.vote;
+  }
+  /** Why this member is still recovering (takes no part in votes or commits), or null. */
+  get recoveringReason(): RecoveryReason | null {
+    return this.recovering;
   }
   isLeader(): boolean {
     return this.role === 'leader';
@@ -180,7 +190,10 @@ export class RaftCore {
       }
       return;
     }
-    if (now >= this.electionDeadline) this.campaign();
+    if (now < this.electionDeadline) return;
+    // A damaged member may have voted in a term it no longer knows: it must not even vote for itself.
+    if (this.recovering === 'damaged') this.resetElectionDeadline();
+    else this.campaign();
   }
 
   /**
@@ -228,6 +241,7 @@ export class RaftCore {
   step(m: Message, now: number): void {
     this.now = now;
     if (m.to !== this.id || !this.members.includes(m.from) || m.from === this.id) return;
+    if ((m.type === 'vote' || m.type === 'vote-response') && m.blank) this.noteBlankPeer(m.from);
     if (m.term > this.term) {
       if (m.type === 'vote') {
         if (!m.pre) {
@@ -314,7 +328,7 @@ export class RaftCore {
     if (this.role === 'leader') for (const p of this.peers) this.sendAppend(p);
     const entries = this.log.takeUnpersisted();
     const hardState: HardState | undefined = this.hardStateDirty
-      ? { term: this.term, vote: this.vote }
+      ? { term: this.term, vote: this.vote, ...(this.recovering ? { recovering: this.recovering } : {}) }
       : undefined;
     this.hardStateDirty = false;
     const persist = {
@@ -414,6 +428,9 @@ export class RaftCore {
   }
 
   private becomeLeader(): void {
+    // only a blank member campaigns while recovering, and only candidates with empty logs win its
+    // vote: winning proves the cluster's log is empty, so there is nothing it could have lost
+    if (this.recovering) this.finishRecovery();
     this.role = 'leader';
     this.leader = this.id;
     this.votes.clear();
@@ -436,14 +453,28 @@ export class RaftCore {
       pre,
       lastIndex: this.log.lastIndex(),
       lastTerm: this.log.lastTerm(),
+      ...(this.recovering === 'blank' ? { blank: true } : {}),
     };
   }
 
   private voteResponse(to: string, pre: boolean, granted: boolean, term: number): VoteResponseMessage {
-    return { type: 'vote-response', from: this.id, to, term, pre, granted };
+    return {
+      type: 'vote-response',
+      from: this.id,
+      to,
+      term,
+      pre,
+      granted,
+      ...(this.recovering === 'blank' ? { blank: true } : {}),
+    };
   }
 
   private handleVote(m: VoteMessage): void {
+    if (this.recovering && !(this.recovering === 'blank' && m.lastIndex === 0 && m.lastTerm === 0)) {
+      // it may have promised this vote, or acknowledged entries the candidate lacks, and lost the record
+      this.send(this.voteResponse(m.from, m.pre, false, this.term));
+      return;
+    }
     const canVote =
       this.vote === m.from || (this.vote === null && this.leader === null) || (m.pre && m.term > this.term);
     const leaseBlocks = m.pre && this.inLease();
@@ -497,7 +528,25 @@ export class RaftCore {
       matchIndex,
       rejectedPrev,
       hintIndex,
+      ...(this.recovering ? { recovering: true } : {}),
     };
+  }
+
+  /**
+   * A majority of blank stores (this one included) means a new cluster: under the fault model (a
+   * majority of the members has caught up at least once since the cluster was created) no
+   * majority can have lost its stores, so none of us has promises to keep. Without this, a new
+   * cluster whose first entries reached only a minority would wait forever.
+   */
+  private noteBlankPeer(peer: string): void {
+    if (this.recovering !== 'blank') return;
+    this.blankPeers.add(peer);
+    if (this.blankPeers.size + 1 >= this.quorum) this.finishRecovery();
+  }
+
+  private finishRecovery(): void {
+    this.recovering = null;
+    this.hardStateDirty = true;
   }
 
   private handleAppend(m: AppendMessage): void {
@@ -544,6 +593,9 @@ export class RaftCore {
     const lastNew = prevIndex + entries.length;
     const newCommit = Math.min(m.commit, lastNew);
     if (newCommit > this.commit) this.commit = newCommit;
+    // a blank member: a leader whose log starts in its own term had nothing committed before it
+    if (this.recovering === 'blank' && m.prevIndex === 0 && m.entries[0]?.term === m.term)
+      this.finishRecovery();
     this.send(this.appendResponse(m.from, true, lastNew, 0, 0));
   }
 
@@ -554,6 +606,7 @@ export class RaftCore {
     // m.commit <= our acknowledged match, so we hold those entries and they match the leader's
     const c = Math.min(m.commit, this.log.lastIndex());
     if (c > this.commit) this.commit = c;
+    if (m.recovered && this.recovering) this.finishRecovery();
     this.eagerOutbox.push({ type: 'heartbeat-response', from: this.id, to: m.from, term: this.term });
   }
 
@@ -641,6 +694,27 @@ export class RaftCore {
     if (!pr) return;
     pr.lastHeard = this.now;
     pr.lastProgress = this.now;
+    if (m.recovering) {
+      const holds = m.success ? m.matchIndex : m.hintIndex;
+      if (holds < pr.match) {
+        // it lost entries it had acknowledged (a damaged store, maybe again after we declared it
+        // caught up): it must catch up to what we have committed by now
+        pr.recovering = true;
+        pr.recoveryDeclared = false;
+        pr.recoveryTarget = Math.max(pr.recoveryTarget, this.commit);
+        pr.match = Math.max(0, holds);
+        pr.becomeProbe(pr.match + 1);
+        this.sendAppend(m.from);
+        return;
+      }
+      if (!pr.recovering && !pr.recoveryDeclared) {
+        pr.recovering = true;
+        pr.recoveryTarget = this.commit;
+      }
+    } else if (pr.recovering) {
+      // it finished recovering by itself (a blank member that found the cluster new)
+      pr.recovering = false;
+    }
     if (m.success) {
       const before = pr.match;
       const advanced = pr.acknowledge(m.matchIndex);
@@ -649,6 +723,7 @@ export class RaftCore {
       else if (pr.mode === 'replicate' && pr.next <= pr.match) pr.next = pr.match + 1;
       // a follower that acknowledged entries already committed (by the others) learns it now
       if (advanced && !this.maybeCommit() && this.commit > before) this.sendHeartbeat(m.from);
+      if (m.recovering) this.maybeEndRecovery(m.from, pr);
       this.sendAppend(m.from);
       return;
     }
@@ -659,10 +734,37 @@ export class RaftCore {
     this.sendAppend(m.from);
   }
 
+  /**
+   * A recovering follower has caught up once it holds everything we had committed when we learned
+   * it was recovering (commits counted with acknowledgements it lost included) and our current
+   * commit, which covers an entry of our own term, committed by a majority without it: so we are
+   * no stale leader, and our term is past any vote it may have cast and forgotten. We tell it in
+   * a heartbeat; until it has heard, it keeps saying it is recovering and we check again.
+   */
+  private maybeEndRecovery(to: string, pr: Progress): void {
+    if (pr.match < pr.recoveryTarget || pr.match < this.commit) return;
+    if (this.log.term(this.commit) !== this.term) return;
+    // once declared, its later (or delayed) recovering answers only get the news again: going
+    // back to ignoring its unflagged answers could wait forever for a flag it no longer sends
+    pr.recovering = false;
+    pr.recoveryDeclared = true;
+    this.eagerOutbox.push({
+      type: 'heartbeat',
+      from: this.id,
+      to,
+      term: this.term,
+      commit: Math.min(pr.match, this.commit),
+      recovered: true,
+    });
+    this.maybeCommit();
+  }
+
   /** Advance the commit index if a quorum holds more; true when it moved (followers told). */
   private maybeCommit(): boolean {
     const matches = [this.log.durable];
-    for (const pr of this.progress.values()) matches.push(pr.match);
+    // a recovering follower's acks do not count (it may have acknowledged to a stale leader, or
+    // lost what it acknowledged before): it keeps the leader in office but commits nothing
+    for (const pr of this.progress.values()) matches.push(pr.recovering ? 0 : pr.match);
     matches.sort((a, b) => b - a);
     const n = matches[this.quorum - 1]!;
     if (n <= this.commit) return false;

@@ -1,16 +1,23 @@
 /**
  * Durable storage of one member in a directory:
- *   meta.json  cluster id, member id, term, vote; replaced atomically (temp, fsync, rename, fsync dir)
+ *   meta.json  cluster id, member id, term, vote, recovering, crc; replaced atomically (temp,
+ *              fsync, rename, fsync dir)
  *   snapshot   crc-checked snapshot (index, term, data); replaced atomically the same way
  *   log        append-only CRC-checked records (log-records.ts); a torn tail is cut on recovery;
  *              compaction rewrites it (temp + rename) starting with a base record = the snapshot
+ *
+ * Damage (a corrupt log record, meta.json or snapshot) is never cut silently: every file of the
+ * store is moved to `quarantineDir/<time>/`, the intact part is written back, and the member
+ * starts recovering (HardState.recovering = 'damaged'): it may have lost votes it cast or entries
+ * it acknowledged, so it takes no part in votes or commits until it has caught up from a leader
+ * (core.ts). A store that does not exist yet starts as 'blank' (docs/production.md).
  *
  * `persist(ops)` makes one Ready's writes durable: the snapshot (if any) first, then the log
  * records in ONE write and ONE fdatasync (group commit: every entry the core batched into the
  * Ready), then the metadata. With `groupCommit: false` every entry gets its own write + fsync
  * (for comparison in the benchmark).
  */
-import { type FileHandle, mkdir, open, readFile, rename } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readFile, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { DIR_MODE, FILE_MODE } from '../store/file-modes.js';
@@ -18,8 +25,9 @@ import { LatencyHistogram } from '../store/latency-histogram.js';
 import { ReplicationError } from './errors.js';
 import { baseRecord, entryRecord, parseLog, truncateRecord } from './log-records.js';
 import type { Logger } from './logger.js';
+import { isCountable } from './safe-numbers.js';
 import { StoreImage } from './store-image.js';
-import type { HardState, InitialState, PersistOps, Snapshot } from './types.js';
+import type { HardState, InitialState, PersistOps, RecoveryReason, Snapshot } from './types.js';
 
 export interface FileStorageOptions {
   readonly dir: string;
@@ -28,6 +36,8 @@ export interface FileStorageOptions {
   /** Default true. */
   readonly groupCommit?: boolean;
   readonly logger?: Logger;
+  /** Where damaged files are moved (a `<time>/` directory per recovery). Default `<dir>/quarantine`. */
+  readonly quarantineDir?: string;
 }
 
 interface Meta {
@@ -35,6 +45,53 @@ interface Meta {
   memberId: string;
   term: number;
   vote: string | null;
+  recovering?: RecoveryReason;
+}
+
+/** What recovery found damaged, and where it put the damaged files. */
+export interface StoreDamage {
+  readonly file: 'meta.json' | 'snapshot' | 'log';
+  /** Byte offset of the first bad log record. */
+  readonly offset?: number;
+  readonly reason: string;
+  readonly quarantinedTo: string;
+}
+
+const STORE_FILES = ['meta.json', 'snapshot', 'log'] as const;
+
+function metaCrc(m: Meta): number {
+  return crc32(JSON.stringify([m.clusterId, m.memberId, m.term, m.vote, m.recovering ?? null]));
+}
+
+function encodeMeta(m: Meta): Buffer {
+  return Buffer.from(JSON.stringify({ ...m, crc: metaCrc(m) }));
+}
+
+/** The metadata, or why it cannot be trusted. */
+function decodeMeta(b: Buffer): Meta | string {
+  let v: unknown;
+  try {
+    v = JSON.parse(b.toString('utf8'));
+  } catch {
+    return 'not valid JSON';
+  }
+  const o = v as Partial<Meta> & { crc?: unknown };
+  if (typeof o !== 'object' || o === null) return 'not an object';
+  if (typeof o.clusterId !== 'string' || typeof o.memberId !== 'string') return 'no cluster or member id';
+  if (typeof o.term !== 'number' || !isCountable(o.term))
+    return `term ${String(o.term)} is not a safe integer`;
+  if (o.vote !== null && typeof o.vote !== 'string') return 'bad vote';
+  if (o.recovering !== undefined && o.recovering !== 'damaged' && o.recovering !== 'blank')
+    return 'bad recovering mark';
+  const meta: Meta = {
+    clusterId: o.clusterId,
+    memberId: o.memberId,
+    term: o.term,
+    vote: o.vote ?? null,
+    ...(o.recovering ? { recovering: o.recovering } : {}),
+  };
+  if (o.crc !== metaCrc(meta)) return 'checksum mismatch';
+  return meta;
 }
 
 async function fsyncDir(dir: string): Promise<void> {
@@ -80,12 +137,15 @@ function encodeSnapshot(s: Snapshot): Buffer {
   return out;
 }
 
-function decodeSnapshot(b: Buffer): Snapshot {
+/** The snapshot, or why it cannot be trusted. */
+function decodeSnapshot(b: Buffer): Snapshot | string {
   const body = b.subarray(4);
-  if (b.length < 20 || crc32(body) !== b.readUInt32BE(0)) {
-    throw new ReplicationError('amqp:internal-error', 'snapshot file is corrupt');
-  }
-  return { index: body.readDoubleBE(0), term: body.readDoubleBE(8), data: new Uint8Array(body.subarray(16)) };
+  if (b.length < 20 || crc32(body) !== b.readUInt32BE(0)) return 'checksum mismatch';
+  const index = body.readDoubleBE(0);
+  const term = body.readDoubleBE(8);
+  if (!isCountable(index) || !isCountable(term))
+    return `index ${index} / term ${term} outside the safe integers`;
+  return { index, term, data: new Uint8Array(body.subarray(16)) };
 }
 
 export class FileStorage {
@@ -101,8 +161,10 @@ export class FileStorage {
   readonly stats = { fsyncs: 0, writes: 0, bytes: 0 };
   /** Durations of the log's fsyncs (monitoring). */
   readonly fsyncLatency = new LatencyHistogram();
-  /** Bytes cut from a torn/corrupt log tail at recovery. */
+  /** Bytes cut from a torn log tail at recovery. */
   truncatedBytes = 0;
+  /** Set when recovery found corruption and quarantined the store's files. */
+  damage: StoreDamage | undefined;
 
   private constructor(private readonly opts: FileStorageOptions) {
     this.logPath = path.join(opts.dir, 'log');
@@ -168,8 +230,14 @@ export class FileStorage {
   }
 
   private async writeMeta(hs: HardState): Promise<void> {
-    this.meta = { ...this.meta, term: hs.term, vote: hs.vote };
-    await writeAtomic(this.metaPath, Buffer.from(JSON.stringify(this.meta)));
+    const { recovering: _r, ...rest } = this.meta;
+    this.meta = {
+      ...rest,
+      term: hs.term,
+      vote: hs.vote,
+      ...(hs.recovering ? { recovering: hs.recovering } : {}),
+    };
+    await writeAtomic(this.metaPath, encodeMeta(this.meta));
     this.stats.fsyncs += 2;
   }
 
@@ -192,34 +260,134 @@ export class FileStorage {
 
   private async recover(): Promise<void> {
     const { dir, clusterId, memberId } = this.opts;
+    const log = this.opts.logger;
     await mkdir(dir, { recursive: true, mode: DIR_MODE });
+    const damaged: { file: StoreDamage['file']; offset?: number; reason: string }[] = [];
     const metaBuf = await readIfExists(this.metaPath);
-    if (metaBuf) {
-      this.meta = JSON.parse(metaBuf.toString('utf8')) as Meta;
-      if (this.meta.clusterId !== clusterId || this.meta.memberId !== memberId) {
-        throw new ReplicationError(
-          'amqp:internal-error',
-          `store in ${dir} belongs to member ${this.meta.memberId} of cluster ${this.meta.clusterId}`,
-        );
-      }
-    } else {
-      this.meta = { clusterId, memberId, term: 0, vote: null };
-      await writeAtomic(this.metaPath, Buffer.from(JSON.stringify(this.meta)));
-    }
-    this.image.hardState = { term: this.meta.term, vote: this.meta.vote };
     const snapBuf = await readIfExists(this.snapPath);
-    if (snapBuf) this.image.apply({ kind: 'snapshot', snapshot: decodeSnapshot(snapBuf) });
     const logBuf = (await readIfExists(this.logPath)) ?? Buffer.alloc(0);
-    const { ops, validLength } = parseLog(logBuf);
-    for (const op of ops) this.image.apply(op);
-    this.fh = await open(this.logPath, 'a', FILE_MODE);
-    if (validLength < logBuf.length) {
-      this.truncatedBytes = logBuf.length - validLength;
-      this.opts.logger?.warn?.({ dir, bytes: this.truncatedBytes }, 'replication: cut a torn log tail');
-      await this.fh.truncate(validLength);
-      await this.fh.sync();
+    const blank = metaBuf === undefined && snapBuf === undefined && logBuf.length === 0;
+
+    let meta: Meta | undefined;
+    if (metaBuf) {
+      const m = decodeMeta(metaBuf);
+      if (typeof m === 'string') damaged.push({ file: 'meta.json', reason: m });
+      else meta = m;
+    } else if (!blank) {
+      damaged.push({ file: 'meta.json', reason: 'missing next to a log or snapshot' });
     }
-    if (this.image.recover()) await this.rewriteLog();
+    if (meta && (meta.clusterId !== clusterId || meta.memberId !== memberId)) {
+      throw new ReplicationError(
+        'amqp:internal-error',
+        `store in ${dir} belongs to member ${meta.memberId} of cluster ${meta.clusterId}`,
+      );
+    }
+    let snapOk = true;
+    if (snapBuf) {
+      const snap = decodeSnapshot(snapBuf);
+      if (typeof snap === 'string') {
+        damaged.push({ file: 'snapshot', reason: snap });
+        snapOk = false;
+      } else {
+        this.image.apply({ kind: 'snapshot', snapshot: snap });
+      }
+    }
+    const parsed = parseLog(logBuf);
+    let validLength = parsed.validLength;
+    if (parsed.damage?.kind === 'corrupt') {
+      damaged.push({ file: 'log', offset: parsed.damage.offset, reason: parsed.damage.reason });
+    }
+    for (const op of parsed.ops) {
+      try {
+        this.image.apply(op);
+      } catch (err) {
+        damaged.push({ file: 'log', reason: (err as Error).message });
+        break;
+      }
+    }
+    if (!snapOk) {
+      // the log after a compaction starts at the lost snapshot: nothing of it can be applied
+      this.image.base = { index: 0, term: 0 };
+      this.image.entries = [];
+    }
+
+    if (damaged.length > 0) {
+      const lastTerm = Math.max(
+        this.image.snapshot?.term ?? 0,
+        this.image.termAt(this.image.lastIndex()) ?? 0,
+      );
+      this.meta = meta
+        ? { ...meta, recovering: 'damaged' }
+        : { clusterId, memberId, term: lastTerm, vote: null, recovering: 'damaged' };
+      const to = await this.quarantine();
+      this.damage = { ...damaged[0]!, quarantinedTo: to };
+      if (this.image.snapshot) await writeAtomic(this.snapPath, encodeSnapshot(this.image.snapshot));
+      this.image.recover();
+      await this.rewriteLog();
+      await writeAtomic(this.metaPath, encodeMeta(this.meta));
+      log?.error?.(
+        {
+          dir,
+          damaged,
+          quarantinedTo: to,
+          keptSnapshot: this.image.snapshot?.index ?? null,
+          keptLastIndex: this.image.lastIndex(),
+          term: this.meta.term,
+        },
+        'replication: store damaged; its files were moved to quarantine and the member rejoins as recovering (no votes, its acknowledgements do not count) until it has caught up from the leader',
+      );
+      validLength = -1;
+    } else if (meta) {
+      this.meta = meta;
+    } else {
+      this.meta = { clusterId, memberId, term: 0, vote: null, recovering: 'blank' };
+      await writeAtomic(this.metaPath, encodeMeta(this.meta));
+      log?.info?.(
+        { dir },
+        'replication: new store; the member votes only for candidates with empty logs until it has caught up from a leader (it cannot tell a new cluster from an emptied data dir)',
+      );
+    }
+    this.image.hardState = {
+      term: this.meta.term,
+      vote: this.meta.vote,
+      ...(this.meta.recovering ? { recovering: this.meta.recovering } : {}),
+    };
+    if (validLength >= 0) {
+      this.fh = await open(this.logPath, 'a', FILE_MODE);
+      if (validLength < logBuf.length) {
+        this.truncatedBytes = logBuf.length - validLength;
+        log?.warn?.(
+          { file: this.logPath, offset: validLength, bytes: this.truncatedBytes },
+          'replication: cut a torn log tail (an append interrupted by a crash)',
+        );
+        await this.fh.truncate(validLength);
+        await this.fh.sync();
+      }
+      if (this.image.recover()) await this.rewriteLog();
+    }
+    if (damaged.length === 0 && meta?.recovering) {
+      log?.warn?.(
+        { dir, recovering: this.meta.recovering },
+        'replication: still recovering from an earlier start; no votes until caught up from the leader',
+      );
+    }
     this.initial = this.image.toInitialState();
+  }
+
+  /** Move every file of the store into a fresh `<quarantine>/<time>/` directory; returns it. */
+  private async quarantine(): Promise<string> {
+    const root = this.opts.quarantineDir ?? path.join(this.opts.dir, 'quarantine');
+    const to = path.join(root, new Date().toISOString().replace(/[:.]/g, '-'));
+    await mkdir(to, { recursive: true, mode: DIR_MODE });
+    for (const f of STORE_FILES) {
+      const from = path.join(this.opts.dir, f);
+      const exists = await stat(from).then(
+        () => true,
+        () => false,
+      );
+      if (exists) await rename(from, path.join(to, f));
+    }
+    await fsyncDir(this.opts.dir);
+    return to;
   }
 }

@@ -12,7 +12,7 @@ export {
 export { type ClusterTlsOptions, loadClusterTls } from './cluster-tls.js';
 export { type ProposalStatus, RaftCore } from './core.js';
 export { NotLeaderError, ProposalOutcomeError, ReplicationError } from './errors.js';
-export { FileStorage, type FileStorageOptions } from './file-storage.js';
+export { FileStorage, type FileStorageOptions, type StoreDamage } from './file-storage.js';
 export { FrameSplitter, fragments, MEMBER_MAX_FRAME } from './framing.js';
 export { HANDSHAKE_MAX_FRAME } from './handshake.js';
 export type { Logger } from './logger.js';
@@ -23,6 +23,7 @@ export {
   type ReplicaOptions,
   type StateMachine,
 } from './replica.js';
+export { assertSafeMessage, isCountable, UnsafeNumberError } from './safe-numbers.js';
 export { persistToOps, StoreImage, type StoreOp } from './store-image.js';
 export {
   HANDSHAKE_TIMEOUT_MS,
@@ -39,6 +40,7 @@ export type {
   PersistOps,
   RaftConfig,
   Ready,
+  RecoveryReason,
   Role,
   Snapshot,
   SoftState,

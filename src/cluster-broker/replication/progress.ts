@@ -18,6 +18,12 @@ export class Progress {
   /** Time of the last append-response (replication is moving). */
   lastProgress: number;
   pendingSnapshot = 0;
+  /** The follower said it is recovering (lost promises possible): its match does not count. */
+  recovering = false;
+  /** Our commit index when we learned it is recovering: it must hold at least that much. */
+  recoveryTarget = 0;
+  /** We told it (in this term) that it has caught up; it may not have heard yet. */
+  recoveryDeclared = false;
   snapshotSentAt = Number.NEGATIVE_INFINITY;
 
   constructor(next: number, now: number) {

@@ -10,10 +10,10 @@ import type { LatencyHistogram } from '../store/latency-histogram.js';
 import type { ClusterTlsOptions } from './cluster-tls.js';
 import { RaftCore } from './core.js';
 import { ProposalOutcomeError, ReplicationError } from './errors.js';
-import { FileStorage } from './file-storage.js';
+import { FileStorage, type StoreDamage } from './file-storage.js';
 import type { Logger } from './logger.js';
 import { type PeerAddress, TcpTransport } from './tcp-transport.js';
-import type { Entry, RaftConfig, Ready, Role, Snapshot, SoftState } from './types.js';
+import type { Entry, RaftConfig, Ready, RecoveryReason, Role, Snapshot, SoftState } from './types.js';
 import { amqpWireCodec, type WireCodec } from './wire.js';
 
 /** The application replicated by the log (the broker's event applier). */
@@ -34,6 +34,8 @@ export interface ReplicaOptions {
   /** Where to listen; defaults to this member's own entry in `members`. */
   readonly listen?: PeerAddress;
   readonly dataDir: string;
+  /** Where a damaged store's files are moved (default `<dataDir>/quarantine`). */
+  readonly quarantineDir?: string;
   readonly stateMachine: StateMachine;
   /** Timeouts and flags of the core (ids and members come from above). */
   readonly raft?: Omit<RaftConfig, 'id' | 'members'>;
@@ -63,6 +65,8 @@ export interface ReplicaEvents {
   applied: (index: number) => void;
   /** Storage failed: the member stopped (it must not go on without durability). */
   error: (err: Error) => void;
+  /** The member finished recovering (HardState.recovering): it votes and counts toward commit again. */
+  recovered: () => void;
 }
 
 export interface Committed {
@@ -91,6 +95,7 @@ export class Replica extends EventEmitter<ReplicaEvents> {
   private wasQuorate = false;
   private lastTickAt = Number.POSITIVE_INFINITY;
   private lastRole: Role = 'follower';
+  private wasRecovering: RecoveryReason | null = null;
 
   private constructor(
     private readonly opts: ReplicaOptions,
@@ -107,12 +112,14 @@ export class Replica extends EventEmitter<ReplicaEvents> {
       init,
       this.clock(),
     );
+    this.wasRecovering = this.core.recoveringReason;
   }
 
   /** Recover the store, listen, connect to peers and start the timers. */
   static async start(opts: ReplicaOptions): Promise<Replica> {
     const storage = await FileStorage.open({
       dir: opts.dataDir,
+      ...(opts.quarantineDir !== undefined ? { quarantineDir: opts.quarantineDir } : {}),
       clusterId: opts.clusterId,
       memberId: opts.id,
       ...(opts.groupCommit !== undefined ? { groupCommit: opts.groupCommit } : {}),
@@ -164,6 +171,15 @@ export class Replica extends EventEmitter<ReplicaEvents> {
   /** Leader only: the highest index known replicated on `peer` (undefined on a follower). */
   matchIndexOf(peer: string): number | undefined {
     return this.core.matchIndexOf(peer);
+  }
+
+  /** Why this member still takes no part in votes or commits ('damaged' / 'blank'), or null. */
+  get recovering(): RecoveryReason | null {
+    return this.core.recoveringReason;
+  }
+  /** What recovery of the store found damaged (and where it put the files), if anything. */
+  get storeDamage(): StoreDamage | undefined {
+    return this.storage.damage;
   }
   /** See RaftCore.isQuorate: false means "stop serving clients now". */
   isQuorate(): boolean {
@@ -292,6 +308,20 @@ export class Replica extends EventEmitter<ReplicaEvents> {
       this.emit('role', r.softState);
     }
     this.core.advance(r);
+    const recovering = this.core.recoveringReason;
+    if (this.wasRecovering !== null && recovering === null) {
+      this.opts.logger?.warn?.(
+        {
+          member: this.id,
+          was: this.wasRecovering,
+          term: this.core.currentTerm,
+          commit: this.core.commitIndex,
+        },
+        'replication: recovery finished (caught up from the leader, or a new cluster); this member votes and counts toward commit again',
+      );
+      this.emit('recovered');
+    }
+    this.wasRecovering = recovering;
     this.maybeCompact();
     // advancing may commit (leader): tell followers now rather than with the next heartbeat
     for (const m of this.core.takeEagerMessages()) this.transport.send(m);

@@ -18,10 +18,26 @@ export interface Snapshot {
   readonly data: Uint8Array;
 }
 
+/**
+ * Why a member may have lost promises it made (votes cast, entries acknowledged), so that it must
+ * not act on them (docs/production.md, "Damaged cluster member"):
+ * - 'damaged': its store was corrupt and the damaged files were moved aside;
+ * - 'blank': its store did not exist (first start of a new cluster, or an emptied data dir: the
+ *   member cannot tell which by itself).
+ */
+export type RecoveryReason = 'damaged' | 'blank';
+
 /** What must survive a crash besides the log: the current term and the vote cast in it. */
 export interface HardState {
   readonly term: number;
   readonly vote: string | null;
+  /**
+   * Set while the member is recovering (see RecoveryReason): it grants no vote (a blank member
+   * only to a candidate whose log is empty too), does not campaign, and its acknowledgements do
+   * not count toward commit, until a leader tells it that it has caught up (core.ts). Durable, so
+   * a restart in the middle of catching up does not forget it.
+   */
+  readonly recovering?: RecoveryReason;
 }
 
 export type Role = 'follower' | 'pre-candidate' | 'candidate' | 'leader';
@@ -52,6 +68,8 @@ export interface AppendResponseMessage extends MessageBase {
   readonly matchIndex: number;
   readonly rejectedPrev: number;
   readonly hintIndex: number;
+  /** The follower is recovering (HardState.recovering): its match must not count toward commit. */
+  readonly recovering?: boolean;
 }
 
 /** RequestVote; `pre` marks a pre-vote (term is the candidate's term + 1, nobody changes state). */
@@ -60,12 +78,16 @@ export interface VoteMessage extends MessageBase {
   readonly pre: boolean;
   readonly lastIndex: number;
   readonly lastTerm: number;
+  /** The sender's store is blank (HardState.recovering 'blank'). */
+  readonly blank?: boolean;
 }
 
 export interface VoteResponseMessage extends MessageBase {
   readonly type: 'vote-response';
   readonly pre: boolean;
   readonly granted: boolean;
+  /** The sender's store is blank (HardState.recovering 'blank'). */
+  readonly blank?: boolean;
 }
 
 /**
@@ -76,6 +98,8 @@ export interface VoteResponseMessage extends MessageBase {
 export interface HeartbeatMessage extends MessageBase {
   readonly type: 'heartbeat';
   readonly commit: number;
+  /** The leader tells a recovering follower it has caught up (see HardState.recovering). */
+  readonly recovered?: boolean;
 }
 
 export interface HeartbeatResponseMessage extends MessageBase {
@@ -161,6 +185,8 @@ export interface UnsafeFlags {
   readonly skipUpToDateCheck?: boolean;
   /** Commit entries of earlier terms by counting replicas (Raft paper, figure 8). */
   readonly commitOldTermsByCount?: boolean;
+  /** Ignore HardState.recovering: a member that lost its store votes and acknowledges as if intact. */
+  readonly ignoreRecovery?: boolean;
 }
 
 export interface RaftConfig {

@@ -2,8 +2,13 @@
  * A compact hand-rolled binary WireCodec (fallback and comparison for the AMQP-value codec).
  * Layout: u8 type, then fields; numbers as f64 (exact for indexes/terms < 2^53), strings and
  * payloads as u32 length + bytes; a payload length of 0xffffffff means null (no-op entry).
+ * An append-response may end with one more byte (1: the follower is recovering), a vote or
+ * vote-response with one more byte (1: the sender's store is blank), a heartbeat with one more
+ * byte (1: the recovering follower has caught up). Decoding
+ * refuses terms and indexes outside the safe integers (UnsafeNumberError).
  */
 import { ReplicationError } from './errors.js';
+import { assertSafeMessage } from './safe-numbers.js';
 import type { Entry, Message } from './types.js';
 import type { WireCodec } from './wire.js';
 
@@ -99,6 +104,9 @@ class In {
   bool(): boolean {
     return this.u8() === 1;
   }
+  remaining(): number {
+    return this.buf.length - this.pos;
+  }
 }
 
 export const binaryWireCodec: WireCodec = {
@@ -127,15 +135,18 @@ export const binaryWireCodec: WireCodec = {
         o.num(m.matchIndex);
         o.num(m.rejectedPrev);
         o.num(m.hintIndex);
+        if (m.recovering) o.u8(1);
         break;
       case 'vote':
         o.u8(m.pre ? 1 : 0);
         o.num(m.lastIndex);
         o.num(m.lastTerm);
+        if (m.blank) o.u8(1);
         break;
       case 'vote-response':
         o.u8(m.pre ? 1 : 0);
         o.u8(m.granted ? 1 : 0);
+        if (m.blank) o.u8(1);
         break;
       case 'snapshot':
         o.num(m.snapshot.index);
@@ -144,6 +155,7 @@ export const binaryWireCodec: WireCodec = {
         break;
       case 'heartbeat':
         o.num(m.commit);
+        if (m.recovered) o.u8(1);
         break;
       case 'heartbeat-response':
         break;
@@ -152,48 +164,73 @@ export const binaryWireCodec: WireCodec = {
   },
 
   decodeMessage(bytes: Uint8Array): Message {
-    const i = new In(bytes);
-    const type = i.u8();
-    const from = i.str();
-    const to = i.str();
-    const term = i.num();
-    switch (type) {
-      case 1: {
-        const prevIndex = i.num();
-        const prevTerm = i.num();
-        const commit = i.num();
-        const n = i.num();
-        const entries: Entry[] = [];
-        for (let k = 0; k < n; k++) entries.push({ index: i.num(), term: i.num(), data: i.bytes() });
-        return { type: 'append', from, to, term, prevIndex, prevTerm, commit, entries };
-      }
-      case 2:
-        return {
-          type: 'append-response',
-          from,
-          to,
-          term,
-          success: i.bool(),
-          matchIndex: i.num(),
-          rejectedPrev: i.num(),
-          hintIndex: i.num(),
-        };
-      case 3:
-        return { type: 'vote', from, to, term, pre: i.bool(), lastIndex: i.num(), lastTerm: i.num() };
-      case 4:
-        return { type: 'vote-response', from, to, term, pre: i.bool(), granted: i.bool() };
-      case 5: {
-        const index = i.num();
-        const snapTerm = i.num();
-        const data = i.bytes() ?? new Uint8Array(0);
-        return { type: 'snapshot', from, to, term, snapshot: { index, term: snapTerm, data } };
-      }
-      case 6:
-        return { type: 'heartbeat', from, to, term, commit: i.num() };
-      case 7:
-        return { type: 'heartbeat-response', from, to, term };
-      default:
-        throw new ReplicationError('amqp:decode-error', `replication wire: unknown type ${type}`);
-    }
+    const m = decodeBinaryMessage(bytes);
+    assertSafeMessage('replication wire', m);
+    return m;
   },
 };
+
+function decodeBinaryMessage(bytes: Uint8Array): Message {
+  const i = new In(bytes);
+  const type = i.u8();
+  const from = i.str();
+  const to = i.str();
+  const term = i.num();
+  switch (type) {
+    case 1: {
+      const prevIndex = i.num();
+      const prevTerm = i.num();
+      const commit = i.num();
+      const n = i.num();
+      const entries: Entry[] = [];
+      for (let k = 0; k < n; k++) entries.push({ index: i.num(), term: i.num(), data: i.bytes() });
+      return { type: 'append', from, to, term, prevIndex, prevTerm, commit, entries };
+    }
+    case 2: {
+      const success = i.bool();
+      const matchIndex = i.num();
+      const rejectedPrev = i.num();
+      const hintIndex = i.num();
+      const recovering = i.remaining() > 0 && i.u8() === 1;
+      return {
+        type: 'append-response',
+        from,
+        to,
+        term,
+        success,
+        matchIndex,
+        rejectedPrev,
+        hintIndex,
+        ...(recovering ? { recovering: true } : {}),
+      };
+    }
+    case 3: {
+      const pre = i.bool();
+      const lastIndex = i.num();
+      const lastTerm = i.num();
+      const blank = i.remaining() > 0 && i.u8() === 1;
+      return { type: 'vote', from, to, term, pre, lastIndex, lastTerm, ...(blank ? { blank: true } : {}) };
+    }
+    case 4: {
+      const pre = i.bool();
+      const granted = i.bool();
+      const blank = i.remaining() > 0 && i.u8() === 1;
+      return { type: 'vote-response', from, to, term, pre, granted, ...(blank ? { blank: true } : {}) };
+    }
+    case 5: {
+      const index = i.num();
+      const snapTerm = i.num();
+      const data = i.bytes() ?? new Uint8Array(0);
+      return { type: 'snapshot', from, to, term, snapshot: { index, term: snapTerm, data } };
+    }
+    case 6: {
+      const commit = i.num();
+      const recovered = i.remaining() > 0 && i.u8() === 1;
+      return { type: 'heartbeat', from, to, term, commit, ...(recovered ? { recovered: true } : {}) };
+    }
+    case 7:
+      return { type: 'heartbeat-response', from, to, term };
+    default:
+      throw new ReplicationError('amqp:decode-error', `replication wire: unknown type ${type}`);
+  }
+}

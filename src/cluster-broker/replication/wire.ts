@@ -4,16 +4,19 @@
  * care how messages become bytes. (The connection handshake is the transport's: handshake.ts.)
  *
  *   append:          [1, from, to, term, prevIndex, prevTerm, commit, [[index, term, data|null], ...]]
- *   append-response: [2, from, to, term, success, matchIndex, rejectedPrev, hintIndex]
- *   vote:            [3, from, to, term, pre, lastIndex, lastTerm]
- *   vote-response:   [4, from, to, term, pre, granted]
+ *   append-response: [2, from, to, term, success, matchIndex, rejectedPrev, hintIndex, recovering?]
+ *   vote:            [3, from, to, term, pre, lastIndex, lastTerm, blank?]
+ *   vote-response:   [4, from, to, term, pre, granted, blank?]
  *   snapshot:        [5, from, to, term, index, snapTerm, data]
- *   heartbeat:       [6, from, to, term, commit]
+ *   heartbeat:       [6, from, to, term, commit, recovered?]
  *   heartbeat-resp:  [7, from, to, term]
+ *
+ * Decoding refuses terms and indexes outside the safe integers (UnsafeNumberError).
  */
 import { decodeValue, encodeValue } from '../../codec/index.js';
 import type { AmqpValue } from '../../codec/values.js';
 import { ReplicationError } from './errors.js';
+import { assertSafeMessage } from './safe-numbers.js';
 import type { Entry, Message } from './types.js';
 
 export interface WireCodec {
@@ -89,66 +92,116 @@ export const amqpWireCodec: WireCodec = {
           encodeEntries(m.entries),
         ]);
       case 'append-response':
-        return encodeValue([2, m.from, m.to, m.term, m.success, m.matchIndex, m.rejectedPrev, m.hintIndex]);
+        return encodeValue([
+          2,
+          m.from,
+          m.to,
+          m.term,
+          m.success,
+          m.matchIndex,
+          m.rejectedPrev,
+          m.hintIndex,
+          ...(m.recovering ? [true] : []),
+        ]);
       case 'vote':
-        return encodeValue([3, m.from, m.to, m.term, m.pre, m.lastIndex, m.lastTerm]);
+        return encodeValue([
+          3,
+          m.from,
+          m.to,
+          m.term,
+          m.pre,
+          m.lastIndex,
+          m.lastTerm,
+          ...(m.blank ? [true] : []),
+        ]);
       case 'vote-response':
-        return encodeValue([4, m.from, m.to, m.term, m.pre, m.granted]);
+        return encodeValue([4, m.from, m.to, m.term, m.pre, m.granted, ...(m.blank ? [true] : [])]);
       case 'snapshot':
         return encodeValue([5, m.from, m.to, m.term, m.snapshot.index, m.snapshot.term, m.snapshot.data]);
       case 'heartbeat':
-        return encodeValue([6, m.from, m.to, m.term, m.commit]);
+        return encodeValue([6, m.from, m.to, m.term, m.commit, ...(m.recovered ? [true] : [])]);
       case 'heartbeat-response':
         return encodeValue([7, m.from, m.to, m.term]);
     }
   },
 
   decodeMessage(bytes: Uint8Array): Message {
-    const f = list(decodeValue(bytes));
-    const from = str(f[1]);
-    const to = str(f[2]);
-    const term = num(f[3]);
-    switch (num(f[0])) {
-      case 1:
-        return {
-          type: 'append',
-          from,
-          to,
-          term,
-          prevIndex: num(f[4]),
-          prevTerm: num(f[5]),
-          commit: num(f[6]),
-          entries: decodeEntries(f[7]),
-        };
-      case 2:
-        return {
-          type: 'append-response',
-          from,
-          to,
-          term,
-          success: bool(f[4]),
-          matchIndex: num(f[5]),
-          rejectedPrev: num(f[6]),
-          hintIndex: num(f[7]),
-        };
-      case 3:
-        return { type: 'vote', from, to, term, pre: bool(f[4]), lastIndex: num(f[5]), lastTerm: num(f[6]) };
-      case 4:
-        return { type: 'vote-response', from, to, term, pre: bool(f[4]), granted: bool(f[5]) };
-      case 5:
-        return {
-          type: 'snapshot',
-          from,
-          to,
-          term,
-          snapshot: { index: num(f[4]), term: num(f[5]), data: bin(f[6]) },
-        };
-      case 6:
-        return { type: 'heartbeat', from, to, term, commit: num(f[4]) };
-      case 7:
-        return { type: 'heartbeat-response', from, to, term };
-      default:
-        return bad(`unknown message type ${String(f[0])}`);
-    }
+    const m = decodeAmqpMessage(bytes);
+    assertSafeMessage('replication wire', m);
+    return m;
   },
 };
+
+function decodeAmqpMessage(bytes: Uint8Array): Message {
+  const f = list(decodeValue(bytes));
+  const from = str(f[1]);
+  const to = str(f[2]);
+  const term = num(f[3]);
+  switch (num(f[0])) {
+    case 1:
+      return {
+        type: 'append',
+        from,
+        to,
+        term,
+        prevIndex: num(f[4]),
+        prevTerm: num(f[5]),
+        commit: num(f[6]),
+        entries: decodeEntries(f[7]),
+      };
+    case 2:
+      return {
+        type: 'append-response',
+        from,
+        to,
+        term,
+        success: bool(f[4]),
+        matchIndex: num(f[5]),
+        rejectedPrev: num(f[6]),
+        hintIndex: num(f[7]),
+        ...(f[8] === true ? { recovering: true } : {}),
+      };
+    case 3:
+      return {
+        type: 'vote',
+        from,
+        to,
+        term,
+        pre: bool(f[4]),
+        lastIndex: num(f[5]),
+        lastTerm: num(f[6]),
+        ...(f[7] === true ? { blank: true } : {}),
+      };
+    case 4:
+      return {
+        type: 'vote-response',
+        from,
+        to,
+        term,
+        pre: bool(f[4]),
+        granted: bool(f[5]),
+        ...(f[6] === true ? { blank: true } : {}),
+      };
+    case 5:
+      return {
+        type: 'snapshot',
+        from,
+        to,
+        term,
+        snapshot: { index: num(f[4]), term: num(f[5]), data: bin(f[6]) },
+      };
+    case 6:
+      return {
+        type: 'heartbeat',
+        from,
+        to,
+        term,
+        commit: num(f[4]),
+        ...(f[5] === true ? { recovered: true } : {}),
+      };
+    case 7:
+      return { type: 'heartbeat-response', from, to, term };
+    default:
+      return bad(`unknown message type ${String(f[0])}`);
+  }
+}

@@ -4,6 +4,12 @@
  * writes on crash, and members that crash and restart at random. The Checker runs on every step.
  * After the fault phase the network heals and every member restarts: a leader must be elected and
  * a new entry must commit on every member within a bounded simulated time (liveness).
+ *
+ * Disk corruption: a member about to restart may find a byte of its store flipped (a log entry,
+ * its vote record or its snapshot); it then recovers as FileStorage does (sim-disk.ts) and must
+ * not act on what it lost. At most a minority recovers at once (a majority of damaged stores is
+ * outside the fault model), and when any member is still recovering at the heal, every member
+ * comes back: the only intact copy of an entry may be on the one left out.
  */
 import { RaftCore } from '../../../src/cluster-broker/replication/core.js';
 import type { Message, Ready, UnsafeFlags } from '../../../src/cluster-broker/replication/types.js';
@@ -25,6 +31,8 @@ export interface SimOptions {
   sendBeforeSync?: boolean;
   /** Keep the last N events for a failure report (0: none; replay a failing seed with it on). */
   trace?: number;
+  /** Flip bytes of stopped members' stores (default true; the rate is drawn per seed). */
+  corruption?: boolean;
 }
 
 export interface SimResult {
@@ -36,6 +44,8 @@ export interface SimResult {
   simMs: number;
   elections: number;
   committed: number;
+  /** Stores found corrupt at a restart. */
+  corruptions: number;
   /** Simulated ms from healing to the first post-heal entry applied on every member. */
   recoveryMs?: number;
 }
@@ -86,11 +96,11 @@ function describe(m: Message): string {
         m.entries.length ? `[${m.entries[0]!.index}..${m.entries[m.entries.length - 1]!.index}]` : ''
       } c=${m.commit}`;
     case 'append-response':
-      return `append-resp ${m.from}->${m.to} t${m.term} ${m.success ? `ok match=${m.matchIndex}` : `reject prev=${m.rejectedPrev} hint=${m.hintIndex}`}`;
+      return `append-resp ${m.from}->${m.to} t${m.term} ${m.success ? `ok match=${m.matchIndex}` : `reject prev=${m.rejectedPrev} hint=${m.hintIndex}`}${m.recovering ? ' recovering' : ''}`;
     case 'vote':
-      return `${m.pre ? 'pre-vote' : 'vote'} ${m.from}->${m.to} t${m.term} last=${m.lastIndex}@${m.lastTerm}`;
+      return `${m.pre ? 'pre-vote' : 'vote'} ${m.from}->${m.to} t${m.term} last=${m.lastIndex}@${m.lastTerm}${m.blank ? ' blank' : ''}`;
     case 'vote-response':
-      return `${m.pre ? 'pre-vote' : 'vote'}-resp ${m.from}->${m.to} t${m.term} ${m.granted ? 'granted' : 'denied'}`;
+      return `${m.pre ? 'pre-vote' : 'vote'}-resp ${m.from}->${m.to} t${m.term} ${m.granted ? 'granted' : 'denied'}${m.blank ? ' blank' : ''}`;
     case 'snapshot':
       return `snapshot ${m.from}->${m.to} t${m.term} idx=${m.snapshot.index}@${m.snapshot.term}`;
     case 'heartbeat':
@@ -136,6 +146,9 @@ export class Simulation {
   private readonly eagerLeader: boolean;
   /** Pass every message through the AMQP wire codec (encode + decode), as the TCP driver does. */
   private readonly viaWire: boolean;
+  /** Chance that a restarting member finds its store corrupt. */
+  private readonly corruptAtRestart: number;
+  private corruptions = 0;
 
   constructor(private readonly opts: SimOptions) {
     this.rng = new Rng(opts.seed);
@@ -150,6 +163,7 @@ export class Simulation {
     this.crashAtFsync = this.rng.pick([0, 0.003, 0.02]);
     this.eagerLeader = this.rng.chance(0.75);
     this.viaWire = this.rng.chance(0.1);
+    this.corruptAtRestart = opts.corruption === false ? 0 : this.rng.pick([0, 0.2, 0.5]);
     this.nodes = this.ids.map((id) => ({
       id,
       up: false,
@@ -202,6 +216,7 @@ export class Simulation {
       simMs: Math.round(this.now),
       elections: this.elections,
       committed: this.checker.maxCommitted,
+      corruptions: this.corruptions,
       ...(this.recoveryMs !== undefined ? { recoveryMs: Math.round(this.recoveryMs) } : {}),
       ...(this.traceSize > 0 ? { trace: [...this.traceBuf] } : {}),
     };
@@ -300,7 +315,9 @@ export class Simulation {
     node.timerAt = Number.POSITIVE_INFINITY;
     this.trace(
       () =>
-        `start ${node.id} term=${init.hardState.term} vote=${init.hardState.vote} snap=${init.snapshot?.index ?? 0} last=${
+        `start ${node.id} term=${init.hardState.term} vote=${init.hardState.vote}${
+          init.hardState.recovering ? ` recovering=${init.hardState.recovering}` : ''
+        } snap=${init.snapshot?.index ?? 0} last=${
           init.entries.length ? init.entries[init.entries.length - 1]!.index : (init.snapshot?.index ?? 0)
         }`,
     );
@@ -459,7 +476,11 @@ export class Simulation {
       if (up.length > 0) this.crash(this.rng.pick(up));
     } else if (r < 0.75) {
       const down = this.nodes.map((x, i) => (x.up ? -1 : i)).filter((i) => i >= 0);
-      if (down.length > 0) this.start(this.rng.pick(down));
+      if (down.length > 0) {
+        const i = this.rng.pick(down);
+        if (this.rng.chance(this.corruptAtRestart)) this.corrupt(i);
+        this.start(i);
+      }
     } else if (r < 0.8) {
       const up = this.nodes.map((x, i) => (x.up && x.stalledUntil === 0 ? i : -1)).filter((i) => i >= 0);
       if (up.length > 0) {
@@ -476,6 +497,27 @@ export class Simulation {
       this.delayMax = this.rng.pick([1, 3, 10, 40]);
       this.trace(`link quality loss=${this.loss} dup=${this.dup} delayMax=${this.delayMax}`);
     }
+  }
+
+  /**
+   * Is the member recovering, or could it be after a crash (its store still says so: finishing is
+   * durable only with its next write)?
+   */
+  private recovering(i: number): boolean {
+    const node = this.nodes[i]!;
+    return node.disk.recovering || (node.up && node.core!.recoveringReason !== null);
+  }
+
+  /** Flip a byte of a stopped member's store, unless that would leave a majority recovering. */
+  private corrupt(i: number): void {
+    const n = this.nodes.length;
+    let others = 0;
+    for (let j = 0; j < n; j++) if (j !== i && this.recovering(j)) others++;
+    if (others + 1 > Math.floor((n - 1) / 2)) return;
+    const what = this.nodes[i]!.disk.corrupt(this.rng);
+    if (what === undefined) return;
+    this.corruptions++;
+    this.trace(`corrupt ${this.ids[i]}: ${what}`);
   }
 
   private describeConn(): string {
@@ -499,7 +541,9 @@ export class Simulation {
     this.dup = 0;
     this.delayMax = 3;
     const n = this.nodes.length;
-    const left = this.rng.shuffle([...Array(n).keys()]).slice(0, this.rng.int(0, Math.floor((n - 1) / 2)));
+    const anyRecovering = this.nodes.some((_, i) => this.recovering(i));
+    const leave = anyRecovering ? 0 : this.rng.int(0, Math.floor((n - 1) / 2));
+    const left = this.rng.shuffle([...Array(n).keys()]).slice(0, leave);
     for (let i = 0; i < n; i++) {
       if (!left.includes(i)) {
         if (!this.nodes[i]!.up) this.start(i);
