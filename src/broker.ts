@@ -10,7 +10,7 @@ export {
   startMember,
 } from './cluster-broker/cluster/index.js';
 export type { QueueInfo } from './cluster-broker/core/broker-state.js';
-export type { QueueOptions } from './cluster-broker/core/events.js';
+export type { LifetimePolicy, QueueOptions } from './cluster-broker/core/events.js';
 export {
   type ClusterSource,
   type ClusterStatus,
@@ -30,6 +30,7 @@ export {
   loadClusterTls,
 } from './cluster-broker/replication/index.js';
 export type { PeerAddress } from './cluster-broker/replication/tcp-transport.js';
+export type { AuthThrottleOptions } from './cluster-broker/server/auth-throttle.js';
 export {
   BackendClosedError,
   type BrokerBackend,
@@ -61,6 +62,8 @@ export {
   type VirtualSourceSink,
   verifyPassword,
 } from './cluster-broker/server/index.js';
+export type { PasswordHash, ScryptParams } from './cluster-broker/server/password-hash.js';
+export type { AlarmKind } from './cluster-broker/server/resource-alarm.js';
 export type { UserTable } from './cluster-broker/server/users.js';
 export type { StoreStats } from './cluster-broker/store/event-store.js';
 export {

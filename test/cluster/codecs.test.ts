@@ -67,7 +67,12 @@ describe('member messages on the replication transport', () => {
     const codec = withAppMessages(binaryWireCodec, (m) => seen.push(m));
     const fwd = { kind: 'forward' as const, from: 'n2', to: 'n1', request: new Uint8Array([1, 2, 3]) };
     const decoded = codec.decodeMessage(codec.encodeMessage(carry(fwd)));
-    expect(decoded.to).toBe(''); // addressed to nobody: the transport drops it
+    // decoding keeps the sender and addressee for the transport's check (the authenticated peer
+    // must be the sender); only then does `consume` hand the message over
+    expect(decoded.from).toBe('n2');
+    expect(decoded.to).toBe('n1');
+    expect(seen).toEqual([]);
+    expect(codec.consume?.(decoded)).toBe(true);
     expect(seen).toEqual([fwd]);
     const status = {
       kind: 'status' as const,
@@ -86,6 +91,7 @@ describe('member messages on the replication transport', () => {
     expect(decodeApp(encodeApp(status))).toEqual(status);
     const hb = { type: 'heartbeat' as const, from: 'n1', to: 'n2', term: 4, commit: 9 };
     expect(codec.decodeMessage(codec.encodeMessage(hb))).toEqual(hb);
+    expect(codec.consume?.(hb)).toBe(false); // Raft messages go to the replica
   });
 
   it('a member status with a term or commit index outside the safe integers is refused', () => {

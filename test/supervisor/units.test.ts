@@ -68,20 +68,26 @@ describe('parseReadyLine', () => {
 
 describe('parseClusterArgs', () => {
   it('parses the documented flags and defaults', () => {
+    const defaults = {
+      httpBasePort: undefined,
+      clusterSecretFile: undefined,
+      clusterTls: undefined,
+      dedup: false,
+      maxFailures: undefined,
+      failureWindowS: undefined,
+      logLevel: undefined,
+      help: false,
+      memberArgs: [],
+    };
     expect(parseClusterArgs(['--nodes', '5', '--base-port', '7000', '--data-dir', '/tmp/d'])).toEqual({
+      ...defaults,
       nodes: 5,
       basePort: 7000,
       dataDir: '/tmp/d',
-      help: false,
-      memberArgs: [],
     });
-    expect(parseClusterArgs([])).toEqual({
-      nodes: 3,
-      basePort: 5672,
-      dataDir: undefined,
-      help: false,
-      memberArgs: [],
-    });
+    expect(parseClusterArgs([])).toEqual({ ...defaults, nodes: 3, basePort: 5672, dataDir: undefined });
+    // --dedup takes no value: the flag after it is still parsed
+    expect(parseClusterArgs(['--dedup', '--nodes', '5'])).toMatchObject({ dedup: true, nodes: 5 });
     // server flags go to every member as given; per-member ones are the cluster's
     expect(
       parseClusterArgs(['--users', 'u.txt', '--nodes', '3', '--no-anonymous', '--permissions', 'p.json'])

@@ -27,7 +27,12 @@ export interface QueueOptions {
    * A dynamic node (a broker-named temporary queue): the link that asked for it
    * (`containerId/linkName`) and its lifetime policy. The network layer deletes it by the policy.
    */
-  temporary?: { owner: string; policy: LifetimePolicy };
+  temporary?: {
+    /** The link that asked for it, `containerId/linkName`. */
+    owner: string;
+    /** When the node is deleted. */
+    policy: LifetimePolicy;
+  };
 }
 
 /** AMQP 1.0 lifetime policies of dynamic nodes (part 3, 3.5.10). */

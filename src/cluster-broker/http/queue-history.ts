@@ -24,12 +24,19 @@ interface Series {
 
 /** `GET /api/history`: per queue, one value per sample, oldest first. */
 export interface HistoryDocument {
+  /** Seconds between samples. */
   intervalSeconds: number;
+  /** The charted queues (at most 20, the deepest and busiest), by name. */
   queues: Array<{
+    /** The queue's name. */
     name: string;
+    /** Sample times, ms since the epoch. */
     at: number[];
+    /** Messages in the queue at each sample. */
     messages: number[];
+    /** Messages per second added to the queue since the previous sample. */
     publishRate: number[];
+    /** Messages per second delivered from the queue since the previous sample. */
     deliverRate: number[];
   }>;
 }

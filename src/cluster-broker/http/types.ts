@@ -6,6 +6,7 @@ import type { LatencyHistogram } from '../store/latency-histogram.js';
 
 /** One member as this member sees it (`GET /api/overview` -> `members`). */
 export interface MemberEntry {
+  /** Its member id. */
   id: string;
   /** Its AMQP address (`amqp://host:port`); null until learned from its status messages. */
   url: string | null;
@@ -19,34 +20,45 @@ export interface MemberEntry {
 
 /** The cluster part of `GET /api/overview`, from a cluster member or a single node. */
 export interface ClusterStatus {
+  /** This member's id. */
   member: string;
+  /** The cluster's id ('single' for a single-node broker). */
   clusterId: string;
   /** 'leader' | 'follower' | 'candidate', or 'single' for a single-node broker. */
   role: string;
+  /** Current Raft term as this member knows it. */
   term: number;
   /** Leader id, null while there is none. */
   leader: string | null;
+  /** Whether this member is part of a quorum (a majority of the members) now. */
   quorate: boolean;
   /** Accepting clients now (quorate and caught up). */
   serving: boolean;
+  /** Index of the last log entry known to be committed. */
   commitIndex: number;
+  /** Index of the last log entry applied to this member's state. */
   appliedIndex: number;
+  /** Every member of the cluster as this member sees it, itself included. */
   members: MemberEntry[];
 }
 
+/** `GET /api/overview`: the cluster status plus this member's queue and connection counts. */
 export interface Overview extends ClusterStatus {
   /** Queues in the (replicated) state. */
   queues: number;
   /** Client connections open on this member. */
   connections: number;
+  /** Whole seconds since the monitoring server started. */
   uptimeSeconds: number;
 }
 
 /** `GET /api/queues` -> `queues[]`. */
 export interface QueueEntry {
+  /** The queue's name (its address). */
   name: string;
   /** Messages in the queue (available and unacknowledged). */
   messages: number;
+  /** Total size in bytes of the messages in the queue. */
   bytes: number;
   /** Consumer links attached to it on this member. */
   consumers: number;
@@ -60,12 +72,20 @@ export interface QueueEntry {
 
 /** `GET /api/queues`: this broker has plain queues only, so `topics` is always empty. */
 export interface QueuesDocument {
+  /** Every queue, one entry each. */
   queues: QueueEntry[];
-  topics: Array<{ name: string; subscriptions: string[] }>;
+  /** Always empty: this broker has no topics. */
+  topics: Array<{
+    /** The topic's name. */
+    name: string;
+    /** Its subscriptions' names. */
+    subscriptions: string[];
+  }>;
 }
 
 /** The cluster facts the monitoring server needs from whoever embeds it. */
 export interface ClusterSource {
+  /** The cluster status of this member now. */
   status(): ClusterStatus;
   /** Times this member saw the leader change to another member (0 on a single node). */
   leaderChanges(): number;

@@ -5,6 +5,7 @@
  * connections, from that address or any other, are never held up.
  */
 
+/** Tuning of the failed-login delay; every field is optional. */
 export interface AuthThrottleOptions {
   /** Delay of the first failure. Default 100 ms. */
   baseDelayMs?: number;

@@ -50,7 +50,9 @@ export interface ConnectionInfo {
   containerId: string;
   /** The SASL PLAIN user; null for ANONYMOUS or no SASL. */
   user: string | null;
+  /** Sessions open on the connection. */
   sessions: number;
+  /** Links attached across its sessions. */
   links: number;
   /** When the socket was accepted (ISO 8601). */
   openedAt: string;

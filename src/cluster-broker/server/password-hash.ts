@@ -10,6 +10,7 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { BrokerConfigError } from './config-error.js';
 
+/** scrypt cost parameters of a password hash. */
 export interface ScryptParams {
   /** log2 of the CPU/memory cost N. */
   ln: number;
@@ -27,9 +28,13 @@ const HASH_BYTES = 32;
 const MAX = { ln: 20, r: 32, p: 16 };
 const PREFIX = '$scrypt$';
 
+/** A parsed scrypt password hash (`$scrypt$ln=..,r=..,p=..$salt$hash`). */
 export interface PasswordHash {
+  /** The scrypt parameters it was derived with. */
   params: ScryptParams;
+  /** The random salt. */
   salt: Buffer;
+  /** The derived key. */
   hash: Buffer;
 }
 

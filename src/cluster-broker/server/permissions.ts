@@ -22,14 +22,19 @@ import { BrokerConfigError } from './config-error.js';
 
 /** One user's grants, as in the file. */
 export interface UserPermissions {
+  /** Address patterns the user may send to. */
   send?: string[];
+  /** Address patterns the user may receive from. */
   receive?: string[];
+  /** May read the broker's HTTP monitoring API. Default false. */
   monitor?: boolean;
 }
 
 /** The permissions file, as JSON. */
 export interface PermissionsConfig {
+  /** Grants per user name; users not listed may do nothing. */
   users?: Record<string, UserPermissions>;
+  /** Grants of connections that did not log in; absent: nothing. */
   anonymous?: UserPermissions;
 }
 
@@ -88,7 +93,10 @@ export class Permissions {
   private readonly users = new Map<string, CompiledGrants>();
   private readonly anonymous: CompiledGrants;
 
-  constructor(readonly config: PermissionsConfig) {
+  constructor(
+    /** The permissions file this was compiled from. */
+    readonly config: PermissionsConfig,
+  ) {
     for (const [user, g] of Object.entries(config.users ?? {})) this.users.set(user, compileGrants(g));
     this.anonymous = compileGrants(config.anonymous);
   }
@@ -108,6 +116,7 @@ export class Permissions {
     return ALWAYS_READABLE.has(address) || this.grants(user).receive(address);
   }
 
+  /** May `user` (undefined: anonymous) read the broker's HTTP monitoring API? */
   mayMonitor(user: string | undefined): boolean {
     return this.grants(user).monitor;
   }
@@ -180,6 +189,7 @@ export function parsePermissions(doc: unknown, source = 'permissions'): Permissi
   return new Permissions(config);
 }
 
+/** Reads and validates a permissions JSON file; throws BrokerConfigError if it is invalid. */
 export async function loadPermissionsFile(path: string): Promise<Permissions> {
   const text = await readFile(path, 'utf8');
   let doc: unknown;

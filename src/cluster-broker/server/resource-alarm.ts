@@ -69,6 +69,7 @@ export interface ResourceAlarmOptions {
   logger: BrokerLogger;
 }
 
+/** Which resource alarm is raised: memory use or free disk space. */
 export type AlarmKind = 'memory' | 'disk';
 
 export class ResourceAlarm {
