@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BrokerHandle, startBroker } from '../../src/broker.js';
+import { type BrokerHandle, hashPassword, startBroker } from '../../src/broker.js';
 import { runStatusCommand } from '../../src/cluster-broker/http/status-command.js';
 import { type Connection, connect } from '../../src/index.js';
 import { waitFor } from '../support/net.js';
@@ -33,7 +33,10 @@ async function getJson<T>(path: string): Promise<T> {
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'quorate-http-single-'));
   const users = join(dir, 'users');
-  await writeFile(users, 'alice:s3cret:with-colon\nbob:other\n');
+  await writeFile(
+    users,
+    `alice:${await hashPassword('s3cret:with-colon')}\nbob:${await hashPassword('other')}\n`,
+  );
   broker = await startBroker({
     dataDir: join(dir, 'store'),
     usersFile: users,
