@@ -703,6 +703,10 @@ export class RaftCore {
         pr.recoveryDeclared = false;
         pr.recoveryTarget = Math.max(pr.recoveryTarget, this.commit);
         pr.match = Math.max(0, holds);
+        // Only a rejection proves the loss; a lower success may be a delayed answer to an older
+        // append. Lowering the match is conservative either way, but answering every such success
+        // with a new probe lets reordered and duplicated answers multiply into a storm of appends.
+        if (m.success) return;
         pr.becomeProbe(pr.match + 1);
         this.sendAppend(m.from);
         return;

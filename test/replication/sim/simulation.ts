@@ -76,6 +76,9 @@ interface SimNode {
 
 class LivenessViolation extends Error {}
 
+/** Normal runs keep a few thousand events pending at most (5 members, 400 seeds: under 3,000). */
+const MAX_PENDING_EVENTS = 100_000;
+
 function encodeState(index: number, hash: number): Uint8Array {
   const b = new Uint8Array(8);
   const v = new DataView(b.buffer);
@@ -191,6 +194,10 @@ export class Simulation {
         this.now = ev.at;
         this.steps++;
         this.handle(ev.event);
+        // Messages that breed more messages than they consume never let simulated time reach the
+        // liveness deadline: report the storm instead of looping on it.
+        if (this.q.size > MAX_PENDING_EVENTS)
+          throw new LivenessViolation(`message storm: over ${MAX_PENDING_EVENTS} events pending`);
         if (this.healed && this.now > this.healAt + this.livenessMs) {
           throw new LivenessViolation(
             `no new entry committed on every member ${this.livenessMs} ms after healing`,
