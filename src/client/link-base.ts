@@ -54,11 +54,15 @@ export function linkError(error: AmqpErrorBody | undefined, fallback: string): A
   return toAmqpError('link', error ?? { condition: 'amqp:link:detach-forced', description: fallback });
 }
 
-/** Callers of openSender()/openReceiver() waiting for a link's first attach, each with its deadline. */
-export class AttachWaiters {
+/**
+ * Callers waiting for one link event (the first attach of openSender()/openReceiver(), a drain),
+ * each with its own deadline.
+ */
+export class Waiters {
   private waiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
 
-  wait(options: CallOptions | undefined, what: string): Promise<void> {
+  /** Waits for resolveAll(); `onQueued` runs once the caller is queued (not when already past its deadline). */
+  wait(options: CallOptions | undefined, what: string, onQueued?: () => void): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const w = {
         resolve: () => {
@@ -78,7 +82,9 @@ export class AttachWaiters {
         },
         what,
       );
-      if (!deadline.expired) this.waiters.push(w);
+      if (deadline.expired) return;
+      this.waiters.push(w);
+      onQueued?.();
     });
   }
 

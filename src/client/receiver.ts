@@ -22,7 +22,7 @@ import type { Connection } from './connection.js';
 import { Deadline } from './deadline.js';
 import { Delivery, type DeliveryOwner } from './delivery.js';
 import { publish, receiveChannel } from './diagnostics.js';
-import { AttachWaiters, type ClientLink, isPermanentDetach, linkError } from './link-base.js';
+import { type ClientLink, isPermanentDetach, linkError, Waiters } from './link-base.js';
 import { now, type PhysicalConnection } from './transport.js';
 import type { CallOptions, LinkEvents, ReceiverOptions, SettleMode } from './types.js';
 
@@ -59,8 +59,8 @@ export class Receiver<T = MessageBody>
   private link: ReceiverLink | undefined;
   private buffer: Delivery<T>[] = [];
   private waiters: Waiter<T>[] = [];
-  private readonly attachWaiters = new AttachWaiters();
-  private drainWaiters: { resolve(): void; reject(e: Error): void }[] = [];
+  private readonly attachWaiters = new Waiters();
+  private readonly drainWaiters = new Waiters();
   private closeWaiter: (() => void) | undefined;
   private failure: Error | undefined;
   /** Handed out, not yet settled: their confirmations fail if the connection dies. */
@@ -123,27 +123,7 @@ export class Receiver<T = MessageBody>
         this.failure ?? new ClientError('quorate:illegal-state', `receiver '${this.name}' is not attached`),
       );
     }
-    return new Promise<void>((resolve, reject) => {
-      const w = {
-        resolve: () => {
-          deadline.clear();
-          resolve();
-        },
-        reject: (e: Error) => {
-          deadline.clear();
-          reject(e);
-        },
-      };
-      const deadline = new Deadline(
-        options,
-        (_r, error) => {
-          this.drainWaiters = this.drainWaiters.filter((x) => x !== w);
-          reject(error);
-        },
-        'drain',
-      );
-      if (deadline.expired) return;
-      this.drainWaiters.push(w);
+    return this.drainWaiters.wait(options, 'drain', () => {
       link.flow(link.credit, true);
       this.conn.kick();
     });
@@ -310,9 +290,7 @@ export class Receiver<T = MessageBody>
       }
       case 'link-flow':
         if (ev.link === this.link && ev.drained) {
-          const waiters = this.drainWaiters;
-          this.drainWaiters = [];
-          for (const w of waiters) w.resolve();
+          this.drainWaiters.resolveAll();
           this.applyFlow(this.credit.onDrained());
         }
         return;
@@ -490,9 +468,7 @@ export class Receiver<T = MessageBody>
   }
 
   private rejectDrains(error: Error): void {
-    const waiters = this.drainWaiters;
-    this.drainWaiters = [];
-    for (const w of waiters) w.reject(error);
+    this.drainWaiters.rejectAll(error);
   }
 
   private finishClose(): void {

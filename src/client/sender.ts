@@ -15,7 +15,7 @@ import type { Connection } from './connection.js';
 import { Deadline } from './deadline.js';
 import { type SendTraceContext, sendChannel } from './diagnostics.js';
 import { assertEncodable } from './encodable.js';
-import { AttachWaiters, type ClientLink, isPermanentDetach, linkError } from './link-base.js';
+import { type ClientLink, isPermanentDetach, linkError, Waiters } from './link-base.js';
 import { sendErrorFrom } from './outcome.js';
 import type { PhysicalConnection } from './transport.js';
 import type { CallOptions, LinkEvents, SenderOptions, SendOptions, SendResult } from './types.js';
@@ -60,7 +60,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink, Publ
   private link: SenderLink | undefined;
   private tagCounter = 0;
   private readonly presettledInFlight = new Set<PendingSend>();
-  private readonly attachWaiters = new AttachWaiters();
+  private readonly attachWaiters = new Waiters();
   private closeWaiter: (() => void) | undefined;
   /** Set when the link failed for good. */
   private failure: Error | undefined;

@@ -13,6 +13,7 @@ import { BrokerState } from '../../src/cluster-broker/core/broker-state.js';
 import type { BrokerEvent } from '../../src/cluster-broker/core/events.js';
 import { type EventStore, openStore, type StoreOptions } from '../../src/cluster-broker/store/event-store.js';
 import { readSnapshotFile, writeSnapshotFile } from '../../src/cluster-broker/store/snapshot-file.js';
+import { seededRandom } from '../../src/failover/random.js';
 import { PowerLossFs } from '../support/power-loss-fs.js';
 import { bytes } from './helpers.js';
 
@@ -54,18 +55,6 @@ const PREFIX_STATES: Uint8Array[] = (() => {
 function storeOptions(fs: PowerLossFs): StoreOptions {
   // small segments: a run rolls (new segment + snapshot + deletion) several times
   return { fs, clock: () => 1, segmentBytes: 1200, onFailure: () => {} };
-}
-
-/** A seeded PRNG (mulberry32): the same seed gives the same crash schedule. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 interface Run {
@@ -177,7 +166,7 @@ describe('event store across a power loss', () => {
 
   it('recovery never refuses a torn last write, at any crash point (seeded prefix of the last write kept)', async () => {
     const ops = await fullRunOps();
-    const rand = prng(17);
+    const rand = seededRandom(17);
     let cut = 0;
     for (let at = 1; at <= ops.length; at++) {
       const fs = new PowerLossFs({ crashAtOp: at });
@@ -193,7 +182,7 @@ describe('event store across a power loss', () => {
 
   it('survives a second power loss during recovery and the commits after it (seeded, bounded)', async () => {
     const ops = await fullRunOps();
-    const rand = prng(2026);
+    const rand = seededRandom(2026);
     for (let trial = 0; trial < 60; trial++) {
       const first = new PowerLossFs({ crashAtOp: 1 + Math.floor(rand() * ops.length) });
       const run1 = await workload(first, storeOptions(first));

@@ -12,6 +12,7 @@ import {
   type ProtocolHeaderFrame,
   type SaslPerformative,
 } from '../../src/codec/index.js';
+import { seededRandom } from '../../src/failover/random.js';
 import {
   type EngineEvent,
   type EngineOptions,
@@ -20,17 +21,8 @@ import {
   type Session,
 } from '../../src/protocol/index.js';
 
-/** Small seeded PRNG (mulberry32) so failures replay. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Small seeded PRNG so failures replay (the failover policy's generator). */
+export const rng = seededRandom;
 
 export class Peer {
   readonly events: EngineEvent[] = [];
