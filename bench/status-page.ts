@@ -6,12 +6,9 @@
  *
  *   npx tsx bench/run.ts status-page
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { startBroker } from '../src/broker.js';
 import { connect } from '../src/index.js';
+import { launchChromium } from '../test/support/chromium.js';
 
 export interface StatusPageResult {
   loads: number;
@@ -27,20 +24,8 @@ export async function run(
   const loads = opts.loads ?? 7;
   const broker = await startBroker({ httpPort: 0 });
   const conn = await connect({ urls: broker.url, containerId: 'status-page-bench' });
-  const profile = await mkdtemp(join(tmpdir(), 'quorate-chromium-bench-'));
-  const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  const chromium = await launchChromium();
+  const browser = chromium.browser;
   try {
     for (const q of ['orders', 'invoices', 'emails']) {
       const s = await conn.openSender(q);
@@ -71,8 +56,7 @@ export async function run(
     );
     return result;
   } finally {
-    await browser.close();
-    await rm(profile, { recursive: true, force: true });
+    await chromium.close();
     await conn.close();
     await broker.stop();
   }

@@ -7,28 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterHandle } from '../../src/broker.js';
 import { runStatusCommand } from '../../src/cluster-broker/http/status-command.js';
+import type { MemberEntry, Overview } from '../../src/cluster-broker/http/types.js';
 import { range, sendVia, startTestCluster, waitLeader, waitServing } from '../cluster/cluster-support.js';
 import { parsePrometheusText, sampleValue } from '../http/prom-text.js';
 import { waitFor } from '../support/net.js';
-
-interface MemberEntry {
-  id: string;
-  url: string | null;
-  httpUrl: string | null;
-  reachable: boolean;
-  lag: number | null;
-}
-interface Overview {
-  member: string;
-  role: string;
-  term: number;
-  leader: string | null;
-  quorate: boolean;
-  serving: boolean;
-  commitIndex: number;
-  appliedIndex: number;
-  members: MemberEntry[];
-}
 
 let handle: ClusterHandle;
 

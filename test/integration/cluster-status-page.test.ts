@@ -5,49 +5,32 @@
  * within seconds, and the member up again after its restart. STATUS_PAGE_SCREENSHOT=file.png
  * keeps a screenshot of the page after the kill.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterHandle } from '../../src/broker.js';
 import { range, sendVia, startTestCluster, waitLeader, waitServing } from '../cluster/cluster-support.js';
+import { type Chromium, launchChromium } from '../support/chromium.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** "Within a few seconds" of a kill, on a loaded 2-core machine. */
 const SHOWS_WITHIN_MS = 10_000;
 
 let handle: ClusterHandle;
 let browser: BrowserContext;
-let profile: string;
+let chromium: Chromium | undefined;
 let page: Page;
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
   handle = await startTestCluster();
   await waitServing(handle);
-  profile = await mkdtemp(join(tmpdir(), 'quorate-chromium-'));
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-    viewport: { width: 1200, height: 800 },
-  });
+  chromium = await launchChromium({ width: 1200, height: 800 });
+  browser = chromium.browser;
   page = await browser.newPage();
   page.on('pageerror', (err) => pageErrors.push(err.message));
 });
 
 afterAll(async () => {
-  await browser?.close();
-  if (profile) await rm(profile, { recursive: true, force: true });
+  await chromium?.close();
   await handle?.stop();
 });
 
