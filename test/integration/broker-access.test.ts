@@ -1,14 +1,8 @@
-/**
- * Access and limits over real sockets with rhea: SASL PLAIN users file and the ANONYMOUS switch,
- * TLS, the connection limit, queue limits, message size, auto-create off, the "not serving" hook,
- * Open properties/capabilities and virtual sources.
- */
-import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BrokerHandle, hashPassword, startBroker } from '../../src/broker.js';
+import { hashPassword } from '../../src/broker.js';
 import { encodeMessage } from '../../src/codec/index.js';
 import {
   closeConnection,
@@ -19,6 +13,8 @@ import {
   TestReceiver,
 } from '../broker/rhea-client.js';
 import { ToggleBackend } from '../broker/toggle-backend.js';
+import { withBroker } from '../support/broker.js';
+import { selfSignedCert } from '../support/tls.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -27,15 +23,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
-
-async function withBroker(opts: Parameters<typeof startBroker>[0], fn: (b: BrokerHandle) => Promise<void>) {
-  const b = await startBroker({ port: 0, ...opts });
-  try {
-    await fn(b);
-  } finally {
-    await b.stop();
-  }
-}
 
 describe('SASL', () => {
   it('PLAIN against a users file; --no-anonymous refuses ANONYMOUS', async () => {
@@ -64,27 +51,7 @@ describe('SASL', () => {
 
 describe('TLS', () => {
   it('serves amqps with the given certificate and key', async () => {
-    const key = join(dir, 'key.pem');
-    const cert = join(dir, 'cert.pem');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-      ],
-      { stdio: 'ignore' },
-    );
+    const { key, cert } = selfSignedCert(dir);
     const { readFile } = await import('node:fs/promises');
     await withBroker({ tls: { key: await readFile(key), cert: await readFile(cert) } }, async (b) => {
       expect(b.url.startsWith('amqps://')).toBe(true);

@@ -11,7 +11,6 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BrokerConfigError,
-  type BrokerHandle,
   type BrokerLogger,
   hashPassword,
   type PermissionsConfig,
@@ -22,6 +21,7 @@ import type { CliInput } from '../../src/cluster-broker/cli/io.js';
 import { runCli } from '../../src/cluster-broker/cli/run-cli.js';
 import { connect as connectQuorate } from '../../src/index.js';
 import { closeConnection, connect, sendAll, TestReceiver } from '../broker/rhea-client.js';
+import { withBroker } from '../support/broker.js';
 
 let dir: string;
 let usersFile: string;
@@ -53,15 +53,6 @@ function capture(): { warn: Logged[]; info: Logged[]; logger: BrokerLogger } {
       info: (obj: unknown, msg?: string) => info.push({ obj: obj as Record<string, unknown>, msg }),
     },
   };
-}
-
-async function withBroker(opts: Parameters<typeof startBroker>[0], fn: (b: BrokerHandle) => Promise<void>) {
-  const b = await startBroker({ port: 0, ...opts });
-  try {
-    await fn(b);
-  } finally {
-    await b.stop();
-  }
 }
 
 /** Time from dialing to the refusal of a login. */

@@ -7,7 +7,7 @@ import { chmod, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BrokerHandle, startBroker, startMember } from '../../src/broker.js';
+import { startMember } from '../../src/broker.js';
 import {
   closeConnection,
   connect,
@@ -15,6 +15,7 @@ import {
   sendAll,
   TestReceiver,
 } from '../broker/rhea-client.js';
+import { withBroker } from '../support/broker.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -23,15 +24,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
-
-async function withBroker(opts: Parameters<typeof startBroker>[0], fn: (b: BrokerHandle) => Promise<void>) {
-  const b = await startBroker({ port: 0, ...opts });
-  try {
-    await fn(b);
-  } finally {
-    await b.stop();
-  }
-}
 
 /** Every path under `root` with its permission bits. */
 async function modes(root: string): Promise<{ path: string; dir: boolean; mode: number }[]> {

@@ -1,9 +1,3 @@
-/**
- * The client's transport against rhea peers: one socket write per microtask batch, TLS (amqps),
- * SASL PLAIN from the URL or from options (ANONYMOUS otherwise), auth failure failing fast, idle
- * timeout not tripping on a healthy peer (heartbeats), and a forced link detach failing over.
- */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,6 +8,7 @@ import { encodeMessage } from '../../src/codec/public.js';
 import { parseServerUrl } from '../../src/failover/index.js';
 import { type Connection, type ConnectOptions, connect, type SendResult } from '../../src/index.js';
 import { type RheaPeer, type RheaPeerOptions, startRheaPeer } from '../client/rhea-peer.js';
+import { selfSignedCert } from '../support/tls.js';
 
 const peers: RheaPeer[] = [];
 const conns: Connection[] = [];
@@ -43,25 +38,9 @@ async function waitUntil(cond: () => boolean, what = 'condition', timeoutMs = 10
 
 beforeAll(() => {
   certDir = mkdtempSync(join(tmpdir(), 'quorate-client-tls-'));
-  execFileSync('openssl', [
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-keyout',
-    join(certDir, 'key.pem'),
-    '-out',
-    join(certDir, 'cert.pem'),
-    '-days',
-    '1',
-    '-subj',
-    '/CN=localhost',
-    '-addext',
-    'subjectAltName=DNS:localhost,IP:127.0.0.1',
-  ]);
-  tlsKey = readFileSync(join(certDir, 'key.pem'), 'utf8');
-  tlsCert = readFileSync(join(certDir, 'cert.pem'), 'utf8');
+  const { key, cert } = selfSignedCert(certDir);
+  tlsKey = readFileSync(key, 'utf8');
+  tlsCert = readFileSync(cert, 'utf8');
 });
 
 afterAll(() => {

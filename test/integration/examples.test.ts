@@ -3,7 +3,7 @@
  * package by name) against a real broker or cluster, and checks what it prints and its exit code.
  * The examples' own vitest test (examples/cluster-failover.test.ts) runs as a test file itself.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ import {
   startBroker,
   startCluster,
 } from '../../src/broker.js';
+import { selfSignedCert } from '../support/tls.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const tsxLoader = join(root, 'node_modules', 'tsx', 'dist', 'loader.mjs');
@@ -116,28 +117,7 @@ describe('tls-users.ts against a TLS broker with a users table', () => {
   let broker: BrokerHandle;
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'quorate-example-tls-'));
-    const [key, cert] = [join(dir, 'key.pem'), join(dir, 'cert.pem')];
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-        '-addext',
-        'subjectAltName=DNS:localhost,IP:127.0.0.1',
-      ],
-      { stdio: 'ignore' },
-    );
+    const { key, cert } = selfSignedCert(dir);
     broker = await startBroker({
       tls: { key: readFileSync(key), cert: readFileSync(cert) },
       users: new Map([['alice', parseHash(await hashPassword('s3cret'))]]),
