@@ -267,3 +267,39 @@ describe('single-node monitoring endpoints', () => {
     expect(usage).toContain('Usage: quorate-broker status');
   });
 });
+
+describe('the "monitor" grant of a permissions file', () => {
+  it('lets only users holding it read the HTTP API; probes stay open', async () => {
+    const permsDir = await mkdtemp(join(tmpdir(), 'quorate-http-perms-'));
+    const users = join(permsDir, 'users');
+    const permissions = join(permsDir, 'permissions.json');
+    await writeFile(users, `carol:${await hashPassword('watch')}\ndave:${await hashPassword('send')}\n`);
+    await writeFile(
+      permissions,
+      JSON.stringify({
+        users: { carol: { monitor: true }, dave: { send: ['orders'], receive: ['orders'] } },
+      }),
+    );
+    const guarded = await startBroker({
+      usersFile: users,
+      permissionsFile: permissions,
+      anonymous: false,
+      httpPort: 0,
+    });
+    try {
+      const as = (user: string, password: string) => ({
+        headers: { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` },
+      });
+      for (const path of ['/api/overview', '/api/queues', '/api/connections', '/metrics', '/']) {
+        expect((await fetch(`${guarded.httpUrl}${path}`, as('carol', 'watch'))).status).toBe(200);
+        // dave's password is right, but he has no "monitor" grant
+        expect((await fetch(`${guarded.httpUrl}${path}`, as('dave', 'send'))).status).toBe(401);
+      }
+      expect((await fetch(`${guarded.httpUrl}/healthz`)).status).toBe(200);
+      expect((await fetch(`${guarded.httpUrl}/readyz`)).status).toBe(200);
+    } finally {
+      await guarded.stop();
+      await rm(permsDir, { recursive: true, force: true });
+    }
+  });
+});
