@@ -63,6 +63,7 @@ const CLIENT_CONDITIONS = new Set([
   'quorate:closed',
   'quorate:aborted',
   'quorate:reconnect-exhausted',
+  'quorate:connect-failed',
   'quorate:in-doubt',
 ]);
 
@@ -149,16 +150,19 @@ async function converse(port: number, s: Script): Promise<Outcome> {
   }
 }
 
-/** The error under quorate:reconnect-exhausted wrappers. */
+/**
+ * The error under the client's wrappers: quorate:reconnect-exhausted carries the last attempt's
+ * error; quorate:connect-failed carries the peer's AMQP error when there was one (a socket error
+ * or a missing Open is its own root).
+ */
 function rootCause(e: AmqpError): unknown {
   let cur: unknown = e;
-  while (
-    cur instanceof AmqpError &&
-    cur.condition === 'quorate:reconnect-exhausted' &&
-    cur.cause !== undefined
-  )
-    cur = cur.cause;
-  return cur;
+  for (;;) {
+    if (!(cur instanceof AmqpError)) return cur;
+    if (cur.condition === 'quorate:reconnect-exhausted' && cur.cause !== undefined) cur = cur.cause;
+    else if (cur.condition === 'quorate:connect-failed' && cur.cause instanceof AmqpError) cur = cur.cause;
+    else return cur;
+  }
 }
 
 /** What is wrong with one outcome (empty: fine). */
@@ -178,7 +182,7 @@ function problems(o: Outcome): string[] {
   }
   if (!CLIENT_CONDITIONS.has(e.condition))
     p.push(`unknown condition ${e.condition} at ${o.step}: ${e.message}`);
-  // connect gives up with quorate:reconnect-exhausted carrying the attempt's error as its cause
+  // connect gives up with quorate:reconnect-exhausted or connect-failed, carrying the cause
   const root = rootCause(e);
   if (!(root instanceof AmqpError)) {
     p.push(`${e.condition} caused by an untyped error: ${String(root)}`);

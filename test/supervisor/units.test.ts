@@ -14,6 +14,7 @@ import {
   memberNodeArgs,
 } from '../../src/cluster-broker/supervisor/default-member-command.js';
 import { parseReadyLine } from '../../src/cluster-broker/supervisor/member-process.js';
+import { portsInUse, reserveFreePorts } from '../../src/cluster-broker/supervisor/ports.js';
 import { DEFAULT_RESTART_POLICY } from '../../src/cluster-broker/supervisor/types.js';
 
 describe('RestartBackoff', () => {
@@ -142,6 +143,7 @@ describe('planCluster', () => {
 
   it('picks distinct free ports when the base port is 0', async () => {
     const plan = await planCluster({ nodes: 5 });
+    await plan.releasePorts();
     await rm(plan.dataDir, { recursive: true, force: true });
     const all = [...plan.amqpPorts, ...plan.clusterPorts];
     expect(new Set(all).size).toBe(10);
@@ -153,9 +155,11 @@ describe('planCluster', () => {
     await rm(fixed.dataDir, { recursive: true, force: true });
     expect(fixed.httpPorts).toEqual([15672, 15673, 15674]);
     const free = await planCluster({ nodes: 3, httpBasePort: 0 });
+    await free.releasePorts();
     await rm(free.dataDir, { recursive: true, force: true });
     expect(new Set([...free.amqpPorts, ...free.clusterPorts, ...free.httpPorts!]).size).toBe(9);
     const none = await planCluster({ nodes: 3 });
+    await none.releasePorts();
     await rm(none.dataDir, { recursive: true, force: true });
     expect(none.httpPorts).toBeUndefined();
   });
@@ -224,5 +228,15 @@ describe('member command lines', () => {
     const entry = hasSourceEntry ? 'src/cluster-broker/cli/main.ts' : 'dist/bin/quorate-broker.js';
     expect(command.args.some((a) => a.endsWith(entry))).toBe(true);
     expect(command.args.slice(-11)).toEqual(memberNodeArgs(launch));
+  });
+});
+
+describe('reserveFreePorts', () => {
+  it('holds its ports until release(), then they can be bound', async () => {
+    const reservation = await reserveFreePorts(3);
+    expect(new Set(reservation.ports).size).toBe(3);
+    expect(await portsInUse(reservation.ports)).toEqual(reservation.ports);
+    await reservation.release();
+    expect(await portsInUse(reservation.ports)).toEqual([]);
   });
 });

@@ -155,6 +155,8 @@ export async function runClusterCommand(argv: readonly string[], io: ClusterComm
   if (io.abort?.aborted) requestStop();
 
   let code = 0;
+  // the members bind their ports now
+  await plan.releasePorts();
   try {
     const started = supervisor.start().then(
       () => true,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DIR_MODE } from '../store/file-modes.js';
 import { SupervisorError } from './errors.js';
-import { allocateFreePorts } from './ports.js';
+import { reserveFreePorts } from './ports.js';
 
 /** Cluster port of member i = its AMQP port + this, with a base port (5672 -> 6672). */
 export const CLUSTER_PORT_OFFSET = 1000;
@@ -18,6 +18,11 @@ export interface ClusterPlan {
   dataDir: string;
   /** True when `dataDir` is a temp dir made here (its owner removes it on stop). */
   createdDataDir: boolean;
+  /**
+   * Free ports picked here stay held until this is called: call it once the proxies (which bind
+   * port 0) are up and just before the members start. A no-op for fixed ports.
+   */
+  releasePorts(): Promise<void>;
 }
 
 /**
@@ -44,30 +49,46 @@ export async function planCluster(options: {
     );
   }
   const ids = Array.from({ length: nodes }, (_, i) => `n${i + 1}`);
-  let amqpPorts: number[];
-  let clusterPorts: number[];
-  if (basePort > 0) {
-    amqpPorts = ids.map((_, i) => basePort + i);
-    clusterPorts = ids.map((_, i) => basePort + CLUSTER_PORT_OFFSET + i);
-  } else {
-    const ports = await allocateFreePorts(2 * nodes);
-    amqpPorts = ports.slice(0, nodes);
-    clusterPorts = ports.slice(nodes);
-  }
   const { httpBasePort } = options;
-  let httpPorts: number[] | undefined;
-  if (httpBasePort !== undefined) {
-    if (!Number.isInteger(httpBasePort) || httpBasePort < 0 || httpBasePort + nodes > 65_536) {
-      throw new SupervisorError(
-        'amqp:invalid-field',
-        `HTTP base port ${httpBasePort} leaves no room for ${nodes} members`,
-      );
-    }
-    httpPorts = httpBasePort > 0 ? ids.map((_, i) => httpBasePort + i) : await allocateFreePorts(nodes);
+  if (
+    httpBasePort !== undefined &&
+    (!Number.isInteger(httpBasePort) || httpBasePort < 0 || httpBasePort + nodes > 65_536)
+  ) {
+    throw new SupervisorError(
+      'amqp:invalid-field',
+      `HTTP base port ${httpBasePort} leaves no room for ${nodes} members`,
+    );
   }
+  // every free port in one reservation, so no two are the same
+  const freeAmqp = basePort > 0 ? 0 : 2 * nodes;
+  const freeHttp = httpBasePort === 0 ? nodes : 0;
+  const reservation = await reserveFreePorts(freeAmqp + freeHttp);
+  const free = reservation.ports;
+  const amqpPorts = basePort > 0 ? ids.map((_, i) => basePort + i) : free.slice(0, nodes);
+  const clusterPorts =
+    basePort > 0 ? ids.map((_, i) => basePort + CLUSTER_PORT_OFFSET + i) : free.slice(nodes, 2 * nodes);
+  const httpPorts =
+    httpBasePort === undefined
+      ? undefined
+      : httpBasePort > 0
+        ? ids.map((_, i) => httpBasePort + i)
+        : free.slice(freeAmqp, freeAmqp + nodes);
   const createdDataDir = options.dataDir === undefined;
-  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'quorate-cluster-')));
-  await mkdir(dataDir, { recursive: true, mode: DIR_MODE });
-  await Promise.all(ids.map((id) => mkdir(join(dataDir, id), { recursive: true, mode: DIR_MODE })));
-  return { ids, amqpPorts, clusterPorts, httpPorts, dataDir, createdDataDir };
+  try {
+    const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'quorate-cluster-')));
+    await mkdir(dataDir, { recursive: true, mode: DIR_MODE });
+    await Promise.all(ids.map((id) => mkdir(join(dataDir, id), { recursive: true, mode: DIR_MODE })));
+    return {
+      ids,
+      amqpPorts,
+      clusterPorts,
+      httpPorts,
+      dataDir,
+      createdDataDir,
+      releasePorts: reservation.release,
+    };
+  } catch (err) {
+    await reservation.release();
+    throw err;
+  }
 }

@@ -1,12 +1,22 @@
 import { createServer, type Server } from 'node:net';
 
+/** Free ports held open until `release()`, so nothing else in this process is given them meanwhile. */
+export interface PortReservation {
+  ports: number[];
+  release(): Promise<void>;
+}
+
 /**
- * `count` distinct free TCP ports on 127.0.0.1. All listeners are held open together so the OS
- * cannot hand out the same port twice, then closed; another process may still grab one before
- * the member binds it (a small window that tests on a shared machine accept).
+ * `count` distinct free ports on `host`, each held by a listening socket until `release()`: a
+ * socket bound to port 0 later (a proxy, another reservation) cannot be given one of them. Call
+ * release() just before the processes that will listen on them start.
  */
-export async function allocateFreePorts(count: number, host = '127.0.0.1'): Promise<number[]> {
+export async function reserveFreePorts(count: number, host = '127.0.0.1'): Promise<PortReservation> {
   const servers: Server[] = [];
+  const release = (): Promise<void> =>
+    Promise.all(servers.splice(0).map((s) => new Promise<void>((resolve) => s.close(() => resolve())))).then(
+      () => undefined,
+    );
   try {
     const ports: number[] = [];
     for (let i = 0; i < count; i++) {
@@ -21,11 +31,21 @@ export async function allocateFreePorts(count: number, host = '127.0.0.1'): Prom
           });
         }),
       );
+      // a forgotten reservation does not keep the process alive
+      server.unref();
     }
-    return ports;
-  } finally {
-    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+    return { ports, release };
+  } catch (err) {
+    await release();
+    throw err;
   }
+}
+
+/** `count` distinct ports that were free a moment ago (released at once: another process may take one). */
+export async function allocateFreePorts(count: number, host = '127.0.0.1'): Promise<number[]> {
+  const reservation = await reserveFreePorts(count, host);
+  await reservation.release();
+  return reservation.ports;
 }
 
 /** Which of `ports` cannot be bound on `host` right now (taken by another process), in order. */

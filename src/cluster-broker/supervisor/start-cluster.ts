@@ -124,19 +124,27 @@ export interface ClusterHandle {
 export async function startCluster(options: StartClusterOptions = {}): Promise<ClusterHandle> {
   // a bad permissions document fails here, before anything starts, not in every member
   if (typeof options.permissions === 'object') parsePermissions(options.permissions);
-  const { ids, amqpPorts, clusterPorts, httpPorts, dataDir, createdDataDir } = await planCluster({
-    nodes: options.nodes ?? 3,
-    basePort: options.basePort,
-    httpBasePort: options.httpBasePort === false ? undefined : (options.httpBasePort ?? 0),
-    dataDir: options.dataDir,
-  });
+  const { ids, amqpPorts, clusterPorts, httpPorts, dataDir, createdDataDir, releasePorts } =
+    await planCluster({
+      nodes: options.nodes ?? 3,
+      basePort: options.basePort,
+      httpBasePort: options.httpBasePort === false ? undefined : (options.httpBasePort ?? 0),
+      dataDir: options.dataDir,
+    });
 
-  const clusterSecretFile = options.clusterSecretFile ?? (await ensureClusterSecret(dataDir));
-  const mesh = await ProxyMesh.start({
-    members: ids.map((id, i) => ({ id, clusterPort: clusterPorts[i]! })),
-    seed: options.seed,
-    cutMode: options.cutMode,
-  });
+  let mesh: ProxyMesh;
+  let clusterSecretFile: string;
+  try {
+    clusterSecretFile = options.clusterSecretFile ?? (await ensureClusterSecret(dataDir));
+    // the proxies bind port 0 while the members' ports are still held, so none is given one of them
+    mesh = await ProxyMesh.start({
+      members: ids.map((id, i) => ({ id, clusterPort: clusterPorts[i]! })),
+      seed: options.seed,
+      cutMode: options.cutMode,
+    });
+  } finally {
+    await releasePorts();
+  }
   const memberCommand = options.memberCommand ?? defaultMemberCommand;
   const extraArgs = [...(options.memberArgs ?? [])];
   if (options.usersFile !== undefined) extraArgs.push('--users', options.usersFile);
