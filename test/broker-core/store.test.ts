@@ -275,6 +275,42 @@ describe('event store', () => {
     await again.close();
   });
 
+  it('waits to compact while holdCompaction says so (told the snapshot size), then compacts', async () => {
+    const dir = await tempDir();
+    let hold = true;
+    const asked: number[] = [];
+    const store = await openStore(dir, {
+      ...opts,
+      segmentBytes: 4 * 1024,
+      holdCompaction: (bytes) => {
+        asked.push(bytes);
+        return hold;
+      },
+    });
+    const commitAndConsume = async (e: BrokerEvent): Promise<void> => {
+      await store.commit(e).durable;
+      if (e.type !== 'enqueue') return;
+      const got = store.commit({ type: 'acquire', leaderTime: 500, queue: 'q', consumer: 'c/1', max: 10 });
+      const seqs = got.result.messages.map((m) => m.seq);
+      await store.commit({
+        type: 'settle',
+        leaderTime: 500,
+        consumer: 'c/1',
+        seqs,
+        outcome: { type: 'accepted' },
+      }).durable;
+    };
+    const all = events(120);
+    for (const e of all.slice(0, 80)) await commitAndConsume(e);
+    expect(asked.length).toBeGreaterThan(0);
+    expect(asked.every((b) => b >= 0 && b < 1024)).toBe(true); // the live bytes: one message at most
+    expect(store.stats().snapshotsWritten).toBe(0);
+    hold = false;
+    for (const e of all.slice(80)) await commitAndConsume(e);
+    await store.close();
+    expect(store.stats().snapshotsWritten).toBeGreaterThan(0);
+  });
+
   it('recovers from a compaction that crashed before deleting old segments or mid-snapshot', async () => {
     const dir = await tempDir();
     const evs = events(20);

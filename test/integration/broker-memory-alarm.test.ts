@@ -145,8 +145,9 @@ it('a flood publisher is held at the memory limit while a consumer drains; then 
     `memory alarm: limit ${mib(LIMIT)} MiB, ${held} x 4 KiB messages accepted before the publisher was closed, max used (heap + buffers) during the flood ${mib(maxUsedFlood)} MiB, overall ` +
       `${mib(maxUsed)} MiB (${Math.round((maxUsed / LIMIT) * 1000) / 10}% of the limit), max RSS ${mib(maxRss)} MiB`,
   );
-  // The issue's target is the limit + 10%; measured 112-122% (uncollected garbage between the
-  // alarm's collections and the store's compaction copy): this guards the bound actually held.
+  // The target is the limit + 10% (the alarm goes on at 90% of the limit for that); on a loaded
+  // 2-core machine the peak (uncollected garbage between collections) varies from run to run:
+  // this guards a bound every run holds, and the line above gives the figure of each run.
   expect(maxUsed).toBeLessThanOrEqual(LIMIT * 1.3);
   pubConn.close();
   subConn.close();

@@ -38,8 +38,9 @@ and stops cleanly on SIGTERM/SIGINT (connections closed, store flushed).
                            links attached at once per connection (default 1000)
   --max-queues-per-connection N
                            queues one connection may auto-create (default 1000)
-  --max-memory BYTES|P%    memory alarm: above this RSS publishers get no more credit until it
-                           drops (default 40% of the machine's or cgroup's memory; 0 = off)
+  --max-memory BYTES|P%    memory limit (heap + buffers): from 90% of it publishers get no more
+                           credit until it drops (default 40% of the machine's or cgroup's
+                           memory; 0 = off)
   --min-disk-free BYTES    disk alarm: below this free space in --data-dir publishers get no
                            more credit until it clears (default 1GiB; 0 = off)
   --max-frame-size BYTES   largest frame accepted, declared in Open (default 1048576)

@@ -71,6 +71,14 @@ export class BrokerServer {
     };
   }
 
+  /**
+   * May the broker take `bytes` more memory for a while (the store asks before a snapshot)?
+   * @internal
+   */
+  hasMemoryFor(bytes: number): boolean {
+    return this.alarm.hasRoomFor(bytes);
+  }
+
   /** Our Open container-id. */
   get containerId(): string {
     return this.ctx.opts.containerId;

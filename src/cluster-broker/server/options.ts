@@ -51,8 +51,9 @@ export interface BrokerServerOptions {
   /** Queues one connection may auto-create by attaching to new names. Default 1_000. */
   maxQueuesPerConnection?: number;
   /**
-   * Memory alarm: above this many bytes of RSS publishers get no more credit. Default 40% of the
-   * machine's memory (or of its cgroup limit); 0 = off.
+   * Memory limit, bytes (JavaScript heap + buffers): from 90% of it publishers get no more credit
+   * until usage is back under it, so the broker stays near the limit. Default 40% of the machine's
+   * memory (or of its cgroup limit); 0 = off.
    */
   maxMemory?: number;
   /** Disk alarm: below this many free bytes on `diskPath`'s file system, publishers get no more credit. Default 1 GiB; 0 = off. */

@@ -54,8 +54,9 @@ export class PublisherLink implements LinkHandler {
   }
 
   onMessage(d: IncomingDelivery): void {
-    const { backend, counters } = this.host.ctx;
+    const { backend, counters, alarm } = this.host.ctx;
     counters.messagesIn++;
+    alarm?.noteIngress(d.payload.length);
     let event: EnqueueEvent;
     try {
       event = this.enqueueEvent(d.payload, backend.now());

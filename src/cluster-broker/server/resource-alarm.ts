@@ -1,11 +1,13 @@
 /**
- * Memory and disk alarms (RabbitMQ's): while the broker's memory is above its limit, or the free
+ * Memory and disk alarms (RabbitMQ's): while the broker's memory is near its limit, or the free
  * space of its data directory's file system is below its minimum, publishers get no more link
  * credit (what they already hold still arrives) and no queue is auto-created; consumers keep
  * draining. When the condition clears, blocked publishers get their credit back.
  *
- * Memory is `memoryInUse()` (heap + buffers), sampled every MEMORY_EVERY_MS; disk free space (statfs, space available to unprivileged users) every
- * DISK_EVERY_MS.
+ * Memory is `memoryInUse()` (heap + buffers), judged every MEMORY_EVERY_MS and every
+ * MEMORY_EVERY_BYTES of published messages; the alarm goes on at MEMORY_ALARM_FRACTION of the
+ * limit so that what still arrives keeps the process near the limit. Disk free space (statfs,
+ * space available to unprivileged users) every DISK_EVERY_MS.
  */
 import { statfs } from 'node:fs/promises';
 import os from 'node:os';
@@ -14,8 +16,19 @@ import { runInNewContext } from 'node:vm';
 import type { BrokerLogger } from './options.js';
 
 const MEMORY_EVERY_MS = 100;
-const GC_EVERY_MS = 250;
-/** An alarm clears once usage is this far back under its limit (disk: free space this far above). */
+/** Also judged after this many bytes of published messages arrive, so a flood cannot outrun the timer. */
+const MEMORY_EVERY_BYTES = 256 * 1024;
+/** Garbage is collected once the uncollected figure passes this fraction of the threshold. */
+const GC_FRACTION = 0.9;
+/** Collections at most this often, and spaced at least 10x their own duration (<= 10% of the time). */
+const GC_EVERY_MS = 50;
+const GC_SPACING_FACTOR = 10;
+/**
+ * The memory alarm goes on at this fraction of the limit: credit already granted and garbage not
+ * yet collected still arrive on top, and the limit is what the process should stay within.
+ */
+const MEMORY_ALARM_FRACTION = 0.9;
+/** An alarm clears once usage is this far back under its trigger (disk: free space this far above). */
 const CLEAR_FRACTION = 0.95;
 const DISK_EVERY_MS = 1000;
 /** RabbitMQ's vm_memory_high_watermark: 40% of the machine's (or the cgroup's) memory. */
@@ -79,6 +92,8 @@ export class ResourceAlarm {
   private diskTimer: NodeJS.Timeout | undefined;
   private diskBusy = false;
   private lastGcAt = 0;
+  private gcSpacingMs = GC_EVERY_MS;
+  private ingressBytes = 0;
 
   constructor(private readonly o: ResourceAlarmOptions) {}
 
@@ -98,10 +113,19 @@ export class ResourceAlarm {
     return [...this.active]
       .map((a) =>
         a === 'memory'
-          ? `memory above ${this.o.maxMemory} bytes`
+          ? `memory near its limit of ${this.o.maxMemory} bytes`
           : `disk free below ${this.o.minDiskFree} bytes`,
       )
       .join(', ');
+  }
+
+  /**
+   * May the broker take `bytes` more memory for a while (a store snapshot, a copy of the state)?
+   * Not while the memory alarm is on, nor when it would pass the limit. Always with no limit.
+   */
+  hasRoomFor(bytes: number): boolean {
+    if (this.o.maxMemory <= 0) return true;
+    return !this.active.has('memory') && memoryInUse() + bytes <= this.o.maxMemory;
   }
 
   /** Calls `resume` once, when no alarm is on any more. Returns a cancel function. */
@@ -132,18 +156,38 @@ export class ResourceAlarm {
   }
 
   /**
-   * Above the limit, the figure may be garbage V8 has not collected yet (it collects on
-   * allocation, and a blocked broker whose consumers drain allocates little): collect it (at most
-   * every GC_EVERY_MS) before judging, so an alarm is neither raised on garbage nor kept by it.
+   * Counts published bytes as they arrive (called on the hot path: one addition and a compare);
+   * every MEMORY_EVERY_BYTES the memory is judged at once.
+   */
+  noteIngress(bytes: number): void {
+    if (this.o.maxMemory <= 0) return;
+    this.ingressBytes += bytes;
+    if (this.ingressBytes < MEMORY_EVERY_BYTES) return;
+    this.ingressBytes = 0;
+    this.checkMemory();
+  }
+
+  /**
+   * Near the limit, the figure may be garbage V8 has not collected yet (it collects on
+   * allocation, and a blocked broker whose consumers drain allocates little): collect it before
+   * judging, so an alarm is neither raised on garbage nor kept by it, and garbage does not carry
+   * the process past the limit. Collections are spaced so they take at most a tenth of the time.
    */
   private checkMemory(): void {
     // on above the limit, off only below CLEAR_FRACTION of it: GC noise does not flap it
-    const threshold = this.active.has('memory') ? this.o.maxMemory * CLEAR_FRACTION : this.o.maxMemory;
+    const trigger = this.o.maxMemory * MEMORY_ALARM_FRACTION;
+    const threshold = this.active.has('memory') ? trigger * CLEAR_FRACTION : trigger;
     let used = memoryInUse();
     const now = Date.now();
-    if (used > threshold && collectGarbage !== undefined && now - this.lastGcAt >= GC_EVERY_MS) {
-      this.lastGcAt = now;
+    if (
+      used > threshold * GC_FRACTION &&
+      collectGarbage !== undefined &&
+      now - this.lastGcAt >= this.gcSpacingMs
+    ) {
       collectGarbage();
+      const done = Date.now();
+      this.lastGcAt = done;
+      this.gcSpacingMs = Math.max(GC_EVERY_MS, (done - now) * GC_SPACING_FACTOR);
       used = memoryInUse();
     }
     this.set('memory', used > threshold);

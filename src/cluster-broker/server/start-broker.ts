@@ -91,12 +91,20 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
   }
   let local: LocalBackend | undefined;
   let backend: BrokerBackend;
+  // a snapshot copies the whole state in memory: the store waits while the memory limit has no room
+  let server: BrokerServer | undefined;
+  const storeOptions: StoreOptions = {
+    ...store,
+    holdCompaction: (bytes) =>
+      store?.holdCompaction?.(bytes) === true || (server !== undefined && !server.hasMemoryFor(bytes)),
+  };
   if (given) backend = given;
   else {
-    local = dataDir === undefined ? memoryBackend() : await openLocalBackend(dataDir, store ? { store } : {});
+    local =
+      dataDir === undefined ? memoryBackend() : await openLocalBackend(dataDir, { store: storeOptions });
     backend = local;
   }
-  const server = new BrokerServer({ ...serverOpts, users, backend });
+  server = new BrokerServer({ ...serverOpts, users, backend });
   // the status page and API ask the same permissions for "monitor"
   const givenPermissions = serverOpts.permissions;
   const monitorPermissions =

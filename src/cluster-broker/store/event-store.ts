@@ -21,7 +21,7 @@
  * consumers died with the process).
  *
  * Compaction: when the current segment passes `segmentBytes` and twice the live message bytes
- * (see rollThreshold), the state is snapshotted (sync, at
+ * (see rollDue), the state is snapshotted (sync, at
  * the current index), a new segment is started, the snapshot is written atomically in the
  * background, and only once it is durable are the older segments deleted.
  */
@@ -57,6 +57,13 @@ export interface StoreOptions {
   onFailure?: (err: StoreError) => void;
   /** Every file operation of the store goes through this. Default: node:fs/promises (tests inject a power-loss model). */
   fs?: DurableFs;
+  /**
+   * Asked before a compaction with the live message bytes (about the size of the snapshot, which
+   * is a whole copy of the state in memory); while it returns true, compaction waits and the log
+   * keeps growing in its segment. The broker holds it while the memory alarm is on or the copy
+   * would take the broker past its memory limit.
+   */
+  holdCompaction?: (snapshotBytes: number) => boolean;
 }
 
 export interface Committed<R> {
@@ -240,7 +247,7 @@ class FileEventStore implements EventStore {
         if (
           !this.compaction &&
           this.segmentBytes >= (this.opts.segmentBytes ?? DEFAULT_SEGMENT_BYTES) &&
-          this.segmentBytes >= this.rollThreshold()
+          this.rollDue()
         ) {
           await this.roll();
         }
@@ -267,14 +274,16 @@ class FileEventStore implements EventStore {
 
   /**
    * Roll (snapshot + new segment) once the log since the last snapshot is past `segmentBytes`
-   * AND at least twice the live message bytes. A snapshot costs O(live state), so tying it to
-   * log growth keeps compaction linear overall: a queue that only grows (log ~ state) is not
-   * re-serialized every segment, which was quadratic and stalled the loop for seconds.
+   * AND at least twice the live message bytes, unless `holdCompaction` says to wait. A snapshot
+   * costs O(live state), so tying it to log growth keeps compaction linear overall: a queue that
+   * only grows (log ~ state) is not re-serialized every segment, which was quadratic and stalled
+   * the loop for seconds.
    */
-  private rollThreshold(): number {
+  private rollDue(): boolean {
     let live = 0;
     for (const q of this.state.listQueues()) live += q.bytes;
-    return Math.max(this.opts.segmentBytes ?? DEFAULT_SEGMENT_BYTES, 2 * live);
+    if (this.segmentBytes < 2 * live) return false;
+    return this.opts.holdCompaction?.(live) !== true;
   }
 
   /** New segment now; snapshot + deletion of older segments in the background. */
