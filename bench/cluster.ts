@@ -168,7 +168,7 @@ function receiveN(c: rhea.Connection, address: string, n: number): Promise<numbe
   });
 }
 
-async function measure(port: number, target: string, n: number, bytes: number): Promise<Throughput> {
+export async function measure(port: number, target: string, n: number, bytes: number): Promise<Throughput> {
   const body = Buffer.alloc(bytes, 7);
   const address = `bench-${target}`;
   // warm-up (JIT, queue creation), not counted
@@ -212,20 +212,27 @@ async function startSingleNode(dataDir: string): Promise<{ port: number; proc: C
   return { port: await waitReady(proc, 'single node'), proc };
 }
 
-/** A 3-member cluster of `quorate-broker node` processes (no proxies), with kill -9 / restart. */
-class BenchCluster {
+/**
+ * A 3-member cluster of `quorate-broker node` processes (no proxies), with kill -9 / restart.
+ * `secret: false` runs it without a cluster secret (allowed on loopback), to measure what
+ * authentication costs.
+ */
+export class BenchCluster {
   readonly ids = ['n1', 'n2', 'n3'];
   readonly amqp = new Map<string, number>();
   private readonly procs = new Map<string, ChildProcess>();
   private peers = '';
   private readonly cluster = new Map<string, number>();
-  private secretFile = '';
+  private secretFile: string | undefined;
 
-  constructor(private readonly dir: string) {}
+  constructor(
+    private readonly dir: string,
+    private readonly options: { secret?: boolean } = {},
+  ) {}
 
   async start(): Promise<void> {
     // authenticated like a production cluster: every member connection proves the secret
-    this.secretFile = await ensureClusterSecret(this.dir);
+    if (this.options.secret !== false) this.secretFile = await ensureClusterSecret(this.dir);
     for (const id of this.ids) {
       this.amqp.set(id, await freePort());
       this.cluster.set(id, await freePort());
@@ -248,8 +255,7 @@ class BenchCluster {
       this.peers,
       '--data-dir',
       path.join(this.dir, id),
-      '--cluster-secret-file',
-      this.secretFile,
+      ...(this.secretFile !== undefined ? ['--cluster-secret-file', this.secretFile] : []),
     ];
     const proc = spawn(process.execPath, args, {
       stdio: ['pipe', 'pipe', process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore'],
@@ -300,7 +306,7 @@ async function leaderOf(c: BenchCluster, among = c.ids): Promise<string | undefi
   return l !== undefined && among.includes(l) && seen.every((s) => s === l) ? l : undefined;
 }
 
-async function waitLeader(c: BenchCluster, among = c.ids): Promise<string> {
+export async function waitLeader(c: BenchCluster, among = c.ids): Promise<string> {
   const deadline = Date.now() + 60_000;
   for (;;) {
     const l = await leaderOf(c, among);
