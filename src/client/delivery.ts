@@ -113,15 +113,18 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
     }
   }
 
-  /** @internal the connection died: unconfirmed settlements are in doubt. */
-  onConnectionLost(): void {
+  /**
+   * @internal the link or connection is gone (lost, or the receiver closed): an unconfirmed
+   * settlement is in doubt and its promise rejects, never waits forever.
+   */
+  onConnectionLost(why = 'connection lost'): void {
     const c = this.confirmation;
     if (!c) return;
     this.confirmation = undefined;
     c.reject(
       new ClientError(
         'quorate:in-doubt',
-        'connection lost before the broker confirmed the outcome (the message may be offered again)',
+        `${why} before the broker confirmed the outcome (the message may be offered again)`,
       ),
     );
   }

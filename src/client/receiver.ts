@@ -474,6 +474,8 @@ export class Receiver<T = MessageBody>
   private finishClose(): void {
     this.state = 'closed';
     this.link = undefined;
+    // the broker confirms nothing after the detach: settlements still waiting are in doubt
+    for (const d of this.unsettled) d.onConnectionLost('receiver closed');
     const w = this.closeWaiter;
     this.closeWaiter = undefined;
     this.emit('detached', { closed: true });

@@ -1,0 +1,59 @@
+/**
+ * Closing a receiver while settlements wait for the broker's confirmation (rcv-settle-mode
+ * second): every accept() promise settles (confirmed, or rejected as in doubt), none waits for
+ * ever: a consumer loop that awaits its accepts after close() must end.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type BrokerHandle, startBroker } from '../../src/broker.js';
+import { ClientError } from '../../src/errors.js';
+import { type Connection, connect } from '../../src/index.js';
+
+let dir: string;
+let broker: BrokerHandle;
+let conn: Connection;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'quorate-receiver-close-'));
+  // a durable store: the broker confirms an accept only after its removal is fsynced
+  broker = await startBroker({ port: 0, dataDir: dir });
+  conn = await connect({ urls: broker.url });
+});
+afterAll(async () => {
+  await conn?.close();
+  await broker?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+it('accepts still waiting for confirmation settle when the receiver is closed', async () => {
+  const sender = await conn.openSender('close-q');
+  await Promise.all(sender.sendBatch(Array.from({ length: 300 }, (_, i) => ({ body: i }))));
+  const receiver = await conn.openReceiver('close-q', { credit: 300 });
+  const accepts: Promise<'confirmed' | 'in-doubt'>[] = [];
+  for (let i = 0; i < 300; i++) {
+    const d = await receiver.receive({ timeoutMs: 10_000 });
+    accepts.push(
+      d.accept().then(
+        () => 'confirmed' as const,
+        (err: unknown) => {
+          expect(err).toBeInstanceOf(ClientError);
+          expect((err as ClientError).condition).toBe('quorate:in-doubt');
+          return 'in-doubt' as const;
+        },
+      ),
+    );
+  }
+  await receiver.close();
+  let timer: NodeJS.Timeout | undefined;
+  const outcomes = await Promise.race([
+    Promise.all(accepts),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error('accept() promises still pending 20 s after close()')),
+        20_000,
+      );
+    }),
+  ]).finally(() => clearTimeout(timer));
+  expect(outcomes).toHaveLength(300);
+});
