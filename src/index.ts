@@ -10,6 +10,7 @@ export type {
   Receiver,
   RemoteOpen,
   Sender,
+  Transaction,
 } from './client/api.js';
 export { connect } from './client/connection.js';
 export {
@@ -41,7 +42,9 @@ export type {
   SendOptions,
   SendResult,
   SettleMode,
+  SettleOptions,
   SettleOutcome,
+  TransactionOptions,
 } from './client/types.js';
 export * from './codec/public.js';
 export {
@@ -58,4 +61,6 @@ export {
   SendError,
   type SessionCondition,
   SessionError,
+  type TransactionCondition,
+  TransactionError,
 } from './errors.js';

@@ -84,6 +84,7 @@ export class SendBuffer {
       const r = this.journal.settle(ctx.seq, state);
       const resent = (r?.entry.writes ?? 1) > 1;
       const outcome = toOutcome(state);
+      ctx.transaction?.sendEnded(ctx, false, undefined);
       if (outcome.state === 'accepted') {
         this.counters.accepted++;
         ctx.resolve({ state: 'accepted', messageId: ctx.messageId, resent });
@@ -99,9 +100,13 @@ export class SendBuffer {
     const r = this.journal.abandon(ctx.seq);
     const d = ctx.delivery;
     if (d && !d.written) d.abort(); // never on the wire: drop it from the engine's queue
-    const inDoubt = r?.inDoubt ?? false;
+    const written = r?.inDoubt ?? false;
     const cause = error ?? new ClientError('quorate:closed', 'send abandoned');
-    ctx.reject(sendErrorFrom(cause, ctx.messageId, inDoubt));
+    // in a transaction a send without an outcome is never committed: its transaction ends
+    // rolled back (lost with the connection, or forced to roll back by this very call)
+    ctx.transaction?.sendEnded(ctx, written, cause);
+    const rolledBack = ctx.transaction !== undefined && written;
+    ctx.reject(sendErrorFrom(cause, ctx.messageId, written && !rolledBack, rolledBack));
     if (r) this.grant(r.granted);
   }
 
@@ -152,6 +157,7 @@ export class SendBuffer {
     if (ctx.done) return;
     ctx.done = true;
     ctx.deadline?.clear();
+    ctx.transaction?.sendEnded(ctx, false, cause);
     ctx.reject(sendErrorFrom(cause, ctx.messageId, false));
   }
 

@@ -3,6 +3,7 @@
  */
 import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
 import type { MessageId } from '../codec/public.js';
+import type { Transaction } from './api.js';
 
 /** pino-compatible logger subset. The library is silent unless one is given. */
 export interface Logger {
@@ -82,8 +83,30 @@ export interface ConnectOptions extends CallOptions {
   onFull?: 'wait' | 'reject';
 }
 
-/** Options of one send(): its deadline and cancellation. */
-export type SendOptions = CallOptions;
+/** Options of one send(): its deadline and cancellation, and the transaction it belongs to. */
+export interface SendOptions extends CallOptions {
+  /**
+   * Send inside this transaction (from {@link Connection.transaction}): the message becomes
+   * visible when the transaction commits and is dropped if it rolls back. Such a send is never
+   * re-sent by failover: a lost connection rolls the transaction back.
+   */
+  tx?: Transaction;
+}
+
+/** Options of a Delivery's accept/release/reject/modify: deadline, cancellation, transaction. */
+export interface SettleOptions extends CallOptions {
+  /**
+   * Settle inside this transaction: the outcome takes effect when it commits; if it rolls back
+   * the message is offered again. Resolves once the outcome is sent (the commit confirms it).
+   */
+  tx?: Transaction;
+}
+
+/**
+ * Options of {@link Connection.transaction}: `timeoutMs` / `signal` bound each exchange with the
+ * broker's coordinator (the attach, the declare, the commit or rollback), not the function.
+ */
+export type TransactionOptions = CallOptions;
 
 /** Options of {@link Connection.openSender}. `timeoutMs` / `signal` bound the attach. */
 export interface SenderOptions extends CallOptions {
