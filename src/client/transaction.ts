@@ -122,6 +122,11 @@ export class Transaction implements PublicTransaction {
         { cause: this.unanswered },
       );
     }
+    // its txn-id means nothing on a connection made since (the coordinator failed over)
+    if (coordinator.engine !== this.engine) {
+      this.lose(new ClientError('quorate:connection-lost', 'the transaction coordinator failed over'));
+      throw this.lostError;
+    }
     this.phase = 'discharging';
     const r = await coordinator.discharge(this.id, false, options);
     this.phase = 'ended';

@@ -113,18 +113,24 @@ describe('conn.transaction(): sends', () => {
     await seen.close();
   });
 
-  it('a commit waits for the sends the function did not await', async () => {
-    const sender = await conn.openSender('tx-unawaited');
-    const pending: Promise<unknown>[] = [];
-    await conn.transaction((tx) => {
-      for (let i = 0; i < 20; i++) pending.push(sender.send({ body: i }, { tx }));
-    });
-    // every send had its outcome before the commit went out
-    const results = await Promise.all(pending);
-    expect(results).toHaveLength(20);
-    const seen = await watcher(outside, 'tx-unawaited');
-    expect(await takeAvailable(seen)).toEqual([...Array(20).keys()]);
-    await seen.close();
+  it('a commit waits for the sends the function did not await (here: held back by a small credit)', async () => {
+    // credit 2 per publisher link: most sends wait for credit while the commit could go out
+    const slow = await startBroker({ host: '127.0.0.1', port: 0, publisherCredit: 2 });
+    const c = await connect({ urls: slow.url });
+    try {
+      const sender = await c.openSender('tx-unawaited');
+      const pending: Promise<unknown>[] = [];
+      await c.transaction((tx) => {
+        for (let i = 0; i < 20; i++) pending.push(sender.send({ body: i }, { tx }));
+      });
+      // every send was answered within the transaction before the commit went out
+      expect(await Promise.all(pending)).toHaveLength(20);
+      const seen = await watcher(c, 'tx-unawaited');
+      expect(await takeAvailable(seen)).toEqual([...Array(20).keys()]);
+    } finally {
+      await c.close();
+      await slow.stop();
+    }
   });
 });
 
