@@ -10,7 +10,6 @@ export type {
   Receiver,
   RemoteOpen,
   Sender,
-  Transaction,
 } from './client/api.js';
 export { connect } from './client/connection.js';
 export {
@@ -44,6 +43,7 @@ export type {
   SettleMode,
   SettleOptions,
   SettleOutcome,
+  Transaction,
   TransactionOptions,
 } from './client/types.js';
 export * from './codec/public.js';

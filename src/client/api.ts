@@ -19,6 +19,7 @@ import type {
   SendResult,
   SettleMode,
   SettleOptions,
+  Transaction,
   TransactionOptions,
 } from './types.js';
 
@@ -97,16 +98,6 @@ export interface Connection extends EventEmitter<ConnectionEvents>, AsyncDisposa
   transaction<R>(fn: (tx: Transaction) => Promise<R> | R, options?: TransactionOptions): Promise<R>;
   /** Close for good: pending sends reject ('quorate:closed'), receivers end. */
   close(options?: CallOptions): Promise<void>;
-}
-
-/**
- * A local transaction, handed to the function of {@link Connection.transaction}. Pass it as
- * `{ tx }` to `sender.send()` and to a Delivery's settlement calls; it belongs to the connection
- * that made it and ends when that function does.
- */
-export interface Transaction {
-  /** The txn-id the broker's coordinator assigned. */
-  readonly id: Uint8Array;
 }
 
 /** A sending link, from {@link Connection.openSender}: re-attached and re-sent after failover. */

@@ -20,12 +20,7 @@ import {
   ServerPool,
 } from '../failover/index.js';
 import type { EngineEvent } from '../protocol/index.js';
-import type {
-  ConnectionState,
-  ConnectionStats,
-  Connection as PublicConnection,
-  Transaction as PublicTransaction,
-} from './api.js';
+import type { ConnectionState, ConnectionStats, Connection as PublicConnection } from './api.js';
 import { describeCause } from './connect-errors.js';
 import { checkConnectOptions } from './connect-options.js';
 import { Coordinator } from './coordinator.js';
@@ -58,6 +53,7 @@ import type {
   ConnectOptions,
   FailoverEvent,
   Logger,
+  Transaction as PublicTransaction,
   ReceiverOptions,
   SenderOptions,
   TransactionOptions,

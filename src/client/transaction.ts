@@ -16,11 +16,10 @@
 import type { DeliveryState } from '../codec/contract.js';
 import { ArgumentTypeError, ClientError, TransactionError } from '../errors.js';
 import type { ProtocolConnection } from '../protocol/index.js';
-import type { Transaction as PublicTransaction } from './api.js';
 import type { ControlResult, Coordinator } from './coordinator.js';
 import type { SendBuffer } from './send-buffer.js';
 import type { PendingSend, SendWaiter } from './sender.js';
-import type { TransactionOptions } from './types.js';
+import type { Transaction as PublicTransaction, TransactionOptions } from './types.js';
 
 /**
  * open: takes sends and settlements; committing: waiting for its sends' outcomes before the

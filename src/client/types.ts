@@ -3,7 +3,6 @@
  */
 import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
 import type { MessageId } from '../codec/public.js';
-import type { Transaction } from './api.js';
 
 /** pino-compatible logger subset. The library is silent unless one is given. */
 export interface Logger {
@@ -81,6 +80,16 @@ export interface ConnectOptions extends CallOptions {
   };
   /** At the buffer bound: wait for room (default) or reject at once. */
   onFull?: 'wait' | 'reject';
+}
+
+/**
+ * A local transaction, handed to the function of {@link Connection.transaction}. Pass it as
+ * `{ tx }` to `sender.send()` and to a Delivery's settlement calls; it belongs to the connection
+ * that made it and ends when that function does.
+ */
+export interface Transaction {
+  /** The txn-id the broker's coordinator assigned. */
+  readonly id: Uint8Array;
 }
 
 /** Options of one send(): its deadline and cancellation, and the transaction it belongs to. */

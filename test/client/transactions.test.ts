@@ -14,6 +14,7 @@ import {
   SendError,
   TransactionError,
 } from '../../src/index.js';
+import { takeAvailable } from '../support/available.js';
 import { SettlementDropProxy } from '../support/settlement-drop-proxy.js';
 
 let broker: BrokerHandle;
@@ -35,19 +36,6 @@ afterAll(async () => {
 /** A receiver that only takes what it is asked for (credit 0), with its own dedup off. */
 function watcher(c: Connection, queue: string): Promise<Receiver> {
   return c.openReceiver(queue, { credit: 0, dedup: false });
-}
-
-/** Everything `r` can get now: the broker answers a drain with what the queue holds. */
-async function takeAvailable(r: Receiver): Promise<unknown[]> {
-  r.addCredit(100);
-  await r.drain({ timeoutMs: 10_000 });
-  const bodies: unknown[] = [];
-  while (r.buffered > 0) {
-    const d = await r.receive({ timeoutMs: 1_000 });
-    bodies.push(d.message.body);
-    await d.accept();
-  }
-  return bodies;
 }
 
 describe('conn.transaction(): sends', () => {

@@ -6,8 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterHandle } from '../../src/broker.js';
-import { type Connection, connect, type Receiver, TransactionError } from '../../src/index.js';
+import { type Connection, connect, TransactionError } from '../../src/index.js';
 import { startTestCluster, waitServing } from '../cluster/cluster-support.js';
+import { takeAvailable } from '../support/available.js';
 
 let cluster: ClusterHandle;
 const conns: Connection[] = [];
@@ -38,19 +39,6 @@ function urlOf(id: string): string {
   return cluster.urls[cluster.ids.indexOf(id)]!;
 }
 
-/** What the queue holds beyond what was already received: a drain answers with all of it. */
-async function drainAll(r: Receiver): Promise<unknown[]> {
-  r.addCredit(100);
-  await r.drain({ timeoutMs: 20_000 });
-  const bodies: unknown[] = [];
-  while (r.buffered > 0) {
-    const d = await r.receive({ timeoutMs: 1_000 });
-    bodies.push(d.message.body);
-    await d.accept();
-  }
-  return bodies;
-}
-
 describe('transactions on a 3-member cluster', () => {
   it('a commit is all-or-nothing: every send is there on another member, also after the committing member dies', async () => {
     const conn = await connectTo(cluster.urls, 'tx-cluster-commit');
@@ -62,7 +50,7 @@ describe('transactions on a 3-member cluster', () => {
     const bodies = ['a', 'b', 'c', 'd', 'e'];
     await conn.transaction(async (tx) => {
       for (const body of bodies) await sender.send({ body }, { tx });
-      expect(await drainAll(seen)).toEqual([]);
+      expect(await takeAvailable(seen)).toEqual([]);
     });
     await cluster.kill(inUse);
     // the commit was one log entry, committed on a majority before the client heard of it
@@ -74,7 +62,7 @@ describe('transactions on a 3-member cluster', () => {
       await d.accept();
     }
     expect(got).toEqual(bodies);
-    expect(await drainAll(seen)).toEqual([]);
+    expect(await takeAvailable(seen)).toEqual([]);
     await cluster.restart(inUse);
     await waitServing(cluster);
   });
@@ -107,7 +95,7 @@ describe('transactions on a 3-member cluster', () => {
     const first = await seen.receive({ timeoutMs: 30_000 });
     expect(first.message.body).toBe('marker');
     await first.accept();
-    expect(await drainAll(seen)).toEqual([]);
+    expect(await takeAvailable(seen)).toEqual([]);
     await cluster.restart(inUse);
     await waitServing(cluster);
   });
