@@ -241,7 +241,7 @@ export async function runTransaction<R>(
     const error = declared.state.type === 'rejected' ? declared.state.error : undefined;
     throw new TransactionError(
       error?.condition ?? 'amqp:internal-error',
-      `the broker refused to declare a transaction${error?.description ? `: ${error.description}` : ''}`,
+      `the broker refused to declare a transaction${error?.description ? `: ${error.description}` : ` (it answered ${declared.state.type})`}`,
     );
   }
   const tx = new Transaction(declared.state.txnId, engine, host.sends);

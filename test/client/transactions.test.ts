@@ -10,12 +10,14 @@ import {
   ClientError,
   type Connection,
   connect,
+  LinkError,
   type Receiver,
   SendError,
   TransactionError,
 } from '../../src/index.js';
 import { takeAvailable } from '../support/available.js';
 import { SettlementDropProxy } from '../support/settlement-drop-proxy.js';
+import { startRheaPeer } from './rhea-peer.js';
 
 let broker: BrokerHandle;
 let conn: Connection;
@@ -99,6 +101,44 @@ describe('conn.transaction(): sends', () => {
     const seen = await watcher(outside, 'tx-ended');
     expect(await takeAvailable(seen)).toEqual([]);
     await seen.close();
+  });
+
+  it('two transactions at once on one connection: one commits, the other rolls back', async () => {
+    const sender = await conn.openSender('tx-concurrent');
+    let bothOpen!: () => void;
+    const opened = new Promise<void>((r) => {
+      let n = 0;
+      bothOpen = () => {
+        if (++n === 2) r();
+      };
+    });
+    const ids: string[] = [];
+    const committed = conn.transaction(async (tx) => {
+      ids.push(Buffer.from(tx.id).toString('hex'));
+      await sender.send({ body: 'kept' }, { tx });
+      bothOpen();
+      await opened;
+    });
+    const rolledBack = conn.transaction(async (tx) => {
+      ids.push(Buffer.from(tx.id).toString('hex'));
+      await sender.send({ body: 'dropped' }, { tx });
+      bothOpen();
+      await opened;
+      throw new Error('no');
+    });
+    await committed;
+    await expect(rolledBack).rejects.toThrow('no');
+    expect(new Set(ids).size).toBe(2);
+    const seen = await watcher(outside, 'tx-concurrent');
+    expect(await takeAvailable(seen)).toEqual(['kept']);
+    await seen.close();
+  });
+
+  it('transaction() without a function rejects with a TypeError', async () => {
+    await expect(conn.transaction('not a function' as never)).rejects.toMatchObject({
+      name: 'TypeError',
+      code: 'ERR_INVALID_ARG_TYPE',
+    });
   });
 
   it('a commit waits for the sends the function did not await (here: held back by a small credit)', async () => {
@@ -270,6 +310,29 @@ describe('conn.transaction(): the commit answer is lost', () => {
     } finally {
       await c.close();
       await proxy.close();
+    }
+  });
+});
+
+describe('conn.transaction(): a broker without a coordinator', () => {
+  it('the refused coordinator attach rejects the transaction (LinkError) before the function runs; the next call tries again', async () => {
+    // a rhea peer that refuses every link without an address: the coordinator has none
+    const peer = await startRheaPeer({ refuse: (address) => address === undefined });
+    const c = await connect({ urls: peer.url, reconnect: false });
+    try {
+      let ran = false;
+      const first = c.transaction(() => {
+        ran = true;
+      });
+      await expect(first).rejects.toBeInstanceOf(LinkError);
+      await expect(first).rejects.toMatchObject({ condition: 'amqp:not-found' });
+      await expect(c.transaction(() => undefined)).rejects.toBeInstanceOf(LinkError);
+      expect(ran).toBe(false);
+      expect(peer.attaches.filter((a) => a.address === undefined)).toHaveLength(2);
+      expect(peer.received).toHaveLength(0);
+    } finally {
+      await c.close();
+      await peer.stop();
     }
   });
 });
