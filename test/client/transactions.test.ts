@@ -103,6 +103,26 @@ describe('conn.transaction(): sends', () => {
     await seen.close();
   });
 
+  it('a send that ends without its outcome (aborted after it was written) turns the commit into a rollback', async () => {
+    const sender = await conn.openSender('tx-unanswered');
+    let aborted: Promise<unknown> | undefined;
+    const outcome = conn.transaction(async (tx) => {
+      await sender.send({ body: 'answered' }, { tx });
+      const ac = new AbortController();
+      aborted = sender.send({ body: 'unanswered' }, { tx, signal: ac.signal });
+      // written to the connection already (credit allows it at once): the broker may hold it
+      ac.abort();
+      await aborted.catch(() => undefined);
+      return 'commit?';
+    });
+    await expect(outcome).rejects.toBeInstanceOf(TransactionError);
+    await expect(outcome).rejects.toMatchObject({ condition: 'amqp:transaction:rollback' });
+    await expect(aborted).rejects.toMatchObject({ condition: 'quorate:aborted', inDoubt: false });
+    const seen = await watcher(outside, 'tx-unanswered');
+    expect(await takeAvailable(seen)).toEqual([]);
+    await seen.close();
+  });
+
   it('two transactions at once on one connection: one commits, the other rolls back', async () => {
     const sender = await conn.openSender('tx-concurrent');
     let bothOpen!: () => void;
