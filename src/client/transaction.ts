@@ -17,6 +17,7 @@ import type { DeliveryState } from '../codec/contract.js';
 import { ArgumentTypeError, ClientError, TransactionError } from '../errors.js';
 import type { ProtocolConnection } from '../protocol/index.js';
 import type { ControlResult, Coordinator } from './coordinator.js';
+import { Deadline } from './deadline.js';
 import type { SendBuffer } from './send-buffer.js';
 import type { PendingSend, SendWaiter } from './sender.js';
 import type { Transaction as PublicTransaction, TransactionOptions } from './types.js';
@@ -36,8 +37,11 @@ export class Transaction implements PublicTransaction {
   private phase: Phase = 'open';
   /** Set when its connection died before the discharge went out: the broker rolled it back. */
   private lostError: TransactionError | undefined;
-  /** A send that ended without an outcome after it was written: the broker may hold it. */
-  private unanswered: Error | undefined;
+  /**
+   * Why it may only roll back: a send ended without an outcome after it was written (the broker
+   * may hold it), or a send ended without being accepted after the function returned.
+   */
+  private mustRollBack: Error | undefined;
   /** Its sends not yet ended, with what SendBuffer.expire needs to end them. */
   private readonly sends = new Map<PendingSend, SendWaiter>();
   private sendsEnded: (() => void) | undefined;
@@ -83,11 +87,16 @@ export class Transaction implements PublicTransaction {
     this.sends.set(waiter.ctx, waiter);
   }
 
-  /** @internal a send of this transaction ended; `unanswered`: it was written and no outcome came. */
-  sendEnded(ctx: PendingSend, unanswered: boolean, error: Error | undefined): void {
+  /**
+   * @internal a send of this transaction ended: `accepted`, or with `error` (a refusal, or no
+   * outcome: `unanswered` when it had been written).
+   */
+  sendEnded(ctx: PendingSend, end: { accepted: boolean; unanswered: boolean; error?: Error }): void {
     if (!this.sends.delete(ctx)) return;
-    if (unanswered && !this.unanswered)
-      this.unanswered = error ?? new ClientError('quorate:closed', 'send ended without an outcome');
+    // a refusal while the function runs is the function's to handle; once it returned, nobody can
+    const unseen = !end.accepted && this.phase === 'committing';
+    if ((end.unanswered || unseen) && !this.mustRollBack)
+      this.mustRollBack = end.error ?? new ClientError('quorate:not-accepted', 'a send was not accepted');
     if (this.sends.size === 0) this.sendsEnded?.();
   }
 
@@ -111,14 +120,14 @@ export class Transaction implements PublicTransaction {
   async commit(coordinator: Coordinator, options: TransactionOptions | undefined): Promise<void> {
     if (this.lostError) throw this.lostError;
     this.phase = 'committing';
-    await this.allSendsEnded();
+    await this.allSendsEnded(options);
     if (this.lostError) throw this.lostError;
-    if (this.unanswered) {
+    if (this.mustRollBack) {
       await this.rollback(coordinator, options);
       throw new TransactionError(
         'amqp:transaction:rollback',
-        'rolled back instead of committed: a send of the transaction ended without an outcome',
-        { cause: this.unanswered },
+        'rolled back instead of committed: a send of the transaction ended without its outcome, or was not accepted after the function returned',
+        { cause: this.mustRollBack },
       );
     }
     // its txn-id means nothing on a connection made since (the coordinator failed over)
@@ -149,7 +158,8 @@ export class Transaction implements PublicTransaction {
       ),
     );
     // lost: the broker rolls back with the connection; rejected: there is nothing to roll back
-    if (!this.lostError) await coordinator.discharge(this.id, true, options);
+    // (the rollback is sent even when the caller's signal fired: only its timeout bounds the wait)
+    if (!this.lostError) await coordinator.discharge(this.id, true, { timeoutMs: options?.timeoutMs });
     this.phase = 'ended';
   }
 
@@ -162,10 +172,16 @@ export class Transaction implements PublicTransaction {
     for (const [ctx, waiter] of [...this.sends]) this.buffer.expire(ctx, waiter, error);
   }
 
-  private allSendsEnded(): Promise<void> {
+  /** The sends still in flight end; past the deadline they are ended (and force a rollback). */
+  private allSendsEnded(options: TransactionOptions | undefined): Promise<void> {
     if (this.sends.size === 0) return Promise.resolve();
     return new Promise<void>((resolve) => {
-      this.sendsEnded = resolve;
+      const deadline = new Deadline(options, (_reason, error) => this.endSends(error), 'commit');
+      this.sendsEnded = () => {
+        deadline.clear();
+        resolve();
+      };
+      if (this.sends.size === 0) this.sendsEnded();
     });
   }
 }

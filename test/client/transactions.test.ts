@@ -180,6 +180,36 @@ describe('conn.transaction(): sends', () => {
       await slow.stop();
     }
   });
+
+  it('sends still in flight when the commit is abandoned (signal) end, and the transaction rolls back', async () => {
+    const slow = await startBroker({ host: '127.0.0.1', port: 0, publisherCredit: 2 });
+    const c = await connect({ urls: slow.url });
+    try {
+      const sender = await c.openSender('tx-abandoned');
+      const pending: Promise<unknown>[] = [];
+      const ac = new AbortController();
+      const outcome = c.transaction(
+        (tx) => {
+          for (let i = 0; i < 20; i++) {
+            const p = sender.send({ body: i }, { tx });
+            p.catch(() => undefined); // looked at below, after the transaction
+            pending.push(p);
+          }
+          ac.abort(); // most sends still wait for credit
+        },
+        { signal: ac.signal },
+      );
+      await expect(outcome).rejects.toBeInstanceOf(TransactionError);
+      await expect(outcome).rejects.toMatchObject({ condition: 'amqp:transaction:rollback' });
+      const ended = await Promise.allSettled(pending);
+      expect(ended.filter((r) => r.status === 'rejected').length).toBeGreaterThan(0);
+      const seen = await watcher(c, 'tx-abandoned');
+      expect(await takeAvailable(seen)).toEqual([]);
+    } finally {
+      await c.close();
+      await slow.stop();
+    }
+  });
 });
 
 describe('conn.transaction(): settlements', () => {
