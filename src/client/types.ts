@@ -113,7 +113,9 @@ export interface SettleOptions extends CallOptions {
 
 /**
  * Options of {@link Connection.transaction}: `timeoutMs` / `signal` bound each exchange with the
- * broker's coordinator (the attach, the declare, the commit or rollback), not the function.
+ * broker's coordinator (the attach, the declare, the commit or rollback) and the commit's wait
+ * for the sends still in flight (past it they end and the transaction rolls back), not the
+ * function itself.
  */
 export type TransactionOptions = CallOptions;
 
