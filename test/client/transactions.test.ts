@@ -10,12 +10,16 @@ import {
   ClientError,
   type Connection,
   connect,
+  decodeMessage,
+  described,
   LinkError,
   type Receiver,
   SendError,
   TransactionError,
+  ulong,
 } from '../../src/index.js';
 import { takeAvailable } from '../support/available.js';
+import { RecordingProxy } from '../support/recording-proxy.js';
 import { SettlementDropProxy } from '../support/settlement-drop-proxy.js';
 import { startRheaPeer } from './rhea-peer.js';
 
@@ -383,6 +387,57 @@ describe('conn.transaction(): a broker without a coordinator', () => {
     } finally {
       await c.close();
       await peer.stop();
+    }
+  });
+});
+
+describe('conn.transaction(): the frames on the wire', () => {
+  it('coordinator attach, declare, transactional transfer and disposition, discharge: as AMQP 1.0 part 4 says', async () => {
+    const rec = new RecordingProxy({ host: '127.0.0.1', port: broker.port });
+    const port = await rec.listen();
+    const c = await connect({ urls: `amqp://127.0.0.1:${port}`, reconnect: false });
+    try {
+      const feeder = await outside.openSender('tx-frames-in');
+      await feeder.send({ body: 'in' });
+      const sender = await c.openSender('tx-frames-out');
+      const r = await c.openReceiver('tx-frames-in', { credit: 1 });
+      let txnId: Uint8Array | undefined;
+      await c.transaction(async (tx) => {
+        txnId = tx.id;
+        await sender.send({ body: 'out' }, { tx });
+        await (await r.receive({ timeoutMs: 10_000 })).accept({ tx });
+      });
+      await c.close();
+
+      const frames = rec.fromClient.map((f) => ({
+        channel: f.channel,
+        p: f.performative,
+        payload: f.payload,
+      }));
+      const attach = frames.find(
+        (f) => f.p.type === 'attach' && f.p.body.target && 'coordinator' in f.p.body.target,
+      );
+      if (attach?.p.type !== 'attach') throw new Error('no coordinator attach');
+      expect(attach.p.body.role).toBe(false); // we send to the coordinator
+      expect(attach.p.body.target).toMatchObject({ capabilities: ['amqp:local-transactions'] });
+      const { channel } = attach;
+      const { handle } = attach.p.body;
+      const onCoordinator = frames.filter(
+        (f) => f.channel === channel && f.p.type === 'transfer' && f.p.body.handle === handle,
+      );
+      const bodies = onCoordinator.map((f) => decodeMessage(f.payload!).body);
+      expect(bodies).toEqual([described(ulong(0x31), []), described(ulong(0x32), [txnId, false])]);
+
+      const transactional = { type: 'transactional-state', txnId };
+      const sends = frames.filter((f) => f.p.type === 'transfer' && f.channel !== channel);
+      expect(sends.map((f) => f.p.type === 'transfer' && f.p.body.state)).toEqual([transactional]);
+      const settlements = frames.filter((f) => f.p.type === 'disposition' && f.p.body.role === true);
+      expect(settlements.map((f) => f.p.type === 'disposition' && f.p.body.state)).toEqual([
+        { ...transactional, outcome: { type: 'accepted' } },
+      ]);
+    } finally {
+      await c.close();
+      await rec.close();
     }
   });
 });

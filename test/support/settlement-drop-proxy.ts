@@ -11,31 +11,12 @@
  */
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { decodeFrame } from '../../src/codec/frames.js';
-
-const AMQP_MAGIC = 0x414d5150; // "AMQP": an 8-byte protocol header, not a frame
+import { AMQP_MAGIC, FrameSplitter } from './frame-splitter.js';
 
 export interface DroppedSettlement {
   /** delivery ids the swallowed disposition settled (first..last) */
   first: number;
   last: number;
-}
-
-/** Splits a byte stream into protocol headers and whole frames, as raw byte ranges. */
-class FrameSplitter {
-  private buf: Buffer = Buffer.alloc(0);
-
-  push(chunk: Buffer): Buffer[] {
-    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
-    const units: Buffer[] = [];
-    for (;;) {
-      if (this.buf.length < 8) break;
-      const size = this.buf.readUInt32BE(0) === AMQP_MAGIC ? 8 : this.buf.readUInt32BE(0);
-      if (size < 8 || this.buf.length < size) break;
-      units.push(this.buf.subarray(0, size));
-      this.buf = this.buf.subarray(size);
-    }
-    return units;
-  }
 }
 
 function settlementOf(unit: Buffer): DroppedSettlement | undefined {
