@@ -1,27 +1,13 @@
 /**
  * conn.transaction() against the reference broker (single node, real sockets): commit makes the
  * transaction's sends visible all at once, rollback drops them and rethrows, transactional
- * acceptance is undone by a rollback, and a connection lost in the middle (a proxy that resets
- * it) rolls the transaction back or, when only the commit's answer is lost, leaves it in doubt.
+ * settlements take effect at the commit and are undone by a rollback. Lost connections and the
+ * frames on the wire: transactions-wire.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BrokerHandle, startBroker } from '../../src/broker.js';
-import {
-  ClientError,
-  type Connection,
-  connect,
-  decodeMessage,
-  described,
-  LinkError,
-  type Receiver,
-  SendError,
-  TransactionError,
-  ulong,
-} from '../../src/index.js';
-import { takeAvailable } from '../support/available.js';
-import { RecordingProxy } from '../support/recording-proxy.js';
-import { SettlementDropProxy } from '../support/settlement-drop-proxy.js';
-import { startRheaPeer } from './rhea-peer.js';
+import { type Connection, connect, SendError, TransactionError } from '../../src/index.js';
+import { takeAvailable, watcher } from '../support/available.js';
 
 let broker: BrokerHandle;
 let conn: Connection;
@@ -38,11 +24,6 @@ afterAll(async () => {
   await outside?.close();
   await broker?.stop();
 });
-
-/** A receiver that only takes what it is asked for (credit 0), with its own dedup off. */
-function watcher(c: Connection, queue: string): Promise<Receiver> {
-  return c.openReceiver(queue, { credit: 0, dedup: false });
-}
 
 describe('conn.transaction(): sends', () => {
   it('commit: nothing is visible outside before the commit, every send after it', async () => {
@@ -293,151 +274,5 @@ describe('conn.transaction(): settlements', () => {
     expect(d2.deliveryCount).toBe(1);
     await d2.accept();
     await r.close();
-  });
-});
-
-describe('conn.transaction(): the connection is lost', () => {
-  let proxy: SettlementDropProxy;
-  let lossy: Connection;
-
-  beforeAll(async () => {
-    proxy = new SettlementDropProxy({ host: '127.0.0.1', port: broker.port });
-    const port = await proxy.listen();
-    // in order: through the proxy first; once it dropped, it refuses and the client fails over
-    // to the broker's own port
-    lossy = await connect({
-      urls: [`amqp://127.0.0.1:${port}`, broker.url],
-      randomizeMembers: false,
-      containerId: 'tx-lossy',
-    });
-  });
-  afterAll(async () => {
-    await lossy?.close();
-    await proxy?.close();
-  });
-
-  it('lost while open: the transaction rejects with a TransactionError and none of it is visible or replayed', async () => {
-    const sender = await lossy.openSender('tx-lost-open');
-    const seen = await watcher(outside, 'tx-lost-open');
-    let secondSend: Promise<unknown> | undefined;
-    const failedOver = new Promise((resolve) => lossy.once('failover', resolve));
-    const outcome = lossy.transaction(async (tx) => {
-      await sender.send({ body: 'first' }, { tx });
-      // the broker's answer to the next send is lost with the connection
-      void proxy.dropNextSettlement();
-      secondSend = sender.send({ body: 'second' }, { tx });
-      await secondSend;
-    });
-    await expect(outcome).rejects.toBeInstanceOf(TransactionError);
-    await expect(outcome).rejects.toMatchObject({ condition: 'amqp:transaction:rollback' });
-    await expect(secondSend).rejects.toMatchObject({ inDoubt: false });
-    await failedOver;
-    // the connection works again, and the failover journal re-sent nothing of the transaction
-    await sender.send({ body: 'plain' });
-    expect(await takeAvailable(seen)).toEqual(['plain']);
-    await seen.close();
-  });
-});
-
-describe('conn.transaction(): the commit answer is lost', () => {
-  it('rejects in doubt (ClientError quorate:in-doubt), never as a success', async () => {
-    const proxy = new SettlementDropProxy({ host: '127.0.0.1', port: broker.port });
-    const port = await proxy.listen();
-    const c = await connect({
-      urls: [`amqp://127.0.0.1:${port}`, broker.url],
-      randomizeMembers: false,
-      containerId: 'tx-doubt',
-    });
-    try {
-      const sender = await c.openSender('tx-doubt');
-      const outcome = c.transaction(async (tx) => {
-        await sender.send({ body: 'maybe' }, { tx });
-        // the next settlement the broker sends is its answer to the commit
-        void proxy.dropNextSettlement();
-      });
-      await expect(outcome).rejects.toBeInstanceOf(ClientError);
-      await expect(outcome).rejects.toMatchObject({ condition: 'quorate:in-doubt' });
-      // here the broker did commit (it answers after its commit point): in doubt was the truth
-      const seen = await watcher(outside, 'tx-doubt');
-      expect(await takeAvailable(seen)).toEqual(['maybe']);
-      await seen.close();
-    } finally {
-      await c.close();
-      await proxy.close();
-    }
-  });
-});
-
-describe('conn.transaction(): a broker without a coordinator', () => {
-  it('the refused coordinator attach rejects the transaction (LinkError) before the function runs; the next call tries again', async () => {
-    // a rhea peer that refuses every link without an address: the coordinator has none
-    const peer = await startRheaPeer({ refuse: (address) => address === undefined });
-    const c = await connect({ urls: peer.url, reconnect: false });
-    try {
-      let ran = false;
-      const first = c.transaction(() => {
-        ran = true;
-      });
-      await expect(first).rejects.toBeInstanceOf(LinkError);
-      await expect(first).rejects.toMatchObject({ condition: 'amqp:not-found' });
-      await expect(c.transaction(() => undefined)).rejects.toBeInstanceOf(LinkError);
-      expect(ran).toBe(false);
-      expect(peer.attaches.filter((a) => a.address === undefined)).toHaveLength(2);
-      expect(peer.received).toHaveLength(0);
-    } finally {
-      await c.close();
-      await peer.stop();
-    }
-  });
-});
-
-describe('conn.transaction(): the frames on the wire', () => {
-  it('coordinator attach, declare, transactional transfer and disposition, discharge: as AMQP 1.0 part 4 says', async () => {
-    const rec = new RecordingProxy({ host: '127.0.0.1', port: broker.port });
-    const port = await rec.listen();
-    const c = await connect({ urls: `amqp://127.0.0.1:${port}`, reconnect: false });
-    try {
-      const feeder = await outside.openSender('tx-frames-in');
-      await feeder.send({ body: 'in' });
-      const sender = await c.openSender('tx-frames-out');
-      const r = await c.openReceiver('tx-frames-in', { credit: 1 });
-      let txnId: Uint8Array | undefined;
-      await c.transaction(async (tx) => {
-        txnId = tx.id;
-        await sender.send({ body: 'out' }, { tx });
-        await (await r.receive({ timeoutMs: 10_000 })).accept({ tx });
-      });
-      await c.close();
-
-      const frames = rec.fromClient.map((f) => ({
-        channel: f.channel,
-        p: f.performative,
-        payload: f.payload,
-      }));
-      const attach = frames.find(
-        (f) => f.p.type === 'attach' && f.p.body.target && 'coordinator' in f.p.body.target,
-      );
-      if (attach?.p.type !== 'attach') throw new Error('no coordinator attach');
-      expect(attach.p.body.role).toBe(false); // we send to the coordinator
-      expect(attach.p.body.target).toMatchObject({ capabilities: ['amqp:local-transactions'] });
-      const { channel } = attach;
-      const { handle } = attach.p.body;
-      const onCoordinator = frames.filter(
-        (f) => f.channel === channel && f.p.type === 'transfer' && f.p.body.handle === handle,
-      );
-      const bodies = onCoordinator.map((f) => decodeMessage(f.payload!).body);
-      expect(bodies).toEqual([described(ulong(0x31), []), described(ulong(0x32), [txnId, false])]);
-
-      const transactional = { type: 'transactional-state', txnId };
-      const sends = frames.filter((f) => f.p.type === 'transfer' && f.channel !== channel);
-      expect(sends.map((f) => f.p.type === 'transfer' && f.p.body.state)).toEqual([transactional]);
-      const settlements = frames.filter((f) => f.p.type === 'disposition' && f.p.body.role === true);
-      expect(settlements.map((f) => f.p.type === 'disposition' && f.p.body.state)).toEqual([
-        { ...transactional, outcome: { type: 'accepted' } },
-      ]);
-    } finally {
-      await c.close();
-      await rec.close();
-    }
   });
 });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterHandle } from '../../src/broker.js';
 import { type Connection, connect, TransactionError } from '../../src/index.js';
 import { startTestCluster, waitServing } from '../cluster/cluster-support.js';
-import { takeAvailable } from '../support/available.js';
+import { takeAvailable, watcher } from '../support/available.js';
 
 let cluster: ClusterHandle;
 const conns: Connection[] = [];
@@ -44,8 +44,8 @@ describe('transactions on a 3-member cluster', () => {
     const conn = await connectTo(cluster.urls, 'tx-cluster-commit');
     const inUse = memberOf(conn);
     const other = cluster.ids.find((id) => id !== inUse)!;
-    const watcher = await connectTo(urlOf(other), 'tx-cluster-commit-watcher');
-    const seen = await watcher.openReceiver('tx-cluster-commit', { credit: 0, dedup: false });
+    const observer = await connectTo(urlOf(other), 'tx-cluster-commit-watcher');
+    const seen = await watcher(observer, 'tx-cluster-commit');
     const sender = await conn.openSender('tx-cluster-commit');
     const bodies = ['a', 'b', 'c', 'd', 'e'];
     await conn.transaction(async (tx) => {
@@ -89,8 +89,8 @@ describe('transactions on a 3-member cluster', () => {
     // the queue holds only what is sent after it, as seen from a member that stayed up
     await sender.send({ body: 'marker' });
     const survivor = cluster.ids.find((id) => id !== inUse)!;
-    const watcher = await connectTo(urlOf(survivor), 'tx-cluster-kill-watcher');
-    const seen = await watcher.openReceiver('tx-cluster-kill', { credit: 0, dedup: false });
+    const observer = await connectTo(urlOf(survivor), 'tx-cluster-kill-watcher');
+    const seen = await watcher(observer, 'tx-cluster-kill');
     seen.addCredit(1);
     const first = await seen.receive({ timeoutMs: 30_000 });
     expect(first.message.body).toBe('marker');

@@ -1,4 +1,9 @@
-import type { Receiver } from '../../src/index.js';
+import type { Connection, Receiver } from '../../src/index.js';
+
+/** A receiver that only takes what it is asked for (credit 0), with its own dedup off. */
+export function watcher(c: Connection, queue: string): Promise<Receiver> {
+  return c.openReceiver(queue, { credit: 0, dedup: false });
+}
 
 /**
  * Everything a receiver opened with `credit: 0` can get now, accepted: the broker answers a drain

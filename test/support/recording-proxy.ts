@@ -3,38 +3,17 @@
  * every AMQP frame (performative, and a transfer's payload), for tests that check the client's
  * frames on the wire rather than what a lenient peer made of them.
  */
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { createConnection, type Socket } from 'node:net';
 import type { Frame } from '../../src/codec/contract.js';
 import { decodeFrame } from '../../src/codec/frames.js';
 import { AMQP_MAGIC, FrameSplitter } from './frame-splitter.js';
+import { LoopbackProxy } from './loopback-proxy.js';
 
-export class RecordingProxy {
+export class RecordingProxy extends LoopbackProxy {
   /** The client's AMQP frames (not SASL, not heartbeats), in the order written. */
   readonly fromClient: Extract<Frame, { kind: 'amqp' }>[] = [];
-  private readonly server: Server;
-  private readonly sockets = new Set<Socket>();
 
-  constructor(private readonly target: { host: string; port: number }) {
-    this.server = createServer((client) => this.accept(client));
-  }
-
-  listen(): Promise<number> {
-    return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(0, '127.0.0.1', () => {
-        const addr = this.server.address();
-        if (addr === null || typeof addr === 'string') reject(new Error('no port'));
-        else resolve(addr.port);
-      });
-    });
-  }
-
-  close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-
-  private accept(client: Socket): void {
+  protected accept(client: Socket): void {
     const upstream = createConnection(this.target);
     for (const s of [client, upstream]) {
       this.sockets.add(s);
