@@ -161,7 +161,7 @@ export interface Receiver<T = MessageBody>
 export interface Delivery<T = MessageBody> {
   /** The message, decoded. */
   readonly message: Message<T>;
-  /** The outcome the application chose, once it settled. */
+  /** The outcome the application chose, once it settled (with `tx`: a transactional-state wrapping it). */
   readonly outcome: DeliveryState | undefined;
   /** True once accept/release/reject/modify was called. */
   readonly settled: boolean;

@@ -41,7 +41,7 @@ interface Confirmation {
  * (openReceiver<T>()); the decoder does not check it.
  */
 export class Delivery<T = MessageBody> implements PublicDelivery<T> {
-  /** The outcome the application chose, once it settled. */
+  /** The outcome the application chose, once it settled (with `tx`: a transactional-state wrapping it). */
   outcome: DeliveryState | undefined = undefined;
   /** @internal the transfer this message arrived on, and redeliveries bound to it. */
   readonly transfers: IncomingDelivery[];
