@@ -156,6 +156,29 @@ export class LinkError extends AmqpError {
   }
 }
 
+/**
+ * Conditions of a TransactionError: the transaction errors of AMQP 1.0 part 4 (a peer may send
+ * others). 'amqp:transaction:rollback': it was rolled back instead of committed.
+ */
+export type TransactionCondition =
+  | 'amqp:transaction:unknown-id'
+  | 'amqp:transaction:rollback'
+  | 'amqp:transaction:timeout'
+  | (string & {});
+
+/**
+ * A transaction that did not commit: the broker refused the declare or the commit, or the
+ * connection was lost while it was open (nothing of it took effect). A commit whose answer was
+ * lost with the connection is not this error but a ClientError 'quorate:in-doubt'.
+ */
+export class TransactionError extends AmqpError {
+  declare readonly condition: TransactionCondition;
+  constructor(condition: TransactionCondition, description: string, options: AmqpErrorOptions = {}) {
+    super(condition, description, options);
+    this.name = 'TransactionError';
+  }
+}
+
 /** Client-side failures of an operation (client layer); the conditions are listed at ClientCondition. */
 export class ClientError extends AmqpError {
   declare readonly condition: ClientCondition;

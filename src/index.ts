@@ -41,7 +41,10 @@ export type {
   SendOptions,
   SendResult,
   SettleMode,
+  SettleOptions,
   SettleOutcome,
+  Transaction,
+  TransactionOptions,
 } from './client/types.js';
 export * from './codec/public.js';
 export {
@@ -58,4 +61,6 @@ export {
   SendError,
   type SessionCondition,
   SessionError,
+  type TransactionCondition,
+  TransactionError,
 } from './errors.js';

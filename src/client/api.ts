@@ -18,6 +18,9 @@ import type {
   SendOptions,
   SendResult,
   SettleMode,
+  SettleOptions,
+  Transaction,
+  TransactionOptions,
 } from './types.js';
 
 /** Where a connection is in its life: `reconnecting` while failing over. */
@@ -84,6 +87,15 @@ export interface Connection extends EventEmitter<ConnectionEvents>, AsyncDisposa
   openReceiver<T = MessageBody>(address: string, options?: ReceiverOptions): Promise<Receiver<T>>;
   /** A receiver on a temporary queue the broker names (`receiver.address`), e.g. for replies. */
   openReceiver<T = MessageBody>(options: ReceiverOptions & { dynamic: true }): Promise<Receiver<T>>;
+  /**
+   * Run `fn` in a local transaction (AMQP 1.0 part 4): sends and settlements given `{ tx }` take
+   * effect together when `fn` resolves (commit) and not at all when it throws (rollback: the
+   * function's error is rethrown). Resolves with what `fn` returned, once the broker committed.
+   * Rejects with a TransactionError when the transaction did not commit for another reason (its
+   * connection was lost, so the broker rolled it back; the broker refused), and with a
+   * ClientError 'quorate:in-doubt' when the commit was sent and its answer was lost.
+   */
+  transaction<R>(fn: (tx: Transaction) => Promise<R> | R, options?: TransactionOptions): Promise<R>;
   /** Close for good: pending sends reject ('quorate:closed'), receivers end. */
   close(options?: CallOptions): Promise<void>;
 }
@@ -149,18 +161,18 @@ export interface Receiver<T = MessageBody>
 export interface Delivery<T = MessageBody> {
   /** The message, decoded. */
   readonly message: Message<T>;
-  /** The outcome the application chose, once it settled. */
+  /** The outcome the application chose, once it settled (with `tx`: a transactional-state wrapping it). */
   readonly outcome: DeliveryState | undefined;
   /** True once accept/release/reject/modify was called. */
   readonly settled: boolean;
   /** The broker's delivery-count header (0 when absent). */
   readonly deliveryCount: number;
-  /** Done: the broker removes it (confirmed in rcv-settle-mode second). */
-  accept(options?: CallOptions): Promise<void>;
+  /** Done: the broker removes it (confirmed in rcv-settle-mode second; with `tx`, at commit). */
+  accept(options?: SettleOptions): Promise<void>;
   /** Give it back unchanged. */
-  release(options?: CallOptions): Promise<void>;
+  release(options?: SettleOptions): Promise<void>;
   /** Invalid message: the broker dead-letters (or drops) it. */
-  reject(error?: OutcomeError, options?: CallOptions): Promise<void>;
+  reject(error?: OutcomeError, options?: SettleOptions): Promise<void>;
   /** Give it back modified (a failed attempt, or not to this link again). */
-  modify(options?: ModifyOptions & CallOptions): Promise<void>;
+  modify(options?: ModifyOptions & SettleOptions): Promise<void>;
 }

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
 import type { MessageBody } from '../codec/message.js';
-import { ClientError } from '../errors.js';
+import { ArgumentTypeError, ClientError } from '../errors.js';
 import {
   describeServer,
   MEMBERSHIP_ADDRESS,
@@ -23,6 +23,7 @@ import type { EngineEvent } from '../protocol/index.js';
 import type { ConnectionState, ConnectionStats, Connection as PublicConnection } from './api.js';
 import { describeCause } from './connect-errors.js';
 import { checkConnectOptions } from './connect-options.js';
+import { Coordinator } from './coordinator.js';
 import {
   type ConnectTraceContext,
   connectChannel,
@@ -44,6 +45,7 @@ import {
 } from './reconnect.js';
 import { SendBuffer } from './send-buffer.js';
 import { type PendingSend, Sender, type SendWaiter } from './sender.js';
+import { runTransaction, type Transaction } from './transaction.js';
 import { now, type PhysicalConnection, type PhysicalHandler } from './transport.js';
 import type {
   CallOptions,
@@ -51,8 +53,10 @@ import type {
   ConnectOptions,
   FailoverEvent,
   Logger,
+  Transaction as PublicTransaction,
   ReceiverOptions,
   SenderOptions,
+  TransactionOptions,
 } from './types.js';
 
 /**
@@ -70,6 +74,10 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
   readonly sends: SendBuffer;
   /** @internal */
   readonly logger: Logger | undefined;
+  /** @internal open transactions: rolled back (failed) when their physical connection dies. */
+  readonly transactions = new Set<Transaction>();
+  /** The coordinator link, attached at the first transaction(). */
+  private coordinator: Coordinator | undefined;
   private readonly options: ConnectOptions;
   private readonly reconnectOptions: ResolvedReconnect;
   private readonly pool: ServerPool<unknown>;
@@ -236,6 +244,26 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
   }
 
   /**
+   * Run `fn` in a local transaction: declared on the coordinator link (attached at the first
+   * call), committed when `fn` resolves, rolled back when it throws (transaction.ts).
+   */
+  async transaction<R>(
+    fn: (tx: PublicTransaction) => Promise<R> | R,
+    options?: TransactionOptions,
+  ): Promise<R> {
+    this.assertUsable();
+    if (typeof fn !== 'function')
+      throw new ArgumentTypeError('ERR_INVALID_ARG_TYPE', 'transaction() needs a function');
+    let coordinator = this.coordinator;
+    if (!coordinator || coordinator.failure) {
+      coordinator = new Coordinator(this, `quorate-coordinator-${this.containerId}-${++this.linkCounter}`);
+      this.coordinator = coordinator;
+      this.register(coordinator);
+    }
+    return runTransaction(this, coordinator, fn, options);
+  }
+
+  /**
    * Close for good: pending sends reject ('quorate:closed', with inDoubt), receivers end, then
    * the physical connection is closed (the peer's Close awaited up to `timeoutMs`, default 2 s).
    */
@@ -312,6 +340,7 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
   }
 
   private failAllLinks(error: Error): void {
+    for (const tx of this.transactions) tx.lose(error);
     for (const link of [...this.links]) link.fail(error);
     this.links.clear();
     // anything left (waiting for room, or of senders already gone) fails too
@@ -467,6 +496,9 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
     }
     this.logger?.warn?.({ url: from, error }, `connection to ${from} lost: ${describeCause(error)}`);
     this.emit('disconnected', { url: from, error });
+    // first: the broker rolled back every open transaction, so their sends end here and are
+    // neither in doubt nor replayed
+    for (const tx of this.transactions) tx.lose(error);
     // every written, unsettled delivery is now in doubt
     for (const e of this.sends.connectionLost())
       this.emit('inDoubt', { messageId: e.messageId, address: e.context.sender.address });

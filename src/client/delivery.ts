@@ -11,7 +11,8 @@ import { ACCEPTED, type IncomingDelivery, REJECTED, RELEASED } from '../protocol
 import type { Delivery as PublicDelivery } from './api.js';
 import { Deadline } from './deadline.js';
 import { settleChannel } from './diagnostics.js';
-import type { CallOptions, ModifyOptions, OutcomeError, SettleOutcome } from './types.js';
+import { checkTransaction, type Transaction } from './transaction.js';
+import type { ModifyOptions, OutcomeError, SettleOptions, SettleOutcome } from './types.js';
 
 /** What a Delivery needs from its Receiver. */
 export interface DeliveryOwner {
@@ -40,7 +41,7 @@ interface Confirmation {
  * (openReceiver<T>()); the decoder does not check it.
  */
 export class Delivery<T = MessageBody> implements PublicDelivery<T> {
-  /** The outcome the application chose, once it settled. */
+  /** The outcome the application chose, once it settled (with `tx`: a transactional-state wrapping it). */
   outcome: DeliveryState | undefined = undefined;
   /** @internal the transfer this message arrived on, and redeliveries bound to it. */
   readonly transfers: IncomingDelivery[];
@@ -67,17 +68,17 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
   }
 
   /** The message is done: the broker removes it (confirmed in rcv-settle-mode second). */
-  accept(options?: CallOptions): Promise<void> {
+  accept(options?: SettleOptions): Promise<void> {
     return this.settle(ACCEPTED, options);
   }
 
   /** Give it back unchanged: available again, delivery-count unchanged. */
-  release(options?: CallOptions): Promise<void> {
+  release(options?: SettleOptions): Promise<void> {
     return this.settle(RELEASED, options);
   }
 
   /** Invalid message: the broker dead-letters it (or drops it). */
-  reject(error?: OutcomeError, options?: CallOptions): Promise<void> {
+  reject(error?: OutcomeError, options?: SettleOptions): Promise<void> {
     if (!error) return this.settle(REJECTED, options);
     const body: AmqpErrorBody = { condition: error.condition };
     if (error.description !== undefined) body.description = error.description;
@@ -86,7 +87,7 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
   }
 
   /** Give it back modified: `deliveryFailed` counts a failed attempt, `undeliverableHere` keeps it from this link. */
-  modify(options: ModifyOptions & CallOptions = {}): Promise<void> {
+  modify(options: ModifyOptions & SettleOptions = {}): Promise<void> {
     const state: DeliveryState = { type: 'modified' };
     if (options.deliveryFailed !== undefined) state.deliveryFailed = options.deliveryFailed;
     if (options.undeliverableHere !== undefined) state.undeliverableHere = options.undeliverableHere;
@@ -134,7 +135,7 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
    * that calls `d.accept()` and moves on) never kills the process with an unhandled rejection
    * when the connection closes under it; a caller that awaits still sees the rejection.
    */
-  private settle(state: DeliveryState, options: CallOptions | undefined): Promise<void> {
+  private settle(state: DeliveryState, options: SettleOptions | undefined): Promise<void> {
     const p = settleChannel.hasSubscribers
       ? settleChannel.tracePromise(() => this.settleTimed(state, options), {
           message: this.message,
@@ -147,13 +148,19 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
     return p;
   }
 
-  private settleTimed(state: DeliveryState, options: CallOptions | undefined): Promise<void> {
+  private settleTimed(state: DeliveryState, options: SettleOptions | undefined): Promise<void> {
     if (this.outcome) {
       return Promise.reject(
         new ClientError('quorate:illegal-state', `delivery already settled (${this.outcome.type})`),
       );
     }
-    const done = this.settleNow(state);
+    let done: Promise<void>;
+    try {
+      const tx = checkTransaction(options?.tx);
+      done = tx ? this.settleInTransaction(state, tx) : this.settleNow(state);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     if (options?.timeoutMs === undefined && options?.signal === undefined) {
       return done.finally(() => this.owner.onFinished(this));
     }
@@ -211,6 +218,33 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
     return new Promise<void>((resolve, reject) => {
       this.confirmation = { pending, resolve, reject };
     });
+  }
+
+  /**
+   * The outcome goes out wrapped in the transaction's state and takes effect at its commit: the
+   * broker settles (rcv-settle-mode second) only then, so this does not wait for a
+   * confirmation. Dedup remembers the outcome only once committed: after a rollback the
+   * broker's redelivery must be handed out again.
+   */
+  private settleInTransaction(state: DeliveryState, tx: Transaction): Promise<void> {
+    const live = this.transfers.filter((t) => this.owner.isLive(t));
+    const refused =
+      tx.refusal(live[0]?.link.session.conn) ??
+      (live.length === 0
+        ? new ClientError(
+            'quorate:illegal-state',
+            'the connection the message came on is gone: it cannot join the transaction (the broker offers it again)',
+          )
+        : undefined);
+    if (refused) return Promise.reject(refused);
+    const wrapped = tx.wrap(state);
+    this.outcome = wrapped;
+    this.owner.onSettled(this, wrapped);
+    tx.afterCommit(() => this.owner.onSettled(this, state));
+    this.transfers.length = 0;
+    for (const t of live) this.apply(t, wrapped);
+    this.owner.flush();
+    return Promise.resolve();
   }
 
   private apply(t: IncomingDelivery, state: DeliveryState): void {

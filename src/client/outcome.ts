@@ -40,12 +40,23 @@ export function toOutcome(state: DeliveryState): Outcome {
 /**
  * The SendError for a send that ends with `cause` and no outcome: a ClientError's condition is
  * kept (timeout, aborted, buffer-full...); any other cause (a link or connection that failed for
- * good) is 'quorate:closed'. The description is the cause's own, without its condition prefix.
+ * good, a transaction that ended) is 'quorate:closed'. The description is the cause's own,
+ * without its condition prefix. `rolledBack`: written in a transaction that can only roll back.
  */
-export function sendErrorFrom(cause: Error, messageId: MessageId, inDoubt: boolean): SendError {
+export function sendErrorFrom(
+  cause: Error,
+  messageId: MessageId,
+  inDoubt: boolean,
+  rolledBack = false,
+): SendError {
   const condition = cause instanceof ClientError ? cause.condition : 'quorate:closed';
   const what = cause instanceof ClientError ? cause.description : cause.message;
-  const description = `${what}${inDoubt ? ' (in doubt: the broker may have it)' : ' (not sent)'}`;
+  const where = rolledBack
+    ? ' (rolled back with its transaction)'
+    : inDoubt
+      ? ' (in doubt: the broker may have it)'
+      : ' (not sent)';
+  const description = `${what}${where}`;
   return new SendError(condition, description, messageId, inDoubt, { cause });
 }
 

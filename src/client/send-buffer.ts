@@ -85,12 +85,15 @@ export class SendBuffer {
       const resent = (r?.entry.writes ?? 1) > 1;
       const outcome = toOutcome(state);
       if (outcome.state === 'accepted') {
+        ctx.transaction?.sendEnded(ctx, { accepted: true, unanswered: false });
         this.counters.accepted++;
         ctx.resolve({ state: 'accepted', messageId: ctx.messageId, resent });
       } else {
         // a refusal never looks like success to code that only awaits send()
+        const refused = refusedSendError(outcome, ctx.messageId);
+        ctx.transaction?.sendEnded(ctx, { accepted: false, unanswered: false, error: refused });
         this.counters.notAccepted++;
-        ctx.reject(refusedSendError(outcome, ctx.messageId));
+        ctx.reject(refused);
       }
       if (r) this.grant(r.granted);
       return;
@@ -99,9 +102,13 @@ export class SendBuffer {
     const r = this.journal.abandon(ctx.seq);
     const d = ctx.delivery;
     if (d && !d.written) d.abort(); // never on the wire: drop it from the engine's queue
-    const inDoubt = r?.inDoubt ?? false;
+    const written = r?.inDoubt ?? false;
     const cause = error ?? new ClientError('quorate:closed', 'send abandoned');
-    ctx.reject(sendErrorFrom(cause, ctx.messageId, inDoubt));
+    // in a transaction a send without an outcome is never committed: its transaction ends
+    // rolled back (lost with the connection, or forced to roll back by this very call)
+    ctx.transaction?.sendEnded(ctx, { accepted: false, unanswered: written, error: cause });
+    const rolledBack = ctx.transaction !== undefined && written;
+    ctx.reject(sendErrorFrom(cause, ctx.messageId, written && !rolledBack, rolledBack));
     if (r) this.grant(r.granted);
   }
 
@@ -152,6 +159,7 @@ export class SendBuffer {
     if (ctx.done) return;
     ctx.done = true;
     ctx.deadline?.clear();
+    ctx.transaction?.sendEnded(ctx, { accepted: false, unanswered: false, error: cause });
     ctx.reject(sendErrorFrom(cause, ctx.messageId, false));
   }
 

@@ -17,6 +17,7 @@ import { type SendTraceContext, sendChannel } from './diagnostics.js';
 import { assertEncodable } from './encodable.js';
 import { type ClientLink, isPermanentDetach, linkError, Waiters } from './link-base.js';
 import { sendErrorFrom } from './outcome.js';
+import { checkTransaction, type Transaction } from './transaction.js';
 import type { PhysicalConnection } from './transport.js';
 import type { CallOptions, LinkEvents, SenderOptions, SendOptions, SendResult } from './types.js';
 
@@ -31,6 +32,8 @@ export interface PendingSend {
   counted: OutgoingDelivery | undefined;
   done: boolean;
   deadline: Deadline | undefined;
+  /** The transaction it was sent in: never replayed, ended with it. */
+  readonly transaction: Transaction | undefined;
   resolve(result: SendResult): void;
   reject(error: Error): void;
 }
@@ -137,13 +140,17 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink, Publ
       const why = this.failure ?? new ClientError('quorate:closed', `sender '${this.name}' is closed`);
       return Promise.reject(sendErrorFrom(why, messageId, false));
     }
+    let transaction: Transaction | undefined;
     let bytes: Uint8Array;
     try {
+      transaction = checkTransaction(options?.tx);
       checkSections(copy);
       bytes = encodeMessage(copy);
     } catch (e) {
       return Promise.reject(e);
     }
+    const refused = transaction?.refusal();
+    if (refused) return Promise.reject(sendErrorFrom(refused, messageId, false));
     return new Promise<SendResult>((resolve, reject) => {
       const ctx: PendingSend = {
         sender: this,
@@ -153,10 +160,12 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink, Publ
         counted: undefined,
         done: false,
         deadline: undefined,
+        transaction,
         resolve,
         reject,
       };
       const waiter: SendWaiter = { sender: this, messageId, bytes, ctx };
+      transaction?.joinSend(waiter);
       ctx.deadline = new Deadline(
         options,
         (_reason, error) => this.conn.sends.expire(ctx, waiter, error),
@@ -238,9 +247,20 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink, Publ
     const link = this.link;
     const ctx = entry.context;
     if (!link || (this.state !== 'attaching' && this.state !== 'attached')) return;
+    // a txn-id means nothing on another connection: such a send ends, it is never re-sent
+    const refused = ctx.transaction?.refusal(link.session.conn);
+    if (refused) {
+      this.conn.sends.finish(ctx, undefined, refused);
+      return;
+    }
     let d: OutgoingDelivery;
     try {
-      d = link.send(this.nextTag(), entry.bytes, { settled: this.presettled });
+      const state = ctx.transaction?.transferState;
+      d = link.send(
+        this.nextTag(),
+        entry.bytes,
+        state ? { settled: this.presettled, state } : { settled: this.presettled },
+      );
     } catch (e) {
       // e.g. larger than the peer's max-message-size: never written
       this.conn.sends.finish(

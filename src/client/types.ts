@@ -82,8 +82,42 @@ export interface ConnectOptions extends CallOptions {
   onFull?: 'wait' | 'reject';
 }
 
-/** Options of one send(): its deadline and cancellation. */
-export type SendOptions = CallOptions;
+/**
+ * A local transaction, handed to the function of {@link Connection.transaction}. Pass it as
+ * `{ tx }` to `sender.send()` and to a Delivery's settlement calls; it belongs to the connection
+ * that made it and ends when that function does.
+ */
+export interface Transaction {
+  /** The txn-id the broker's coordinator assigned. */
+  readonly id: Uint8Array;
+}
+
+/** Options of one send(): its deadline and cancellation, and the transaction it belongs to. */
+export interface SendOptions extends CallOptions {
+  /**
+   * Send inside this transaction (from {@link Connection.transaction}): the message becomes
+   * visible when the transaction commits and is dropped if it rolls back. Such a send is never
+   * re-sent by failover: a lost connection rolls the transaction back.
+   */
+  tx?: Transaction;
+}
+
+/** Options of a Delivery's accept/release/reject/modify: deadline, cancellation, transaction. */
+export interface SettleOptions extends CallOptions {
+  /**
+   * Settle inside this transaction: the outcome takes effect when it commits; if it rolls back
+   * the message is offered again. Resolves once the outcome is sent (the commit confirms it).
+   */
+  tx?: Transaction;
+}
+
+/**
+ * Options of {@link Connection.transaction}: `timeoutMs` / `signal` bound each exchange with the
+ * broker's coordinator (the attach, the declare, the commit or rollback) and the commit's wait
+ * for the sends still in flight (past it they end and the transaction rolls back), not the
+ * function itself.
+ */
+export type TransactionOptions = CallOptions;
 
 /** Options of {@link Connection.openSender}. `timeoutMs` / `signal` bound the attach. */
 export interface SenderOptions extends CallOptions {

@@ -44,10 +44,12 @@ interface SettledEntry {
   at: number;
 }
 
+/**
+ * A transactional outcome is not final: it takes effect only if its transaction commits (the
+ * client reports the plain outcome then), and after a rollback the redelivery is handed out again.
+ */
 function finalOutcome(outcome: DeliveryState): FinalOutcome | undefined {
   if (outcome.type === 'accepted' || outcome.type === 'rejected') return outcome;
-  if (outcome.type === 'transactional-state' && outcome.outcome !== undefined)
-    return finalOutcome(outcome.outcome);
   return undefined;
 }
 

@@ -32,6 +32,8 @@ export class OutgoingDelivery {
   abortRequested = false;
   /** Opaque slot for the engine's user (e.g. the client's pending-send record). */
   context: unknown = undefined;
+  /** The state its first transfer frame carries (a transactional send's transactional-state). */
+  state: DeliveryState | undefined = undefined;
 
   constructor(
     readonly link: SenderLink,

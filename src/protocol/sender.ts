@@ -13,6 +13,8 @@ export interface SendOptions {
   /** Send pre-settled. Default: per snd-settle-mode (settled mode: true, otherwise false). */
   settled?: boolean;
   messageFormat?: number;
+  /** The transfer's delivery state (part 4: a transactional-state naming the txn-id). */
+  state?: DeliveryState;
 }
 
 const EMPTY = new Uint8Array(0);
@@ -62,6 +64,7 @@ export class SenderLink extends Link {
     const mode = this.local?.sndSettleMode ?? 2;
     const settled = mode === 1 ? true : mode === 0 ? false : (opts?.settled ?? false);
     const d = new OutgoingDelivery(this, tag, payload, settled, opts?.messageFormat ?? 0);
+    if (opts?.state) d.state = opts.state;
     this.queue.push(d);
     if (this.queue.length - this.head === 1) this.pump();
     return d;
@@ -114,6 +117,7 @@ export class SenderLink extends Link {
       this.credit--;
       this.deliveryCount = (this.deliveryCount + 1) >>> 0;
       t = { handle: this.handle, deliveryId: d.id, deliveryTag: d.tag, messageFormat: d.messageFormat };
+      if (d.state) t.state = d.state;
       if (d.presettled) t.settled = true;
       else session.trackOutgoing(d);
     } else {

@@ -32,6 +32,18 @@ describe('ReceiverDedup', () => {
     expect(d.onDelivery('a', 't', 2).action).toBe('deliver');
   });
 
+  it('does not remember a transactional accept: after a rollback the redelivery is handed out again', () => {
+    const d = new ReceiverDedup<string>();
+    d.onDelivery('a', 't1', 0);
+    d.onHandedOut('a', 't1');
+    d.onSettled('a', { type: 'transactional-state', txnId: Uint8Array.of(1), outcome: accepted }, 1);
+    expect(d.onDelivery('a', 't2', 2).action).toBe('deliver');
+    // the client reports the plain outcome once the transaction committed
+    d.onHandedOut('a', 't2');
+    d.onSettled('a', accepted, 3);
+    expect(d.onDelivery('a', 't3', 4)).toMatchObject({ action: 'settle', outcome: accepted });
+  });
+
   it('binds a redelivery to the pending (handed out or buffered) one', () => {
     const d = new ReceiverDedup<string>();
     d.onDelivery('a', 'orig', 0);

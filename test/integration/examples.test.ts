@@ -105,6 +105,16 @@ describe('examples against one broker', () => {
     expect(broker.stats().queues.find((q) => q.name === 'example-orders')?.depth).toBe(0);
   });
 
+  it('transactions.ts: one order moved at the commit, the other back in its queue after the rollback', async () => {
+    const output = await run('transactions.ts', [broker.url]).succeeded();
+    expect(output).toContain('committed order 1');
+    expect(output).toContain('rolled back order 2: payment service unavailable');
+    expect(output).toContain('offered again: order 2');
+    const depth = (name: string) => broker.stats().queues.find((q) => q.name === name)?.depth;
+    expect(depth('example-tx-processed')).toBe(1);
+    expect(depth('example-tx-incoming')).toBe(1);
+  });
+
   it('request-reply.ts: every request answered through the named reply queue', async () => {
     const output = await run('request-reply.ts', [broker.url]).succeeded();
     expect(output).toContain('request 1 -> reply {"doubled":2}');

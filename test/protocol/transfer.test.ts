@@ -42,6 +42,22 @@ describe('transfers', () => {
     });
   }
 
+  it('a delivery state given to send() reaches the peer with the message, also split over frames (a transactional send)', () => {
+    const p = pair({}, { open: { containerId: 's', maxFrameSize: 512 } }, 4);
+    autoServer(p);
+    const s = openSession(p);
+    const snd = s.attachSender({ name: 'tx', target: { address: 'q' } });
+    p.run();
+    const state = { type: 'transactional-state', txnId: Uint8Array.of(7, 7) } as const;
+    snd.send(tag(1), bigPayload(2000), { state }); // several frames at 512 bytes
+    snd.send(tag(2), utf8('plain'));
+    p.run();
+    const [inTx, plain] = p.server.of('message');
+    expect(inTx.delivery.remoteState).toEqual(state);
+    expect(inTx.delivery.payload.length).toBe(2000);
+    expect(plain.delivery.remoteState).toBeUndefined();
+  });
+
   it('a 5 MiB message is split to the max frame size and reassembled', () => {
     const p = pair({}, { open: { containerId: 's', maxFrameSize: 65536 } }, 9);
     autoServer(p);

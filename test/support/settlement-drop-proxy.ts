@@ -9,33 +9,15 @@
  * After the drop the proxy refuses new connections (reset at once), so the client re-sends
  * through its other URLs.
  */
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { createConnection, type Socket } from 'node:net';
 import { decodeFrame } from '../../src/codec/frames.js';
-
-const AMQP_MAGIC = 0x414d5150; // "AMQP": an 8-byte protocol header, not a frame
+import { AMQP_MAGIC, FrameSplitter } from './frame-splitter.js';
+import { LoopbackProxy } from './loopback-proxy.js';
 
 export interface DroppedSettlement {
   /** delivery ids the swallowed disposition settled (first..last) */
   first: number;
   last: number;
-}
-
-/** Splits a byte stream into protocol headers and whole frames, as raw byte ranges. */
-class FrameSplitter {
-  private buf: Buffer = Buffer.alloc(0);
-
-  push(chunk: Buffer): Buffer[] {
-    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
-    const units: Buffer[] = [];
-    for (;;) {
-      if (this.buf.length < 8) break;
-      const size = this.buf.readUInt32BE(0) === AMQP_MAGIC ? 8 : this.buf.readUInt32BE(0);
-      if (size < 8 || this.buf.length < size) break;
-      units.push(this.buf.subarray(0, size));
-      this.buf = this.buf.subarray(size);
-    }
-    return units;
-  }
 }
 
 function settlementOf(unit: Buffer): DroppedSettlement | undefined {
@@ -47,28 +29,11 @@ function settlementOf(unit: Buffer): DroppedSettlement | undefined {
   return { first: body.first, last: body.last ?? body.first };
 }
 
-export class SettlementDropProxy {
-  private readonly server: Server;
-  private readonly sockets = new Set<Socket>();
+export class SettlementDropProxy extends LoopbackProxy {
   private armed: ((d: DroppedSettlement) => void) | undefined;
   private refusing = false;
   /** dispositions (role receiver) forwarded to the client so far */
   settlementsForwarded = 0;
-
-  constructor(private readonly target: { host: string; port: number }) {
-    this.server = createServer((client) => this.accept(client));
-  }
-
-  listen(): Promise<number> {
-    return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(0, '127.0.0.1', () => {
-        const addr = this.server.address();
-        if (addr === null || typeof addr === 'string') reject(new Error('no port'));
-        else resolve(addr.port);
-      });
-    });
-  }
 
   /** Swallow the next settlement of the client's sends and reset the connection; resolves with it. */
   dropNextSettlement(): Promise<DroppedSettlement> {
@@ -77,12 +42,7 @@ export class SettlementDropProxy {
     });
   }
 
-  close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-
-  private accept(client: Socket): void {
+  protected accept(client: Socket): void {
     this.sockets.add(client);
     client.on('close', () => this.sockets.delete(client));
     client.on('error', () => undefined);
