@@ -1,8 +1,10 @@
 /**
  * Transactional sends batched 100 per transaction vs plain sends, through our single node with a
- * durable store: Qpid Proton's own example senders (`simple_send.py`, `tx_send.py -b 100`, from
- * libqpid-proton11-dev-examples) send the same number of messages; each run is timed from start
- * to exit (Python start-up included in both), and the ratio tx/plain printed. Target: >= 0.8.
+ * durable store, by two clients: Qpid Proton's own example senders (`simple_send.py`,
+ * `tx_send.py -b 100`, from libqpid-proton11-dev-examples; each run timed from start to exit,
+ * Python start-up included in both) and the quorate client (plain: up to 1,000 sends in flight;
+ * transactional: `conn.transaction()` after `conn.transaction()`, each with its 100 sends in
+ * flight together). The ratio tx/plain is printed per client. Target: >= 0.8.
  *
  *   npx tsx bench/run.ts transactions        (TX_BENCH_MESSAGES=N to change the count, default 20000)
  */
@@ -11,6 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBroker } from '../src/broker.js';
+import { type Connection, connect } from '../src/index.js';
 
 const EXAMPLES = '/usr/share/proton/examples/python';
 
@@ -51,10 +54,60 @@ export async function run(opts: { log?: (line: string) => void } = {}): Promise<
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const ratio = median(rounds.map((r) => r.tx / r.plain));
-    log(`median ratio transactional/plain: ${ratio.toFixed(2)} (target >= 0.80), ${n} messages per run`);
-    return { messages: n, rounds, medianRatio: ratio };
+    log(
+      `Proton: median ratio transactional/plain: ${ratio.toFixed(2)} (target >= 0.80), ${n} messages per run`,
+    );
+    const conn = await connect({ urls: broker.url, containerId: 'tx-bench' });
+    const ours: Array<{ plain: number; tx: number }> = [];
+    try {
+      for (let round = 0; round < 3; round++) {
+        const plain = await quoratePlain(conn, `q-plain-${round}`, n);
+        const tx = await quorateTransactional(conn, `q-tx-${round}`, n);
+        ours.push({ plain, tx });
+        log(
+          `quorate round ${round + 1}: plain ${plain} msg/s, transactional (100 per txn) ${tx} msg/s, ratio ${(tx / plain).toFixed(2)}`,
+        );
+      }
+    } finally {
+      await conn.close();
+    }
+    const ourRatio = median(ours.map((r) => r.tx / r.plain));
+    log(`quorate: median ratio transactional/plain: ${ourRatio.toFixed(2)} (target >= 0.80)`);
+    return { messages: n, rounds, medianRatio: ratio, quorate: { rounds: ours, medianRatio: ourRatio } };
   } finally {
     await broker.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** msg/s of `n` plain sends, at most 1,000 in flight. */
+async function quoratePlain(conn: Connection, queue: string, n: number): Promise<number> {
+  const sender = await conn.openSender(queue);
+  const body = new Uint8Array(1024);
+  const started = performance.now();
+  const inflight = new Set<Promise<unknown>>();
+  for (let i = 0; i < n; i++) {
+    const p: Promise<unknown> = sender.send({ body }).finally(() => inflight.delete(p));
+    inflight.add(p);
+    if (inflight.size >= 1000) await Promise.race(inflight);
+  }
+  await Promise.all(inflight);
+  const rate = Math.round((n / (performance.now() - started)) * 1000);
+  await sender.close();
+  return rate;
+}
+
+/** msg/s of `n` sends in transactions of 100, one transaction after the other. */
+async function quorateTransactional(conn: Connection, queue: string, n: number): Promise<number> {
+  const sender = await conn.openSender(queue);
+  const body = new Uint8Array(1024);
+  const started = performance.now();
+  for (let sent = 0; sent < n; sent += 100) {
+    await conn.transaction(async (tx) => {
+      await Promise.all(Array.from({ length: Math.min(100, n - sent) }, () => sender.send({ body }, { tx })));
+    });
+  }
+  const rate = Math.round((n / (performance.now() - started)) * 1000);
+  await sender.close();
+  return rate;
 }
