@@ -30,7 +30,6 @@ export {
   messageIdKey,
   type WithMessageId,
 } from './message-id.js';
-export { type Random, randomIndex, seededRandom, shuffled } from './random.js';
 export {
   type DedupDecision,
   type FinalOutcome,

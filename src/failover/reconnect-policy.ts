@@ -8,8 +8,9 @@
  * so `toPRetryOptions()` can drive p-retry with the same schedule; `jitter` (0..1) generalizes
  * p-retry's boolean `randomize` (which is jitter 1).
  */
+
+import type { Random } from '../common/random.js';
 import { AmqpError } from '../errors.js';
-import type { Random } from './random.js';
 import type { ServerAddress } from './server-address.js';
 import type { ServerPool } from './server-pool.js';
 

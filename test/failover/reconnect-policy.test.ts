@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { seededRandom } from '../../src/failover/random.js';
+import { seededRandom } from '../../src/common/random.js';
 import { ReconnectPolicy } from '../../src/failover/reconnect-policy.js';
 import { ServerPool } from '../../src/failover/server-pool.js';
 

@@ -1,45 +1,21 @@
 /**
- * Tiny growable byte writer and bounds-checked reader for the broker's own binary layouts
+ * The byte writer and bounds-checked reader for the broker's own binary layouts
  * (events and snapshots). Integers are unsigned LEB128 varints; times are float64 (ms);
  * strings are UTF-8 with a varint length. Hand-rolled because events carry large message bodies
  * that must never be base64'd or JSON'd.
  */
 
+import { ByteWriter } from '../../common/byte-writer.js';
 import { AmqpEncodeError, AmqpError } from '../../errors.js';
 
 const textEncoder = new TextEncoder();
 const textDecoder = new TextDecoder('utf-8', { fatal: true });
 
-export class ByteWriter {
-  private buf: Uint8Array;
-  private view: DataView;
-  private pos = 0;
-
-  constructor(initialSize = 256) {
-    this.buf = new Uint8Array(initialSize);
-    this.view = new DataView(this.buf.buffer);
-  }
-
-  get length(): number {
-    return this.pos;
-  }
-
-  private ensure(extra: number): void {
-    const need = this.pos + extra;
-    if (need <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < need) size *= 2;
-    const next = new Uint8Array(size);
-    next.set(this.buf.subarray(0, this.pos));
-    this.buf = next;
-    this.view = new DataView(next.buffer);
-  }
-
-  u8(v: number): void {
-    this.ensure(1);
-    this.buf[this.pos++] = v;
-  }
-
+/**
+ * The common ByteWriter with the broker layouts' own encodings: varint integers, varint-length
+ * byte strings and UTF-8 strings.
+ */
+export class VarintWriter extends ByteWriter {
   /** Unsigned varint for non-negative safe integers. */
   uint(v: number): void {
     if (!Number.isSafeInteger(v) || v < 0) throw new AmqpEncodeError(`not a non-negative safe integer: ${v}`);
@@ -51,21 +27,9 @@ export class ByteWriter {
     this.buf[this.pos++] = v;
   }
 
-  f64(v: number): void {
-    this.ensure(8);
-    this.view.setFloat64(this.pos, v, false);
-    this.pos += 8;
-  }
-
   bytes(v: Uint8Array): void {
     this.uint(v.length);
     this.raw(v);
-  }
-
-  raw(v: Uint8Array): void {
-    this.ensure(v.length);
-    this.buf.set(v, this.pos);
-    this.pos += v.length;
   }
 
   str(v: string): void {
@@ -83,7 +47,7 @@ export class ByteWriter {
 
   /** The written bytes (a view of the internal buffer: copy if the writer is reused). */
   finish(): Uint8Array {
-    return this.buf.subarray(0, this.pos);
+    return this.written();
   }
 }
 

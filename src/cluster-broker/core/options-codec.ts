@@ -1,5 +1,5 @@
 /** Binary layout of QueueOptions, shared by the event and snapshot codecs. */
-import { type ByteReader, ByteReaderError, type ByteWriter } from './binary.js';
+import { type ByteReader, ByteReaderError, type VarintWriter } from './binary.js';
 import type { LifetimePolicy, QueueOptions } from './events.js';
 
 const HAS_MAX_MESSAGES = 1;
@@ -16,7 +16,7 @@ const POLICIES: readonly LifetimePolicy[] = [
   'delete-on-no-links-or-messages',
 ];
 
-export function writeQueueOptions(w: ByteWriter, o: QueueOptions): void {
+export function writeQueueOptions(w: VarintWriter, o: QueueOptions): void {
   let flags = 0;
   if (o.maxMessages !== undefined) flags |= HAS_MAX_MESSAGES;
   if (o.maxBytes !== undefined) flags |= HAS_MAX_BYTES;

@@ -7,6 +7,7 @@
  * byte (1: the recovering follower has caught up). Decoding
  * refuses terms and indexes outside the safe integers (UnsafeNumberError).
  */
+import { ByteWriter } from '../../common/byte-writer.js';
 import { ReplicationError } from './errors.js';
 import { assertSafeMessage } from './safe-numbers.js';
 import type { Entry, Message } from './types.js';
@@ -25,44 +26,14 @@ const TYPE_CODES: Record<Message['type'], number> = {
   'heartbeat-response': 7,
 };
 
-class Out {
-  buf: Uint8Array;
-  view: DataView;
-  pos = 0;
-  constructor(size: number) {
-    this.buf = new Uint8Array(size);
-    this.view = new DataView(this.buf.buffer);
-  }
-  need(n: number): void {
-    if (this.pos + n <= this.buf.length) return;
-    const b = new Uint8Array(Math.max(this.buf.length * 2, this.pos + n));
-    b.set(this.buf.subarray(0, this.pos));
-    this.buf = b;
-    this.view = new DataView(b.buffer);
-  }
-  u8(v: number): void {
-    this.need(1);
-    this.buf[this.pos++] = v;
-  }
-  num(v: number): void {
-    this.need(8);
-    this.view.setFloat64(this.pos, v);
-    this.pos += 8;
-  }
+/** The common ByteWriter with this layout's encodings: numbers as f64, u32-length byte strings. */
+class Out extends ByteWriter {
   bytes(b: Uint8Array | null): void {
-    this.need(4 + (b ? b.length : 0));
-    this.view.setUint32(this.pos, b ? b.length : NULL_LEN);
-    this.pos += 4;
-    if (b) {
-      this.buf.set(b, this.pos);
-      this.pos += b.length;
-    }
+    this.u32(b ? b.length : NULL_LEN);
+    if (b) this.raw(b);
   }
   str(s: string): void {
     this.bytes(enc.encode(s));
-  }
-  done(): Uint8Array {
-    return this.buf.subarray(0, this.pos);
   }
 }
 
@@ -117,30 +88,30 @@ export const binaryWireCodec: WireCodec = {
     o.u8(TYPE_CODES[m.type]);
     o.str(m.from);
     o.str(m.to);
-    o.num(m.term);
+    o.f64(m.term);
     switch (m.type) {
       case 'append':
-        o.num(m.prevIndex);
-        o.num(m.prevTerm);
-        o.num(m.commit);
-        o.num(m.entries.length);
+        o.f64(m.prevIndex);
+        o.f64(m.prevTerm);
+        o.f64(m.commit);
+        o.f64(m.entries.length);
         for (const e of m.entries) {
-          o.num(e.index);
-          o.num(e.term);
+          o.f64(e.index);
+          o.f64(e.term);
           o.bytes(e.data);
         }
         break;
       case 'append-response':
         o.u8(m.success ? 1 : 0);
-        o.num(m.matchIndex);
-        o.num(m.rejectedPrev);
-        o.num(m.hintIndex);
+        o.f64(m.matchIndex);
+        o.f64(m.rejectedPrev);
+        o.f64(m.hintIndex);
         if (m.recovering) o.u8(1);
         break;
       case 'vote':
         o.u8(m.pre ? 1 : 0);
-        o.num(m.lastIndex);
-        o.num(m.lastTerm);
+        o.f64(m.lastIndex);
+        o.f64(m.lastTerm);
         if (m.blank) o.u8(1);
         break;
       case 'vote-response':
@@ -149,18 +120,18 @@ export const binaryWireCodec: WireCodec = {
         if (m.blank) o.u8(1);
         break;
       case 'snapshot':
-        o.num(m.snapshot.index);
-        o.num(m.snapshot.term);
+        o.f64(m.snapshot.index);
+        o.f64(m.snapshot.term);
         o.bytes(m.snapshot.data);
         break;
       case 'heartbeat':
-        o.num(m.commit);
+        o.f64(m.commit);
         if (m.recovered) o.u8(1);
         break;
       case 'heartbeat-response':
         break;
     }
-    return o.done();
+    return o.written();
   },
 
   decodeMessage(bytes: Uint8Array): Message {
