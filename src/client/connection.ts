@@ -12,7 +12,6 @@ import type { MessageBody } from '../codec/message.js';
 import { ClientError } from '../errors.js';
 import {
   describeServer,
-  MEMBERSHIP_ADDRESS,
   type PoolChange,
   parseServerUrl,
   type ReplayJournal,
@@ -20,6 +19,7 @@ import {
   ServerPool,
 } from '../failover/index.js';
 import type { EngineEvent } from '../protocol/index.js';
+import { isNotQuorate, MEMBERSHIP_ADDRESS, MEMBERSHIP_CAPABILITY } from '../wire-extensions.js';
 import type { ConnectionState, ConnectionStats, Connection as PublicConnection } from './api.js';
 import { describeCause } from './connect-errors.js';
 import { checkConnectOptions } from './connect-options.js';
@@ -34,14 +34,7 @@ import {
 import { loggerFromEnv } from './env-logger.js';
 import type { ClientLink } from './link-base.js';
 import { Receiver } from './receiver.js';
-import {
-  dialMembers,
-  isNotQuorate,
-  isRedirect,
-  MEMBERSHIP_CAPABILITY,
-  type ResolvedReconnect,
-  resolveReconnect,
-} from './reconnect.js';
+import { dialMembers, isRedirect, type ResolvedReconnect, resolveReconnect } from './reconnect.js';
 import { SendBuffer } from './send-buffer.js';
 import { type PendingSend, Sender, type SendWaiter } from './sender.js';
 import { now, type PhysicalConnection, type PhysicalHandler } from './transport.js';

@@ -8,9 +8,10 @@
  * option object is kept open for a broker-assigned (dynamic) reply queue.
  */
 import { randomUUID } from 'node:crypto';
-import type { Message, MessageBody, MessageId } from '../codec/message.js';
+import type { Message, MessageBody } from '../codec/message.js';
+import type { MessageId } from '../codec/message-id.js';
+import { messageIdKey } from '../codec/message-id.js';
 import { ClientError } from '../errors.js';
-import { messageIdKey } from '../failover/index.js';
 import type { Connection, Delivery, Receiver, Sender } from './api.js';
 import { Deadline } from './deadline.js';
 import type { CallOptions } from './types.js';

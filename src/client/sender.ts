@@ -6,10 +6,12 @@
  */
 import { EventEmitter } from 'eventemitter3';
 import type { AmqpErrorBody } from '../codec/contract.js';
-import { encodeMessage, type Message, type MessageBody, type MessageId } from '../codec/message.js';
+import { encodeMessage, type Message, type MessageBody } from '../codec/message.js';
+import type { MessageId } from '../codec/message-id.js';
 import { ArgumentTypeError, ClientError, SendError } from '../errors.js';
-import { DEDUP_CAPABILITY, ensureMessageId, type JournalEntry } from '../failover/index.js';
+import { ensureMessageId, type JournalEntry } from '../failover/index.js';
 import type { EngineEvent, OutgoingDelivery, SenderLink } from '../protocol/index.js';
+import { DEDUP_CAPABILITY } from '../wire-extensions.js';
 import type { Sender as PublicSender } from './api.js';
 import type { Connection } from './connection.js';
 import { Deadline } from './deadline.js';

@@ -46,12 +46,12 @@ export {
   encodeMessageParts,
   type Message,
   type MessageHeader,
-  type MessageId,
   type MessageProperties,
   peekMessage,
   splitMessage,
   withHeader,
 } from './message.js';
+export { type MessageId, messageIdKey } from './message-id.js';
 export * from './typed.js';
 export {
   decodeComposite,

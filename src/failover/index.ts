@@ -11,23 +11,8 @@ export {
 } from './admission.js';
 export { type CreditFlow, CreditWindow, type CreditWindowOptions } from './credit-window.js';
 export {
-  FAILOVER_SERVER_LIST,
-  failoverListFromOpenProperties,
-  MEMBERSHIP_ADDRESS,
-  type MemberInfo,
-  mapGet,
-  type ParsedMemberList,
-  parseMember,
-  parseMemberList,
-  unwrapValue,
-} from './membership.js';
-export {
-  DEDUP_CAPABILITY,
-  describeMessageId,
   ensureMessageId,
   hasMessageId,
-  type MessageId,
-  messageIdKey,
   type WithMessageId,
 } from './message-id.js';
 export {
@@ -53,10 +38,8 @@ export {
   type ReplayPlan,
 } from './replay-journal.js';
 export {
-  type AmqpScheme,
   DEFAULT_PORTS,
   describeServer,
-  isAmqpScheme,
   parseServerUrl,
   type ServerAddress,
   type ServerConfig,

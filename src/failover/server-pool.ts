@@ -24,7 +24,7 @@ import {
   type MemberInfo,
   parseMember,
   parseMemberList,
-} from './membership.js';
+} from '../wire-extensions.js';
 import {
   DEFAULT_PORTS,
   parseServerUrl,

@@ -1,6 +1,5 @@
 /** The broker core: a deterministic state machine over replicated broker events. */
 export { BrokerState, type QueueInfo } from './broker-state.js';
-export { dedupKeyOf } from './dedup-key.js';
 export { decodeEvent, EVENT_CODEC_VERSION, EventDecodeError, encodeEvent } from './event-codec.js';
 export {
   type AcquireEvent,
