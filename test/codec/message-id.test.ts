@@ -14,8 +14,8 @@ describe('messageIdKey (the dedup key of client receivers and broker queues)', (
   it('gives one key for a uuid as text (any case) or as 16 bytes', () => {
     const text = '0123ABCD-0000-4000-8000-00000000FFFF';
     const bytes = Uint8Array.from([1, 0x23, 0xab, 0xcd, 0, 0, 0x40, 0, 0x80, 0, 0, 0, 0, 0, 0xff, 0xff]);
-    expect(messageIdKey(new Typed('uuid', text))).toBe('uuid:0123abcd000040008000000000ffff');
-    expect(messageIdKey(new Typed('uuid', bytes))).toBe('uuid:0123abcd000040008000000000ffff');
+    expect(messageIdKey(new Typed('uuid', text))).toBe('uuid:0123abcd00004000800000000000ffff');
+    expect(messageIdKey(new Typed('uuid', bytes))).toBe('uuid:0123abcd00004000800000000000ffff');
   });
 
   it('distinguishes type and value, normalizes representations', () => {
