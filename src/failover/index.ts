@@ -22,13 +22,6 @@ export {
   type ReceiverDedupOptions,
 } from './receiver-dedup.js';
 export {
-  type PRetryOptionsShape,
-  type ReconnectDecision,
-  type ReconnectHistory,
-  type ReconnectOptions,
-  ReconnectPolicy,
-} from './reconnect-policy.js';
-export {
   type AdmitResult,
   type DeliveryPhase,
   type JournalEntry,
