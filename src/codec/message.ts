@@ -4,14 +4,8 @@
  */
 
 import { AmqpEncodeError } from '../errors.js';
-import {
-  readCompositeBody,
-  readDescriptor,
-  readField,
-  writeComposite,
-  writeDescriptor,
-  writeRestricted,
-} from './composite-codec.js';
+import { readCompositeBody, readDescriptor, readField } from './composite-decode.js';
+import { writeComposite, writeDescriptor, writeRestricted } from './composite-encode.js';
 import {
   AMQP_SEQUENCE,
   AMQP_VALUE,
