@@ -3,16 +3,8 @@
  * nulls omitted, plus the field-type encoders. Its decoding twin is composite-decode.ts.
  */
 import { AmqpEncodeError } from '../errors.js';
-import {
-  BY_CODE,
-  COORDINATOR,
-  type CompositeDef,
-  ERROR,
-  type FieldDef,
-  type FieldType,
-  SOURCE,
-  TARGET,
-} from './composites.js';
+import type { CompositeDef, FieldDef, FieldType } from './composites.js';
+import { BY_CODE, COORDINATOR, ERROR, SOURCE, TARGET } from './composites.js';
 import type { DeliveryState } from './contract.js';
 import {
   beginCompound,

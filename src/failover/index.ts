@@ -30,15 +30,7 @@ export {
   type ReplayJournalOptions,
   type ReplayPlan,
 } from './replay-journal.js';
-export {
-  DEFAULT_PORTS,
-  describeServer,
-  parseServerUrl,
-  type ServerAddress,
-  type ServerConfig,
-  type ServerSource,
-  serverKey,
-} from './server-address.js';
+export * from './server-address.js';
 export {
   type NextServer,
   type NotQuorateBackoff,

@@ -19,16 +19,4 @@ export {
   type SettleEvent,
   type SettleOutcome,
 } from './events.js';
-export type {
-  AcquiredMessage,
-  AcquireResult,
-  ApplyResult,
-  DeadLetterInfo,
-  DeclareResult,
-  DeleteResult,
-  EnqueueResult,
-  ExpireResult,
-  ReleaseResult,
-  ResultOf,
-  SettleResult,
-} from './results.js';
+export type * from './results.js';
