@@ -35,8 +35,8 @@ import { loggerFromEnv } from './env-logger.js';
 import type { ClientLink } from './link-base.js';
 import { Receiver } from './receiver.js';
 import { dialMembers, isRedirect, type ResolvedReconnect, resolveReconnect } from './reconnect.js';
-import { SendBuffer } from './send-buffer.js';
-import { type PendingSend, Sender, type SendWaiter } from './sender.js';
+import { type PendingSend, SendBuffer, type SendWaiter } from './send-buffer.js';
+import { Sender } from './sender.js';
 import { now, type PhysicalConnection, type PhysicalHandler } from './transport.js';
 import type {
   CallOptions,
