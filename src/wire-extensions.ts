@@ -182,7 +182,7 @@ export interface ListedMember {
   /** The member's AMQP (client) port. */
   port: number;
   /** `amqps` when the member serves TLS. */
-  scheme: AmqpScheme;
+  scheme: 'amqp' | 'amqps';
   /** Itself: serving (quorate and caught up). Others: heard from recently. */
   quorate: boolean;
   /** The member the lister follows as Raft leader. */
