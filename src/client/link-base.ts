@@ -10,7 +10,7 @@ import type { Logger } from '../common/logger.js';
 import { type AmqpError, ClientError } from '../errors.js';
 import { type EngineEvent, type Link, toAmqpError } from '../protocol/index.js';
 import type { LinkState } from './api.js';
-import { Deadline } from './deadline.js';
+import { Deadline, type Settle, waitQueued } from './deadline.js';
 import type { PhysicalConnection } from './transport.js';
 import type { CallOptions, LinkEvents } from './types.js';
 
@@ -62,33 +62,21 @@ export function linkError(error: AmqpErrorBody | undefined, fallback: string): A
  * each with its own deadline.
  */
 export class Waiters {
-  private waiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
+  private waiters: Settle<void>[] = [];
 
   /** Waits for resolveAll(); `onQueued` runs once the caller is queued (not when already past its deadline). */
   wait(options: CallOptions | undefined, what: string, onQueued?: () => void): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const w = {
-        resolve: () => {
-          deadline.clear();
-          resolve();
-        },
-        reject: (e: Error) => {
-          deadline.clear();
-          reject(e);
-        },
-      };
-      const deadline = new Deadline(
-        options,
-        (_r, error) => {
-          this.waiters = this.waiters.filter((x) => x !== w);
-          reject(error);
-        },
-        what,
-      );
-      if (deadline.expired) return;
-      this.waiters.push(w);
-      onQueued?.();
-    });
+    return waitQueued<void>(
+      options,
+      what,
+      (w) => {
+        this.waiters.push(w);
+        onQueued?.();
+      },
+      (w) => {
+        this.waiters = this.waiters.filter((x) => x !== w);
+      },
+    );
   }
 
   resolveAll(): void {
@@ -199,7 +187,15 @@ export abstract class LogicalLink<L extends Link> extends EventEmitter<LinkEvent
   }
 
   abstract attachTo(phys: PhysicalConnection): void;
-  abstract onEngineEvent(ev: EngineEvent): void;
+
+  /** @internal */
+  onEngineEvent(ev: EngineEvent): void {
+    if (ev.type !== 'link-detached') this.onLinkEvent(ev);
+    else if (ev.link === this.link) this.onDetached(ev.error, ev.closed);
+  }
+
+  /** An engine event for this link other than its detach (handled here for both kinds). */
+  protected abstract onLinkEvent(ev: EngineEvent): void;
 
   /** @internal */
   onConnectionLost(error: Error): void {

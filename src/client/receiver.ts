@@ -17,17 +17,14 @@ import {
   selectorFilter,
 } from '../protocol/index.js';
 import type { Receiver as PublicReceiver } from './api.js';
-import { Deadline } from './deadline.js';
+import { type Settle, waitQueued } from './deadline.js';
 import { Delivery, type DeliveryOwner } from './delivery.js';
 import { publish, receiveChannel } from './diagnostics.js';
 import { isPermanentDetach, type LinkHost, LogicalLink, Waiters } from './link-base.js';
 import { now, type PhysicalConnection } from './transport.js';
 import type { CallOptions, ReceiverOptions, SettleMode } from './types.js';
 
-interface Waiter<T> {
-  resolve(r: IteratorResult<Delivery<T>>): void;
-  reject(e: Error): void;
-}
+type Waiter<T> = Settle<IteratorResult<Delivery<T>>>;
 
 /**
  * A receiving link, from {@link Connection.openReceiver}. Iterate it with `for await`, or call
@@ -117,31 +114,17 @@ export class Receiver<T = MessageBody>
   }
 
   /** The next delivery (waits for one). Rejects at the deadline, or when the receiver fails. */
-  receive(options?: CallOptions): Promise<Delivery<T>> {
-    return new Promise<Delivery<T>>((resolve, reject) => {
-      const w: Waiter<T> = {
-        resolve: (r) => {
-          deadline.clear();
-          if (r.done)
-            reject(this.failure ?? new ClientError('quorate:closed', `receiver '${this.name}' closed`));
-          else resolve(r.value);
-        },
-        reject: (e) => {
-          deadline.clear();
-          reject(e);
-        },
-      };
-      const deadline = new Deadline(
-        options,
-        (_r, error) => {
-          this.waiters = this.waiters.filter((x) => x !== w);
-          reject(error);
-        },
-        'receive',
-      );
-      if (deadline.expired) return;
-      this.next(w);
-    });
+  async receive(options?: CallOptions): Promise<Delivery<T>> {
+    const r = await waitQueued<IteratorResult<Delivery<T>>>(
+      options,
+      'receive',
+      (w) => this.next(w),
+      (w) => {
+        this.waiters = this.waiters.filter((x) => x !== w);
+      },
+    );
+    if (r.done) throw this.failure ?? new ClientError('quorate:closed', `receiver '${this.name}' closed`);
+    return r.value;
   }
 
   /** Deliveries as they come; ends when the receiver closes. Breaking out of the loop does not close it. */
@@ -209,8 +192,7 @@ export class Receiver<T = MessageBody>
     this.state = 'attaching';
   }
 
-  /** @internal */
-  onEngineEvent(ev: EngineEvent): void {
+  protected onLinkEvent(ev: EngineEvent): void {
     switch (ev.type) {
       case 'link-attached': {
         if (ev.link !== this.link) return;
@@ -239,9 +221,6 @@ export class Receiver<T = MessageBody>
           this.drainWaiters.resolveAll();
           this.applyFlow(this.credit.onDrained());
         }
-        return;
-      case 'link-detached':
-        if (ev.link === this.link) this.onDetached(ev.error, ev.closed);
         return;
       default:
         return;

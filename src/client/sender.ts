@@ -193,8 +193,7 @@ export class Sender extends LogicalLink<SenderLink> implements SendOwner, Public
     }
   }
 
-  /** @internal */
-  onEngineEvent(ev: EngineEvent): void {
+  protected onLinkEvent(ev: EngineEvent): void {
     switch (ev.type) {
       case 'link-attached': {
         if (ev.link !== this.link) return;
@@ -215,9 +214,6 @@ export class Sender extends LogicalLink<SenderLink> implements SendOwner, Public
         }
         return;
       }
-      case 'link-detached':
-        if (ev.link === this.link) this.onDetached(ev.error, ev.closed);
-        return;
       default:
         return;
     }
