@@ -186,14 +186,7 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
   async openSender(address: string, options: SenderOptions = {}): Promise<Sender> {
     this.assertUsable();
     const sender = new Sender(this, address, options, `quorate-sender-${address}-${++this.linkCounter}`);
-    this.register(sender);
-    try {
-      await sender.whenAttached(options);
-    } catch (e) {
-      sender.fail(e as Error);
-      throw e;
-    }
-    return sender;
+    return this.attached(sender, options);
   }
 
   /**
@@ -218,14 +211,7 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
       options,
       `quorate-receiver-${dynamic ? 'dynamic' : address}-${++this.linkCounter}`,
     );
-    this.register(receiver);
-    try {
-      await receiver.whenAttached(options);
-    } catch (e) {
-      receiver.fail(e as Error);
-      throw e;
-    }
-    return receiver;
+    return this.attached(receiver, options);
   }
 
   /**
@@ -282,6 +268,21 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
   }
 
   // ------------------------------------------------------------------ internals: links
+
+  /** Registers a new link and waits for its first attach; a link that never attached fails. */
+  private async attached<L extends ClientLink & { whenAttached(o: CallOptions): Promise<void> }>(
+    link: L,
+    options: CallOptions,
+  ): Promise<L> {
+    this.register(link);
+    try {
+      await link.whenAttached(options);
+    } catch (e) {
+      link.fail(e as Error);
+      throw e;
+    }
+    return link;
+  }
 
   private register(link: ClientLink): void {
     this.links.add(link);
