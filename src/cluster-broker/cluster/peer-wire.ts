@@ -11,7 +11,7 @@
  * transport checks like any message (its sender must be the authenticated member) and then hands
  * to the codec's `consume`, which passes it to `onApp`.
  */
-import { ByteReader, VarintWriter } from '../core/binary.js';
+import { VarintReader, VarintWriter } from '../core/binary.js';
 import { isCountable, UnsafeNumberError } from '../replication/safe-numbers.js';
 import type { Message } from '../replication/types.js';
 import type { WireCodec } from '../replication/wire.js';
@@ -52,7 +52,7 @@ export function encodeApp(m: AppMessage): Uint8Array {
 }
 
 export function decodeApp(bytes: Uint8Array): AppMessage {
-  const r = new ByteReader(bytes, 1);
+  const r = new VarintReader(bytes, 1);
   const kind = r.u8();
   const from = r.str();
   const to = r.str();

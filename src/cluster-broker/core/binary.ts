@@ -1,10 +1,11 @@
 /**
- * The byte writer and bounds-checked reader for the broker's own binary layouts
+ * The byte writer and reader of the broker's own binary layouts
  * (events and snapshots). Integers are unsigned LEB128 varints; times are float64 (ms);
  * strings are UTF-8 with a varint length. Hand-rolled because events carry large message bodies
  * that must never be base64'd or JSON'd.
  */
 
+import { ByteReader } from '../../common/byte-reader.js';
 import { ByteWriter } from '../../common/byte-writer.js';
 import { AmqpEncodeError, AmqpError } from '../../errors.js';
 
@@ -64,33 +65,14 @@ export class ByteReaderError extends AmqpError {
   }
 }
 
-export class ByteReader {
-  private pos: number;
-  private readonly view: DataView;
-
-  constructor(
-    private readonly buf: Uint8Array,
-    offset = 0,
-  ) {
-    this.pos = offset;
-    this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+/** The common ByteReader with the broker layouts' own encodings (varints, varint-length strings). */
+export class VarintReader extends ByteReader {
+  constructor(buf: Uint8Array, offset = 0) {
+    super(buf, () => new ByteReaderError('truncated input'), offset);
   }
 
   get offset(): number {
     return this.pos;
-  }
-
-  get remaining(): number {
-    return this.buf.length - this.pos;
-  }
-
-  private need(n: number): void {
-    if (this.pos + n > this.buf.length) throw new ByteReaderError('truncated input');
-  }
-
-  u8(): number {
-    this.need(1);
-    return this.buf[this.pos++];
   }
 
   uint(): number {
@@ -105,33 +87,18 @@ export class ByteReader {
     throw new ByteReaderError('varint too long');
   }
 
-  f64(): number {
-    this.need(8);
-    const v = this.view.getFloat64(this.pos, false);
-    this.pos += 8;
-    return v;
-  }
-
   /** A copy the caller owns (its own ArrayBuffer, so it never pins the source buffer). */
   bytesCopy(): Uint8Array {
-    const n = this.uint();
-    this.need(n);
-    const out = this.buf.slice(this.pos, this.pos + n);
-    this.pos += n;
-    return out;
+    return this.take(this.uint()).slice();
   }
 
   str(): string {
-    const n = this.uint();
-    this.need(n);
-    let s: string;
+    const bytes = this.take(this.uint());
     try {
-      s = textDecoder.decode(this.buf.subarray(this.pos, this.pos + n));
+      return textDecoder.decode(bytes);
     } catch {
       throw new ByteReaderError('invalid UTF-8 in a string');
     }
-    this.pos += n;
-    return s;
   }
 
   end(): void {

@@ -1,5 +1,5 @@
 /** Binary layout of QueueOptions, shared by the event and snapshot codecs. */
-import { type ByteReader, ByteReaderError, type VarintWriter } from './binary.js';
+import { ByteReaderError, type VarintReader, type VarintWriter } from './binary.js';
 import type { LifetimePolicy, QueueOptions } from './events.js';
 
 const HAS_MAX_MESSAGES = 1;
@@ -37,7 +37,7 @@ export function writeQueueOptions(w: VarintWriter, o: QueueOptions): void {
   }
 }
 
-export function readQueueOptions(r: ByteReader): QueueOptions {
+export function readQueueOptions(r: VarintReader): QueueOptions {
   const flags = r.u8();
   const o: QueueOptions = {};
   if (flags & HAS_MAX_MESSAGES) o.maxMessages = r.uint();

@@ -9,7 +9,7 @@
  * Message: seq, flags u8, [expiresAt f64], deliveryCount, [owner], [undeliverable list],
  * [dead-letter: fromQueue, error?], bytes.
  */
-import { ByteReader, ByteReaderError, VarintWriter } from './binary.js';
+import { ByteReaderError, VarintReader, VarintWriter } from './binary.js';
 import type { BrokerState } from './broker-state.js';
 import { ExpiryHeap } from './expiry-heap.js';
 import { readQueueOptions, writeQueueOptions } from './options-codec.js';
@@ -94,7 +94,7 @@ function writeMessage(w: VarintWriter, m: QueuedMessage): void {
 }
 
 export function readSnapshot(s: BrokerState, bytes: Uint8Array): void {
-  const r = new ByteReader(bytes);
+  const r = new VarintReader(bytes);
   for (const b of MAGIC) if (r.u8() !== b) throw new ByteReaderError('not a broker state snapshot');
   const now = r.f64();
   const nextSeq = r.uint();

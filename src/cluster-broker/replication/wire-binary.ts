@@ -7,6 +7,7 @@
  * byte (1: the recovering follower has caught up). Decoding
  * refuses terms and indexes outside the safe integers (UnsafeNumberError).
  */
+import { ByteReader } from '../../common/byte-reader.js';
 import { ByteWriter } from '../../common/byte-writer.js';
 import { ReplicationError } from './errors.js';
 import { assertSafeMessage } from './safe-numbers.js';
@@ -37,35 +38,14 @@ class Out extends ByteWriter {
   }
 }
 
-class In {
-  private view: DataView;
-  pos = 0;
-  constructor(private readonly buf: Uint8Array) {
-    this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  }
-  private need(n: number): void {
-    if (this.pos + n > this.buf.length)
-      throw new ReplicationError('amqp:decode-error', 'replication wire: truncated');
-  }
-  u8(): number {
-    this.need(1);
-    return this.buf[this.pos++]!;
-  }
-  num(): number {
-    this.need(8);
-    const v = this.view.getFloat64(this.pos);
-    this.pos += 8;
-    return v;
+/** The common ByteReader with this layout's encodings (the twin of Out). */
+class In extends ByteReader {
+  constructor(buf: Uint8Array) {
+    super(buf, () => new ReplicationError('amqp:decode-error', 'replication wire: truncated'));
   }
   bytes(): Uint8Array | null {
-    this.need(4);
-    const n = this.view.getUint32(this.pos);
-    this.pos += 4;
-    if (n === NULL_LEN) return null;
-    this.need(n);
-    const b = this.buf.subarray(this.pos, this.pos + n);
-    this.pos += n;
-    return b;
+    const n = this.u32();
+    return n === NULL_LEN ? null : this.take(n);
   }
   str(): string {
     const b = this.bytes();
@@ -74,9 +54,6 @@ class In {
   }
   bool(): boolean {
     return this.u8() === 1;
-  }
-  remaining(): number {
-    return this.buf.length - this.pos;
   }
 }
 
@@ -146,23 +123,23 @@ function decodeBinaryMessage(bytes: Uint8Array): Message {
   const type = i.u8();
   const from = i.str();
   const to = i.str();
-  const term = i.num();
+  const term = i.f64();
   switch (type) {
     case 1: {
-      const prevIndex = i.num();
-      const prevTerm = i.num();
-      const commit = i.num();
-      const n = i.num();
+      const prevIndex = i.f64();
+      const prevTerm = i.f64();
+      const commit = i.f64();
+      const n = i.f64();
       const entries: Entry[] = [];
-      for (let k = 0; k < n; k++) entries.push({ index: i.num(), term: i.num(), data: i.bytes() });
+      for (let k = 0; k < n; k++) entries.push({ index: i.f64(), term: i.f64(), data: i.bytes() });
       return { type: 'append', from, to, term, prevIndex, prevTerm, commit, entries };
     }
     case 2: {
       const success = i.bool();
-      const matchIndex = i.num();
-      const rejectedPrev = i.num();
-      const hintIndex = i.num();
-      const recovering = i.remaining() > 0 && i.u8() === 1;
+      const matchIndex = i.f64();
+      const rejectedPrev = i.f64();
+      const hintIndex = i.f64();
+      const recovering = i.remaining > 0 && i.u8() === 1;
       return {
         type: 'append-response',
         from,
@@ -177,26 +154,26 @@ function decodeBinaryMessage(bytes: Uint8Array): Message {
     }
     case 3: {
       const pre = i.bool();
-      const lastIndex = i.num();
-      const lastTerm = i.num();
-      const blank = i.remaining() > 0 && i.u8() === 1;
+      const lastIndex = i.f64();
+      const lastTerm = i.f64();
+      const blank = i.remaining > 0 && i.u8() === 1;
       return { type: 'vote', from, to, term, pre, lastIndex, lastTerm, ...(blank ? { blank: true } : {}) };
     }
     case 4: {
       const pre = i.bool();
       const granted = i.bool();
-      const blank = i.remaining() > 0 && i.u8() === 1;
+      const blank = i.remaining > 0 && i.u8() === 1;
       return { type: 'vote-response', from, to, term, pre, granted, ...(blank ? { blank: true } : {}) };
     }
     case 5: {
-      const index = i.num();
-      const snapTerm = i.num();
+      const index = i.f64();
+      const snapTerm = i.f64();
       const data = i.bytes() ?? new Uint8Array(0);
       return { type: 'snapshot', from, to, term, snapshot: { index, term: snapTerm, data } };
     }
     case 6: {
-      const commit = i.num();
-      const recovered = i.remaining() > 0 && i.u8() === 1;
+      const commit = i.f64();
+      const recovered = i.remaining > 0 && i.u8() === 1;
       return { type: 'heartbeat', from, to, term, commit, ...(recovered ? { recovered: true } : {}) };
     }
     case 7:
