@@ -10,6 +10,7 @@
 import { fstatSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createCliLogger } from '../cli/cli-logger.js';
+import { integerFlag } from '../cli/flags.js';
 import type { CliIo } from '../cli/io.js';
 import { parseSingleNodeArgs } from '../cli/single-node-args.js';
 import { brokerOptionsFromArgs } from '../cli/single-node-command.js';
@@ -114,15 +115,9 @@ export function parseNodeArgs(argv: readonly string[]): NodeArgs {
     allowPositionals: false,
   });
   const v = values as Record<string, string | undefined>;
-  const int = (name: string, min: number, max: number): number | undefined => {
-    const raw = v[name];
-    if (raw === undefined) return undefined;
-    // bounded: an index-like count past 2^53 would stop meaning what it says
-    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-      throw new MemberConfigError(`--${name} must be an integer in ${min}..${max}, got '${raw}'`);
-    }
-    return Number(raw);
-  };
+  // bounded: an index-like count past 2^53 would stop meaning what it says
+  const int = (name: string, min: number, max: number): number | undefined =>
+    integerFlag(name, v[name], min, max, (message) => new MemberConfigError(message));
   if (help)
     return {
       id: '',
