@@ -20,6 +20,19 @@ export type InvalidFlag = (message: string, cause?: unknown) => Error;
 export const invalidField: InvalidFlag = (message, cause) =>
   new AmqpError('amqp:invalid-field', message, cause === undefined ? {} : { cause });
 
+/** The parseArgs table of flags that take a value and switches that take none, plus -h/--help. */
+export function flagTable<const V extends string, const S extends string>(
+  valued: readonly V[],
+  switches: readonly S[],
+): { [K in V]: { type: 'string' } } & { [K in S]: { type: 'boolean' } } & {
+  help: { type: 'boolean'; short: 'h' };
+} {
+  const table: FlagTable = { help: { type: 'boolean', short: 'h' } };
+  for (const f of valued) table[f] = { type: 'string' };
+  for (const f of switches) table[f] = { type: 'boolean' };
+  return table as ReturnType<typeof flagTable<V, S>>;
+}
+
 /** The flags of `argv` (strict: unknown flags and positionals are errors). */
 export function parseFlags<const O extends FlagTable>(
   argv: readonly string[],

@@ -1,7 +1,7 @@
 /** Flags of the single-node `quorate-broker` (no subcommand). */
 import { AmqpError } from '../../errors.js';
 import { type LogLevel, parseLogLevel } from './cli-logger.js';
-import { integerFlag, parseFlags } from './flags.js';
+import { flagTable, integerFlag, parseFlags } from './flags.js';
 
 export const SINGLE_NODE_USAGE = `Usage: quorate-broker [--port 5672] [--host 127.0.0.1] --data-dir DIR [options]
        quorate-broker cluster --help      (a supervised local cluster)
@@ -127,42 +127,50 @@ function memoryLimit(raw: string | undefined): number | { fraction: number } | u
   return { fraction: pct / 100 };
 }
 
+/** Server flags that take a value. */
+const VALUED_FLAGS = [
+  'port',
+  'host',
+  'data-dir',
+  'users',
+  'permissions',
+  'max-connections-per-address',
+  'max-sessions-per-connection',
+  'max-links-per-connection',
+  'max-queues-per-connection',
+  'max-memory',
+  'min-disk-free',
+  'tls-cert',
+  'tls-key',
+  'max-connections',
+  'max-frame-size',
+  'max-message-size',
+  'idle-timeout',
+  'max-queue-messages',
+  'max-queue-bytes',
+  'dedup-window-count',
+  'dedup-window-ms',
+  'container-id',
+  'http-port',
+  'http-host',
+  'log-level',
+] as const;
+/** Server flags that take none. */
+const SWITCHES = [
+  'no-anonymous',
+  'require-tls-for-plain',
+  'no-require-tls-for-plain',
+  'no-auto-create',
+  'dedup',
+  'repair',
+] as const;
+
 /** Parses the single-node flags; throws AmqpError('amqp:invalid-field') on bad input. */
 export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
-  const values: Record<string, string | boolean | undefined> = parseFlags(argv, {
-    port: { type: 'string' },
-    host: { type: 'string' },
-    'data-dir': { type: 'string' },
-    users: { type: 'string' },
-    'no-anonymous': { type: 'boolean' },
-    permissions: { type: 'string' },
-    'require-tls-for-plain': { type: 'boolean' },
-    'no-require-tls-for-plain': { type: 'boolean' },
-    'max-connections-per-address': { type: 'string' },
-    'max-sessions-per-connection': { type: 'string' },
-    'max-links-per-connection': { type: 'string' },
-    'max-queues-per-connection': { type: 'string' },
-    'max-memory': { type: 'string' },
-    'min-disk-free': { type: 'string' },
-    'tls-cert': { type: 'string' },
-    'tls-key': { type: 'string' },
-    'max-connections': { type: 'string' },
-    'max-frame-size': { type: 'string' },
-    'max-message-size': { type: 'string' },
-    'idle-timeout': { type: 'string' },
-    'no-auto-create': { type: 'boolean' },
-    'max-queue-messages': { type: 'string' },
-    'max-queue-bytes': { type: 'string' },
-    dedup: { type: 'boolean' },
-    'dedup-window-count': { type: 'string' },
-    'dedup-window-ms': { type: 'string' },
-    'container-id': { type: 'string' },
-    'http-port': { type: 'string' },
-    'http-host': { type: 'string' },
-    repair: { type: 'boolean' },
-    'log-level': { type: 'string' },
-    help: { type: 'boolean', short: 'h' },
-  });
+  const values: Record<string, string | boolean | undefined> = parseFlags(
+    argv,
+    flagTable(VALUED_FLAGS, SWITCHES),
+  );
   const s = (k: string): string | undefined => values[k] as string | undefined;
   const tlsCert = s('tls-cert');
   const tlsKey = s('tls-key');

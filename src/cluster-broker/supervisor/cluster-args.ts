@@ -1,5 +1,5 @@
 import { type LogLevel, parseLogLevel } from '../cli/cli-logger.js';
-import { type InvalidFlag, integerFlag, parseFlags } from '../cli/flags.js';
+import { flagTable, type InvalidFlag, integerFlag, parseFlags } from '../cli/flags.js';
 import { parseSingleNodeArgs } from '../cli/single-node-args.js';
 import { SupervisorError } from './errors.js';
 
@@ -31,12 +31,11 @@ export interface ClusterCommandArgs {
   memberArgs: string[];
 }
 
-/** Flags of `cluster` itself; every other flag is a server flag for the members. */
-const OWN_FLAGS = [
+/** Flags of `cluster` itself that take a value; every other flag is a server flag for the members. */
+const OWN_VALUED = [
   'nodes',
   'base-port',
   'http-base-port',
-  'dedup',
   'data-dir',
   'log-level',
   'max-failures',
@@ -45,9 +44,10 @@ const OWN_FLAGS = [
   'cluster-tls-cert',
   'cluster-tls-key',
   'cluster-tls-ca',
-];
+] as const;
 /** Own flags that take no value. */
-const OWN_BOOLEAN_FLAGS = ['dedup'];
+const OWN_SWITCHES = ['dedup'] as const;
+const OWN_FLAGS: readonly string[] = [...OWN_VALUED, ...OWN_SWITCHES];
 /** Server flags the cluster sets per member itself. */
 const PER_MEMBER_FLAGS = ['port', 'host', 'data-dir', 'container-id'];
 
@@ -105,7 +105,7 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
     const takesValue = eq < 0 && i + 1 < argv.length && !argv[i + 1]!.startsWith('-');
     if (a === '-h' || a === '--help' || OWN_FLAGS.includes(name)) {
       own.push(a);
-      if (OWN_FLAGS.includes(name) && !OWN_BOOLEAN_FLAGS.includes(name) && eq < 0 && i + 1 < argv.length)
+      if ((OWN_VALUED as readonly string[]).includes(name) && eq < 0 && i + 1 < argv.length)
         own.push(argv[++i]!);
     } else if (PER_MEMBER_FLAGS.includes(name)) {
       throw new SupervisorError('amqp:invalid-field', `--${name} is set per member by the cluster`);
@@ -119,25 +119,7 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
   } catch (err) {
     throw new SupervisorError('amqp:invalid-field', (err as Error).message, { cause: err });
   }
-  const values = parseFlags(
-    own,
-    {
-      nodes: { type: 'string' },
-      'base-port': { type: 'string' },
-      'http-base-port': { type: 'string' },
-      'data-dir': { type: 'string' },
-      'cluster-secret-file': { type: 'string' },
-      'cluster-tls-cert': { type: 'string' },
-      'cluster-tls-key': { type: 'string' },
-      'cluster-tls-ca': { type: 'string' },
-      dedup: { type: 'boolean' },
-      'log-level': { type: 'string' },
-      'max-failures': { type: 'string' },
-      'failure-window': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    invalid,
-  );
+  const values = parseFlags(own, flagTable(OWN_VALUED, OWN_SWITCHES), invalid);
   const cert = values['cluster-tls-cert'];
   const key = values['cluster-tls-key'];
   const ca = values['cluster-tls-ca'];
