@@ -15,8 +15,8 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import rhea from 'rhea';
 import { type ClusterHandle, startCluster } from '../src/broker.js';
-import { failoverListFromOpenProperties } from '../src/failover/index.js';
 import { connect, type Delivery } from '../src/index.js';
+import { failoverListFromOpenProperties } from '../src/wire-extensions.js';
 import { waitClusterServing } from '../test/chaos/quorate-target.js';
 
 export interface FailoverBenchOptions {

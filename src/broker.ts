@@ -1,9 +1,6 @@
 // `quorate/broker`: the reference broker for tests and embedding.
 
 export {
-  type ListedMember,
-  MEMBERSHIP_ADDRESS,
-  MEMBERSHIP_CAPABILITY,
   MemberConfigError,
   type MemberHandle,
   type MemberOptions,
@@ -79,3 +76,4 @@ export type {
   RestartPolicy,
   SupervisorLogger,
 } from './cluster-broker/supervisor/types.js';
+export { type ListedMember, MEMBERSHIP_ADDRESS, MEMBERSHIP_CAPABILITY } from './wire-extensions.js';

@@ -4,7 +4,7 @@
  * One subclass per condition family; other layers append their own subclasses below.
  */
 import type { RefusedOutcome } from './client/types.js';
-import type { MessageId } from './codec/message.js';
+import type { MessageId } from './codec/message-id.js';
 
 /**
  * The AMQP 1.0 error conditions (spec part 2, 2.8.15-2.8.18). A peer may send any symbol, so the

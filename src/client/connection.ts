@@ -12,7 +12,6 @@ import type { MessageBody } from '../codec/message.js';
 import { ArgumentTypeError, ClientError } from '../errors.js';
 import {
   describeServer,
-  MEMBERSHIP_ADDRESS,
   type PoolChange,
   parseServerUrl,
   type ReplayJournal,
@@ -20,6 +19,7 @@ import {
   ServerPool,
 } from '../failover/index.js';
 import type { EngineEvent } from '../protocol/index.js';
+import { isNotQuorate, MEMBERSHIP_ADDRESS, MEMBERSHIP_CAPABILITY } from '../wire-extensions.js';
 import type { ConnectionState, ConnectionStats, Connection as PublicConnection } from './api.js';
 import { describeCause } from './connect-errors.js';
 import { checkConnectOptions } from './connect-options.js';
@@ -35,16 +35,9 @@ import {
 import { loggerFromEnv } from './env-logger.js';
 import type { ClientLink } from './link-base.js';
 import { Receiver } from './receiver.js';
-import {
-  dialMembers,
-  isNotQuorate,
-  isRedirect,
-  MEMBERSHIP_CAPABILITY,
-  type ResolvedReconnect,
-  resolveReconnect,
-} from './reconnect.js';
-import { SendBuffer } from './send-buffer.js';
-import { type PendingSend, Sender, type SendWaiter } from './sender.js';
+import { dialMembers, isRedirect, type ResolvedReconnect, resolveReconnect } from './reconnect.js';
+import { type PendingSend, SendBuffer, type SendWaiter } from './send-buffer.js';
+import { Sender } from './sender.js';
 import { runTransaction, type Transaction } from './transaction.js';
 import { now, type PhysicalConnection, type PhysicalHandler } from './transport.js';
 import type {
@@ -201,14 +194,7 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
   async openSender(address: string, options: SenderOptions = {}): Promise<Sender> {
     this.assertUsable();
     const sender = new Sender(this, address, options, `quorate-sender-${address}-${++this.linkCounter}`);
-    this.register(sender);
-    try {
-      await sender.whenAttached(options);
-    } catch (e) {
-      sender.fail(e as Error);
-      throw e;
-    }
-    return sender;
+    return this.attached(sender, options);
   }
 
   /**
@@ -233,14 +219,7 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
       options,
       `quorate-receiver-${dynamic ? 'dynamic' : address}-${++this.linkCounter}`,
     );
-    this.register(receiver);
-    try {
-      await receiver.whenAttached(options);
-    } catch (e) {
-      receiver.fail(e as Error);
-      throw e;
-    }
-    return receiver;
+    return this.attached(receiver, options);
   }
 
   /**
@@ -317,6 +296,21 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
   }
 
   // ------------------------------------------------------------------ internals: links
+
+  /** Registers a new link and waits for its first attach; a link that never attached fails. */
+  private async attached<L extends ClientLink & { whenAttached(o: CallOptions): Promise<void> }>(
+    link: L,
+    options: CallOptions,
+  ): Promise<L> {
+    this.register(link);
+    try {
+      await link.whenAttached(options);
+    } catch (e) {
+      link.fail(e as Error);
+      throw e;
+    }
+    return link;
+  }
 
   private register(link: ClientLink): void {
     this.links.add(link);

@@ -64,3 +64,43 @@ export class Deadline {
 function abortedError(what: string, reason: unknown): ClientError {
   return new ClientError('quorate:aborted', `${what} aborted`, { cause: reason });
 }
+
+/** How a queued caller is answered. */
+export interface Settle<R> {
+  resolve(value: R): void;
+  reject(error: Error): void;
+}
+
+/**
+ * A caller queued until someone answers it, or until its deadline: `enqueue` queues the answer
+ * handle (unless the deadline had already passed); at the deadline `dequeue` takes it back and
+ * the promise rejects with the deadline's error.
+ */
+export function waitQueued<R>(
+  options: CallOptions | undefined,
+  what: string,
+  enqueue: (settle: Settle<R>) => void,
+  dequeue: (settle: Settle<R>) => void,
+): Promise<R> {
+  return new Promise<R>((resolve, reject) => {
+    const settle: Settle<R> = {
+      resolve: (value) => {
+        deadline.clear();
+        resolve(value);
+      },
+      reject: (e) => {
+        deadline.clear();
+        reject(e);
+      },
+    };
+    const deadline = new Deadline(
+      options,
+      (_r, error) => {
+        dequeue(settle);
+        reject(error);
+      },
+      what,
+    );
+    if (!deadline.expired) enqueue(settle);
+  });
+}

@@ -4,7 +4,8 @@
  * nothing while nobody subscribes (every publisher checks `hasSubscribers` first).
  */
 import diagnosticsChannel from 'node:diagnostics_channel';
-import type { Message, MessageId } from '../codec/message.js';
+import type { Message } from '../codec/message.js';
+import type { MessageId } from '../codec/message-id.js';
 import type { ConnectionEvents, FailoverEvent, Outcome, SendResult, SettleOutcome } from './types.js';
 
 /** The channel names, a public contract: they never change within a major version. */

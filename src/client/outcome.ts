@@ -3,7 +3,7 @@
  * SendError for a send that ends without one (or with one that is not 'accepted').
  */
 import type { DeliveryState } from '../codec/contract.js';
-import type { MessageId } from '../codec/message.js';
+import type { MessageId } from '../codec/message-id.js';
 import { ClientError, SendError } from '../errors.js';
 import type { Outcome } from './types.js';
 

@@ -6,7 +6,6 @@
  * It asks for rcv-settle-mode second (confirmed accept) and falls back to first where the
  * broker refuses it; `settleMode` / `confirmedAccept` tell which is in force.
  */
-import { EventEmitter } from 'eventemitter3';
 import type { AmqpErrorBody, DeliveryState, Source } from '../codec/contract.js';
 import { decodeMessage, type Message, type MessageBody } from '../codec/message.js';
 import { ClientError } from '../errors.js';
@@ -18,20 +17,14 @@ import {
   selectorFilter,
 } from '../protocol/index.js';
 import type { Receiver as PublicReceiver } from './api.js';
-import type { Connection } from './connection.js';
-import { Deadline } from './deadline.js';
+import { type Settle, waitQueued } from './deadline.js';
 import { Delivery, type DeliveryOwner } from './delivery.js';
 import { publish, receiveChannel } from './diagnostics.js';
-import { type ClientLink, isPermanentDetach, linkError, Waiters } from './link-base.js';
+import { isPermanentDetach, type LinkHost, LogicalLink, Waiters } from './link-base.js';
 import { now, type PhysicalConnection } from './transport.js';
-import type { CallOptions, LinkEvents, ReceiverOptions, SettleMode } from './types.js';
+import type { CallOptions, ReceiverOptions, SettleMode } from './types.js';
 
-type ReceiverState = 'attaching' | 'attached' | 'detached' | 'closing' | 'closed';
-
-interface Waiter<T> {
-  resolve(r: IteratorResult<Delivery<T>>): void;
-  reject(e: Error): void;
-}
+type Waiter<T> = Settle<IteratorResult<Delivery<T>>>;
 
 /**
  * A receiving link, from {@link Connection.openReceiver}. Iterate it with `for await`, or call
@@ -40,13 +33,9 @@ interface Waiter<T> {
  * deliveries typed `Delivery<T>`, a type-level promise (openReceiver<T>()).
  */
 export class Receiver<T = MessageBody>
-  extends EventEmitter<LinkEvents>
-  implements ClientLink, AsyncIterable<Delivery<T>>, DeliveryOwner, PublicReceiver<T>
+  extends LogicalLink<ReceiverLink>
+  implements AsyncIterable<Delivery<T>>, DeliveryOwner, PublicReceiver<T>
 {
-  /** The link name, kept across re-attach. */
-  readonly name: string;
-  /** Where the link is in its life. */
-  state: ReceiverState = 'detached';
   /** The receiver settle mode in force: 'second' when the broker confirms our outcomes. */
   settleMode: SettleMode = 'first';
   /** Messages handed out and suppressed as duplicates so far (for observability and tests). */
@@ -56,13 +45,9 @@ export class Receiver<T = MessageBody>
   /** Ask for rcv-settle-mode second on the next attach. */
   private wantSecond: boolean;
   private askedSecond = false;
-  private link: ReceiverLink | undefined;
   private buffer: Delivery<T>[] = [];
   private waiters: Waiter<T>[] = [];
-  private readonly attachWaiters = new Waiters();
   private readonly drainWaiters = new Waiters();
-  private closeWaiter: (() => void) | undefined;
-  private failure: Error | undefined;
   /** Handed out, not yet settled: their confirmations fail if the connection dies. */
   private readonly unsettled = new Set<Delivery<T>>();
 
@@ -72,15 +57,14 @@ export class Receiver<T = MessageBody>
 
   /** @internal use Connection.openReceiver(). */
   constructor(
-    private readonly conn: Connection,
+    host: LinkHost,
     /** The address (queue name) the link receives from; for a dynamic receiver, the broker's name for its node once attached. */
     public address: string,
     options: ReceiverOptions,
     name: string,
     private readonly attachFilter?: (phys: PhysicalConnection) => boolean,
   ) {
-    super();
-    this.name = options.name ?? name;
+    super(host, 'receiver', options.name ?? name);
     this.credit = new CreditWindow({ credit: options.credit ?? 100 });
     this.dedup = options.dedup === false ? undefined : new ReceiverDedup<Delivery<T>>(options.dedup ?? {});
     this.wantSecond = options.confirmAccept !== false;
@@ -125,36 +109,22 @@ export class Receiver<T = MessageBody>
     }
     return this.drainWaiters.wait(options, 'drain', () => {
       link.flow(link.credit, true);
-      this.conn.kick();
+      this.host.kick();
     });
   }
 
   /** The next delivery (waits for one). Rejects at the deadline, or when the receiver fails. */
-  receive(options?: CallOptions): Promise<Delivery<T>> {
-    return new Promise<Delivery<T>>((resolve, reject) => {
-      const w: Waiter<T> = {
-        resolve: (r) => {
-          deadline.clear();
-          if (r.done)
-            reject(this.failure ?? new ClientError('quorate:closed', `receiver '${this.name}' closed`));
-          else resolve(r.value);
-        },
-        reject: (e) => {
-          deadline.clear();
-          reject(e);
-        },
-      };
-      const deadline = new Deadline(
-        options,
-        (_r, error) => {
-          this.waiters = this.waiters.filter((x) => x !== w);
-          reject(error);
-        },
-        'receive',
-      );
-      if (deadline.expired) return;
-      this.next(w);
-    });
+  async receive(options?: CallOptions): Promise<Delivery<T>> {
+    const r = await waitQueued<IteratorResult<Delivery<T>>>(
+      options,
+      'receive',
+      (w) => this.next(w),
+      (w) => {
+        this.waiters = this.waiters.filter((x) => x !== w);
+      },
+    );
+    if (r.done) throw this.failure ?? new ClientError('quorate:closed', `receiver '${this.name}' closed`);
+    return r.value;
   }
 
   /** Deliveries as they come; ends when the receiver closes. Breaking out of the loop does not close it. */
@@ -166,43 +136,11 @@ export class Receiver<T = MessageBody>
     };
   }
 
-  /** `await using link = await conn.open...()`: closes the link. */
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
-  }
-
-  /** Detach for good. Deliveries not yet handed out are dropped (the broker offers them again). */
-  close(options?: CallOptions): Promise<void> {
-    if (this.state === 'closed') return Promise.resolve();
-    const link = this.link;
-    const wasAttached = this.state === 'attached' && link !== undefined;
-    this.state = 'closing';
-    this.conn.unregister(this);
-    this.rejectDrains(new ClientError('quorate:closed', `receiver '${this.name}' closed`));
-    this.endIteration(undefined);
-    if (!wasAttached) {
-      this.finishClose();
-      return Promise.resolve();
-    }
-    return new Promise<void>((resolve) => {
-      const deadline = new Deadline(options, () => {
-        this.finishClose();
-        resolve();
-      });
-      this.closeWaiter = () => {
-        deadline.clear();
-        resolve();
-      };
-      link.detach(undefined, true);
-      this.conn.kick();
-    });
-  }
-
   // ------------------------------------------------------------------ DeliveryOwner
 
   /** @internal */
   get containerId(): string {
-    return this.conn.containerId;
+    return this.host.containerId;
   }
 
   /** @internal */
@@ -227,21 +165,14 @@ export class Receiver<T = MessageBody>
 
   /** @internal */
   flush(): void {
-    this.conn.kick();
+    this.host.kick();
   }
 
   // ------------------------------------------------------------------ connection-facing
 
   /** @internal */
-  whenAttached(options?: CallOptions): Promise<void> {
-    if (this.state === 'attached') return Promise.resolve();
-    if (this.failure) return Promise.reject(this.failure);
-    return this.attachWaiters.wait(options, 'openReceiver');
-  }
-
-  /** @internal */
-  shouldAttach(phys: PhysicalConnection): boolean {
-    if (this.state === 'closing' || this.state === 'closed' || this.failure) return false;
+  override shouldAttach(phys: PhysicalConnection): boolean {
+    if (!super.shouldAttach(phys)) return false;
     return this.attachFilter ? this.attachFilter(phys) : true;
   }
 
@@ -261,8 +192,7 @@ export class Receiver<T = MessageBody>
     this.state = 'attaching';
   }
 
-  /** @internal */
-  onEngineEvent(ev: EngineEvent): void {
+  protected onLinkEvent(ev: EngineEvent): void {
     switch (ev.type) {
       case 'link-attached': {
         if (ev.link !== this.link) return;
@@ -272,12 +202,10 @@ export class Receiver<T = MessageBody>
           this.address = ev.attach.source.address;
           this.dynamicUnassigned = false;
         }
-        this.state = 'attached';
         // the broker's attach says what it does: second only if it echoes second
         this.settleMode = this.askedSecond && ev.attach.rcvSettleMode === 1 ? 'second' : 'first';
         this.applyFlow(this.credit.onAttached());
-        this.attachWaiters.resolveAll();
-        this.emit('attached');
+        this.attached();
         return;
       }
       case 'message':
@@ -294,43 +222,51 @@ export class Receiver<T = MessageBody>
           this.applyFlow(this.credit.onDrained());
         }
         return;
-      case 'link-detached':
-        if (ev.link === this.link) this.onDetached(ev.error, ev.closed);
-        return;
       default:
         return;
     }
   }
 
-  /** @internal */
-  onConnectionLost(error: Error): void {
-    this.link = undefined;
+  // ------------------------------------------------------------------ lifecycle hooks
+
+  protected closing(error: Error): void {
     this.rejectDrains(error);
-    this.dropBuffered();
-    for (const d of this.unsettled) d.onConnectionLost();
-    if (this.state === 'closing') {
-      this.finishClose();
-      return;
-    }
-    if (this.state === 'closed') return;
-    this.state = 'detached';
-    this.emit('detached', { error, closed: false });
+    this.endIteration(undefined);
   }
 
-  /** @internal */
-  fail(error: Error): void {
-    if (this.state === 'closed') return;
+  protected connectionLost(error: Error): void {
     this.rejectDrains(error);
-    this.failure = error;
-    this.link = undefined;
-    this.state = 'closed';
-    this.conn.unregister(this);
+    this.lostUnderLiveConnection();
+  }
+
+  protected failed(error: Error): void {
+    this.rejectDrains(error);
+    this.lostUnderLiveConnection();
+    this.endIteration(error);
+  }
+
+  /** The broker confirms nothing after the detach: settlements still waiting are in doubt. */
+  protected override closed(): void {
+    for (const d of this.unsettled) d.onConnectionLost('receiver closed');
+  }
+
+  /** Deliveries not handed out are dropped; handed-out ones can no longer be confirmed. */
+  protected override lostUnderLiveConnection(): void {
     this.dropBuffered();
     for (const d of this.unsettled) d.onConnectionLost();
-    this.endIteration(error);
-    this.attachWaiters.rejectAll(error);
-    this.emit('detached', { error, closed: true });
-    if (this.listenerCount('error') > 0) this.emit('error', error);
+  }
+
+  /** A broker that refuses rcv-settle-mode second (RabbitMQ ends the session): retry in first. */
+  protected override retryRefusedAttach(error: AmqpErrorBody | undefined, link: ReceiverLink): boolean {
+    const modeRefused =
+      this.askedSecond && (error?.condition === 'amqp:not-implemented' || !isPermanentDetach(error, false));
+    const phys = modeRefused ? this.host.physicalFor(link.session.conn) : undefined;
+    if (!phys) return false;
+    this.host.logger?.info?.({ link: this.name, error }, 'rcv-settle-mode second refused; using first');
+    this.wantSecond = false;
+    this.attachTo(phys);
+    phys.pump();
+    return true;
   }
 
   // ------------------------------------------------------------------ internals
@@ -367,7 +303,7 @@ export class Receiver<T = MessageBody>
       t.context = decision.pending;
       decision.pending.bind(t);
     }
-    this.conn.kick();
+    this.host.kick();
     this.applyFlow(this.credit.onSuppressed());
   }
 
@@ -411,7 +347,7 @@ export class Receiver<T = MessageBody>
     if (!flow || !link || link.state !== 'attached') return;
     // keep a drain in progress: a top-up must not cancel it
     link.flow(flow.linkCredit, link.draining);
-    this.conn.kick();
+    this.host.kick();
   }
 
   private dropBuffered(): void {
@@ -433,53 +369,8 @@ export class Receiver<T = MessageBody>
     }
   }
 
-  private onDetached(error: AmqpErrorBody | undefined, closed: boolean): void {
-    const link = this.link;
-    this.link = undefined;
-    link?.session.end();
-    this.conn.kick();
-    if (this.state === 'closing') {
-      this.finishClose();
-      return;
-    }
-    // by the peer, or by our engine because the broker broke a link rule: handled the same
-    const wasAttached = this.state === 'attached';
-    const modeRefused =
-      !wasAttached &&
-      this.askedSecond &&
-      (error?.condition === 'amqp:not-implemented' || !isPermanentDetach(error, false));
-    const phys = link ? this.conn.physicalFor(link.session.conn) : undefined;
-    if (modeRefused && phys) {
-      // a broker that refuses rcv-settle-mode second (RabbitMQ ends the session): retry in first
-      this.conn.logger?.info?.({ link: this.name, error }, 'rcv-settle-mode second refused; using first');
-      this.wantSecond = false;
-      this.attachTo(phys);
-      phys.pump();
-      return;
-    }
-    if (!wasAttached || isPermanentDetach(error, closed)) {
-      this.fail(linkError(error, `attach of receiver '${this.name}' to '${this.address}' refused`));
-      return;
-    }
-    this.dropBuffered();
-    for (const d of this.unsettled) d.onConnectionLost();
-    this.state = 'detached';
-    this.conn.linkLost(this, linkError(error, `receiver '${this.name}' detached by the broker`));
-  }
-
   private rejectDrains(error: Error): void {
     this.drainWaiters.rejectAll(error);
-  }
-
-  private finishClose(): void {
-    this.state = 'closed';
-    this.link = undefined;
-    // the broker confirms nothing after the detach: settlements still waiting are in doubt
-    for (const d of this.unsettled) d.onConnectionLost('receiver closed');
-    const w = this.closeWaiter;
-    this.closeWaiter = undefined;
-    this.emit('detached', { closed: true });
-    w?.();
   }
 }
 

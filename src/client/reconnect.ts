@@ -7,12 +7,10 @@
 import pRetry, { AbortError } from 'p-retry';
 import { AmqpError, ClientError } from '../errors.js';
 import { describeServer, type ServerAddress, type ServerPool } from '../failover/index.js';
+import { isNotQuorate, MEMBERSHIP_CAPABILITY } from '../wire-extensions.js';
 import { describeCause, isAuthFailure, isPermanentConnectFailure } from './connect-errors.js';
 import { dial, now, type PhysicalConnection } from './transport.js';
 import type { ConnectionEvents, ConnectOptions, Logger, ReconnectOptions } from './types.js';
-
-/** The capability a broker offers in Open when it serves the `$cluster/membership` feed. */
-export const MEMBERSHIP_CAPABILITY = 'quorate:membership';
 
 const DEFAULT_IDLE_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_FRAME_SIZE = 1024 * 1024;
@@ -40,14 +38,6 @@ export function resolveReconnect(r: ReconnectOptions | false | undefined): Resol
     randomize: o.randomize ?? true,
     attemptTimeoutMs: o.attemptTimeoutMs ?? 10_000,
   };
-}
-
-/** A Close that says the member lost quorum: try it last, after a backoff. */
-export function isNotQuorate(e: unknown): boolean {
-  if (!(e instanceof AmqpError)) return false;
-  if (e.condition !== 'amqp:connection:forced') return false;
-  if (/not[ -]quorate/i.test(e.description)) return true;
-  return e.info?.['quorate:quorate'] === false;
 }
 
 export function isRedirect(e: unknown): e is AmqpError {

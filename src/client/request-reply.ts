@@ -8,11 +8,12 @@
  * option object is kept open for a broker-assigned (dynamic) reply queue.
  */
 import { randomUUID } from 'node:crypto';
-import type { Message, MessageBody, MessageId } from '../codec/message.js';
+import type { Message, MessageBody } from '../codec/message.js';
+import type { MessageId } from '../codec/message-id.js';
+import { messageIdKey } from '../codec/message-id.js';
 import { ClientError } from '../errors.js';
-import { messageIdKey } from '../failover/index.js';
 import type { Connection, Delivery, Receiver, Sender } from './api.js';
-import { Deadline } from './deadline.js';
+import { type Settle, waitQueued } from './deadline.js';
 import type { CallOptions } from './types.js';
 
 export interface RequesterOptions extends CallOptions {
@@ -35,11 +36,6 @@ export interface Requester<Reply = MessageBody> extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-interface Pending<Reply> {
-  resolve(d: Delivery<Reply>): void;
-  reject(e: Error): void;
-}
-
 /** Open a requester for the service at `address` (a sender there and a receiver on the reply queue). */
 export async function createRequester<Reply = MessageBody>(
   conn: Connection,
@@ -60,7 +56,7 @@ export async function createRequester<Reply = MessageBody>(
 }
 
 class ReplyRouter<Reply> implements Requester<Reply> {
-  private readonly pending = new Map<string, Pending<Reply>>();
+  private readonly pending = new Map<string, Settle<Delivery<Reply>>>();
 
   constructor(
     private readonly sender: Sender,
@@ -74,27 +70,12 @@ class ReplyRouter<Reply> implements Requester<Reply> {
     const messageId: MessageId = message.messageId ?? randomUUID();
     const key = messageIdKey(messageId);
     if (key === undefined) throw new ClientError('quorate:illegal-state', 'request needs a usable messageId');
-    const reply = new Promise<Delivery<Reply>>((resolve, reject) => {
-      const deadline = new Deadline(
-        options,
-        (_r, error) => {
-          this.pending.delete(key);
-          reject(error);
-        },
-        'request',
-      );
-      if (deadline.expired) return;
-      this.pending.set(key, {
-        resolve: (d) => {
-          deadline.clear();
-          resolve(d);
-        },
-        reject: (e) => {
-          deadline.clear();
-          reject(e);
-        },
-      });
-    });
+    const reply = waitQueued<Delivery<Reply>>(
+      options,
+      'request',
+      (settle) => this.pending.set(key, settle),
+      () => this.pending.delete(key),
+    );
     reply.catch(() => undefined); // rejected below if the send fails; awaited by the caller
     try {
       await this.sender.send({ ...message, messageId, replyTo: this.replyTo }, options);

@@ -5,11 +5,50 @@
  * and whether it may have arrived (inDoubt = it was ever written).
  */
 import type { DeliveryState } from '../codec/contract.js';
+import type { MessageId } from '../codec/message-id.js';
 import { ClientError } from '../errors.js';
 import { type Grant, type JournalEntry, ReplayJournal } from '../failover/index.js';
+import type { OutgoingDelivery } from '../protocol/index.js';
+import type { LinkState } from './api.js';
+import type { Deadline } from './deadline.js';
 import { refusedSendError, sendErrorFrom, toOutcome } from './outcome.js';
-import type { PendingSend, SendWaiter } from './sender.js';
-import type { ConnectOptions } from './types.js';
+import type { Transaction as LocalTransaction } from './transaction.js';
+import type { ConnectOptions, SendResult } from './types.js';
+
+/** What the buffer needs from the Sender a send belongs to. */
+export interface SendOwner {
+  readonly address: string;
+  readonly state: LinkState;
+  /** Hand a journal entry to the current link (if there is one). */
+  write(entry: JournalEntry<PendingSend>): void;
+  /** journal.markSent once per written delivery. */
+  syncWritten(ctx: PendingSend): void;
+}
+
+/** One send() in flight: the journal entry's context. */
+export interface PendingSend {
+  readonly sender: SendOwner;
+  readonly messageId: MessageId;
+  seq: number;
+  /** The delivery on the current link, if it was handed to the engine. */
+  delivery: OutgoingDelivery | undefined;
+  /** The delivery already counted by journal.markSent (so it is counted once). */
+  counted: OutgoingDelivery | undefined;
+  done: boolean;
+  deadline: Deadline | undefined;
+  /** The transaction it was sent in: never replayed, ended with it. */
+  readonly transaction: LocalTransaction | undefined;
+  resolve(result: SendResult): void;
+  reject(error: Error): void;
+}
+
+/** A send waiting for room in the journal (onFull: 'wait'). */
+export interface SendWaiter {
+  readonly sender: SendOwner;
+  readonly messageId: MessageId;
+  readonly bytes: Uint8Array;
+  readonly ctx: PendingSend;
+}
 
 /** Counters of one connection's sends since connect(), for conn.stats(). */
 export interface SendCounters {

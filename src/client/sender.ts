@@ -4,80 +4,50 @@
  * per-delivery state) and resolves with the broker's outcome; after a failover the journal's
  * queued and in-doubt entries are written again, in order, with the same bytes (same message-id).
  */
-import { EventEmitter } from 'eventemitter3';
-import type { AmqpErrorBody } from '../codec/contract.js';
-import { encodeMessage, type Message, type MessageBody, type MessageId } from '../codec/message.js';
+import { encodeMessage, type Message, type MessageBody } from '../codec/message.js';
+import type { MessageId } from '../codec/message-id.js';
 import { ArgumentTypeError, ClientError, SendError } from '../errors.js';
-import { DEDUP_CAPABILITY, ensureMessageId, type JournalEntry } from '../failover/index.js';
+import { ensureMessageId, type JournalEntry } from '../failover/index.js';
 import type { EngineEvent, OutgoingDelivery, SenderLink } from '../protocol/index.js';
+import { DEDUP_CAPABILITY } from '../wire-extensions.js';
 import type { Sender as PublicSender } from './api.js';
-import type { Connection } from './connection.js';
 import { Deadline } from './deadline.js';
 import { type SendTraceContext, sendChannel } from './diagnostics.js';
 import { assertEncodable } from './encodable.js';
-import { type ClientLink, isPermanentDetach, linkError, Waiters } from './link-base.js';
+import { type LinkHost, LogicalLink } from './link-base.js';
 import { sendErrorFrom } from './outcome.js';
+import type { PendingSend, SendBuffer, SendOwner, SendWaiter } from './send-buffer.js';
 import { checkTransaction, type Transaction } from './transaction.js';
 import type { PhysicalConnection } from './transport.js';
-import type { CallOptions, LinkEvents, SenderOptions, SendOptions, SendResult } from './types.js';
+import type { SenderOptions, SendOptions, SendResult } from './types.js';
 
-/** One send() in flight: the journal entry's context. */
-export interface PendingSend {
-  readonly sender: Sender;
-  readonly messageId: MessageId;
-  seq: number;
-  /** The delivery on the current link, if it was handed to the engine. */
-  delivery: OutgoingDelivery | undefined;
-  /** The delivery already counted by journal.markSent (so it is counted once). */
-  counted: OutgoingDelivery | undefined;
-  done: boolean;
-  deadline: Deadline | undefined;
-  /** The transaction it was sent in: never replayed, ended with it. */
-  readonly transaction: Transaction | undefined;
-  resolve(result: SendResult): void;
-  reject(error: Error): void;
+/** What a Sender needs from its connection: the link host plus the connection's send buffer. */
+export interface SenderHost extends LinkHost {
+  readonly sends: SendBuffer;
 }
-
-/** A send waiting for room in the journal (onFull: 'wait'). */
-export interface SendWaiter {
-  readonly sender: Sender;
-  readonly messageId: MessageId;
-  readonly bytes: Uint8Array;
-  readonly ctx: PendingSend;
-}
-
-type SenderState = 'attaching' | 'attached' | 'detached' | 'closing' | 'closed';
 
 /**
  * A sending link, from {@link Connection.openSender}. Every {@link Sender.send} gets a stable
  * message-id and is re-sent after failover until the broker settles it
  * (docs/delivery-contract.md#in-doubt-resend).
  */
-export class Sender extends EventEmitter<LinkEvents> implements ClientLink, PublicSender {
-  /** The link name, kept across re-attach. */
-  readonly name: string;
+export class Sender extends LogicalLink<SenderLink> implements SendOwner, PublicSender {
   /** True if sends are pre-settled (at-most-once, no outcome awaited). */
   readonly presettled: boolean;
-  /** Where the link is in its life. */
-  state: SenderState = 'detached';
-  private link: SenderLink | undefined;
+  private readonly sends: SendBuffer;
   private tagCounter = 0;
   private readonly presettledInFlight = new Set<PendingSend>();
-  private readonly attachWaiters = new Waiters();
-  private closeWaiter: (() => void) | undefined;
-  /** Set when the link failed for good. */
-  private failure: Error | undefined;
 
   /** @internal use Connection.openSender(). */
   constructor(
-    private readonly conn: Connection,
+    host: SenderHost,
     /** The address (queue name) the link sends to. */
     readonly address: string,
     options: SenderOptions,
     name: string,
   ) {
-    super();
-    this.name = options.name ?? name;
+    super(host, 'sender', options.name ?? name);
+    this.sends = host.sends;
     this.presettled = options.presettled === true;
   }
 
@@ -103,7 +73,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink, Publ
       message: copy,
       address: this.address,
       messageId,
-      containerId: this.conn.containerId,
+      containerId: this.host.containerId,
     };
     return sendChannel.tracePromise(async () => {
       try {
@@ -166,60 +136,13 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink, Publ
       };
       const waiter: SendWaiter = { sender: this, messageId, bytes, ctx };
       transaction?.joinSend(waiter);
-      ctx.deadline = new Deadline(
-        options,
-        (_reason, error) => this.conn.sends.expire(ctx, waiter, error),
-        'send',
-      );
+      ctx.deadline = new Deadline(options, (_reason, error) => this.sends.expire(ctx, waiter, error), 'send');
       if (ctx.done) return; // already-aborted signal: expired at once
-      this.conn.sends.admit(waiter);
-    });
-  }
-
-  /** `await using link = await conn.open...()`: closes the link. */
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
-  }
-
-  /** Detach the link for good. Sends still pending reject with 'quorate:closed'. */
-  close(options?: CallOptions): Promise<void> {
-    if (this.state === 'closed') return Promise.resolve();
-    const link = this.link;
-    const wasAttached = this.state === 'attached' && link !== undefined;
-    this.state = 'closing';
-    this.conn.unregister(this);
-    this.rejectAll(new ClientError('quorate:closed', `sender '${this.name}' closed`));
-    if (!wasAttached) {
-      this.finishClose();
-      return Promise.resolve();
-    }
-    return new Promise<void>((resolve) => {
-      const deadline = new Deadline(options, () => {
-        this.finishClose();
-        resolve();
-      });
-      this.closeWaiter = () => {
-        deadline.clear();
-        resolve();
-      };
-      link.detach(undefined, true);
-      this.conn.kick();
+      this.sends.admit(waiter);
     });
   }
 
   // ------------------------------------------------------------------ connection-facing
-
-  /** @internal a promise for openSender(): resolved once attached. */
-  whenAttached(options?: CallOptions): Promise<void> {
-    if (this.state === 'attached') return Promise.resolve();
-    if (this.failure) return Promise.reject(this.failure);
-    return this.attachWaiters.wait(options, 'openSender');
-  }
-
-  /** @internal */
-  shouldAttach(): boolean {
-    return this.state !== 'closing' && this.state !== 'closed' && !this.failure;
-  }
 
   /** @internal */
   attachTo(phys: PhysicalConnection): void {
@@ -237,7 +160,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink, Publ
     this.link = link;
     this.state = 'attaching';
     // replay first: queued and in-doubt entries of this sender, original order, before newer sends
-    for (const entry of this.conn.journal.replayOrder()) {
+    for (const entry of this.sends.journal.replayOrder()) {
       if (entry.context.sender === this) this.write(entry);
     }
   }
@@ -250,7 +173,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink, Publ
     // a txn-id means nothing on another connection: such a send ends, it is never re-sent
     const refused = ctx.transaction?.refusal(link.session.conn);
     if (refused) {
-      this.conn.sends.finish(ctx, undefined, refused);
+      this.sends.finish(ctx, undefined, refused);
       return;
     }
     let d: OutgoingDelivery;
@@ -263,7 +186,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink, Publ
       );
     } catch (e) {
       // e.g. larger than the peer's max-message-size: never written
-      this.conn.sends.finish(
+      this.sends.finish(
         ctx,
         undefined,
         new ClientError('quorate:message-too-large', String(e), { cause: e }),
@@ -276,7 +199,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink, Publ
       this.presettledInFlight.add(ctx);
       this.sweepPresettled();
     }
-    this.conn.kick();
+    this.host.kick();
   }
 
   /** @internal journal.markSent once per written delivery (written = may have arrived). */
@@ -284,19 +207,16 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink, Publ
     const d = ctx.delivery;
     if (d?.written && ctx.counted !== d) {
       ctx.counted = d;
-      this.conn.sends.markWritten(ctx.seq);
+      this.sends.markWritten(ctx.seq);
     }
   }
 
-  /** @internal */
-  onEngineEvent(ev: EngineEvent): void {
+  protected onLinkEvent(ev: EngineEvent): void {
     switch (ev.type) {
       case 'link-attached': {
         if (ev.link !== this.link) return;
         if (!ev.attach.target) return; // refused: the detach with the error follows
-        this.state = 'attached';
-        this.attachWaiters.resolveAll();
-        this.emit('attached');
+        this.attached();
         return;
       }
       case 'link-credit':
@@ -308,82 +228,36 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink, Publ
         if (!ctx || ctx.done || ctx.delivery !== d) return;
         if (d.remoteState || d.remoteSettled) {
           this.syncWritten(ctx);
-          this.conn.sends.finish(ctx, d.remoteState ?? { type: 'accepted' });
+          this.sends.finish(ctx, d.remoteState ?? { type: 'accepted' });
         }
         return;
       }
-      case 'link-detached':
-        if (ev.link === this.link) this.onDetached(ev.error, ev.closed);
-        return;
       default:
         return;
     }
   }
 
-  /** @internal */
-  onConnectionLost(error: Error): void {
-    this.link = undefined;
-    this.presettledInFlight.clear();
-    if (this.state === 'closing') {
-      this.finishClose();
-      return;
-    }
-    if (this.state === 'closed') return;
-    this.state = 'detached';
-    this.emit('detached', { error, closed: false });
+  // ------------------------------------------------------------------ lifecycle hooks
+
+  protected closing(error: Error): void {
+    this.rejectAll(error);
   }
 
-  /** @internal */
-  fail(error: Error): void {
-    if (this.state === 'closed') return;
-    this.failure = error;
-    this.link = undefined;
-    this.state = 'closed';
-    this.conn.unregister(this);
+  protected connectionLost(): void {
+    this.presettledInFlight.clear();
+  }
+
+  protected failed(error: Error): void {
     this.rejectAll(error);
-    this.attachWaiters.rejectAll(error);
-    this.emit('detached', { error, closed: true });
-    if (this.listenerCount('error') > 0) this.emit('error', error);
   }
 
   // ------------------------------------------------------------------ internals
 
-  private onDetached(error: AmqpErrorBody | undefined, closed: boolean): void {
-    const link = this.link;
-    this.link = undefined;
-    link?.session.end();
-    this.conn.kick();
-    if (this.state === 'closing') {
-      this.finishClose();
-      return;
-    }
-    // by the peer, or by our engine because the broker broke a link rule: handled the same
-    const wasAttached = this.state === 'attached';
-    if (!wasAttached || isPermanentDetach(error, closed)) {
-      // refused, or closed on purpose by the broker: this link cannot exist there
-      this.fail(linkError(error, `attach of sender '${this.name}' to '${this.address}' refused`));
-      return;
-    }
-    // lost under a live connection (session crash, forced detach): fail over the connection so
-    // every written delivery is in doubt and replayed in order on a fresh session
-    this.state = 'detached';
-    this.conn.linkLost(this, linkError(error, `sender '${this.name}' detached by the broker`));
-  }
-
-  private finishClose(): void {
-    this.state = 'closed';
-    this.link = undefined;
-    const w = this.closeWaiter;
-    this.closeWaiter = undefined;
-    this.emit('detached', { closed: true });
-    w?.();
-  }
-
   private rejectAll(error: Error): void {
-    for (const entry of this.conn.journal.entries()) {
-      if (entry.context.sender === this) this.conn.sends.finish(entry.context, undefined, error);
+    for (const entry of this.sends.journal.entries()) {
+      if (entry.context.sender === this) this.sends.finish(entry.context, undefined, error);
     }
-    this.conn.sends.rejectWaiters(this, error);
+    this.sends.rejectWaiters(this, error);
   }
 
   private sweepPresettled(): void {
@@ -396,7 +270,7 @@ export class Sender extends EventEmitter<LinkEvents> implements ClientLink, Publ
       if (d.status === 'settled') {
         this.presettledInFlight.delete(ctx);
         this.syncWritten(ctx);
-        this.conn.sends.finish(ctx, { type: 'accepted' });
+        this.sends.finish(ctx, { type: 'accepted' });
       }
     }
   }

@@ -18,8 +18,7 @@ import { ArgumentTypeError, ClientError, TransactionError } from '../errors.js';
 import type { ProtocolConnection } from '../protocol/index.js';
 import type { ControlResult, Coordinator } from './coordinator.js';
 import { Deadline } from './deadline.js';
-import type { SendBuffer } from './send-buffer.js';
-import type { PendingSend, SendWaiter } from './sender.js';
+import type { PendingSend, SendBuffer, SendWaiter } from './send-buffer.js';
 import type { Transaction as PublicTransaction, TransactionOptions } from './types.js';
 
 /**

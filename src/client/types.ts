@@ -3,18 +3,9 @@
  */
 import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
 import type { MessageId } from '../codec/public.js';
+import type { Logger } from '../common/logger.js';
 
-/** pino-compatible logger subset. The library is silent unless one is given. */
-export interface Logger {
-  /** Protocol-level detail: attempts, attaches, replays. */
-  debug?(obj: unknown, msg?: string): void;
-  /** Connection lifecycle: connected, failover done. */
-  info?(obj: unknown, msg?: string): void;
-  /** Something went wrong and is being handled: a lost connection, a refused member. */
-  warn?(obj: unknown, msg?: string): void;
-  /** Something failed for good: reconnection exhausted, a link refused. */
-  error?(obj: unknown, msg?: string): void;
-}
+export type { Logger };
 
 /** Per-call deadline and cancellation, accepted by every async call. */
 export interface CallOptions {

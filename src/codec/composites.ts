@@ -1,7 +1,7 @@
 /**
  * Every AMQP composite type declared once, as a field table (part 1-5 of the spec, in spec
  * order). Field names are the spec's, the decoded property is their camelCase form. One generic
- * encoder/decoder (composite-codec.ts) serves them all.
+ * encoder (composite-encode.ts) and decoder (composite-decode.ts) serve them all.
  */
 
 export type FieldType =

@@ -167,7 +167,7 @@ function writeWide(w: Writer, code: number, raw: unknown): void {
     case 0xa3: {
       const b = typeof raw === 'string' ? Buffer.from(raw) : (raw as Uint8Array);
       w.u8(b.length);
-      w.bytes(b);
+      w.raw(b);
       return;
     }
     case 0xb0:
@@ -175,7 +175,7 @@ function writeWide(w: Writer, code: number, raw: unknown): void {
     case 0xb3: {
       const b = typeof raw === 'string' ? Buffer.from(raw) : (raw as Uint8Array);
       w.u32(b.length);
-      w.bytes(b);
+      w.raw(b);
       return;
     }
     default:

@@ -380,15 +380,15 @@ export function writeTyped(w: Writer, type: AmqpTypeName, value: unknown, t?: Ty
       return;
     case 'decimal32':
       w.u8(0x74);
-      w.bytes(fixedBytes(type, value, 4));
+      w.raw(fixedBytes(type, value, 4));
       return;
     case 'decimal64':
       w.u8(0x84);
-      w.bytes(fixedBytes(type, value, 8));
+      w.raw(fixedBytes(type, value, 8));
       return;
     case 'decimal128':
       w.u8(0x94);
-      w.bytes(fixedBytes(type, value, 16));
+      w.raw(fixedBytes(type, value, 16));
       return;
     case 'char':
       w.u8(0x73);
@@ -404,7 +404,7 @@ export function writeTyped(w: Writer, type: AmqpTypeName, value: unknown, t?: Ty
       return;
     case 'uuid':
       w.u8(0x98);
-      w.bytes(uuidBytes(value));
+      w.raw(uuidBytes(value));
       return;
     case 'binary':
       if (!(value instanceof Uint8Array)) throw new AmqpEncodeError('binary needs a Uint8Array');

@@ -7,7 +7,8 @@
  * for writev / cork+write.
  */
 import { AmqpDecodeError } from '../errors.js';
-import { readCompositeBody, readDescriptor, writeComposite } from './composite-codec.js';
+import { readCompositeBody, readDescriptor } from './composite-decode.js';
+import { writeComposite } from './composite-encode.js';
 import { BY_NAME, type CompositeDef } from './composites.js';
 import type { Frame, Performative, ProtocolId, SaslPerformative } from './contract.js';
 import { Decoder, decodeError } from './decoder.js';

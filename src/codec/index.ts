@@ -2,7 +2,7 @@
  * The codec's internal API for the other layers (protocol/, client/, cluster-broker/).
  *
  * - Values: `encodeValue` / `decodeValue` in the value model of values.ts, `Typed` + helpers.
- * - Composites: field tables in composites.ts, one generic codec (composite-codec.ts);
+ * - Composites: field tables in composites.ts, one generic encoder (composite-encode.ts) and decoder (composite-decode.ts);
  *   `encodeComposite(name, body)` / `decodeComposite(bytes)` for any of them by spec name.
  * - Frames: `encodeAmqpFrame(channel, p, payload?)` returns one buffer and copies the payload
  *   once; `encodeAmqpFrameParts` returns [header + performative, payload] without copying it
@@ -46,12 +46,12 @@ export {
   encodeMessageParts,
   type Message,
   type MessageHeader,
-  type MessageId,
   type MessageProperties,
   peekMessage,
   splitMessage,
   withHeader,
 } from './message.js';
+export { type MessageId, messageIdKey } from './message-id.js';
 export * from './typed.js';
 export {
   decodeComposite,

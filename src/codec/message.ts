@@ -4,14 +4,8 @@
  */
 
 import { AmqpEncodeError } from '../errors.js';
-import {
-  readCompositeBody,
-  readDescriptor,
-  readField,
-  writeComposite,
-  writeDescriptor,
-  writeRestricted,
-} from './composite-codec.js';
+import { readCompositeBody, readDescriptor, readField } from './composite-decode.js';
+import { writeComposite, writeDescriptor, writeRestricted } from './composite-encode.js';
 import {
   AMQP_SEQUENCE,
   AMQP_VALUE,
@@ -26,14 +20,12 @@ import {
 } from './composites.js';
 import { Decoder, decodeError } from './decoder.js';
 import { writeList } from './encode.js';
-import type { AmqpValue, TypedValue } from './values.js';
+import type { MessageId } from './message-id.js';
+import type { AmqpValue } from './values.js';
 import { scratch } from './writer.js';
 
 /** Every body the codec maps: an AMQP value, data sections, or sequence sections. */
 export type MessageBody = AmqpValue | Uint8Array[] | AmqpValue[][];
-
-/** a message-id / correlation-id: string, ulong (number, or bigint beyond 2^53), Typed uuid, binary */
-export type MessageId = string | number | bigint | Uint8Array | TypedValue;
 
 /** a default limit for assembled messages (the engine enforces it; max-message-size may lower it) */
 export const DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024;

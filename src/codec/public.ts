@@ -6,9 +6,9 @@ export {
   type Message,
   type MessageBody,
   type MessageHeader,
-  type MessageId,
   type MessageProperties,
 } from './message.js';
+export type { MessageId } from './message-id.js';
 export {
   array,
   binary,

@@ -1,15 +1,8 @@
 /** Whole-value encode/decode in the value model of values.ts. */
 
 import { AmqpEncodeError } from '../errors.js';
-import {
-  readCompositeBody,
-  readDeliveryState,
-  readDescriptor,
-  readField,
-  writeComposite,
-  writeDeliveryState,
-  writeRestricted,
-} from './composite-codec.js';
+import { readCompositeBody, readDeliveryState, readDescriptor, readField } from './composite-decode.js';
+import { writeComposite, writeDeliveryState, writeRestricted } from './composite-encode.js';
 import { BY_NAME } from './composites.js';
 import type { DeliveryState } from './contract.js';
 import { Decoder, decodeError } from './decoder.js';

@@ -11,39 +11,16 @@ export {
 } from './admission.js';
 export { type CreditFlow, CreditWindow, type CreditWindowOptions } from './credit-window.js';
 export {
-  FAILOVER_SERVER_LIST,
-  failoverListFromOpenProperties,
-  MEMBERSHIP_ADDRESS,
-  type MemberInfo,
-  mapGet,
-  type ParsedMemberList,
-  parseMember,
-  parseMemberList,
-  unwrapValue,
-} from './membership.js';
-export {
-  DEDUP_CAPABILITY,
-  describeMessageId,
   ensureMessageId,
   hasMessageId,
-  type MessageId,
-  messageIdKey,
   type WithMessageId,
 } from './message-id.js';
-export { type Random, randomIndex, seededRandom, shuffled } from './random.js';
 export {
   type DedupDecision,
   type FinalOutcome,
   ReceiverDedup,
   type ReceiverDedupOptions,
 } from './receiver-dedup.js';
-export {
-  type PRetryOptionsShape,
-  type ReconnectDecision,
-  type ReconnectHistory,
-  type ReconnectOptions,
-  ReconnectPolicy,
-} from './reconnect-policy.js';
 export {
   type AdmitResult,
   type DeliveryPhase,
@@ -53,17 +30,7 @@ export {
   type ReplayJournalOptions,
   type ReplayPlan,
 } from './replay-journal.js';
-export {
-  type AmqpScheme,
-  DEFAULT_PORTS,
-  describeServer,
-  isAmqpScheme,
-  parseServerUrl,
-  type ServerAddress,
-  type ServerConfig,
-  type ServerSource,
-  serverKey,
-} from './server-address.js';
+export * from './server-address.js';
 export {
   type NextServer,
   type NotQuorateBackoff,

@@ -15,7 +15,7 @@
  * `T` is the client's token for a pending delivery (whatever it needs to settle it later).
  */
 import type { DeliveryState } from '../codec/contract.js';
-import { messageIdKey } from './message-id.js';
+import { messageIdKey } from '../codec/message-id.js';
 
 export interface ReceiverDedupOptions {
   /** settled ids remembered, default 10,000 */

@@ -10,9 +10,9 @@
  * `C` is the client's per-send context (link, resolvers...); `W` its waiter type.
  */
 import type { DeliveryState } from '../codec/contract.js';
+import type { MessageId } from '../codec/message-id.js';
 import { AmqpError } from '../errors.js';
 import { AdmissionGate, type AdmissionLimits, type Grant, type Reservation } from './admission.js';
-import type { MessageId } from './message-id.js';
 
 export type DeliveryPhase = 'queued' | 'sent' | 'in-doubt' | 'settled';
 

@@ -3,8 +3,7 @@
  * `amqp://user:pass@host:port` and `amqps://...` (WHATWG URL); default ports 5672 / 5671.
  */
 import { ArgumentTypeError } from '../errors.js';
-
-export type AmqpScheme = 'amqp' | 'amqps';
+import { type AmqpScheme, isAmqpScheme } from '../wire-extensions.js';
 
 export const DEFAULT_PORTS: Readonly<Record<AmqpScheme, number>> = { amqp: 5672, amqps: 5671 };
 
@@ -41,10 +40,6 @@ export type ServerConfig<O = unknown> = string | { url: string; options?: O };
 export function serverKey(host: string, port: number): string {
   const h = host.toLowerCase();
   return h.includes(':') ? `[${h}]:${port}` : `${h}:${port}`;
-}
-
-export function isAmqpScheme(s: string): s is AmqpScheme {
-  return s === 'amqp' || s === 'amqps';
 }
 
 function stripBrackets(host: string): string {

@@ -15,14 +15,16 @@
  *
  * Plain state: no timers, no sockets; `now` is passed in (any monotonic millisecond clock).
  */
+
+import { backoffDelay } from '../common/backoff.js';
+import { type Random, randomIndex, shuffled } from '../common/random.js';
 import { ArgumentTypeError } from '../errors.js';
 import {
   failoverListFromOpenProperties,
   type MemberInfo,
   parseMember,
   parseMemberList,
-} from './membership.js';
-import { type Random, randomIndex, shuffled } from './random.js';
+} from '../wire-extensions.js';
 import {
   DEFAULT_PORTS,
   parseServerUrl,
@@ -215,7 +217,7 @@ export class ServerPool<O = unknown> {
     const stats = this.statsByKey.get(key);
     if (stats === undefined) return now;
     stats.notQuorateCount++;
-    const base = Math.min(this.nq.maxMs, this.nq.initialMs * this.nq.factor ** (stats.notQuorateCount - 1));
+    const base = backoffDelay(this.nq, stats.notQuorateCount - 1);
     const until = now + Math.round(base * (1 + this.nq.jitter * this.random()));
     stats.notQuorateUntil = until;
     return until;

@@ -196,7 +196,8 @@ export class ProtocolConnection {
     if (!early && ((this.state !== 'open' && this.state !== 'opening') || !this.openSent)) {
       throw new Error(`begin() in state ${this.state}`);
     }
-    const ch = this.allocChannel();
+    const ch = this.unusedChannel();
+    if (ch === undefined) throw new Error('no free channel (channel-max reached)');
     const s = new Session(this, ch, opts);
     this.sessions[ch] = s;
     return s;
@@ -471,10 +472,8 @@ export class ProtocolConnection {
       s = mine;
       s.onRemoteBegin(channel, b);
     } else {
-      let ch: number;
-      try {
-        ch = this.allocChannel();
-      } catch {
+      const ch = this.unusedChannel();
+      if (ch === undefined) {
         this.fail(Condition.resourceLimitExceeded, 'no free channel');
         return;
       }
@@ -485,9 +484,10 @@ export class ProtocolConnection {
     this.emit({ type: 'session-begin', session: s, begin: b });
   }
 
-  private allocChannel(): number {
+  /** The lowest channel no session uses (within both channel-max values), or undefined. */
+  private unusedChannel(): number | undefined {
     const max = Math.min(this.localChannelMax, this.remoteChannelMax);
     for (let c = 0; c <= max; c++) if (this.sessions[c] === undefined) return c;
-    throw new Error('no free channel (channel-max reached)');
+    return undefined;
   }
 }

@@ -142,9 +142,16 @@ export class Session {
   }
 
   private allocHandle(): number {
+    const h = this.unusedHandle();
+    if (h === undefined) throw new Error('no free link handle (handle-max reached)');
+    return h;
+  }
+
+  /** The lowest handle no link uses (within both handle-max values), or undefined. */
+  private unusedHandle(): number | undefined {
     const max = Math.min(this.handleMax, this.remoteHandleMax);
     for (let h = 0; h <= max; h++) if (this.links[h] === undefined) return h;
-    throw new Error('no free link handle (handle-max reached)');
+    return undefined;
   }
 
   // ---- used by links ----
@@ -414,10 +421,8 @@ export class Session {
       if (mine.state === 'attached') this.conn.emit({ type: 'link-attached', link: mine, attach: a });
       return;
     }
-    let handle: number;
-    try {
-      handle = this.allocHandle();
-    } catch {
+    const handle = this.unusedHandle();
+    if (handle === undefined) {
       this.failSession(Condition.resourceLimitExceeded, 'no free link handle');
       return;
     }

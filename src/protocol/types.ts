@@ -1,6 +1,7 @@
 /**
  * Public types of the sans-I/O engine: options for both roles and the events it produces.
  */
+import type { Logger } from '../common/logger.js';
 import type { AmqpErrorBody, Attach, Begin, Fields, Open } from './codec-port.js';
 import type { IncomingDelivery, OutgoingDelivery } from './delivery.js';
 import type { Link } from './link.js';
@@ -10,13 +11,8 @@ import type { Session } from './session.js';
 
 export type Role = 'client' | 'server';
 
-/** Optional logger (pino-compatible subset). Silent when absent. */
-export interface ProtocolLogger {
-  debug?(obj: unknown, msg?: string): void;
-  info?(obj: unknown, msg?: string): void;
-  warn?(obj: unknown, msg?: string): void;
-  error?(obj: unknown, msg?: string): void;
-}
+/** The engine's optional logger (the common {@link Logger}). Silent when absent. */
+export type ProtocolLogger = Logger;
 
 /** What a SASL client offers. */
 export type SaslClientOptions =

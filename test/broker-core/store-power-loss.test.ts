@@ -13,7 +13,7 @@ import { BrokerState } from '../../src/cluster-broker/core/broker-state.js';
 import type { BrokerEvent } from '../../src/cluster-broker/core/events.js';
 import { type EventStore, openStore, type StoreOptions } from '../../src/cluster-broker/store/event-store.js';
 import { readSnapshotFile, writeSnapshotFile } from '../../src/cluster-broker/store/snapshot-file.js';
-import { seededRandom } from '../../src/failover/random.js';
+import { seededRandom } from '../../src/common/random.js';
 import { PowerLossFs } from '../support/power-loss-fs.js';
 import { bytes } from './helpers.js';
 

@@ -6,8 +6,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type ClusterHandle, type StartClusterOptions, startCluster } from '../../src/broker.js';
-import { failoverListFromOpenProperties } from '../../src/failover/index.js';
 import { connect } from '../../src/index.js';
+import { failoverListFromOpenProperties } from '../../src/wire-extensions.js';
 import type { StoreFile } from './schedule.js';
 import type { ChaosTarget } from './target.js';
 import { portOf, sleep } from './target.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { seededRandom } from '../../src/failover/index.js';
+import { seededRandom } from '../../src/common/random.js';
 import { DEFAULT_FAULTS } from './run.js';
 import { parseFaults, randomFault, randomSchedule } from './schedule.js';
 

@@ -3,7 +3,7 @@
  * plain data, generated from a seed (randomized soak) or written out by hand (CI), so any run can
  * be replayed from its seed or its printed schedule.
  */
-import { type Random, randomIndex, seededRandom, shuffled } from '../../src/failover/index.js';
+import { type Random, randomIndex, seededRandom, shuffled } from '../../src/common/random.js';
 
 /** Fault families as `--faults` names them (`slow` covers slow and lossy links). */
 export const FAULT_KINDS = ['kill', 'pause', 'partition', 'restart-all', 'slow', 'lossy', 'corrupt'] as const;

@@ -18,7 +18,7 @@ import {
   peekMessage,
   splitMessage,
 } from '../../src/codec/index.js';
-import { seededRandom } from '../../src/failover/random.js';
+import { seededRandom } from '../../src/common/random.js';
 import { message, value } from './arbitraries.js';
 
 const CONSTRUCTORS = [

@@ -5,7 +5,7 @@ import {
   mapGet,
   parseMember,
   parseMemberList,
-} from '../../src/failover/membership.js';
+} from '../../src/wire-extensions.js';
 
 describe('membership lists', () => {
   it('parses plain-object maps with int or string ports and quorate keys', () => {

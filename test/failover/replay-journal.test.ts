@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AdmissionGate } from '../../src/failover/admission.js';
-import { ensureMessageId, messageIdKey } from '../../src/failover/message-id.js';
+import { ensureMessageId } from '../../src/failover/message-id.js';
 import { ReplayJournal } from '../../src/failover/replay-journal.js';
 import { expectReachesLength } from '../support/property-size.js';
 
@@ -213,22 +213,5 @@ describe('AdmissionGate', () => {
         expect(grantedOrder).toEqual(waiting);
       }),
     );
-  });
-});
-
-describe('messageIdKey', () => {
-  it('distinguishes type and value, normalizes representations', () => {
-    const t = (type: string, value: unknown) => ({ type, value }) as never;
-    expect(messageIdKey('a')).not.toBe(messageIdKey(t('symbol', 'a')));
-    expect(messageIdKey('a')).not.toBe(messageIdKey(new Uint8Array([0x61])));
-    expect(messageIdKey(t('ulong', 5))).toBe(messageIdKey(t('ulong', 5n)));
-    expect(messageIdKey(t('ulong', 5))).not.toBe(messageIdKey(5));
-    expect(messageIdKey(5)).toBe(messageIdKey(t('int', 5)));
-    expect(messageIdKey(2 ** 40)).toBe(messageIdKey(t('long', 2n ** 40n)));
-    expect(messageIdKey(5n)).toBe(messageIdKey(t('long', 5)));
-    expect(messageIdKey(t('uuid', 'AB-cd'))).toBe(messageIdKey(t('uuid', new Uint8Array([0xab, 0xcd]))));
-    expect(messageIdKey(t('binary', new Uint8Array([1])))).toBe(messageIdKey(new Uint8Array([1])));
-    expect(messageIdKey(undefined)).toBeUndefined();
-    expect(messageIdKey(null)).toBeUndefined();
   });
 });

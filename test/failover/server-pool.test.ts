@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { seededRandom } from '../../src/failover/random.js';
+import { seededRandom } from '../../src/common/random.js';
 import { ServerPool } from '../../src/failover/server-pool.js';
 
 const urls = ['amqp://u:p@a:1', 'amqp://u:p@b:2', 'amqp://u:p@c:3'];

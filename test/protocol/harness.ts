@@ -12,7 +12,7 @@ import {
   type ProtocolHeaderFrame,
   type SaslPerformative,
 } from '../../src/codec/index.js';
-import { seededRandom } from '../../src/failover/random.js';
+import { seededRandom } from '../../src/common/random.js';
 import {
   type EngineEvent,
   type EngineOptions,

@@ -3,19 +3,15 @@
  * supervisor): one line per entry on stderr, `<ISO time> <LEVEL> <message> <fields as JSON>`.
  * Warnings and errors are on by default; `--log-level` moves the threshold.
  */
+import type { Logger } from '../../common/logger.js';
 import { AmqpError } from '../../errors.js';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 export const DEFAULT_LOG_LEVEL: LogLevel = 'warn';
 
-/** pino-compatible: what the server, store, replica and supervisor loggers all accept. */
-export interface CliLogger {
-  debug(obj: unknown, msg?: string): void;
-  info(obj: unknown, msg?: string): void;
-  warn(obj: unknown, msg?: string): void;
-  error(obj: unknown, msg?: string): void;
-}
+/** The common {@link Logger} with every level present: what the server, store, replica and supervisor take. */
+export type CliLogger = Required<Logger>;
 
 /** The `--log-level` value, or the default; throws AmqpError('amqp:invalid-field') on anything else. */
 export function parseLogLevel(raw: string | undefined): LogLevel {

@@ -1,7 +1,7 @@
 /** Flags of the single-node `quorate-broker` (no subcommand). */
-import { parseArgs } from 'node:util';
 import { AmqpError } from '../../errors.js';
 import { type LogLevel, parseLogLevel } from './cli-logger.js';
+import { flagTable, integerFlag, parseFlags } from './flags.js';
 
 export const SINGLE_NODE_USAGE = `Usage: quorate-broker [--port 5672] [--host 127.0.0.1] --data-dir DIR [options]
        quorate-broker cluster --help      (a supervised local cluster)
@@ -103,20 +103,6 @@ export interface SingleNodeArgs {
   help: boolean;
 }
 
-function int(
-  name: string,
-  raw: string | undefined,
-  min: number,
-  max = Number.MAX_SAFE_INTEGER,
-): number | undefined {
-  if (raw === undefined) return undefined;
-  const v = Number(raw);
-  if (!/^\d+$/.test(raw) || v < min || v > max) {
-    throw new AmqpError('amqp:invalid-field', `--${name} must be an integer in ${min}..${max}, got '${raw}'`);
-  }
-  return v;
-}
-
 const UNITS: Record<string, number> = { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4 };
 
 /** A byte count: digits with an optional K/M/G/T suffix (KiB, MiB... also accepted). */
@@ -142,52 +128,50 @@ function memoryLimit(raw: string | undefined): number | { fraction: number } | u
   return { fraction: pct / 100 };
 }
 
+/** Server flags that take a value. */
+const VALUED_FLAGS = [
+  'port',
+  'host',
+  'data-dir',
+  'users',
+  'permissions',
+  'max-connections-per-address',
+  'max-sessions-per-connection',
+  'max-links-per-connection',
+  'max-queues-per-connection',
+  'max-memory',
+  'min-disk-free',
+  'tls-cert',
+  'tls-key',
+  'max-connections',
+  'max-frame-size',
+  'max-message-size',
+  'idle-timeout',
+  'max-queue-messages',
+  'max-queue-bytes',
+  'dedup-window-count',
+  'dedup-window-ms',
+  'container-id',
+  'http-port',
+  'http-host',
+  'log-level',
+] as const;
+/** Server flags that take none. */
+const SWITCHES = [
+  'no-anonymous',
+  'require-tls-for-plain',
+  'no-require-tls-for-plain',
+  'no-auto-create',
+  'dedup',
+  'repair',
+] as const;
+
 /** Parses the single-node flags; throws AmqpError('amqp:invalid-field') on bad input. */
 export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      options: {
-        port: { type: 'string' },
-        host: { type: 'string' },
-        'data-dir': { type: 'string' },
-        users: { type: 'string' },
-        'no-anonymous': { type: 'boolean' },
-        permissions: { type: 'string' },
-        'require-tls-for-plain': { type: 'boolean' },
-        'no-require-tls-for-plain': { type: 'boolean' },
-        'max-connections-per-address': { type: 'string' },
-        'max-sessions-per-connection': { type: 'string' },
-        'max-links-per-connection': { type: 'string' },
-        'max-queues-per-connection': { type: 'string' },
-        'max-memory': { type: 'string' },
-        'min-disk-free': { type: 'string' },
-        'tls-cert': { type: 'string' },
-        'tls-key': { type: 'string' },
-        'max-connections': { type: 'string' },
-        'max-frame-size': { type: 'string' },
-        'max-message-size': { type: 'string' },
-        'idle-timeout': { type: 'string' },
-        'no-auto-create': { type: 'boolean' },
-        'max-queue-messages': { type: 'string' },
-        'max-queue-bytes': { type: 'string' },
-        dedup: { type: 'boolean' },
-        'dedup-window-count': { type: 'string' },
-        'dedup-window-ms': { type: 'string' },
-        'container-id': { type: 'string' },
-        'http-port': { type: 'string' },
-        'http-host': { type: 'string' },
-        repair: { type: 'boolean' },
-        'log-level': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (err) {
-    throw new AmqpError('amqp:invalid-field', (err as Error).message, { cause: err });
-  }
+  const values: Record<string, string | boolean | undefined> = parseFlags(
+    argv,
+    flagTable(VALUED_FLAGS, SWITCHES),
+  );
   const s = (k: string): string | undefined => values[k] as string | undefined;
   const tlsCert = s('tls-cert');
   const tlsKey = s('tls-key');
@@ -201,7 +185,7 @@ export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
     );
   }
   return {
-    port: int('port', s('port'), 0, 65535) ?? 5672,
+    port: integerFlag('port', s('port'), 0, 65535) ?? 5672,
     host: s('host') ?? '127.0.0.1',
     dataDir: s('data-dir'),
     usersFile: s('users'),
@@ -213,26 +197,31 @@ export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
         : values['no-require-tls-for-plain'] === true
           ? false
           : undefined,
-    maxConnectionsPerAddress: int('max-connections-per-address', s('max-connections-per-address'), 1),
-    maxSessionsPerConnection: int('max-sessions-per-connection', s('max-sessions-per-connection'), 1, 65536),
-    maxLinksPerConnection: int('max-links-per-connection', s('max-links-per-connection'), 1),
-    maxQueuesPerConnection: int('max-queues-per-connection', s('max-queues-per-connection'), 0),
+    maxConnectionsPerAddress: integerFlag('max-connections-per-address', s('max-connections-per-address'), 1),
+    maxSessionsPerConnection: integerFlag(
+      'max-sessions-per-connection',
+      s('max-sessions-per-connection'),
+      1,
+      65536,
+    ),
+    maxLinksPerConnection: integerFlag('max-links-per-connection', s('max-links-per-connection'), 1),
+    maxQueuesPerConnection: integerFlag('max-queues-per-connection', s('max-queues-per-connection'), 0),
     maxMemory: memoryLimit(s('max-memory')),
     minDiskFree: byteSize('min-disk-free', s('min-disk-free')),
     tlsCert,
     tlsKey,
-    maxConnections: int('max-connections', s('max-connections'), 1),
-    maxFrameSize: int('max-frame-size', s('max-frame-size'), 512, 0xffffffff),
-    maxMessageSize: int('max-message-size', s('max-message-size'), 1),
-    idleTimeoutMs: int('idle-timeout', s('idle-timeout'), 0, 0xffffffff),
+    maxConnections: integerFlag('max-connections', s('max-connections'), 1),
+    maxFrameSize: integerFlag('max-frame-size', s('max-frame-size'), 512, 0xffffffff),
+    maxMessageSize: integerFlag('max-message-size', s('max-message-size'), 1),
+    idleTimeoutMs: integerFlag('idle-timeout', s('idle-timeout'), 0, 0xffffffff),
     autoCreateQueues: values['no-auto-create'] !== true,
-    maxQueueMessages: int('max-queue-messages', s('max-queue-messages'), 1),
+    maxQueueMessages: integerFlag('max-queue-messages', s('max-queue-messages'), 1),
     maxQueueBytes: byteSize('max-queue-bytes', s('max-queue-bytes')),
     dedup: values.dedup === true,
-    dedupWindowCount: int('dedup-window-count', s('dedup-window-count'), 0),
-    dedupWindowMs: int('dedup-window-ms', s('dedup-window-ms'), 0),
+    dedupWindowCount: integerFlag('dedup-window-count', s('dedup-window-count'), 0),
+    dedupWindowMs: integerFlag('dedup-window-ms', s('dedup-window-ms'), 0),
     containerId: s('container-id'),
-    httpPort: int('http-port', s('http-port'), 0, 65535),
+    httpPort: integerFlag('http-port', s('http-port'), 0, 65535),
     httpHost: s('http-host'),
     repair: values.repair === true,
     logLevel: parseLogLevel(s('log-level')),

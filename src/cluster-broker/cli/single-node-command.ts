@@ -5,6 +5,7 @@ import { systemMemory } from '../server/resource-alarm.js';
 import { type StartBrokerOptions, startBroker } from '../server/start-broker.js';
 import { QUARANTINE_DIR, StoreCorruptionError } from '../store/index.js';
 import { createCliLogger } from './cli-logger.js';
+import { flagsOrExit } from './flags.js';
 import type { CliIo } from './io.js';
 import { parseSingleNodeArgs, SINGLE_NODE_USAGE, type SingleNodeArgs } from './single-node-args.js';
 
@@ -61,17 +62,8 @@ See "Running in production" (docs/production.md).
 }
 
 export async function runSingleNodeCommand(argv: readonly string[], io: CliIo): Promise<number> {
-  let args: SingleNodeArgs;
-  try {
-    args = parseSingleNodeArgs(argv);
-  } catch (err) {
-    io.stderr.write(`${(err as Error).message}\n${SINGLE_NODE_USAGE}`);
-    return 2;
-  }
-  if (args.help) {
-    io.stdout.write(SINGLE_NODE_USAGE);
-    return 0;
-  }
+  const args = flagsOrExit(argv, parseSingleNodeArgs, SINGLE_NODE_USAGE, io);
+  if (typeof args === 'number') return args;
   const logger = createCliLogger(args.logLevel, io.stderr);
   if (!args.anonymous && args.usersFile === undefined) {
     logger.warn({}, '--no-anonymous without --users: no client can authenticate');

@@ -13,6 +13,7 @@
  * connected) waits, unsent, for a leader until the same deadline.
  */
 import { EventEmitter } from 'eventemitter3';
+import { notQuorateDescription } from '../../wire-extensions.js';
 import type { BrokerState } from '../core/broker-state.js';
 import { encodeEvent } from '../core/event-codec.js';
 import type { BrokerEvent } from '../core/events.js';
@@ -65,7 +66,7 @@ interface Pending {
 
 export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements BrokerBackend {
   serving = false;
-  notServingReason: string | undefined = 'not quorate: starting';
+  notServingReason: string | undefined = notQuorateDescription('starting');
   readonly origin: string;
   private sm: ClusterStateMachine | undefined;
   private replica: ReplicaPort | undefined;
@@ -130,7 +131,7 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
       this.dropUnsent(link);
     }
     if (!this.serving) {
-      return Promise.reject(new OutcomeUnknownError(this.notServingReason ?? 'not quorate'));
+      return Promise.reject(new OutcomeUnknownError(this.notServingReason ?? notQuorateDescription()));
     }
     const qualified = this.qualify(event);
     const linkFor =
@@ -214,7 +215,7 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
         // with no leader a member is not quorate (nothing can commit through it): say so
         const why =
           s.leaderId === null
-            ? `not quorate: lost the leader (term ${s.term}); outcome unknown`
+            ? notQuorateDescription(`lost the leader (term ${s.term}); outcome unknown`)
             : `leader changed to ${s.leaderId} (term ${s.term}); outcome unknown`;
         this.fail(seq, new OutcomeUnknownError(why));
       }

@@ -12,7 +12,7 @@
  *   of earlier incarnations are gone), 3 = claim (a receiver link attached here: take the consumer
  *   key over from a predecessor on any member, which is detached with amqp:link:stolen).
  */
-import { ByteReader, ByteReaderError, ByteWriter } from '../core/binary.js';
+import { ByteReaderError, VarintReader, VarintWriter } from '../core/binary.js';
 
 export const ENTRY_VERSION = 1;
 const TIME_OFFSET = 1;
@@ -35,7 +35,7 @@ const KIND = { event: 1, 'release-owner': 2, claim: 3 } as const;
 
 /** Encodes a request (leaderTime 0 until the leader stamps it). */
 export function encodeEntry(origin: string, seq: number, body: EntryBody, leaderTime = 0): Uint8Array {
-  const w = new ByteWriter(body.kind === 'event' ? body.event.length + 32 + origin.length : 64);
+  const w = new VarintWriter(body.kind === 'event' ? body.event.length + 32 + origin.length : 64);
   w.u8(ENTRY_VERSION);
   w.f64(leaderTime);
   w.u8(KIND[body.kind]);
@@ -78,7 +78,7 @@ export function stampEntryInPlace(request: Uint8Array, leaderTime: number): Uint
 }
 
 export function decodeEntry(bytes: Uint8Array): ClusterEntry {
-  const r = new ByteReader(bytes);
+  const r = new VarintReader(bytes);
   const version = r.u8();
   if (version !== ENTRY_VERSION) throw new ByteReaderError(`unknown cluster entry version ${version}`);
   const leaderTime = r.f64();

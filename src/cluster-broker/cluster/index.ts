@@ -3,11 +3,4 @@ export { ClusterBackend, type ClusterBackendOptions } from './cluster-backend.js
 export { ClusterStateMachine, type EntryOutcome } from './cluster-state-machine.js';
 export { MemberConfigError } from './errors.js';
 export { type MemberHandle, type MemberOptions, startMember } from './member.js';
-export {
-  FAILOVER_SERVER_LIST,
-  type ListedMember,
-  MEMBERSHIP_ADDRESS,
-  MEMBERSHIP_CAPABILITY,
-  memberListValue,
-} from './membership.js';
 export { NODE_USAGE, runNodeCommand } from './node-command.js';

@@ -5,6 +5,14 @@
  * See docs/cluster-member.md.
  */
 import { join } from 'node:path';
+import {
+  FAILOVER_SERVER_LIST,
+  type ListedMember,
+  MEMBERSHIP_ADDRESS,
+  MEMBERSHIP_CAPABILITY,
+  memberListValue,
+  notQuorateDescription,
+} from '../../wire-extensions.js';
 import { encodeEvent } from '../core/event-codec.js';
 import type { ClusterTlsOptions } from '../replication/cluster-tls.js';
 import { Replica } from '../replication/replica.js';
@@ -19,15 +27,7 @@ import { ClusterStateMachine } from './cluster-state-machine.js';
 import { isValidMemberId, memberOf, newIncarnation, processKey } from './consumer-keys.js';
 import { MemberConfigError } from './errors.js';
 import { MemberStatusSource } from './member-status.js';
-import {
-  FAILOVER_SERVER_LIST,
-  type ListedMember,
-  MEMBERSHIP_ADDRESS,
-  MEMBERSHIP_CAPABILITY,
-  Membership,
-  MembershipFeed,
-  memberListValue,
-} from './membership.js';
+import { Membership, MembershipFeed } from './membership.js';
 import { peerSender } from './peer-channel.js';
 import { checkOwnEntry, peerAddressKey } from './peer-list.js';
 import { type AppMessage, type MemberStatus, withAppMessages } from './peer-wire.js';
@@ -280,7 +280,7 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
     logger.info?.({ member: id, serving: on, reason }, on ? 'cluster: serving' : 'cluster: not serving'),
   );
   rep.on('error', (err) => {
-    backend.setServing(false, 'not quorate: storage failed');
+    backend.setServing(false, notQuorateDescription('storage failed'));
     onFatal?.(err);
   });
 
@@ -372,7 +372,7 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
       stopped ??= (async () => {
         clearInterval(statusTimer);
         clearInterval(watchTimer);
-        backend.setServing(false, 'not quorate: member stopping');
+        backend.setServing(false, notQuorateDescription('member stopping'));
         await broker.stop();
         backend.close();
         await rep.close();

@@ -9,34 +9,10 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodeMessage } from '../../codec/message.js';
-import { symbol } from '../../codec/typed.js';
-import type { AmqpValue } from '../../codec/values.js';
+import { type ListedMember, memberListValue } from '../../wire-extensions.js';
 import type { VirtualSource, VirtualSourceSink } from '../server/virtual-source.js';
 import { FILE_MODE } from '../store/file-modes.js';
 import type { MemberStatus } from './peer-wire.js';
-
-export const FAILOVER_SERVER_LIST = 'failover-server-list';
-/** The Open capability that says the membership feed exists (docs/membership.md). */
-export const MEMBERSHIP_CAPABILITY = 'quorate:membership';
-/** The source address of the live membership feed (docs/membership.md#feed). */
-export const MEMBERSHIP_ADDRESS = '$cluster/membership';
-
-/** One member as listed to clients. */
-/** One entry of the member list a member gives clients (docs/membership.md#open-frame). */
-export interface ListedMember {
-  /** The member's id. */
-  id: string;
-  /** Host clients dial. */
-  host: string;
-  /** The member's AMQP (client) port. */
-  port: number;
-  /** `amqps` when the member serves TLS. */
-  scheme: 'amqp' | 'amqps';
-  /** Itself: serving (quorate and caught up). Others: heard from recently. */
-  quorate: boolean;
-  /** The member the lister follows as Raft leader. */
-  leader: boolean;
-}
 
 interface KnownAddress {
   host: string;
@@ -155,21 +131,6 @@ export class Membership {
       // a cache only: the next status message tries again
     }
   }
-}
-
-/** The AMQP value of a member list: a list of maps with symbol keys (failover-server-list shape). */
-export function memberListValue(members: readonly ListedMember[]): AmqpValue {
-  return members.map(
-    (m) =>
-      new Map<AmqpValue, AmqpValue>([
-        [symbol('network-host'), m.host],
-        [symbol('port'), m.port],
-        [symbol('scheme'), m.scheme],
-        [symbol('quorate:member-id'), m.id],
-        [symbol('quorate:quorate'), m.quorate],
-        [symbol('quorate:leader'), m.leader],
-      ]),
-  );
 }
 
 /** `$cluster/membership`: the current list at once, then the full list on every change. */

@@ -8,8 +8,8 @@
  *   {"ready":true,"id":"n1","amqpPort":5672,"clusterPort":6672,"pid":1234}
  */
 import { fstatSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { createCliLogger } from '../cli/cli-logger.js';
+import { flagTable, integerFlag, parseFlags } from '../cli/flags.js';
 import type { CliIo } from '../cli/io.js';
 import { parseSingleNodeArgs } from '../cli/single-node-args.js';
 import { brokerOptionsFromArgs } from '../cli/single-node-command.js';
@@ -86,8 +86,8 @@ const NODE_FLAGS = [
   'cluster-tls-ca',
   'advertise-host',
   'snapshot-every',
-];
-const NODE_SWITCHES = ['update-peers'];
+] as const;
+const NODE_SWITCHES = ['update-peers'] as const;
 
 export function parseNodeArgs(argv: readonly string[]): NodeArgs {
   const mine: string[] = [];
@@ -98,31 +98,20 @@ export function parseNodeArgs(argv: readonly string[]): NodeArgs {
     const eq = a.indexOf('=');
     const name = a.startsWith('--') ? a.slice(2, eq < 0 ? undefined : eq) : '';
     if (a === '-h' || a === '--help') help = true;
-    else if (NODE_SWITCHES.includes(name)) mine.push(a);
-    else if (NODE_FLAGS.includes(name)) {
+    else if ((NODE_SWITCHES as readonly string[]).includes(name)) mine.push(a);
+    else if ((NODE_FLAGS as readonly string[]).includes(name)) {
       mine.push(a);
       if (eq < 0 && i + 1 < argv.length) mine.push(argv[++i]!);
     } else rest.push(a);
   }
-  const { values } = parseArgs({
-    args: mine,
-    options: {
-      ...Object.fromEntries(NODE_FLAGS.map((f) => [f, { type: 'string' as const }])),
-      ...Object.fromEntries(NODE_SWITCHES.map((f) => [f, { type: 'boolean' as const }])),
-    },
-    strict: true,
-    allowPositionals: false,
-  });
-  const v = values as Record<string, string | undefined>;
-  const int = (name: string, min: number, max: number): number | undefined => {
-    const raw = v[name];
-    if (raw === undefined) return undefined;
-    // bounded: an index-like count past 2^53 would stop meaning what it says
-    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-      throw new MemberConfigError(`--${name} must be an integer in ${min}..${max}, got '${raw}'`);
-    }
-    return Number(raw);
-  };
+  const v = parseFlags(
+    mine,
+    flagTable(NODE_FLAGS, NODE_SWITCHES),
+    (message, cause) => new MemberConfigError(message, { cause }),
+  );
+  // bounded: an index-like count past 2^53 would stop meaning what it says
+  const int = (name: 'cluster-port' | 'snapshot-every', min: number, max: number): number | undefined =>
+    integerFlag(name, v[name], min, max, (message) => new MemberConfigError(message));
   if (help)
     return {
       id: '',
@@ -155,7 +144,7 @@ export function parseNodeArgs(argv: readonly string[]): NodeArgs {
     clusterId: v['cluster-id'],
     advertiseHost: v['advertise-host'],
     snapshotEvery: int('snapshot-every', 1, Number.MAX_SAFE_INTEGER),
-    updatePeers: (values as Record<string, unknown>)['update-peers'] === true,
+    updatePeers: v['update-peers'] === true,
     rest,
     help,
   };

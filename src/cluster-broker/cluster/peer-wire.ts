@@ -11,7 +11,7 @@
  * transport checks like any message (its sender must be the authenticated member) and then hands
  * to the codec's `consume`, which passes it to `onApp`.
  */
-import { ByteReader, ByteWriter } from '../core/binary.js';
+import { VarintReader, VarintWriter } from '../core/binary.js';
 import { isCountable, UnsafeNumberError } from '../replication/safe-numbers.js';
 import type { Message } from '../replication/types.js';
 import type { WireCodec } from '../replication/wire.js';
@@ -41,7 +41,7 @@ export type AppMessage =
   | { kind: 'status'; from: string; to: string; status: MemberStatus };
 
 export function encodeApp(m: AppMessage): Uint8Array {
-  const w = new ByteWriter(m.kind === 'forward' ? m.request.length + 48 : 160);
+  const w = new VarintWriter(m.kind === 'forward' ? m.request.length + 48 : 160);
   w.u8(APP_TAG);
   w.u8(m.kind === 'forward' ? KIND_FORWARD : KIND_STATUS);
   w.str(m.from);
@@ -52,7 +52,7 @@ export function encodeApp(m: AppMessage): Uint8Array {
 }
 
 export function decodeApp(bytes: Uint8Array): AppMessage {
-  const r = new ByteReader(bytes, 1);
+  const r = new VarintReader(bytes, 1);
   const kind = r.u8();
   const from = r.str();
   const to = r.str();

@@ -12,6 +12,8 @@
  *   of quorum) has committed, and once the replica finished recovering a damaged or blank store
  *   (docs/production.md).
  */
+
+import { notQuorateDescription } from '../../wire-extensions.js';
 import type { RecoveryReason } from '../replication/types.js';
 import type { ClusterBackend } from './cluster-backend.js';
 import type { Membership } from './membership.js';
@@ -55,7 +57,9 @@ export class ServingWatch {
 
   private get notQuorateReason(): string {
     const n = this.opts.memberCount;
-    return `not quorate: member ${this.opts.memberId} cannot reach a majority (${Math.floor(n / 2) + 1} of ${n})`;
+    return notQuorateDescription(
+      `member ${this.opts.memberId} cannot reach a majority (${Math.floor(n / 2) + 1} of ${n})`,
+    );
   }
 
   tick(now: number): void {
@@ -85,7 +89,7 @@ export class ServingWatch {
       }
     }
     if (this.target === undefined || r.appliedIndex < this.target || r.recovering !== null) {
-      this.backend.setServing(false, 'not quorate: catching up with the cluster');
+      this.backend.setServing(false, notQuorateDescription('catching up with the cluster'));
       return;
     }
     if (!this.selfReleased) {

@@ -1,45 +1,22 @@
 /**
- * Tiny growable byte writer and bounds-checked reader for the broker's own binary layouts
+ * The byte writer and reader of the broker's own binary layouts
  * (events and snapshots). Integers are unsigned LEB128 varints; times are float64 (ms);
  * strings are UTF-8 with a varint length. Hand-rolled because events carry large message bodies
  * that must never be base64'd or JSON'd.
  */
 
+import { ByteReader } from '../../common/byte-reader.js';
+import { ByteWriter } from '../../common/byte-writer.js';
 import { AmqpEncodeError, AmqpError } from '../../errors.js';
 
 const textEncoder = new TextEncoder();
 const textDecoder = new TextDecoder('utf-8', { fatal: true });
 
-export class ByteWriter {
-  private buf: Uint8Array;
-  private view: DataView;
-  private pos = 0;
-
-  constructor(initialSize = 256) {
-    this.buf = new Uint8Array(initialSize);
-    this.view = new DataView(this.buf.buffer);
-  }
-
-  get length(): number {
-    return this.pos;
-  }
-
-  private ensure(extra: number): void {
-    const need = this.pos + extra;
-    if (need <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < need) size *= 2;
-    const next = new Uint8Array(size);
-    next.set(this.buf.subarray(0, this.pos));
-    this.buf = next;
-    this.view = new DataView(next.buffer);
-  }
-
-  u8(v: number): void {
-    this.ensure(1);
-    this.buf[this.pos++] = v;
-  }
-
+/**
+ * The common ByteWriter with the broker layouts' own encodings: varint integers, varint-length
+ * byte strings and UTF-8 strings.
+ */
+export class VarintWriter extends ByteWriter {
   /** Unsigned varint for non-negative safe integers. */
   uint(v: number): void {
     if (!Number.isSafeInteger(v) || v < 0) throw new AmqpEncodeError(`not a non-negative safe integer: ${v}`);
@@ -51,21 +28,9 @@ export class ByteWriter {
     this.buf[this.pos++] = v;
   }
 
-  f64(v: number): void {
-    this.ensure(8);
-    this.view.setFloat64(this.pos, v, false);
-    this.pos += 8;
-  }
-
   bytes(v: Uint8Array): void {
     this.uint(v.length);
     this.raw(v);
-  }
-
-  raw(v: Uint8Array): void {
-    this.ensure(v.length);
-    this.buf.set(v, this.pos);
-    this.pos += v.length;
   }
 
   str(v: string): void {
@@ -83,7 +48,7 @@ export class ByteWriter {
 
   /** The written bytes (a view of the internal buffer: copy if the writer is reused). */
   finish(): Uint8Array {
-    return this.buf.subarray(0, this.pos);
+    return this.written();
   }
 }
 
@@ -100,33 +65,14 @@ export class ByteReaderError extends AmqpError {
   }
 }
 
-export class ByteReader {
-  private pos: number;
-  private readonly view: DataView;
-
-  constructor(
-    private readonly buf: Uint8Array,
-    offset = 0,
-  ) {
-    this.pos = offset;
-    this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+/** The common ByteReader with the broker layouts' own encodings (varints, varint-length strings). */
+export class VarintReader extends ByteReader {
+  constructor(buf: Uint8Array, offset = 0) {
+    super(buf, () => new ByteReaderError('truncated input'), offset);
   }
 
   get offset(): number {
     return this.pos;
-  }
-
-  get remaining(): number {
-    return this.buf.length - this.pos;
-  }
-
-  private need(n: number): void {
-    if (this.pos + n > this.buf.length) throw new ByteReaderError('truncated input');
-  }
-
-  u8(): number {
-    this.need(1);
-    return this.buf[this.pos++];
   }
 
   uint(): number {
@@ -141,33 +87,18 @@ export class ByteReader {
     throw new ByteReaderError('varint too long');
   }
 
-  f64(): number {
-    this.need(8);
-    const v = this.view.getFloat64(this.pos, false);
-    this.pos += 8;
-    return v;
-  }
-
   /** A copy the caller owns (its own ArrayBuffer, so it never pins the source buffer). */
   bytesCopy(): Uint8Array {
-    const n = this.uint();
-    this.need(n);
-    const out = this.buf.slice(this.pos, this.pos + n);
-    this.pos += n;
-    return out;
+    return this.take(this.uint()).slice();
   }
 
   str(): string {
-    const n = this.uint();
-    this.need(n);
-    let s: string;
+    const bytes = this.take(this.uint());
     try {
-      s = textDecoder.decode(this.buf.subarray(this.pos, this.pos + n));
+      return textDecoder.decode(bytes);
     } catch {
       throw new ByteReaderError('invalid UTF-8 in a string');
     }
-    this.pos += n;
-    return s;
   }
 
   end(): void {

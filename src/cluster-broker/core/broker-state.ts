@@ -259,23 +259,13 @@ export class BrokerState {
   private enqueue(e: EnqueueEvent): EnqueueResult {
     const q = this.queues.get(e.queue);
     if (!q) {
-      return {
-        type: 'enqueue',
-        status: 'refused',
-        condition: 'amqp:not-found',
-        description: `no queue ${e.queue}`,
-      };
+      return refused('enqueue', 'amqp:not-found', `no queue ${e.queue}`);
     }
     if (e.dedupKey !== undefined && q.dedup.has(e.dedupKey, this.now))
       return { type: 'enqueue', status: 'duplicate' };
     const full = q.limitExceeded(e.message.length);
     if (full !== undefined) {
-      return {
-        type: 'enqueue',
-        status: 'refused',
-        condition: 'amqp:resource-limit-exceeded',
-        description: full,
-      };
+      return refused('enqueue', 'amqp:resource-limit-exceeded', full);
     }
     const m = this.newMessage(q, ownBytes(e.message), e.expiresAt ?? -1, e.deliveryCount ?? 0);
     q.add(m);
@@ -303,12 +293,7 @@ export class BrokerState {
       if (sub.type !== 'enqueue') continue;
       const q = this.queues.get(sub.queue);
       if (!q) {
-        return {
-          type: 'commit',
-          status: 'refused',
-          condition: 'amqp:not-found',
-          description: `no queue ${sub.queue}`,
-        };
+        return refused('commit', 'amqp:not-found', `no queue ${sub.queue}`);
       }
       if (sub.dedupKey !== undefined && q.dedup.has(sub.dedupKey, this.now)) continue;
       const a = adding.get(q) ?? { n: 0, bytes: 0 };
@@ -319,12 +304,11 @@ export class BrokerState {
     for (const [q, a] of adding) {
       const { maxMessages, maxBytes } = q.resolved;
       if (q.messageCount + a.n > maxMessages || q.byteCount + a.bytes > maxBytes) {
-        return {
-          type: 'commit',
-          status: 'refused',
-          condition: 'amqp:resource-limit-exceeded',
-          description: `queue ${q.name} cannot take the transaction's ${a.n} messages`,
-        };
+        return refused(
+          'commit',
+          'amqp:resource-limit-exceeded',
+          `queue ${q.name} cannot take the transaction's ${a.n} messages`,
+        );
       }
     }
     const results = e.events.map((sub) =>
@@ -370,15 +354,8 @@ export class BrokerState {
   private takeFor(q: Queue, m: QueuedMessage, consumer: string): AcquiredMessage {
     const firstAcquirer = !m.acquiredBefore;
     m.acquiredBefore = true;
-    m.owner = consumer;
     q.acquiredCount++;
-    q.acquired.set(m.seq, m);
-    let held = this.consumers.get(consumer);
-    if (!held) {
-      held = new Map();
-      this.consumers.set(consumer, held);
-    }
-    held.set(m.seq, m);
+    this.hold(q, m, consumer);
     const out: AcquiredMessage = {
       seq: m.seq,
       queue: q.name,
@@ -392,6 +369,11 @@ export class BrokerState {
 
   /** @internal registers an acquired message restored from a snapshot */
   restoreAcquired(q: Queue, m: QueuedMessage, consumer: string): void {
+    this.hold(q, m, consumer);
+  }
+
+  /** `consumer` holds `m` (acquired, not settled). */
+  private hold(q: Queue, m: QueuedMessage, consumer: string): void {
     m.owner = consumer;
     q.acquired.set(m.seq, m);
     let held = this.consumers.get(consumer);
@@ -533,4 +515,13 @@ export class BrokerState {
     expired.sort((a, b) => a - b);
     return { type: 'expire', expired };
   }
+}
+
+/** An enqueue (alone, or in a transaction) that is not applied, and why. */
+function refused<T extends 'enqueue' | 'commit'>(
+  type: T,
+  condition: string,
+  description: string,
+): { type: T; status: 'refused'; condition: string; description: string } {
+  return { type, status: 'refused', condition, description };
 }

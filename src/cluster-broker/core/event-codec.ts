@@ -6,7 +6,7 @@
  * base64/JSON: they are the bulk of the log). decodeEvent copies message bodies out of the input,
  * so a decoded event never pins the buffer it was read from.
  */
-import { ByteReader, ByteReaderError, ByteWriter } from './binary.js';
+import { ByteReaderError, VarintReader, VarintWriter } from './binary.js';
 import type { BrokerEvent, EnqueueEvent, SettleEvent, SettleOutcome } from './events.js';
 import { readQueueOptions, writeQueueOptions } from './options-codec.js';
 
@@ -36,7 +36,7 @@ export class EventDecodeError extends ByteReaderError {
 }
 
 export function encodeEvent(e: BrokerEvent): Uint8Array {
-  const w = new ByteWriter(e.type === 'enqueue' ? e.message.length + 64 + e.queue.length * 3 : 64);
+  const w = new VarintWriter(e.type === 'enqueue' ? e.message.length + 64 + e.queue.length * 3 : 64);
   w.u8(EVENT_CODEC_VERSION);
   w.u8(TYPE_CODES[e.type]);
   w.f64(e.leaderTime);
@@ -93,7 +93,7 @@ export function encodeEvent(e: BrokerEvent): Uint8Array {
   return w.finish();
 }
 
-function writeOptionalString(w: ByteWriter, s: string | undefined): void {
+function writeOptionalString(w: VarintWriter, s: string | undefined): void {
   if (s === undefined) w.u8(0);
   else {
     w.u8(1);
@@ -101,14 +101,14 @@ function writeOptionalString(w: ByteWriter, s: string | undefined): void {
   }
 }
 
-function readOptionalString(r: ByteReader): string | undefined {
+function readOptionalString(r: VarintReader): string | undefined {
   const has = r.u8();
   if (has === 0) return undefined;
   if (has !== 1) throw new EventDecodeError(`bad presence byte ${has}`);
   return r.str();
 }
 
-function writeOutcome(w: ByteWriter, o: SettleOutcome): void {
+function writeOutcome(w: VarintWriter, o: SettleOutcome): void {
   switch (o.type) {
     case 'accepted':
       w.u8(1);
@@ -132,7 +132,7 @@ function writeOutcome(w: ByteWriter, o: SettleOutcome): void {
   }
 }
 
-function readOutcome(r: ByteReader): SettleOutcome {
+function readOutcome(r: VarintReader): SettleOutcome {
   const code = r.u8();
   switch (code) {
     case 1:
@@ -159,7 +159,7 @@ function readOutcome(r: ByteReader): SettleOutcome {
 }
 
 export function decodeEvent(bytes: Uint8Array): BrokerEvent {
-  const r = new ByteReader(bytes);
+  const r = new VarintReader(bytes);
   const version = r.u8();
   if (version !== EVENT_CODEC_VERSION) throw new EventDecodeError(`unsupported event version ${version}`);
   const code = r.u8();

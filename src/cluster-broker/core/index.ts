@@ -1,6 +1,5 @@
 /** The broker core: a deterministic state machine over replicated broker events. */
 export { BrokerState, type QueueInfo } from './broker-state.js';
-export { dedupKeyOf } from './dedup-key.js';
 export { decodeEvent, EVENT_CODEC_VERSION, EventDecodeError, encodeEvent } from './event-codec.js';
 export {
   type AcquireEvent,
@@ -20,16 +19,4 @@ export {
   type SettleEvent,
   type SettleOutcome,
 } from './events.js';
-export type {
-  AcquiredMessage,
-  AcquireResult,
-  ApplyResult,
-  DeadLetterInfo,
-  DeclareResult,
-  DeleteResult,
-  EnqueueResult,
-  ExpireResult,
-  ReleaseResult,
-  ResultOf,
-  SettleResult,
-} from './results.js';
+export type * from './results.js';

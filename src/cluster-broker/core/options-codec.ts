@@ -1,5 +1,5 @@
 /** Binary layout of QueueOptions, shared by the event and snapshot codecs. */
-import { type ByteReader, ByteReaderError, type ByteWriter } from './binary.js';
+import { ByteReaderError, type VarintReader, type VarintWriter } from './binary.js';
 import type { LifetimePolicy, QueueOptions } from './events.js';
 
 const HAS_MAX_MESSAGES = 1;
@@ -16,7 +16,7 @@ const POLICIES: readonly LifetimePolicy[] = [
   'delete-on-no-links-or-messages',
 ];
 
-export function writeQueueOptions(w: ByteWriter, o: QueueOptions): void {
+export function writeQueueOptions(w: VarintWriter, o: QueueOptions): void {
   let flags = 0;
   if (o.maxMessages !== undefined) flags |= HAS_MAX_MESSAGES;
   if (o.maxBytes !== undefined) flags |= HAS_MAX_BYTES;
@@ -37,7 +37,7 @@ export function writeQueueOptions(w: ByteWriter, o: QueueOptions): void {
   }
 }
 
-export function readQueueOptions(r: ByteReader): QueueOptions {
+export function readQueueOptions(r: VarintReader): QueueOptions {
   const flags = r.u8();
   const o: QueueOptions = {};
   if (flags & HAS_MAX_MESSAGES) o.maxMessages = r.uint();

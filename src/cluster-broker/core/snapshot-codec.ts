@@ -9,7 +9,7 @@
  * Message: seq, flags u8, [expiresAt f64], deliveryCount, [owner], [undeliverable list],
  * [dead-letter: fromQueue, error?], bytes.
  */
-import { ByteReader, ByteReaderError, ByteWriter } from './binary.js';
+import { ByteReaderError, VarintReader, VarintWriter } from './binary.js';
 import type { BrokerState } from './broker-state.js';
 import { ExpiryHeap } from './expiry-heap.js';
 import { readQueueOptions, writeQueueOptions } from './options-codec.js';
@@ -41,7 +41,7 @@ function queueMessagesInSeqOrder(q: Queue): QueuedMessage[] {
 export function writeSnapshot(s: BrokerState): Uint8Array {
   let size = 64;
   for (const q of s.queues.values()) size += q.byteCount + q.messageCount * 24 + q.dedup.size * 48;
-  const w = new ByteWriter(size);
+  const w = new VarintWriter(size);
   for (const b of MAGIC) w.u8(b);
   w.f64(s.now);
   w.uint(s.nextSeq);
@@ -61,7 +61,7 @@ export function writeSnapshot(s: BrokerState): Uint8Array {
   return w.finish();
 }
 
-function writeMessage(w: ByteWriter, m: QueuedMessage): void {
+function writeMessage(w: VarintWriter, m: QueuedMessage): void {
   let flags = 0;
   if (m.acquiredBefore) flags |= F_ACQUIRED_BEFORE;
   if (m.expiresAt >= 0) flags |= F_EXPIRES;
@@ -94,7 +94,7 @@ function writeMessage(w: ByteWriter, m: QueuedMessage): void {
 }
 
 export function readSnapshot(s: BrokerState, bytes: Uint8Array): void {
-  const r = new ByteReader(bytes);
+  const r = new VarintReader(bytes);
   for (const b of MAGIC) if (r.u8() !== b) throw new ByteReaderError('not a broker state snapshot');
   const now = r.f64();
   const nextSeq = r.uint();

@@ -11,6 +11,16 @@ import type { ClusterSource } from './types.js';
 
 type Read = () => number;
 
+/** `quorate_messages_<key>_total`: the broker's activity total of that name, and its help text. */
+const MESSAGE_TOTALS = {
+  published: 'Messages enqueued through this member (duplicates excluded).',
+  delivered: 'Messages sent to consumers by this member, redeliveries included.',
+  acknowledged: 'Deliveries accepted by consumers of this member.',
+  rejected: 'Deliveries rejected by consumers of this member.',
+  redelivered: 'Deliveries of messages acquired before.',
+  deduplicated: 'Publishes recognised as duplicates by message-id.',
+} as const;
+
 export class BrokerMetrics {
   readonly registry = new Registry();
 
@@ -43,36 +53,8 @@ export class BrokerMetrics {
       });
     };
 
-    counter(
-      'quorate_messages_published_total',
-      'Messages enqueued through this member (duplicates excluded).',
-      () => totals.published,
-    );
-    counter(
-      'quorate_messages_delivered_total',
-      'Messages sent to consumers by this member, redeliveries included.',
-      () => totals.delivered,
-    );
-    counter(
-      'quorate_messages_acknowledged_total',
-      'Deliveries accepted by consumers of this member.',
-      () => totals.acknowledged,
-    );
-    counter(
-      'quorate_messages_rejected_total',
-      'Deliveries rejected by consumers of this member.',
-      () => totals.rejected,
-    );
-    counter(
-      'quorate_messages_redelivered_total',
-      'Deliveries of messages acquired before.',
-      () => totals.redelivered,
-    );
-    counter(
-      'quorate_messages_deduplicated_total',
-      'Publishes recognised as duplicates by message-id.',
-      () => totals.deduplicated,
-    );
+    for (const [key, help] of Object.entries(MESSAGE_TOTALS) as [keyof typeof MESSAGE_TOTALS, string][])
+      counter(`quorate_messages_${key}_total`, help, () => totals[key]);
     gauge('quorate_connections', 'Client connections open on this member.', () => stats().connections);
     counter(
       'quorate_connections_accepted_total',

@@ -14,4 +14,3 @@ export {
   ProxyMesh,
   type ProxyMeshOptions,
 } from './proxy-mesh.js';
-export { type Random, seededRandom } from './seeded-random.js';

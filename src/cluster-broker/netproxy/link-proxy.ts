@@ -1,6 +1,6 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { type Random, seededRandom } from '../../common/random.js';
 import { DelayedPipe } from './delayed-pipe.js';
-import { type Random, seededRandom } from './seeded-random.js';
 
 /** Where a proxy forwards to. A function is read per new connection (the target may move). */
 export interface LinkTarget {

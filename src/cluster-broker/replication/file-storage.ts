@@ -20,11 +20,11 @@
 import { type FileHandle, mkdir, open, readFile, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
+import type { Logger } from '../../common/logger.js';
 import { DIR_MODE, FILE_MODE } from '../store/file-modes.js';
 import { LatencyHistogram } from '../store/latency-histogram.js';
 import { ReplicationError } from './errors.js';
 import { baseRecord, entryRecord, parseLog, truncateRecord } from './log-records.js';
-import type { Logger } from './logger.js';
 import { isCountable } from './safe-numbers.js';
 import { StoreImage } from './store-image.js';
 import type { HardState, InitialState, PersistOps, RecoveryReason, Snapshot } from './types.js';

@@ -15,7 +15,6 @@ export { NotLeaderError, ProposalOutcomeError, ReplicationError } from './errors
 export { FileStorage, type FileStorageOptions, type StoreDamage } from './file-storage.js';
 export { FrameSplitter, fragments, MEMBER_MAX_FRAME } from './framing.js';
 export { HANDSHAKE_MAX_FRAME } from './handshake.js';
-export type { Logger } from './logger.js';
 export {
   type Committed,
   Replica,

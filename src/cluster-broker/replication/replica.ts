@@ -6,12 +6,12 @@
  * group commit.
  */
 import { EventEmitter } from 'eventemitter3';
+import type { Logger } from '../../common/logger.js';
 import type { LatencyHistogram } from '../store/latency-histogram.js';
 import type { ClusterTlsOptions } from './cluster-tls.js';
 import { RaftCore } from './core.js';
 import { ProposalOutcomeError, ReplicationError } from './errors.js';
 import { FileStorage, type StoreDamage } from './file-storage.js';
-import type { Logger } from './logger.js';
 import { type PeerAddress, TcpTransport } from './tcp-transport.js';
 import type { Entry, RaftConfig, Ready, RecoveryReason, Role, Snapshot, SoftState } from './types.js';
 import { amqpWireCodec, type WireCodec } from './wire.js';

@@ -17,6 +17,8 @@
 import { constants as bufferConstants } from 'node:buffer';
 import net from 'node:net';
 import tls from 'node:tls';
+import { backoffDelay, type ExponentialBackoff } from '../../common/backoff.js';
+import type { Logger } from '../../common/logger.js';
 import { type ClusterTlsOptions, clusterTlsClientOptions, clusterTlsServerOptions } from './cluster-tls.js';
 import { ReplicationError } from './errors.js';
 import { FrameSplitter, fragments, frame, MEMBER_MAX_FRAME, Reassembler } from './framing.js';
@@ -27,7 +29,6 @@ import {
   HANDSHAKE_MAX_FRAME,
   type HandshakeParams,
 } from './handshake.js';
-import type { Logger } from './logger.js';
 import type { Message } from './types.js';
 import type { WireCodec } from './wire.js';
 
@@ -87,15 +88,13 @@ class Outbound {
   connected = false;
   pending: Buffer[] = [];
   flushScheduled = false;
-  backoff: number;
+  /** Failed dials since the last authenticated connection: the backoff's exponent. */
+  failures = 0;
   timer: NodeJS.Timeout | undefined;
   constructor(
     readonly peer: string,
     readonly addr: PeerAddress,
-    min: number,
-  ) {
-    this.backoff = min;
-  }
+  ) {}
 }
 
 function remoteOf(s: net.Socket): string {
@@ -125,8 +124,8 @@ export class TcpTransport {
   private readonly out = new Map<string, Outbound>();
   private readonly inbound = new Set<net.Socket>();
   private closed = false;
-  private readonly min: number;
-  private readonly max: number;
+  /** Reconnect backoff to a member: doubling from reconnectMin to reconnectMax (jittered at use). */
+  private readonly backoff: ExponentialBackoff;
   private readonly maxFrame: number;
   private readonly maxMessage: number;
   private readonly maxQueued: number;
@@ -134,8 +133,7 @@ export class TcpTransport {
   private readonly hs: HandshakeParams;
 
   constructor(private readonly opts: TcpTransportOptions) {
-    this.min = opts.reconnectMin ?? 20;
-    this.max = opts.reconnectMax ?? 1000;
+    this.backoff = { initialMs: opts.reconnectMin ?? 20, maxMs: opts.reconnectMax ?? 1000, factor: 2 };
     this.maxFrame = opts.maxFrame ?? MEMBER_MAX_FRAME;
     this.maxMessage = opts.maxMessage ?? bufferConstants.MAX_LENGTH;
     this.maxQueued = opts.maxQueued ?? 64 * 1024 * 1024;
@@ -176,7 +174,7 @@ export class TcpTransport {
     server.on('error', (err) => this.opts.logger?.error?.({ err }, 'replication listener error'));
     for (const [peer, addr] of Object.entries(this.opts.peers)) {
       if (peer === this.opts.id) continue;
-      const o = new Outbound(peer, addr, this.min);
+      const o = new Outbound(peer, addr);
       this.out.set(peer, o);
       this.dial(o);
     }
@@ -260,7 +258,7 @@ export class TcpTransport {
           if (!step.done) return;
           clearTimeout(deadline);
           o.connected = true;
-          o.backoff = this.min;
+          o.failures = 0;
           this.opts.logger?.debug?.({ peer: o.peer }, 'replication: connected');
         });
       } catch (err) {
@@ -280,8 +278,8 @@ export class TcpTransport {
       o.socket = undefined;
       o.pending = [];
       if (this.closed) return;
-      const delay = o.backoff * (0.5 + Math.random() / 2);
-      o.backoff = Math.min(o.backoff * 2, this.max);
+      const delay = backoffDelay(this.backoff, o.failures) * (0.5 + Math.random() / 2);
+      o.failures++;
       o.timer = setTimeout(() => {
         o.timer = undefined;
         this.dial(o);

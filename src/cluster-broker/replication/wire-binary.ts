@@ -7,6 +7,8 @@
  * byte (1: the recovering follower has caught up). Decoding
  * refuses terms and indexes outside the safe integers (UnsafeNumberError).
  */
+import { ByteReader } from '../../common/byte-reader.js';
+import { ByteWriter } from '../../common/byte-writer.js';
 import { ReplicationError } from './errors.js';
 import { assertSafeMessage } from './safe-numbers.js';
 import type { Entry, Message } from './types.js';
@@ -25,76 +27,25 @@ const TYPE_CODES: Record<Message['type'], number> = {
   'heartbeat-response': 7,
 };
 
-class Out {
-  buf: Uint8Array;
-  view: DataView;
-  pos = 0;
-  constructor(size: number) {
-    this.buf = new Uint8Array(size);
-    this.view = new DataView(this.buf.buffer);
-  }
-  need(n: number): void {
-    if (this.pos + n <= this.buf.length) return;
-    const b = new Uint8Array(Math.max(this.buf.length * 2, this.pos + n));
-    b.set(this.buf.subarray(0, this.pos));
-    this.buf = b;
-    this.view = new DataView(b.buffer);
-  }
-  u8(v: number): void {
-    this.need(1);
-    this.buf[this.pos++] = v;
-  }
-  num(v: number): void {
-    this.need(8);
-    this.view.setFloat64(this.pos, v);
-    this.pos += 8;
-  }
+/** The common ByteWriter with this layout's encodings: numbers as f64, u32-length byte strings. */
+class Out extends ByteWriter {
   bytes(b: Uint8Array | null): void {
-    this.need(4 + (b ? b.length : 0));
-    this.view.setUint32(this.pos, b ? b.length : NULL_LEN);
-    this.pos += 4;
-    if (b) {
-      this.buf.set(b, this.pos);
-      this.pos += b.length;
-    }
+    this.u32(b ? b.length : NULL_LEN);
+    if (b) this.raw(b);
   }
   str(s: string): void {
     this.bytes(enc.encode(s));
   }
-  done(): Uint8Array {
-    return this.buf.subarray(0, this.pos);
-  }
 }
 
-class In {
-  private view: DataView;
-  pos = 0;
-  constructor(private readonly buf: Uint8Array) {
-    this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  }
-  private need(n: number): void {
-    if (this.pos + n > this.buf.length)
-      throw new ReplicationError('amqp:decode-error', 'replication wire: truncated');
-  }
-  u8(): number {
-    this.need(1);
-    return this.buf[this.pos++]!;
-  }
-  num(): number {
-    this.need(8);
-    const v = this.view.getFloat64(this.pos);
-    this.pos += 8;
-    return v;
+/** The common ByteReader with this layout's encodings (the twin of Out). */
+class In extends ByteReader {
+  constructor(buf: Uint8Array) {
+    super(buf, () => new ReplicationError('amqp:decode-error', 'replication wire: truncated'));
   }
   bytes(): Uint8Array | null {
-    this.need(4);
-    const n = this.view.getUint32(this.pos);
-    this.pos += 4;
-    if (n === NULL_LEN) return null;
-    this.need(n);
-    const b = this.buf.subarray(this.pos, this.pos + n);
-    this.pos += n;
-    return b;
+    const n = this.u32();
+    return n === NULL_LEN ? null : this.take(n);
   }
   str(): string {
     const b = this.bytes();
@@ -103,9 +54,6 @@ class In {
   }
   bool(): boolean {
     return this.u8() === 1;
-  }
-  remaining(): number {
-    return this.buf.length - this.pos;
   }
 }
 
@@ -117,30 +65,30 @@ export const binaryWireCodec: WireCodec = {
     o.u8(TYPE_CODES[m.type]);
     o.str(m.from);
     o.str(m.to);
-    o.num(m.term);
+    o.f64(m.term);
     switch (m.type) {
       case 'append':
-        o.num(m.prevIndex);
-        o.num(m.prevTerm);
-        o.num(m.commit);
-        o.num(m.entries.length);
+        o.f64(m.prevIndex);
+        o.f64(m.prevTerm);
+        o.f64(m.commit);
+        o.f64(m.entries.length);
         for (const e of m.entries) {
-          o.num(e.index);
-          o.num(e.term);
+          o.f64(e.index);
+          o.f64(e.term);
           o.bytes(e.data);
         }
         break;
       case 'append-response':
         o.u8(m.success ? 1 : 0);
-        o.num(m.matchIndex);
-        o.num(m.rejectedPrev);
-        o.num(m.hintIndex);
+        o.f64(m.matchIndex);
+        o.f64(m.rejectedPrev);
+        o.f64(m.hintIndex);
         if (m.recovering) o.u8(1);
         break;
       case 'vote':
         o.u8(m.pre ? 1 : 0);
-        o.num(m.lastIndex);
-        o.num(m.lastTerm);
+        o.f64(m.lastIndex);
+        o.f64(m.lastTerm);
         if (m.blank) o.u8(1);
         break;
       case 'vote-response':
@@ -149,18 +97,18 @@ export const binaryWireCodec: WireCodec = {
         if (m.blank) o.u8(1);
         break;
       case 'snapshot':
-        o.num(m.snapshot.index);
-        o.num(m.snapshot.term);
+        o.f64(m.snapshot.index);
+        o.f64(m.snapshot.term);
         o.bytes(m.snapshot.data);
         break;
       case 'heartbeat':
-        o.num(m.commit);
+        o.f64(m.commit);
         if (m.recovered) o.u8(1);
         break;
       case 'heartbeat-response':
         break;
     }
-    return o.done();
+    return o.written();
   },
 
   decodeMessage(bytes: Uint8Array): Message {
@@ -175,23 +123,23 @@ function decodeBinaryMessage(bytes: Uint8Array): Message {
   const type = i.u8();
   const from = i.str();
   const to = i.str();
-  const term = i.num();
+  const term = i.f64();
   switch (type) {
     case 1: {
-      const prevIndex = i.num();
-      const prevTerm = i.num();
-      const commit = i.num();
-      const n = i.num();
+      const prevIndex = i.f64();
+      const prevTerm = i.f64();
+      const commit = i.f64();
+      const n = i.f64();
       const entries: Entry[] = [];
-      for (let k = 0; k < n; k++) entries.push({ index: i.num(), term: i.num(), data: i.bytes() });
+      for (let k = 0; k < n; k++) entries.push({ index: i.f64(), term: i.f64(), data: i.bytes() });
       return { type: 'append', from, to, term, prevIndex, prevTerm, commit, entries };
     }
     case 2: {
       const success = i.bool();
-      const matchIndex = i.num();
-      const rejectedPrev = i.num();
-      const hintIndex = i.num();
-      const recovering = i.remaining() > 0 && i.u8() === 1;
+      const matchIndex = i.f64();
+      const rejectedPrev = i.f64();
+      const hintIndex = i.f64();
+      const recovering = i.remaining > 0 && i.u8() === 1;
       return {
         type: 'append-response',
         from,
@@ -206,26 +154,26 @@ function decodeBinaryMessage(bytes: Uint8Array): Message {
     }
     case 3: {
       const pre = i.bool();
-      const lastIndex = i.num();
-      const lastTerm = i.num();
-      const blank = i.remaining() > 0 && i.u8() === 1;
+      const lastIndex = i.f64();
+      const lastTerm = i.f64();
+      const blank = i.remaining > 0 && i.u8() === 1;
       return { type: 'vote', from, to, term, pre, lastIndex, lastTerm, ...(blank ? { blank: true } : {}) };
     }
     case 4: {
       const pre = i.bool();
       const granted = i.bool();
-      const blank = i.remaining() > 0 && i.u8() === 1;
+      const blank = i.remaining > 0 && i.u8() === 1;
       return { type: 'vote-response', from, to, term, pre, granted, ...(blank ? { blank: true } : {}) };
     }
     case 5: {
-      const index = i.num();
-      const snapTerm = i.num();
+      const index = i.f64();
+      const snapTerm = i.f64();
       const data = i.bytes() ?? new Uint8Array(0);
       return { type: 'snapshot', from, to, term, snapshot: { index, term: snapTerm, data } };
     }
     case 6: {
-      const commit = i.num();
-      const recovered = i.remaining() > 0 && i.u8() === 1;
+      const commit = i.f64();
+      const recovered = i.remaining > 0 && i.u8() === 1;
       return { type: 'heartbeat', from, to, term, commit, ...(recovered ? { recovered: true } : {}) };
     }
     case 7:

@@ -4,7 +4,6 @@
  * or a refusal with the narrowest condition.
  */
 import type { Attach, Fields, Source, Target } from '../../codec/index.js';
-import { DEDUP_CAPABILITY } from '../../failover/message-id.js';
 import {
   filterEntries,
   isSelectorFilter,
@@ -13,6 +12,7 @@ import {
   SELECTOR_FILTER,
   type SenderLink,
 } from '../../protocol/index.js';
+import { DEDUP_CAPABILITY } from '../../wire-extensions.js';
 import { Selector, SelectorError } from '../selector/index.js';
 import type { BrokerConnection } from './broker-connection.js';
 import { ConsumerLink } from './consumer-link.js';

@@ -1,6 +1,7 @@
 /** Options of the AMQP server, with their defaults. */
 import type { SecureContextOptions } from 'node:tls';
 import type { Fields } from '../../codec/index.js';
+import type { Logger } from '../../common/logger.js';
 import type { QueueOptions } from '../core/events.js';
 import { AuthThrottle, type AuthThrottleOptions } from './auth-throttle.js';
 import type { BrokerBackend } from './backend.js';
@@ -10,17 +11,12 @@ import { DEFAULT_MIN_DISK_FREE, defaultMaxMemory } from './resource-alarm.js';
 import { PasswordChecker, type UserTable } from './users.js';
 import type { VirtualSource } from './virtual-source.js';
 
-/** Injected logger (pino-compatible subset); silent when absent. */
-export interface BrokerLogger {
-  /** Per-connection detail. */
-  debug?(obj: unknown, msg?: string): void;
-  /** Lifecycle: listening, stopping. */
-  info?(obj: unknown, msg?: string): void;
-  /** A client misbehaved or a connection was refused. */
-  warn?(obj: unknown, msg?: string): void;
-  /** The broker could not do its job (storage, replication). */
-  error?(obj: unknown, msg?: string): void;
-}
+/**
+ * The broker's injected logger (the common {@link Logger}); silent when absent. debug:
+ * per-connection detail; info: listening, stopping; warn: a client misbehaved or a connection was
+ * refused; error: the broker could not do its job (storage, replication).
+ */
+export type BrokerLogger = Logger;
 
 /** Options of the AMQP server ({@link startBroker} takes all but `backend`). */
 export interface BrokerServerOptions {

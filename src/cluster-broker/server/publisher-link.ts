@@ -5,7 +5,7 @@
  * settles nothing and closes the connection (docs/delivery-contract.md#unknown-outcome).
  */
 import { type DeliveryState, type MessageHeader, peekMessage, withHeader } from '../../codec/index.js';
-import { messageIdKey } from '../../failover/message-id.js';
+import { messageIdKey } from '../../codec/message-id.js';
 import { ACCEPTED, type IncomingDelivery, type ReceiverLink } from '../../protocol/index.js';
 import type { EnqueueEvent } from '../core/events.js';
 import type { EnqueueResult } from '../core/results.js';

@@ -6,16 +6,13 @@
  */
 import { chmod, mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Logger } from '../../common/logger.js';
 
 export const DIR_MODE = 0o700;
 export const FILE_MODE = 0o600;
 
-interface WarnLogger {
-  warn?(obj: unknown, msg?: string): void;
-}
-
 /** Creates `dir` (0700) if missing; makes it and everything in it owner-only. */
-export async function secureDataDir(dir: string, logger: WarnLogger = {}): Promise<void> {
+export async function secureDataDir(dir: string, logger: Pick<Logger, 'warn'> = {}): Promise<void> {
   await mkdir(dir, { recursive: true, mode: DIR_MODE });
   let widened = 0;
   const walk = async (path: string, isDir: boolean): Promise<void> => {

@@ -9,6 +9,7 @@
  * a state that never existed (a later settle could remove the wrong message).
  */
 import { join } from 'node:path';
+import type { Logger } from '../../common/logger.js';
 import { BrokerState } from '../core/broker-state.js';
 import { decodeEvent } from '../core/event-codec.js';
 import { classifyTail, countRecords } from './damage.js';
@@ -20,13 +21,8 @@ import { checkSegmentHeader, SEGMENT_HEADER_BYTES } from './segment-header.js';
 import { listSegments, type SegmentFile } from './segments.js';
 import { readSnapshotFile, type SnapshotContents } from './snapshot-file.js';
 
-/** pino-compatible logger subset (the broker's logger fits). */
-export interface StoreLogger {
-  debug?(obj: unknown, msg?: string): void;
-  info?(obj: unknown, msg?: string): void;
-  warn?(obj: unknown, msg?: string): void;
-  error?(obj: unknown, msg?: string): void;
-}
+/** The store's logger: the common {@link Logger} (the broker's logger fits). */
+export type StoreLogger = Logger;
 
 /** What a repair did (only when it set something aside). */
 export interface RepairReport {

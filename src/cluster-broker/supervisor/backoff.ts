@@ -1,3 +1,4 @@
+import { backoffDelay } from '../../common/backoff.js';
 import type { RestartPolicy } from './types.js';
 
 /**
@@ -18,10 +19,8 @@ export class RestartBackoff {
   /** Records a crash; `upForMs` is how long the member had been ready (0 if never). */
   nextDelay(upForMs: number): number {
     if (upForMs >= this.policy.resetAfterMs) this.crashes = 0;
-    const delay = Math.min(
-      this.policy.maxDelayMs,
-      this.policy.initialDelayMs * this.policy.factor ** this.crashes,
-    );
+    const { initialDelayMs: initialMs, maxDelayMs: maxMs, factor } = this.policy;
+    const delay = backoffDelay({ initialMs, maxMs, factor }, this.crashes);
     this.crashes++;
     return delay;
   }

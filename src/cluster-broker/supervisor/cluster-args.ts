@@ -1,5 +1,5 @@
-import { parseArgs } from 'node:util';
 import { type LogLevel, parseLogLevel } from '../cli/cli-logger.js';
+import { flagTable, type InvalidFlag, integerFlag, parseFlags } from '../cli/flags.js';
 import { parseSingleNodeArgs } from '../cli/single-node-args.js';
 import { SupervisorError } from './errors.js';
 
@@ -31,12 +31,11 @@ export interface ClusterCommandArgs {
   memberArgs: string[];
 }
 
-/** Flags of `cluster` itself; every other flag is a server flag for the members. */
-const OWN_FLAGS = [
+/** Flags of `cluster` itself that take a value; every other flag is a server flag for the members. */
+const OWN_VALUED = [
   'nodes',
   'base-port',
   'http-base-port',
-  'dedup',
   'data-dir',
   'log-level',
   'max-failures',
@@ -45,9 +44,10 @@ const OWN_FLAGS = [
   'cluster-tls-cert',
   'cluster-tls-key',
   'cluster-tls-ca',
-];
+] as const;
 /** Own flags that take no value. */
-const OWN_BOOLEAN_FLAGS = ['dedup'];
+const OWN_SWITCHES = ['dedup'] as const;
+const OWN_FLAGS: readonly string[] = [...OWN_VALUED, ...OWN_SWITCHES];
 /** Server flags the cluster sets per member itself. */
 const PER_MEMBER_FLAGS = ['port', 'host', 'data-dir', 'container-id'];
 
@@ -81,32 +81,9 @@ already taken, a member that keeps failing), 2 on bad flags.
   except --port, --host, --data-dir and --container-id.
 `;
 
-function integerFlag(
-  name: string,
-  raw: string | undefined,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw) || value < min || value > max) {
-    throw new SupervisorError(
-      'amqp:invalid-field',
-      `--${name} must be an integer in ${min}..${max}, got '${raw}'`,
-    );
-  }
-  return value;
-}
-
-function optionalInteger(
-  name: string,
-  raw: string | undefined,
-  min: number,
-  max: number,
-): number | undefined {
-  return raw === undefined ? undefined : integerFlag(name, raw, min, min, max);
-}
+/** A bad flag of `cluster`: SupervisorError('amqp:invalid-field'). */
+const invalid: InvalidFlag = (message, cause) =>
+  new SupervisorError('amqp:invalid-field', message, cause === undefined ? {} : { cause });
 
 function parseLogLevelFlag(raw: string | undefined): LogLevel | undefined {
   if (raw === undefined) return undefined;
@@ -128,7 +105,7 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
     const takesValue = eq < 0 && i + 1 < argv.length && !argv[i + 1]!.startsWith('-');
     if (a === '-h' || a === '--help' || OWN_FLAGS.includes(name)) {
       own.push(a);
-      if (OWN_FLAGS.includes(name) && !OWN_BOOLEAN_FLAGS.includes(name) && eq < 0 && i + 1 < argv.length)
+      if ((OWN_VALUED as readonly string[]).includes(name) && eq < 0 && i + 1 < argv.length)
         own.push(argv[++i]!);
     } else if (PER_MEMBER_FLAGS.includes(name)) {
       throw new SupervisorError('amqp:invalid-field', `--${name} is set per member by the cluster`);
@@ -142,45 +119,7 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
   } catch (err) {
     throw new SupervisorError('amqp:invalid-field', (err as Error).message, { cause: err });
   }
-  let values: {
-    nodes?: string;
-    'base-port'?: string;
-    'http-base-port'?: string;
-    'data-dir'?: string;
-    'cluster-secret-file'?: string;
-    'cluster-tls-cert'?: string;
-    'cluster-tls-key'?: string;
-    'cluster-tls-ca'?: string;
-    dedup?: boolean;
-    'log-level'?: string;
-    'max-failures'?: string;
-    'failure-window'?: string;
-    help?: boolean;
-  };
-  try {
-    ({ values } = parseArgs({
-      args: own,
-      options: {
-        nodes: { type: 'string' },
-        'base-port': { type: 'string' },
-        'http-base-port': { type: 'string' },
-        'data-dir': { type: 'string' },
-        'cluster-secret-file': { type: 'string' },
-        'cluster-tls-cert': { type: 'string' },
-        'cluster-tls-key': { type: 'string' },
-        'cluster-tls-ca': { type: 'string' },
-        dedup: { type: 'boolean' },
-        'log-level': { type: 'string' },
-        'max-failures': { type: 'string' },
-        'failure-window': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (err) {
-    throw new SupervisorError('amqp:invalid-field', (err as Error).message, { cause: err });
-  }
+  const values = parseFlags(own, flagTable(OWN_VALUED, OWN_SWITCHES), invalid);
   const cert = values['cluster-tls-cert'];
   const key = values['cluster-tls-key'];
   const ca = values['cluster-tls-ca'];
@@ -194,16 +133,13 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
   return {
     clusterSecretFile: values['cluster-secret-file'],
     clusterTls: cert !== undefined && key !== undefined && ca !== undefined ? { cert, key, ca } : undefined,
-    nodes: integerFlag('nodes', values.nodes, 3, 1, 99),
-    basePort: integerFlag('base-port', values['base-port'], 5672, 0, 64_000),
-    httpBasePort:
-      values['http-base-port'] === undefined
-        ? undefined
-        : integerFlag('http-base-port', values['http-base-port'], 0, 0, 65_000),
+    nodes: integerFlag('nodes', values.nodes, 1, 99, invalid) ?? 3,
+    basePort: integerFlag('base-port', values['base-port'], 0, 64_000, invalid) ?? 5672,
+    httpBasePort: integerFlag('http-base-port', values['http-base-port'], 0, 65_000, invalid),
     dataDir: values['data-dir'],
     dedup: values.dedup ?? false,
-    maxFailures: optionalInteger('max-failures', values['max-failures'], 1, 1_000),
-    failureWindowS: optionalInteger('failure-window', values['failure-window'], 1, 86_400),
+    maxFailures: integerFlag('max-failures', values['max-failures'], 1, 1_000, invalid),
+    failureWindowS: integerFlag('failure-window', values['failure-window'], 1, 86_400, invalid),
     logLevel: parseLogLevelFlag(values['log-level']),
     help: values.help ?? false,
     memberArgs,

@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createCliLogger, DEFAULT_LOG_LEVEL } from '../cli/cli-logger.js';
+import { flagsOrExit } from '../cli/flags.js';
 import { formatPeers } from '../netproxy/index.js';
 import { ensureClusterSecret } from '../replication/cluster-secret.js';
 import { CLUSTER_USAGE, parseClusterArgs } from './cluster-args.js';
@@ -61,17 +62,8 @@ function memberLine(event: string, m: MemberInfo): string {
  * Resolves with the exit code: 0 after a clean stop, 1 if the cluster could not start, 2 on bad flags.
  */
 export async function runClusterCommand(argv: readonly string[], io: ClusterCommandIo): Promise<number> {
-  let args: ReturnType<typeof parseClusterArgs>;
-  try {
-    args = parseClusterArgs(argv);
-  } catch (err) {
-    io.stderr.write(`${(err as Error).message}\n${CLUSTER_USAGE}`);
-    return 2;
-  }
-  if (args.help) {
-    io.stdout.write(CLUSTER_USAGE);
-    return 0;
-  }
+  const args = flagsOrExit(argv, parseClusterArgs, CLUSTER_USAGE, io);
+  if (typeof args === 'number') return args;
 
   const logger = io.logger ?? createCliLogger(args.logLevel ?? DEFAULT_LOG_LEVEL, io.stderr);
   if (args.basePort > 0) {

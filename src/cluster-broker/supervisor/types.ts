@@ -1,14 +1,11 @@
-/** pino-compatible logger subset; the supervisor is silent without one. */
-export interface SupervisorLogger {
-  /** Process detail: spawn arguments, output. */
-  debug?(obj: unknown, msg?: string): void;
-  /** Members started, ready, stopped. */
-  info?(obj: unknown, msg?: string): void;
-  /** A member exited unexpectedly and is restarted. */
-  warn?(obj: unknown, msg?: string): void;
-  /** A member could not be started. */
-  error?(obj: unknown, msg?: string): void;
-}
+import type { Logger } from '../../common/logger.js';
+
+/**
+ * The supervisor's logger (the common {@link Logger}); silent without one. debug: spawn arguments
+ * and output; info: members started, ready, stopped; warn: a member exited unexpectedly and is
+ * restarted; error: a member could not be started.
+ */
+export type SupervisorLogger = Logger;
 
 /** How to start one member process (no shell: `command` is executed directly). */
 export interface MemberCommand {

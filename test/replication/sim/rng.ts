@@ -1,19 +1,18 @@
-/** A small seeded PRNG (mulberry32) so every simulation run replays exactly from its seed. */
+import { type Random, seededRandom } from '../../../src/common/random.js';
+
+/** The simulation's view of the seeded PRNG (mulberry32), so every run replays exactly from its seed. */
 export class Rng {
-  private state: number;
+  private readonly random: Random;
 
   constructor(seed: number) {
-    this.state = (seed ^ 0x9e3779b9) >>> 0;
-    for (let i = 0; i < 4; i++) this.next();
+    // the seed is mixed and the first draws skipped so that nearby seeds start far apart
+    this.random = seededRandom(seed ^ 0x9e3779b9);
+    for (let i = 0; i < 4; i++) this.random();
   }
 
   /** Uniform in [0, 1). */
   next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    return this.random();
   }
 
   /** Integer in [lo, hi]. */

@@ -1,7 +1,7 @@
 /**
- * Seedable randomness for failover policy. Everything in failover/ that is random takes a
- * `Random` (a function returning a float in [0, 1)) so tests and deterministic simulations can
- * replay a run from its seed; the client passes `Math.random` (or a seeded generator).
+ * Seedable randomness. Everything that is random (failover member order and jitter, a lossy
+ * link's fault schedule) takes a `Random` (a function returning a float in [0, 1)) so tests and
+ * deterministic simulations can replay a run from its seed; production passes `Math.random`.
  */
 export type Random = () => number;
 

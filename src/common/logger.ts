@@ -1,0 +1,15 @@
+/**
+ * The one logger shape every part of quorate accepts: a pino-compatible subset (pino, bunyan and
+ * most structured loggers fit as they are). Every level is optional and the library is silent
+ * without a logger; it never writes to the console itself.
+ */
+export interface Logger {
+  /** Detail: attempts, attaches, replays, per-connection and per-process events. */
+  debug?(obj: unknown, msg?: string): void;
+  /** Lifecycle: connected, listening, a member started or stopped, failover done. */
+  info?(obj: unknown, msg?: string): void;
+  /** Something went wrong and is being handled: a lost connection, a refused client, a restart. */
+  warn?(obj: unknown, msg?: string): void;
+  /** Something failed for good: reconnection exhausted, storage or replication broken. */
+  error?(obj: unknown, msg?: string): void;
+}

@@ -1,0 +1,224 @@
+/**
+ * quorate's own extensions to the AMQP wire, in the one place both roles take them from: the
+ * broker writes them, the client reads them (docs/membership.md, docs/failover.md).
+ *
+ * - Membership: the Open frame's `failover-server-list` property, the `$cluster/membership` feed
+ *   (offered with the `quorate:membership` capability) and the `info` of an
+ *   `amqp:connection:redirect` error all carry the same list of maps (symbol keys `network-host`,
+ *   `port`, `scheme`, `hostname`, plus our `quorate:member-id`, `quorate:quorate`,
+ *   `quorate:leader`). `memberListValue()` encodes one; `parseMemberList()` decodes one.
+ * - Not quorate: a member that cannot commit closes with `amqp:connection:forced` and a
+ *   description starting "not quorate" (`notQuorateDescription()`); `isNotQuorate()` recognises it.
+ * - Dedup: the `quorate:dedup` link capability.
+ *
+ * Decoding is liberal on purpose: maps may arrive as plain objects (string keys) or as `Map`s
+ * whose keys are strings or symbol-typed values; values may be plain or Typed wrappers; `port` may
+ * be an int, a bigint or a string. Entries that cannot be used (no host, bad port) are skipped and
+ * counted.
+ */
+import { symbol } from './codec/typed.js';
+import type { AmqpValue } from './codec/values.js';
+import { AmqpError } from './errors.js';
+
+/** The Open `properties` key of the member list (docs/membership.md#open-frame). */
+export const FAILOVER_SERVER_LIST = 'failover-server-list';
+/** The Open capability that says the membership feed exists (docs/membership.md). */
+export const MEMBERSHIP_CAPABILITY = 'quorate:membership';
+/** The source address of the live membership feed (docs/membership.md#feed). */
+export const MEMBERSHIP_ADDRESS = '$cluster/membership';
+
+/**
+ * The link capability a sender lists in its attach's desired-capabilities to have the broker
+ * drop a message whose message-id it already enqueued on that queue (the quorate client always
+ * does: its failover re-sends rely on it). Our broker offers it back when it honours it.
+ */
+export const DEDUP_CAPABILITY = 'quorate:dedup';
+
+/** The keys of one member map. */
+const KEY = {
+  host: 'network-host',
+  port: 'port',
+  scheme: 'scheme',
+  hostname: 'hostname',
+  memberId: 'quorate:member-id',
+  quorate: 'quorate:quorate',
+  leader: 'quorate:leader',
+} as const;
+
+export type AmqpScheme = 'amqp' | 'amqps';
+
+export function isAmqpScheme(s: string): s is AmqpScheme {
+  return s === 'amqp' || s === 'amqps';
+}
+
+export interface MemberInfo {
+  host: string;
+  /** absent: the default port of the scheme the client ends up using */
+  port?: number;
+  scheme?: AmqpScheme;
+  hostname?: string;
+  memberId?: string;
+  quorate?: boolean;
+  leader?: boolean;
+}
+
+export interface ParsedMemberList {
+  members: MemberInfo[];
+  /** entries that were present but unusable (skipped) */
+  invalid: number;
+}
+
+function isTypedLike(v: unknown): v is { type: string; value: unknown } {
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    !(v instanceof Map) &&
+    !(v instanceof Uint8Array) &&
+    typeof (v as { type?: unknown }).type === 'string' &&
+    'value' in v
+  );
+}
+
+/** Strip Typed wrappers (symbol, ushort, list, map, described...) down to the plain value. */
+export function unwrapValue(v: unknown): unknown {
+  let cur = v;
+  for (let depth = 0; depth < 8 && isTypedLike(cur); depth++) cur = cur.value;
+  return cur;
+}
+
+/** Look a key up in a decoded map: a plain object, or a Map keyed by strings or Typed symbols. */
+export function mapGet(map: unknown, key: string): unknown {
+  const m = unwrapValue(map);
+  if (m instanceof Map) {
+    if (m.has(key)) return unwrapValue(m.get(key));
+    for (const [k, v] of m) if (unwrapValue(k) === key) return unwrapValue(v);
+    return undefined;
+  }
+  if (typeof m === 'object' && m !== null && !Array.isArray(m) && !(m instanceof Uint8Array)) {
+    return Object.hasOwn(m, key) ? unwrapValue((m as Record<string, unknown>)[key]) : undefined;
+  }
+  return undefined;
+}
+
+function asString(v: unknown): string | undefined {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'bigint') return String(v);
+  return undefined;
+}
+
+function asPort(v: unknown): number | undefined | 'invalid' {
+  if (v === undefined || v === null) return undefined;
+  let n: number;
+  if (typeof v === 'number') n = v;
+  else if (typeof v === 'bigint') n = Number(v);
+  else if (typeof v === 'string' && /^\s*\d+\s*$/.test(v)) n = Number(v.trim());
+  else return 'invalid';
+  return Number.isInteger(n) && n > 0 && n <= 65535 ? n : 'invalid';
+}
+
+function asBoolean(v: unknown): boolean | undefined {
+  if (typeof v === 'boolean') return v;
+  if (v === 'true' || v === 1) return true;
+  if (v === 'false' || v === 0) return false;
+  return undefined;
+}
+
+/** One member map; undefined when unusable. */
+export function parseMember(entry: unknown): MemberInfo | undefined {
+  const rawHost = asString(mapGet(entry, KEY.host));
+  if (rawHost === undefined) return undefined;
+  const host = rawHost.trim().replace(/^\[(.*)\]$/, '$1');
+  if (host === '') return undefined;
+  const port = asPort(mapGet(entry, KEY.port));
+  if (port === 'invalid') return undefined;
+  const member: MemberInfo = { host };
+  if (port !== undefined) member.port = port;
+  const scheme = asString(mapGet(entry, KEY.scheme))?.toLowerCase();
+  if (scheme !== undefined) {
+    if (!isAmqpScheme(scheme)) return undefined; // e.g. ws: not something we can dial
+    member.scheme = scheme;
+  }
+  const hostname = asString(mapGet(entry, KEY.hostname));
+  if (hostname !== undefined && hostname !== '') member.hostname = hostname;
+  const memberId = asString(mapGet(entry, KEY.memberId));
+  if (memberId !== undefined) member.memberId = memberId;
+  const quorate = asBoolean(mapGet(entry, KEY.quorate));
+  if (quorate !== undefined) member.quorate = quorate;
+  const leader = asBoolean(mapGet(entry, KEY.leader));
+  if (leader !== undefined) member.leader = leader;
+  return member;
+}
+
+/**
+ * A membership list. `undefined` when the value is absent (null/undefined) or not a list at all:
+ * the pool is then left alone. An empty list parses to `{ members: [] }`.
+ */
+export function parseMemberList(value: unknown): ParsedMemberList | undefined {
+  const list = unwrapValue(value);
+  if (!Array.isArray(list)) return undefined;
+  const members: MemberInfo[] = [];
+  let invalid = 0;
+  for (const entry of list) {
+    const m = parseMember(entry);
+    if (m === undefined) invalid++;
+    else members.push(m);
+  }
+  return { members, invalid };
+}
+
+/** The `failover-server-list` property of an Open frame's `properties` (a fields map). */
+export function failoverListFromOpenProperties(properties: unknown): ParsedMemberList | undefined {
+  if (properties === undefined || properties === null) return undefined;
+  return parseMemberList(mapGet(properties, FAILOVER_SERVER_LIST));
+}
+
+/** One entry of the member list a member gives clients (docs/membership.md#open-frame). */
+export interface ListedMember {
+  /** The member's id. */
+  id: string;
+  /** Host clients dial. */
+  host: string;
+  /** The member's AMQP (client) port. */
+  port: number;
+  /** `amqps` when the member serves TLS. */
+  scheme: 'amqp' | 'amqps';
+  /** Itself: serving (quorate and caught up). Others: heard from recently. */
+  quorate: boolean;
+  /** The member the lister follows as Raft leader. */
+  leader: boolean;
+}
+
+/** The AMQP value of a member list: a list of maps with symbol keys (failover-server-list shape). */
+export function memberListValue(members: readonly ListedMember[]): AmqpValue {
+  return members.map(
+    (m) =>
+      new Map<AmqpValue, AmqpValue>([
+        [symbol(KEY.host), m.host],
+        [symbol(KEY.port), m.port],
+        [symbol(KEY.scheme), m.scheme],
+        [symbol(KEY.memberId), m.id],
+        [symbol(KEY.quorate), m.quorate],
+        [symbol(KEY.leader), m.leader],
+      ]),
+  );
+}
+
+/** What every "not quorate" close or refusal says first. */
+const NOT_QUORATE = 'not quorate';
+
+/** The description of a member's close or refusal while it is not quorate, with the reason. */
+export function notQuorateDescription(reason?: string): string {
+  return reason === undefined ? NOT_QUORATE : `${NOT_QUORATE}: ${reason}`;
+}
+
+/**
+ * A Close that says the member lost quorum (its description says so, or its `info` carries
+ * `quorate:quorate: false`): the client tries that member last, after a backoff.
+ */
+export function isNotQuorate(e: unknown): boolean {
+  if (!(e instanceof AmqpError)) return false;
+  if (e.condition !== 'amqp:connection:forced') return false;
+  if (/not[ -]quorate/i.test(e.description)) return true;
+  return e.info?.[KEY.quorate] === false;
+}
