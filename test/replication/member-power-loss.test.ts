@@ -6,25 +6,12 @@
  * in order. Compaction runs during the workload, so snapshots are cut too.
  */
 import { describe, expect, it } from 'vitest';
-import { Replica, type StateMachine } from '../../src/cluster-broker/replication/replica.js';
+import { Replica } from '../../src/cluster-broker/replication/replica.js';
 import { PowerLossFs } from '../support/power-loss-fs.js';
+import { appliedAll, Journal, leading } from './power-loss-member.js';
 
 const DIR = '/power-loss/replica';
 const PROPOSALS = 40;
-
-/** The applied payloads, snapshotted as a JSON list. */
-class Journal implements StateMachine {
-  items: string[] = [];
-  apply(entry: { data: Uint8Array | null }): void {
-    if (entry.data) this.items.push(Buffer.from(entry.data).toString('utf8'));
-  }
-  restore(snapshot: { data: Uint8Array }): void {
-    this.items = JSON.parse(Buffer.from(snapshot.data).toString('utf8')) as string[];
-  }
-  snapshot(): Uint8Array {
-    return Buffer.from(JSON.stringify(this.items));
-  }
-}
 
 async function startMember(fs: PowerLossFs, journal: Journal): Promise<Replica> {
   return Replica.start({
@@ -37,17 +24,6 @@ async function startMember(fs: PowerLossFs, journal: Journal): Promise<Replica> 
     snapshotEvery: 8,
     tickMs: 5,
     raft: { electionTimeoutMin: 20, electionTimeoutMax: 40, heartbeatInterval: 10 },
-  });
-}
-
-/** Resolves once the member leads, or rejects when its storage fails first. */
-function leading(replica: Replica): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (replica.isLeader()) return resolve();
-    replica.on('role', (s) => {
-      if (s.role === 'leader') resolve();
-    });
-    replica.on('error', reject);
   });
 }
 
@@ -96,15 +72,7 @@ describe('a cluster member across a power loss', () => {
       const restarted = await startMember(fs.survivor(), journal);
       try {
         await leading(restarted);
-        // the new leader's no-op commits everything its log holds; wait until it is applied
-        await new Promise<void>((resolve) => {
-          const done = () =>
-            restarted.appliedIndex >= restarted.lastIndex && restarted.commitIndex >= restarted.lastIndex;
-          if (done()) return resolve();
-          restarted.on('applied', () => {
-            if (done()) resolve();
-          });
-        });
+        await appliedAll(restarted);
         const label = `power lost at op ${at} (${ops[at - 1]})`;
         // in order, each once: the journal is m1..mK for some K
         expect(journal.items, `${label}: applied out of order`).toEqual(
