@@ -161,17 +161,13 @@ function scratchCopy(): string {
   return dir;
 }
 
-function applyMutant(scratch: string, m: Mutant): string {
-  const path = join(scratch, m.file);
-  const original = readFileSync(path, 'utf8');
+/** The file's text with the mutant applied; throws unless the text to find occurs exactly once. */
+function mutated(root: string, m: Mutant): { original: string; changed: string } {
+  const original = readFileSync(join(root, m.file), 'utf8');
   const count = original.split(m.find).length - 1;
   if (count !== 1)
     throw new RunnerError(`${m.name}: the text to find occurs ${count} times in ${m.file}, not once`);
-  writeFileSync(
-    path,
-    original.replace(m.find, () => m.replace),
-  );
-  return original;
+  return { original, changed: original.replace(m.find, () => m.replace) };
 }
 
 /** Runs vitest on `tests` in the scratch copy; resolves with its exit code. */
@@ -228,6 +224,8 @@ async function main(): Promise<number> {
     if (!MUTANTS.some((m) => m.name === name)) throw new RunnerError(`no mutant named ${name}`);
   }
   const chosen = only.length > 0 ? MUTANTS.filter((m) => only.includes(m.name)) : MUTANTS;
+  // every text to find is checked before anything runs: a stale mutant fails at once
+  for (const m of chosen) mutated(ROOT, m);
   if (values.list) {
     for (const m of chosen)
       process.stdout.write(`${m.name}: ${m.promise}\n  ${m.file}\n  ${m.tests.join(' ')}\n`);
@@ -246,7 +244,8 @@ async function main(): Promise<number> {
     }
     for (const m of chosen) {
       process.stderr.write(`mutant ${m.name}: ${m.tests.join(' ')} ...\n`);
-      const original = applyMutant(scratch, m);
+      const { original, changed } = mutated(scratch, m);
+      writeFileSync(join(scratch, m.file), changed);
       const started = performance.now();
       try {
         const code = await runTests(scratch, m.name, m.tests);
