@@ -129,7 +129,7 @@ export const MUTANTS: readonly Mutant[] = [
     replace: '    const p = this.pending.get(seq);',
     promise:
       "a member settles a publisher's transfer only on the outcome of its own entry, not another member's with the same number",
-    tests: ['test/cluster/sim-broker.test.ts'],
+    tests: ['test/cluster/backend-origin.test.ts'],
   },
 ];
 
