@@ -112,7 +112,7 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'if (this.unsafe.commitOldTermsByCount !== true && this.log.term(n) !== this.term) return false;',
     replace: '',
     promise: 'a leader commits only entries of its own term by counting (Raft figure 8)',
-    tests: ['test/replication/sim.test.ts'],
+    tests: ['test/replication/core.test.ts'],
   },
   {
     name: 'leader-counts-own-unsynced',
@@ -120,7 +120,7 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'const matches = [this.log.durable];',
     replace: 'const matches = [this.log.lastIndex()];',
     promise: 'the leader counts its own log toward a commit only once it is durable',
-    tests: ['test/replication/sim.test.ts'],
+    tests: ['test/replication/core.test.ts'],
   },
   {
     name: 'skip-origin-check',
