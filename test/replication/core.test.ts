@@ -279,6 +279,33 @@ describe('RaftCore', () => {
     expect(c.core(nl).commitIndex).toBeGreaterThan(commit);
   });
 
+  it('a leader counts its own entry toward a commit only once its write is durable', () => {
+    const c = new Cluster(['a', 'b', 'c']);
+    c.run(500);
+    const leader = c.core(c.leader());
+    const follower = c.ids.find((id) => id !== c.leader())!;
+    const x = leader.propose(data('X'), c.now);
+    // the leader's append leaves at once, before its own write; one follower persists and answers
+    const appends = leader.takeEagerMessages().filter((m) => m.type === 'append' && m.to === follower);
+    expect(appends.length).toBeGreaterThan(0);
+    for (const m of appends) c.core(follower).step(m, c.now);
+    const answers: Message[] = [];
+    while (c.core(follower).hasReady()) {
+      const r = c.core(follower).takeReady();
+      c.stores.get(follower)!.applyPersist(r.persist);
+      answers.push(...r.messages);
+      c.core(follower).advance(r);
+    }
+    expect(answers.some((m) => m.type === 'append-response')).toBe(true);
+    for (const m of answers) if (m.to === leader.id) leader.step(m, c.now);
+    // one durable copy of three (the follower's): not a majority until the leader's own write is done
+    expect(leader.commitIndex, "committed on the leader's unsynced log").toBeLessThan(x.index);
+    const r = leader.takeReady();
+    c.stores.get(leader.id)!.applyPersist(r.persist);
+    leader.advance(r);
+    expect(leader.commitIndex).toBe(x.index);
+  });
+
   describe('Raft figure 8 (committing an entry of an earlier term by counting replicas)', () => {
     const fast = { electionTimeoutMin: 50, electionTimeoutMax: 60 };
     const slow = { electionTimeoutMin: 5000, electionTimeoutMax: 5001 };

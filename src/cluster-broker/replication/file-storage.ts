@@ -16,12 +16,15 @@
  * records in ONE write and ONE fdatasync (group commit: every entry the core batched into the
  * Ready), then the metadata. With `groupCommit: false` every entry gets its own write + fsync
  * (for comparison in the benchmark).
+ *
+ * Every file operation goes through a `DurableFs` (../store/durable-fs.ts), whose contract says
+ * what survives a power loss: a file's bytes after its sync, a directory entry after the
+ * directory's sync. Tests run this storage on a model that drops everything else.
  */
-import { type FileHandle, mkdir, open, readFile, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { Logger } from '../../common/logger.js';
-import { DIR_MODE, FILE_MODE } from '../store/file-modes.js';
+import { type DurableFile, type DurableFs, nodeDurableFs, writeFileAtomic } from '../store/durable-fs.js';
 import { LatencyHistogram } from '../store/latency-histogram.js';
 import { ReplicationError } from './errors.js';
 import { baseRecord, entryRecord, parseLog, truncateRecord } from './log-records.js';
@@ -38,6 +41,8 @@ export interface FileStorageOptions {
   readonly logger?: Logger;
   /** Where damaged files are moved (a `<time>/` directory per recovery). Default `<dir>/quarantine`. */
   readonly quarantineDir?: string;
+  /** Every file operation goes through this. Default: node:fs/promises (tests inject a power-loss model). */
+  readonly fs?: DurableFs;
 }
 
 interface Meta {
@@ -94,34 +99,16 @@ function decodeMeta(b: Buffer): Meta | string {
   return meta;
 }
 
-async function fsyncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
+function isMissing(err: unknown): boolean {
+  return (err as NodeJS.ErrnoException).code === 'ENOENT';
 }
 
-/** Write `data` to `file` atomically and durably. */
-async function writeAtomic(file: string, data: Uint8Array): Promise<void> {
-  const tmp = `${file}.tmp`;
-  const fh = await open(tmp, 'w', FILE_MODE);
+async function readIfExists(fs: DurableFs, file: string): Promise<Buffer | undefined> {
   try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await rename(tmp, file);
-  await fsyncDir(path.dirname(file));
-}
-
-async function readIfExists(file: string): Promise<Buffer | undefined> {
-  try {
-    return await readFile(file);
+    const data = await fs.readFile(file);
+    return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (isMissing(err)) return undefined;
     throw err;
   }
 }
@@ -152,7 +139,8 @@ export class FileStorage {
   private readonly logPath: string;
   private readonly metaPath: string;
   private readonly snapPath: string;
-  private fh!: FileHandle;
+  private fh!: DurableFile;
+  private readonly fs: DurableFs;
   private readonly image = new StoreImage();
   private initial!: InitialState;
   private meta!: Meta;
@@ -171,6 +159,7 @@ export class FileStorage {
     this.metaPath = path.join(opts.dir, 'meta.json');
     this.snapPath = path.join(opts.dir, 'snapshot');
     this.groupCommit = opts.groupCommit ?? true;
+    this.fs = opts.fs ?? nodeDurableFs;
   }
 
   /** Open (creating if needed) and recover the store in `dir`. */
@@ -211,18 +200,11 @@ export class FileStorage {
     await this.fh.close();
   }
 
-  /** One gathered write (writev, no concatenation copy) and one fdatasync. */
+  /** One write of the records and one fdatasync. */
   private async append(bufs: Buffer[]): Promise<void> {
-    let bytes = 0;
-    for (const b of bufs) bytes += b.length;
-    // writev takes at most IOV_MAX (1024) buffers per call
-    for (let i = 0; i < bufs.length; i += 1024) {
-      const part = bufs.slice(i, i + 1024);
-      const { bytesWritten } = await this.fh.writev(part);
-      let expect = 0;
-      for (const b of part) expect += b.length;
-      if (bytesWritten !== expect) await this.fh.write(Buffer.concat(part).subarray(bytesWritten));
-    }
+    const data = bufs.length === 1 ? bufs[0]! : Buffer.concat(bufs);
+    const bytes = data.length;
+    await this.fh.write(data);
     await this.fsyncLatency.time(() => this.fh.datasync());
     this.stats.writes++;
     this.stats.fsyncs++;
@@ -237,12 +219,12 @@ export class FileStorage {
       vote: hs.vote,
       ...(hs.recovering ? { recovering: hs.recovering } : {}),
     };
-    await writeAtomic(this.metaPath, encodeMeta(this.meta));
+    await writeFileAtomic(this.fs, this.metaPath, [encodeMeta(this.meta)]);
     this.stats.fsyncs += 2;
   }
 
   private async writeSnapshot(s: Snapshot): Promise<void> {
-    await writeAtomic(this.snapPath, encodeSnapshot(s));
+    await writeFileAtomic(this.fs, this.snapPath, [encodeSnapshot(s)]);
     this.image.apply({ kind: 'snapshot', snapshot: s });
     this.image.apply({ kind: 'rewrite', base: { index: s.index, term: s.term } });
     await this.rewriteLog();
@@ -253,19 +235,21 @@ export class FileStorage {
     const parts = [baseRecord(this.image.base.index, this.image.base.term)];
     for (const e of this.image.entries) parts.push(entryRecord(e));
     if (this.fh) await this.fh.close();
-    await writeAtomic(this.logPath, Buffer.concat(parts));
-    this.fh = await open(this.logPath, 'a', FILE_MODE);
+    await writeFileAtomic(this.fs, this.logPath, [Buffer.concat(parts)]);
+    this.fh = await this.fs.openAppend(this.logPath);
     this.stats.fsyncs += 2;
   }
 
   private async recover(): Promise<void> {
     const { dir, clusterId, memberId } = this.opts;
     const log = this.opts.logger;
-    await mkdir(dir, { recursive: true, mode: DIR_MODE });
+    const fs = this.fs;
+    await fs.mkdir(dir);
     const damaged: { file: StoreDamage['file']; offset?: number; reason: string }[] = [];
-    const metaBuf = await readIfExists(this.metaPath);
-    const snapBuf = await readIfExists(this.snapPath);
-    const logBuf = (await readIfExists(this.logPath)) ?? Buffer.alloc(0);
+    const metaBuf = await readIfExists(fs, this.metaPath);
+    const snapBuf = await readIfExists(fs, this.snapPath);
+    const logFound = await readIfExists(fs, this.logPath);
+    const logBuf = logFound ?? Buffer.alloc(0);
     const blank = metaBuf === undefined && snapBuf === undefined && logBuf.length === 0;
 
     let meta: Meta | undefined;
@@ -321,10 +305,11 @@ export class FileStorage {
         : { clusterId, memberId, term: lastTerm, vote: null, recovering: 'damaged' };
       const to = await this.quarantine();
       this.damage = { ...damaged[0]!, quarantinedTo: to };
-      if (this.image.snapshot) await writeAtomic(this.snapPath, encodeSnapshot(this.image.snapshot));
+      if (this.image.snapshot)
+        await writeFileAtomic(this.fs, this.snapPath, [encodeSnapshot(this.image.snapshot)]);
       this.image.recover();
       await this.rewriteLog();
-      await writeAtomic(this.metaPath, encodeMeta(this.meta));
+      await writeFileAtomic(this.fs, this.metaPath, [encodeMeta(this.meta)]);
       log?.error?.(
         {
           dir,
@@ -341,7 +326,7 @@ export class FileStorage {
       this.meta = meta;
     } else {
       this.meta = { clusterId, memberId, term: 0, vote: null, recovering: 'blank' };
-      await writeAtomic(this.metaPath, encodeMeta(this.meta));
+      await writeFileAtomic(this.fs, this.metaPath, [encodeMeta(this.meta)]);
       log?.info?.(
         { dir },
         'replication: new store; the member votes only for candidates with empty logs until it has caught up from a leader (it cannot tell a new cluster from an emptied data dir)',
@@ -353,16 +338,19 @@ export class FileStorage {
       ...(this.meta.recovering ? { recovering: this.meta.recovering } : {}),
     };
     if (validLength >= 0) {
-      this.fh = await open(this.logPath, 'a', FILE_MODE);
       if (validLength < logBuf.length) {
         this.truncatedBytes = logBuf.length - validLength;
         log?.warn?.(
           { file: this.logPath, offset: validLength, bytes: this.truncatedBytes },
           'replication: cut a torn log tail (an append interrupted by a crash)',
         );
-        await this.fh.truncate(validLength);
-        await this.fh.sync();
+        await fs.truncate(this.logPath, validLength);
+        await fs.syncFile(this.logPath);
       }
+      this.fh = await fs.openAppend(this.logPath);
+      // a new log's name must be durable before its first records are reported durable
+      // (their fdatasync covers the file's bytes, not its directory entry)
+      if (logFound === undefined) await fs.syncDir(dir);
       if (this.image.recover()) await this.rewriteLog();
     }
     if (damaged.length === 0 && meta?.recovering) {
@@ -378,16 +366,16 @@ export class FileStorage {
   private async quarantine(): Promise<string> {
     const root = this.opts.quarantineDir ?? path.join(this.opts.dir, 'quarantine');
     const to = path.join(root, new Date().toISOString().replace(/[:.]/g, '-'));
-    await mkdir(to, { recursive: true, mode: DIR_MODE });
+    await this.fs.mkdir(to);
     for (const f of STORE_FILES) {
-      const from = path.join(this.opts.dir, f);
-      const exists = await stat(from).then(
-        () => true,
-        () => false,
-      );
-      if (exists) await rename(from, path.join(to, f));
+      await this.fs.rename(path.join(this.opts.dir, f), path.join(to, f)).catch((err: unknown) => {
+        if (!isMissing(err)) throw err;
+      });
     }
-    await fsyncDir(this.opts.dir);
+    // the moves are durable once every directory entry they made or removed is
+    await this.fs.syncDir(to);
+    await this.fs.syncDir(root);
+    await this.fs.syncDir(this.opts.dir);
     return to;
   }
 }

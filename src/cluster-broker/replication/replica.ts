@@ -7,6 +7,7 @@
  */
 import { EventEmitter } from 'eventemitter3';
 import type { Logger } from '../../common/logger.js';
+import type { DurableFs } from '../store/durable-fs.js';
 import type { LatencyHistogram } from '../store/latency-histogram.js';
 import type { ClusterTlsOptions } from './cluster-tls.js';
 import { RaftCore } from './core.js';
@@ -39,6 +40,8 @@ export interface ReplicaOptions {
   readonly stateMachine: StateMachine;
   /** Timeouts and flags of the core (ids and members come from above). */
   readonly raft?: Omit<RaftConfig, 'id' | 'members'>;
+  /** The file system the store goes through (default node:fs; tests model a power loss). */
+  readonly fs?: DurableFs;
   /** One write + fsync per Ready (default true) or one per entry. */
   readonly groupCommit?: boolean;
   /** Compact after this many applied entries (default 10000; 0 never). Needs stateMachine.snapshot. */
@@ -124,6 +127,7 @@ export class Replica extends EventEmitter<ReplicaEvents> {
       memberId: opts.id,
       ...(opts.groupCommit !== undefined ? { groupCommit: opts.groupCommit } : {}),
       ...(opts.logger ? { logger: opts.logger } : {}),
+      ...(opts.fs ? { fs: opts.fs } : {}),
     });
     let replica: Replica | undefined;
     const listen = opts.listen ?? opts.members[opts.id];

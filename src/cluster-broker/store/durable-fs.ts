@@ -12,6 +12,7 @@
  */
 import type { FileHandle } from 'node:fs/promises';
 import { copyFile, mkdir, open, readdir, readFile, rename, rm, truncate } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { DIR_MODE, FILE_MODE } from './file-modes.js';
 import { writeAll } from './write-all.js';
 
@@ -93,3 +94,24 @@ export const nodeDurableFs: DurableFs = {
   syncFile: (path) => syncPath(path, 'r+'),
   syncDir: (dir) => syncPath(dir, 'r'),
 };
+
+/**
+ * Replaces `file` atomically and durably: a temp file next to it, written and synced, renamed over
+ * it, then the directory synced. A crash leaves the old content or the new one, never a mix.
+ */
+export async function writeFileAtomic(
+  fs: DurableFs,
+  file: string,
+  chunks: readonly Uint8Array[],
+): Promise<void> {
+  const tmp = `${file}.tmp`;
+  const fh = await fs.create(tmp);
+  try {
+    for (const c of chunks) await fh.write(c);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await fs.rename(tmp, file);
+  await fs.syncDir(dirname(file));
+}

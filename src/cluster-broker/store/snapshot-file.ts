@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { crc32 } from './crc32.js';
-import { type DurableFs, nodeDurableFs } from './durable-fs.js';
+import { type DurableFs, nodeDurableFs, writeFileAtomic } from './durable-fs.js';
 import { StoreCorruptionError } from './errors.js';
 
 export const SNAPSHOT_FILE = 'snapshot.bin';
@@ -33,17 +33,7 @@ export async function writeSnapshotFile(
   view.setFloat64(4, snap.index, true);
   view.setFloat64(12, snap.state.length, true);
   view.setUint32(20, crc32(snap.state), true);
-  const tmp = join(dir, `${SNAPSHOT_FILE}.tmp`);
-  const fh = await fs.create(tmp);
-  try {
-    await fh.write(header);
-    await fh.write(snap.state);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await fs.rename(tmp, join(dir, SNAPSHOT_FILE));
-  await fs.syncDir(dir);
+  await writeFileAtomic(fs, join(dir, SNAPSHOT_FILE), [header, snap.state]);
 }
 
 /**
