@@ -74,6 +74,8 @@ export class MemberProcess {
     this.child = child;
     this.pid = child.pid!;
     this.exitPromise = new Promise((resolve) => child.once('exit', () => resolve()));
+    // a request racing a kill -9 writes into a closed pipe: EPIPE is that member's exit, not a test failure
+    child.stdin!.on('error', () => {});
     child.stderr!.on('data', (b: Buffer) => {
       this.stderr.push(b.toString());
       if (this.stderr.length > 50) this.stderr.shift();
@@ -121,7 +123,11 @@ export class MemberProcess {
     const id = this.nextId++;
     return new Promise<T>((resolve) => {
       this.pending.set(id, resolve as (r: Reply) => void);
-      child.stdin!.write(`${JSON.stringify({ ...cmd, id })}\n`);
+      child.stdin!.write(`${JSON.stringify({ ...cmd, id })}\n`, (error) => {
+        if (!error || !this.pending.has(id)) return;
+        this.pending.delete(id);
+        resolve({ id: -1, ok: false, error: `write failed: ${error.message}` } as unknown as T);
+      });
     });
   }
 
