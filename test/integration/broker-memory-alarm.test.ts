@@ -145,10 +145,10 @@ it('a flood publisher is held at the memory limit while a consumer drains; then 
     `memory alarm: limit ${mib(LIMIT)} MiB, ${held} x 4 KiB messages accepted before the publisher was closed, max used (heap + buffers) during the flood ${mib(maxUsedFlood)} MiB, overall ` +
       `${mib(maxUsed)} MiB (${Math.round((maxUsed / LIMIT) * 1000) / 10}% of the limit), max RSS ${mib(maxRss)} MiB`,
   );
-  // The target is the limit + 10% (the alarm goes on at 90% of the limit for that); on a loaded
+  // The target is the limit + 10% (the alarm goes on at 85% of the limit for that); on a loaded
   // 2-core machine the peak (uncollected garbage between collections) varies from run to run:
   // this guards a bound every run holds, and the line above gives the figure of each run.
-  expect(maxUsed).toBeLessThanOrEqual(LIMIT * 1.3);
+  expect(maxUsed).toBeLessThanOrEqual(LIMIT * 1.2);
   pubConn.close();
   subConn.close();
   child.kill('SIGTERM');

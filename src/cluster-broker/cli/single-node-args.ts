@@ -38,7 +38,7 @@ and stops cleanly on SIGTERM/SIGINT (connections closed, store flushed).
                            links attached at once per connection (default 1000)
   --max-queues-per-connection N
                            queues one connection may auto-create (default 1000)
-  --max-memory BYTES|P%    memory limit (heap + buffers): from 90% of it publishers get no more
+  --max-memory BYTES|P%    memory limit (heap + buffers): from 85% of it publishers get no more
                            credit until it drops (default 40% of the machine's or cgroup's
                            memory; 0 = off)
   --min-disk-free BYTES    disk alarm: below this free space in --data-dir publishers get no

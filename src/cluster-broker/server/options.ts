@@ -47,7 +47,7 @@ export interface BrokerServerOptions {
   /** Queues one connection may auto-create by attaching to new names. Default 1_000. */
   maxQueuesPerConnection?: number;
   /**
-   * Memory limit, bytes (JavaScript heap + buffers): from 90% of it publishers get no more credit
+   * Memory limit, bytes (JavaScript heap + buffers): from 85% of it publishers get no more credit
    * until usage is back under it, so the broker stays near the limit. Default 40% of the machine's
    * memory (or of its cgroup limit); 0 = off.
    */

@@ -27,7 +27,7 @@ const GC_SPACING_FACTOR = 10;
  * The memory alarm goes on at this fraction of the limit: credit already granted and garbage not
  * yet collected still arrive on top, and the limit is what the process should stay within.
  */
-const MEMORY_ALARM_FRACTION = 0.9;
+const MEMORY_ALARM_FRACTION = 0.85;
 /** An alarm clears once usage is this far back under its trigger (disk: free space this far above). */
 const CLEAR_FRACTION = 0.95;
 const DISK_EVERY_MS = 1000;
