@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BrokerHandle, startBroker } from '../../src/broker.js';
 import { type Connection, connect, SendError, TransactionError } from '../../src/index.js';
 import { takeAvailable, watcher } from '../support/available.js';
+import { withBroker } from '../support/broker.js';
 
 let broker: BrokerHandle;
 let conn: Connection;
@@ -147,10 +148,7 @@ describe('conn.transaction(): sends', () => {
   });
 
   it('a commit waits for the sends the function did not await (here: held back by a small credit)', async () => {
-    // credit 2 per publisher link: most sends wait for credit while the commit could go out
-    const slow = await startBroker({ host: '127.0.0.1', port: 0, publisherCredit: 2 });
-    const c = await connect({ urls: slow.url });
-    try {
+    await withSlowPublishing(async (c) => {
       const sender = await c.openSender('tx-unawaited');
       const pending: Promise<unknown>[] = [];
       await c.transaction((tx) => {
@@ -160,16 +158,11 @@ describe('conn.transaction(): sends', () => {
       expect(await Promise.all(pending)).toHaveLength(20);
       const seen = await watcher(c, 'tx-unawaited');
       expect(await takeAvailable(seen)).toEqual([...Array(20).keys()]);
-    } finally {
-      await c.close();
-      await slow.stop();
-    }
+    });
   });
 
   it('sends still in flight when the commit is abandoned (signal) end, and the transaction rolls back', async () => {
-    const slow = await startBroker({ host: '127.0.0.1', port: 0, publisherCredit: 2 });
-    const c = await connect({ urls: slow.url });
-    try {
+    await withSlowPublishing(async (c) => {
       const sender = await c.openSender('tx-abandoned');
       const pending: Promise<unknown>[] = [];
       const ac = new AbortController();
@@ -190,12 +183,24 @@ describe('conn.transaction(): sends', () => {
       expect(ended.filter((r) => r.status === 'rejected').length).toBeGreaterThan(0);
       const seen = await watcher(c, 'tx-abandoned');
       expect(await takeAvailable(seen)).toEqual([]);
-    } finally {
-      await c.close();
-      await slow.stop();
-    }
+    });
   });
 });
+
+/**
+ * Runs `fn` on a connection to a broker granting 2 credits per publisher link: most sends of a
+ * batch wait for credit, so a commit could go out before them.
+ */
+async function withSlowPublishing(fn: (c: Connection) => Promise<void>): Promise<void> {
+  await withBroker({ host: '127.0.0.1', publisherCredit: 2 }, async (slow) => {
+    const c = await connect({ urls: slow.url });
+    try {
+      await fn(c);
+    } finally {
+      await c.close();
+    }
+  });
+}
 
 describe('conn.transaction(): settlements', () => {
   for (const confirmAccept of [true, false]) {

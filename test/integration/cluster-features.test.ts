@@ -3,29 +3,18 @@
  * and survives a kill -9 of the member its owner used (the owner re-attaches elsewhere within the
  * grace period); a selector filters on any member.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ClusterHandle } from '../../src/broker.js';
-import { type Connection, connect } from '../../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { connect } from '../../src/index.js';
 import { closeConn, open } from '../cluster/amqp-helpers.js';
-import { portOf, sendVia, startTestCluster, waitServing } from '../cluster/cluster-support.js';
+import { portOf, sendVia, waitServing } from '../cluster/cluster-support.js';
+import { useServingCluster } from '../cluster/serving-cluster.js';
 import { waitFor } from '../support/net.js';
 
-let cluster: ClusterHandle;
-const conns: Connection[] = [];
-
-beforeAll(async () => {
-  cluster = await startTestCluster();
-  await waitServing(cluster);
-});
-
-afterAll(async () => {
-  for (const c of conns) await c.close({ timeoutMs: 2_000 }).catch(() => undefined);
-  await cluster?.stop();
-});
+const testCluster = useServingCluster();
 
 /** The attach error of a receiver on `address` via member `id` (undefined: it attached). */
 async function attachError(id: string, address: string): Promise<string | undefined> {
-  const o = await open(portOf(cluster, id));
+  const o = await open(portOf(testCluster.handle, id));
   try {
     return await new Promise<string | undefined>((resolve) => {
       const link = o.conn.open_receiver({ source: { address }, credit_window: 0 });
@@ -43,13 +32,17 @@ async function attachError(id: string, address: string): Promise<string | undefi
 
 describe('a 3-member cluster', () => {
   it('a dynamic node survives kill -9 of the member its owner used; closing the receiver deletes it', async () => {
-    const conn = await connect({ urls: cluster.urls, randomizeMembers: false, containerId: 'dyn-owner' });
-    conns.push(conn);
+    const conn = await connect({
+      urls: testCluster.handle.urls,
+      randomizeMembers: false,
+      containerId: 'dyn-owner',
+    });
+    testCluster.track(conn);
     const replies = await conn.openReceiver({ dynamic: true, credit: 10 });
     const address = replies.address;
     expect(address).toMatch(/^\$temp\//);
-    const inUse = cluster.members().find((m) => m.url === conn.url)!.id;
-    const others = cluster.ids.filter((id) => id !== inUse);
+    const inUse = testCluster.handle.members().find((m) => m.url === conn.url)!.id;
+    const others = testCluster.handle.ids.filter((id) => id !== inUse);
     // replicated: another member knows the node (once it has applied the declare)
     await waitFor(async () => (await attachError(others[0]!, address)) === undefined, {
       timeoutMs: 30_000,
@@ -57,10 +50,10 @@ describe('a 3-member cluster', () => {
     });
 
     const reattached = new Promise<void>((r) => replies.once('attached', () => r()));
-    await cluster.kill(inUse);
+    await testCluster.handle.kill(inUse);
     await reattached;
     expect(replies.address).toBe(address);
-    await sendVia(cluster, others[1]!, address, ['after-kill']);
+    await sendVia(testCluster.handle, others[1]!, address, ['after-kill']);
     const d = await replies.receive({ timeoutMs: 60_000 });
     expect(d.message.body).toBe('after-kill');
     await d.accept();
@@ -70,7 +63,7 @@ describe('a 3-member cluster', () => {
       timeoutMs: 30_000,
       what: 'the dynamic node deleted after close',
     });
-    await cluster.restart(inUse);
-    await waitServing(cluster);
+    await testCluster.handle.restart(inUse);
+    await waitServing(testCluster.handle);
   });
 });

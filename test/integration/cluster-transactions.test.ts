@@ -4,46 +4,35 @@
  * -9 of the member in use while a transaction is open rejects it with a TransactionError, and
  * nothing of it is visible anywhere (the failover journal does not re-send its sends).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ClusterHandle } from '../../src/broker.js';
+import { describe, expect, it } from 'vitest';
 import { type Connection, connect, TransactionError } from '../../src/index.js';
-import { startTestCluster, waitServing } from '../cluster/cluster-support.js';
+import { waitServing } from '../cluster/cluster-support.js';
+import { useServingCluster } from '../cluster/serving-cluster.js';
 import { takeAvailable, watcher } from '../support/available.js';
 
-let cluster: ClusterHandle;
-const conns: Connection[] = [];
-
-beforeAll(async () => {
-  cluster = await startTestCluster();
-  await waitServing(cluster);
-});
-
-afterAll(async () => {
-  for (const c of conns) await c.close({ timeoutMs: 2_000 }).catch(() => undefined);
-  await cluster?.stop();
-});
+const testCluster = useServingCluster();
 
 async function connectTo(urls: string | string[], containerId: string): Promise<Connection> {
   const c = await connect({ urls, containerId, randomizeMembers: false, idleTimeoutMs: 2_000 });
-  conns.push(c);
+  testCluster.track(c);
   return c;
 }
 
 function memberOf(conn: Connection): string {
-  const m = cluster.members().find((x) => x.url === conn.url);
+  const m = testCluster.handle.members().find((x) => x.url === conn.url);
   if (!m) throw new Error(`no member at ${conn.url}`);
   return m.id;
 }
 
 function urlOf(id: string): string {
-  return cluster.urls[cluster.ids.indexOf(id)]!;
+  return testCluster.handle.urls[testCluster.handle.ids.indexOf(id)]!;
 }
 
 describe('transactions on a 3-member cluster', () => {
   it('a commit is all-or-nothing: every send is there on another member, also after the committing member dies', async () => {
-    const conn = await connectTo(cluster.urls, 'tx-cluster-commit');
+    const conn = await connectTo(testCluster.handle.urls, 'tx-cluster-commit');
     const inUse = memberOf(conn);
-    const other = cluster.ids.find((id) => id !== inUse)!;
+    const other = testCluster.handle.ids.find((id) => id !== inUse)!;
     const observer = await connectTo(urlOf(other), 'tx-cluster-commit-watcher');
     const seen = await watcher(observer, 'tx-cluster-commit');
     const sender = await conn.openSender('tx-cluster-commit');
@@ -52,7 +41,7 @@ describe('transactions on a 3-member cluster', () => {
       for (const body of bodies) await sender.send({ body }, { tx });
       expect(await takeAvailable(seen)).toEqual([]);
     });
-    await cluster.kill(inUse);
+    await testCluster.handle.kill(inUse);
     // the commit was one log entry, committed on a majority before the client heard of it
     seen.addCredit(bodies.length);
     const got: unknown[] = [];
@@ -63,12 +52,12 @@ describe('transactions on a 3-member cluster', () => {
     }
     expect(got).toEqual(bodies);
     expect(await takeAvailable(seen)).toEqual([]);
-    await cluster.restart(inUse);
-    await waitServing(cluster);
+    await testCluster.handle.restart(inUse);
+    await waitServing(testCluster.handle);
   });
 
   it('kill -9 of the member in use while a transaction is open: TransactionError, nothing of it visible', async () => {
-    const conn = await connectTo(cluster.urls, 'tx-cluster-kill');
+    const conn = await connectTo(testCluster.handle.urls, 'tx-cluster-kill');
     const inUse = memberOf(conn);
     const sender = await conn.openSender('tx-cluster-kill');
     let lateSend: Promise<unknown> | undefined;
@@ -77,7 +66,7 @@ describe('transactions on a 3-member cluster', () => {
       await sender.send({ body: 'two' }, { tx });
       // the function goes on after the failover: its commit must not go to the new member
       const failedOver = new Promise((resolve) => conn.once('failover', resolve));
-      await cluster.kill(inUse);
+      await testCluster.handle.kill(inUse);
       await failedOver;
       lateSend = sender.send({ body: 'three' }, { tx });
       await lateSend.catch(() => undefined);
@@ -88,7 +77,7 @@ describe('transactions on a 3-member cluster', () => {
     await expect(lateSend).rejects.toMatchObject({ inDoubt: false });
     // the queue holds only what is sent after it, as seen from a member that stayed up
     await sender.send({ body: 'marker' });
-    const survivor = cluster.ids.find((id) => id !== inUse)!;
+    const survivor = testCluster.handle.ids.find((id) => id !== inUse)!;
     const observer = await connectTo(urlOf(survivor), 'tx-cluster-kill-watcher');
     const seen = await watcher(observer, 'tx-cluster-kill');
     seen.addCredit(1);
@@ -96,7 +85,7 @@ describe('transactions on a 3-member cluster', () => {
     expect(first.message.body).toBe('marker');
     await first.accept();
     expect(await takeAvailable(seen)).toEqual([]);
-    await cluster.restart(inUse);
-    await waitServing(cluster);
+    await testCluster.handle.restart(inUse);
+    await waitServing(testCluster.handle);
   });
 });

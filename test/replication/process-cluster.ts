@@ -74,7 +74,8 @@ export class MemberProcess {
     this.child = child;
     this.pid = child.pid!;
     this.exitPromise = new Promise((resolve) => child.once('exit', () => resolve()));
-    // a request racing a kill -9 writes into a closed pipe: EPIPE is that member's exit, not a test failure
+    // a request racing a kill -9 writes into a closed pipe: EPIPE is that member's exit, not a
+    // test failure; the exit handler below answers the request
     child.stdin!.on('error', () => {});
     child.stderr!.on('data', (b: Buffer) => {
       this.stderr.push(b.toString());
@@ -123,11 +124,7 @@ export class MemberProcess {
     const id = this.nextId++;
     return new Promise<T>((resolve) => {
       this.pending.set(id, resolve as (r: Reply) => void);
-      child.stdin!.write(`${JSON.stringify({ ...cmd, id })}\n`, (error) => {
-        if (!error || !this.pending.has(id)) return;
-        this.pending.delete(id);
-        resolve({ id: -1, ok: false, error: `write failed: ${error.message}` } as unknown as T);
-      });
+      child.stdin!.write(`${JSON.stringify({ ...cmd, id })}\n`);
     });
   }
 
