@@ -119,12 +119,12 @@ describe('event codec', () => {
   });
 
   it('rejects unknown versions, unknown types, truncation and trailing bytes', () => {
-    const ok = encodeEvent({ type: 'delete', leaderTime: 1, queue: 'q' });
+    const ok = encodeEvent({ type: 'release-consumer', leaderTime: 1, consumer: 'q' });
     expect(() => decodeEvent(Uint8Array.from([2, ...ok.subarray(1)]))).toThrow(/version/);
     expect(() => decodeEvent(Uint8Array.from([1, 99, ...ok.subarray(2)]))).toThrow(/type/);
     expect(() => decodeEvent(ok.subarray(0, ok.length - 1))).toThrow();
     expect(() => decodeEvent(Uint8Array.from([...ok, 0]))).toThrow(/trailing/);
-    // bad UTF-8 in the queue name: a decode error carrying its AMQP condition
+    // bad UTF-8 in the consumer key: a decode error carrying its AMQP condition
     const bad = Uint8Array.from([...ok.subarray(0, 10), 1, 0xff]);
     expect(() => decodeEvent(bad)).toThrow(expect.objectContaining({ condition: 'amqp:decode-error' }));
   });

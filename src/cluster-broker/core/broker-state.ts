@@ -12,7 +12,10 @@ import type {
   BrokerEvent,
   CommitEvent,
   DeclareQueueEvent,
+  DeleteQueueEvent,
   EnqueueEvent,
+  OwnerAttachedEvent,
+  OwnerLostEvent,
   QueueOptions,
   SettleEvent,
 } from './events.js';
@@ -28,6 +31,7 @@ import type {
   DeleteResult,
   EnqueueResult,
   ExpireResult,
+  OwnerResult,
   ReleaseResult,
   ResultOf,
   SettleResult,
@@ -80,6 +84,11 @@ export class BrokerState {
   consumers = new Map<string, Map<number, QueuedMessage>>();
   /** @internal */ expiry = new ExpiryHeap();
   /** @internal */ nextSeq = 1;
+  /**
+   * @internal topic name -> its subscription queues in declaration order (derived from the
+   * queues' options: rebuilt on restore, not stored).
+   */
+  subscriptions = new Map<string, Queue[]>();
   /** Largest leaderTime applied so far (monotonic even if a new leader's clock is behind). */
   now = 0;
   /** Events applied since creation or the last restore (diagnostics; not part of the snapshot). */
@@ -93,7 +102,11 @@ export class BrokerState {
       case 'declare':
         return this.declare(event);
       case 'delete':
-        return this.deleteQueue(event.queue);
+        return this.deleteQueue(event);
+      case 'owner-attached':
+        return this.ownerAttached(event);
+      case 'owner-lost':
+        return this.ownerLost(event);
       case 'enqueue':
         return this.enqueue(event);
       case 'acquire':
@@ -181,6 +194,24 @@ export class BrokerState {
     return this.expiry.peek()?.expiresAt;
   }
 
+  /** The subscription queues of `topic`, in declaration order (docs/topics.md). */
+  subscriptionsOf(topic: string): string[] {
+    return (this.subscriptions.get(topic) ?? []).map((q) => q.name);
+  }
+
+  /**
+   * Temporary queues with an owner record (docs/topics.md#owner-gone): the process holding the
+   * owner link, or since when (leader time) the owner is lost.
+   */
+  ownedQueues(): Array<{ queue: string; holder?: string; ownerLostAt?: number }> {
+    const out: Array<{ queue: string; holder?: string; ownerLostAt?: number }> = [];
+    for (const q of this.queues.values()) {
+      if (q.holder !== undefined) out.push({ queue: q.name, holder: q.holder });
+      else if (q.ownerLostAt !== undefined) out.push({ queue: q.name, ownerLostAt: q.ownerLostAt });
+    }
+    return out;
+  }
+
   /** Consumer keys holding at least one message. */
   listConsumers(): string[] {
     return [...this.consumers.keys()];
@@ -217,6 +248,7 @@ export class BrokerState {
     const fresh = new BrokerState();
     readSnapshot(fresh, bytes);
     this.queues = fresh.queues;
+    this.subscriptions = fresh.subscriptions;
     this.consumers = fresh.consumers;
     this.expiry = fresh.expiry;
     this.nextSeq = fresh.nextSeq;
@@ -234,13 +266,45 @@ export class BrokerState {
 
   private declare(e: DeclareQueueEvent): DeclareResult {
     if (this.queues.has(e.queue)) return { type: 'declare', created: false };
-    this.queues.set(e.queue, new Queue(e.queue, e.options));
+    const topic = e.options.subscription?.topic;
+    // a subscription's topic exists from its first subscription on
+    if (topic !== undefined && !this.queues.has(topic))
+      this.queues.set(topic, new Queue(topic, { topic: true }));
+    this.addQueue(new Queue(e.queue, e.options));
     return { type: 'declare', created: true };
   }
 
-  private deleteQueue(name: string): DeleteResult {
+  /** @internal also used by restore: registers a queue (and a subscription with its topic). */
+  addQueue(q: Queue): void {
+    this.queues.set(q.name, q);
+    const topic = q.options.subscription?.topic;
+    if (topic === undefined) return;
+    const subs = this.subscriptions.get(topic);
+    if (subs) subs.push(q);
+    else this.subscriptions.set(topic, [q]);
+  }
+
+  private ownerAttached(e: OwnerAttachedEvent): OwnerResult {
+    const q = this.queues.get(e.queue);
+    if (!q || q.options.temporary === undefined) return { type: 'owner-attached', changed: false };
+    q.holder = e.holder;
+    q.ownerLostAt = undefined;
+    return { type: 'owner-attached', changed: true };
+  }
+
+  private ownerLost(e: OwnerLostEvent): OwnerResult {
+    const q = this.queues.get(e.queue);
+    if (!q || q.holder !== e.holder) return { type: 'owner-lost', changed: false };
+    q.holder = undefined;
+    q.ownerLostAt = this.now;
+    return { type: 'owner-lost', changed: true };
+  }
+
+  private deleteQueue(e: DeleteQueueEvent): DeleteResult {
+    const name = e.queue;
     const q = this.queues.get(name);
-    if (!q) return { type: 'delete', deleted: false, dropped: 0 };
+    if (!q || (e.ifOwnerLostAt !== undefined && q.ownerLostAt !== e.ifOwnerLostAt))
+      return { type: 'delete', deleted: false, dropped: 0 };
     const dropped = q.messageCount;
     for (const m of [...q.acquired.values()]) {
       this.forgetAcquired(m, m.owner!);
@@ -253,16 +317,23 @@ export class BrokerState {
       m = next;
     }
     this.queues.delete(name);
+    const topic = q.options.subscription?.topic;
+    if (topic !== undefined) {
+      const rest = this.subscriptions.get(topic)!.filter((s) => s !== q);
+      if (rest.length > 0) this.subscriptions.set(topic, rest);
+      else this.subscriptions.delete(topic);
+    }
     return { type: 'delete', deleted: true, dropped };
   }
 
-  private enqueue(e: EnqueueEvent): EnqueueResult {
+  private enqueue(e: EnqueueEvent, targets?: Queue[]): EnqueueResult {
     const q = this.queues.get(e.queue);
     if (!q) {
       return refused('enqueue', 'amqp:not-found', `no queue ${e.queue}`);
     }
     if (e.dedupKey !== undefined && q.dedup.has(e.dedupKey, this.now))
       return { type: 'enqueue', status: 'duplicate' };
+    if (q.options.topic) return this.publish(q, e, targets ?? this.matchingSubscriptions(q, e.message));
     const full = q.limitExceeded(e.message.length);
     if (full !== undefined) {
       return refused('enqueue', 'amqp:resource-limit-exceeded', full);
@@ -271,6 +342,32 @@ export class BrokerState {
     q.add(m);
     if (e.dedupKey !== undefined) q.dedup.add(e.dedupKey, this.now);
     return { type: 'enqueue', status: 'enqueued', seq: m.seq };
+  }
+
+  /** The subscriptions of topic `t` whose selectors take `message` (each evaluated once). */
+  private matchingSubscriptions(t: Queue, message: Uint8Array): Queue[] {
+    return (this.subscriptions.get(t.name) ?? []).filter((s) => s.accepts(message));
+  }
+
+  /**
+   * One publish to a topic: a message in every matching subscription, all sharing one copy of
+   * the bytes; refused as a whole when any of them is full (docs/topics.md#commit-point).
+   */
+  private publish(t: Queue, e: EnqueueEvent, targets: Queue[]): EnqueueResult {
+    for (const s of targets) {
+      const full = s.limitExceeded(e.message.length);
+      if (full !== undefined) return refused('enqueue', 'amqp:resource-limit-exceeded', full);
+    }
+    const bytes = ownBytes(e.message);
+    let first = 0;
+    for (const s of targets) {
+      const m = this.newMessage(s, bytes, e.expiresAt ?? -1, e.deliveryCount ?? 0);
+      if (first === 0) first = m.seq;
+      s.add(m);
+    }
+    t.addedCount++;
+    if (e.dedupKey !== undefined) t.dedup.add(e.dedupKey, this.now);
+    return { type: 'enqueue', status: 'enqueued', seq: first, fannedOut: targets.map((s) => s.name) };
   }
 
   /** @internal also used by restore */
@@ -289,6 +386,8 @@ export class BrokerState {
   private commit(e: CommitEvent): CommitResult {
     // all or nothing: check every enqueue fits before applying any
     const adding = new Map<Queue, { n: number; bytes: number }>();
+    // a publish's subscriptions, chosen once (one selector evaluation per message)
+    const fanOut = new Map<EnqueueEvent, Queue[]>();
     for (const sub of e.events) {
       if (sub.type !== 'enqueue') continue;
       const q = this.queues.get(sub.queue);
@@ -296,10 +395,17 @@ export class BrokerState {
         return refused('commit', 'amqp:not-found', `no queue ${sub.queue}`);
       }
       if (sub.dedupKey !== undefined && q.dedup.has(sub.dedupKey, this.now)) continue;
-      const a = adding.get(q) ?? { n: 0, bytes: 0 };
-      a.n++;
-      a.bytes += sub.message.length;
-      adding.set(q, a);
+      let into = [q];
+      if (q.options.topic) {
+        into = this.matchingSubscriptions(q, sub.message);
+        fanOut.set(sub, into);
+      }
+      for (const target of into) {
+        const a = adding.get(target) ?? { n: 0, bytes: 0 };
+        a.n++;
+        a.bytes += sub.message.length;
+        adding.set(target, a);
+      }
     }
     for (const [q, a] of adding) {
       const { maxMessages, maxBytes } = q.resolved;
@@ -313,7 +419,7 @@ export class BrokerState {
     }
     const results = e.events.map((sub) =>
       sub.type === 'enqueue'
-        ? this.enqueue({ ...sub, leaderTime: e.leaderTime })
+        ? this.enqueue({ ...sub, leaderTime: e.leaderTime }, fanOut.get(sub))
         : this.settle({ ...sub, leaderTime: e.leaderTime }),
     );
     return { type: 'commit', status: 'committed', results };

@@ -22,6 +22,8 @@ const TYPE_CODES = {
   'release-all': 7,
   expire: 8,
   commit: 9,
+  'owner-attached': 10,
+  'owner-lost': 11,
 } as const;
 
 const ENQ_DEDUP = 1;
@@ -47,6 +49,13 @@ export function encodeEvent(e: BrokerEvent): Uint8Array {
       break;
     case 'delete':
       w.str(e.queue);
+      // appended: a plain delete encodes as before
+      if (e.ifOwnerLostAt !== undefined) w.f64(e.ifOwnerLostAt);
+      break;
+    case 'owner-attached':
+    case 'owner-lost':
+      w.str(e.queue);
+      w.str(e.holder);
       break;
     case 'enqueue': {
       let flags = 0;
@@ -171,8 +180,17 @@ export function decodeEvent(bytes: Uint8Array): BrokerEvent {
       e = { type: 'declare', leaderTime, queue, options: readQueueOptions(r) };
       break;
     }
-    case TYPE_CODES.delete:
-      e = { type: 'delete', leaderTime, queue: r.str() };
+    case TYPE_CODES.delete: {
+      const d: BrokerEvent = { type: 'delete', leaderTime, queue: r.str() };
+      if (r.remaining > 0) d.ifOwnerLostAt = r.f64();
+      e = d;
+      break;
+    }
+    case TYPE_CODES['owner-attached']:
+      e = { type: 'owner-attached', leaderTime, queue: r.str(), holder: r.str() };
+      break;
+    case TYPE_CODES['owner-lost']:
+      e = { type: 'owner-lost', leaderTime, queue: r.str(), holder: r.str() };
       break;
     case TYPE_CODES.enqueue: {
       const flags = r.u8();

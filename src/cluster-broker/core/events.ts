@@ -33,6 +33,21 @@ export interface QueueOptions {
     /** When the node is deleted. */
     policy: LifetimePolicy;
   };
+  /**
+   * This name is a topic (docs/topics.md): it holds no messages itself; an enqueue to it puts one
+   * message into every subscription of the topic whose selector matches, sharing the bytes.
+   */
+  topic?: true;
+  /**
+   * This queue is a subscription of `topic` (docs/topics.md#subscriptions): it gets every message
+   * published to the topic after it was declared (and, with a selector, only the matching ones).
+   * Durable unless `temporary` is also set (a non-durable subscription lives while its link does).
+   */
+  subscription?: {
+    topic: string;
+    /** A JMS selector (apache.org:selector-filter:string), evaluated once per message at apply. */
+    selector?: string;
+  };
 }
 
 /** AMQP 1.0 lifetime policies of dynamic nodes (part 3, 3.5.10). */
@@ -69,6 +84,36 @@ export interface DeleteQueueEvent {
   type: 'delete';
   leaderTime: number;
   queue: string;
+  /**
+   * Delete only if the queue's owner was lost at exactly this leader time and did not come back
+   * since (docs/topics.md#owner-gone): the end of a grace period, decided by whichever member saw
+   * it expire, is void if the owner re-attached meanwhile (the log orders the two).
+   */
+  ifOwnerLostAt?: number;
+}
+
+/**
+ * The owner link of a temporary queue (a dynamic node, a non-durable subscription) is attached
+ * on the process `holder` (cluster: `<member>@<incarnation>`; single node: `local`). Cancels a
+ * pending owner-lost grace period.
+ */
+export interface OwnerAttachedEvent {
+  type: 'owner-attached';
+  leaderTime: number;
+  queue: string;
+  holder: string;
+}
+
+/**
+ * The owner link of a temporary queue went away without closing (connection lost, member died):
+ * its grace period starts at this event's leaderTime (docs/topics.md#owner-gone). Ignored when the
+ * queue's holder is no longer `holder` (the owner re-attached elsewhere first).
+ */
+export interface OwnerLostEvent {
+  type: 'owner-lost';
+  leaderTime: number;
+  queue: string;
+  holder: string;
 }
 
 export interface EnqueueEvent {
@@ -159,6 +204,8 @@ export type BrokerEvent =
   | CommitEvent
   | DeclareQueueEvent
   | DeleteQueueEvent
+  | OwnerAttachedEvent
+  | OwnerLostEvent
   | EnqueueEvent
   | AcquireEvent
   | SettleEvent

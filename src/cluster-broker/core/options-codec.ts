@@ -9,6 +9,10 @@ const DLQ_NONE = 8; // deadLetterQueue: null
 const HAS_DEDUP_COUNT = 16;
 const HAS_DEDUP_MS = 32;
 const TEMPORARY = 64; // owner string, policy u8
+const MORE = 128; // a second flags byte follows (absent in stores written before topics)
+const TOPIC = 1;
+const SUBSCRIPTION = 2; // topic string, then a selector string when SELECTOR
+const SELECTOR = 4;
 const POLICIES: readonly LifetimePolicy[] = [
   'delete-on-close',
   'delete-on-no-links',
@@ -25,7 +29,15 @@ export function writeQueueOptions(w: VarintWriter, o: QueueOptions): void {
   if (o.dedupWindowCount !== undefined) flags |= HAS_DEDUP_COUNT;
   if (o.dedupWindowMs !== undefined) flags |= HAS_DEDUP_MS;
   if (o.temporary !== undefined) flags |= TEMPORARY;
+  let more = 0;
+  if (o.topic) more |= TOPIC;
+  if (o.subscription !== undefined) {
+    more |= SUBSCRIPTION;
+    if (o.subscription.selector !== undefined) more |= SELECTOR;
+  }
+  if (more !== 0) flags |= MORE;
   w.u8(flags);
+  if (more !== 0) w.u8(more);
   if (o.maxMessages !== undefined) w.uint(o.maxMessages);
   if (o.maxBytes !== undefined) w.uint(o.maxBytes);
   if (typeof o.deadLetterQueue === 'string') w.str(o.deadLetterQueue);
@@ -35,10 +47,15 @@ export function writeQueueOptions(w: VarintWriter, o: QueueOptions): void {
     w.str(o.temporary.owner);
     w.u8(POLICIES.indexOf(o.temporary.policy));
   }
+  if (o.subscription !== undefined) {
+    w.str(o.subscription.topic);
+    if (o.subscription.selector !== undefined) w.str(o.subscription.selector);
+  }
 }
 
 export function readQueueOptions(r: VarintReader): QueueOptions {
   const flags = r.u8();
+  const more = flags & MORE ? r.u8() : 0;
   const o: QueueOptions = {};
   if (flags & HAS_MAX_MESSAGES) o.maxMessages = r.uint();
   if (flags & HAS_MAX_BYTES) o.maxBytes = r.uint();
@@ -51,6 +68,11 @@ export function readQueueOptions(r: VarintReader): QueueOptions {
     const policy = POLICIES[r.u8()];
     if (policy === undefined) throw new ByteReaderError('unknown lifetime policy');
     o.temporary = { owner, policy };
+  }
+  if (more & TOPIC) o.topic = true;
+  if (more & SUBSCRIPTION) {
+    const topic = r.str();
+    o.subscription = more & SELECTOR ? { topic, selector: r.str() } : { topic };
   }
   return o;
 }

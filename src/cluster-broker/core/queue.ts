@@ -1,5 +1,6 @@
 /** One queue's contents: available list, acquired set, byte/message counts, dedup window. */
 
+import { Selector, SelectorError } from '../selector/index.js';
 import { DedupWindow } from './dedup-window.js';
 import {
   DEFAULT_DEDUP_WINDOW_COUNT,
@@ -47,6 +48,14 @@ export class Queue {
   acquiredCount = 0;
   readonly dedup: DedupWindow;
   readonly resolved: ResolvedQueueOptions;
+  /**
+   * A temporary queue's owner (docs/topics.md#owner-gone): the process its owner link is attached
+   * on, and since when (leader time) the owner is lost; part of the snapshot.
+   */
+  holder: string | undefined = undefined;
+  ownerLostAt: number | undefined = undefined;
+  /** A subscription's selector, compiled at first use (null: none, or one that cannot compile). */
+  private compiled: Selector | null | undefined;
 
   constructor(
     readonly name: string,
@@ -64,6 +73,29 @@ export class Queue {
       return `queue ${this.name} is full (max-messages ${maxMessages})`;
     if (this.byteCount + size > maxBytes) return `queue ${this.name} is full (max-bytes ${maxBytes})`;
     return undefined;
+  }
+
+  /**
+   * Whether a message published to this subscription's topic belongs in it: one selector
+   * evaluation per message (a selector that does not compile matches nothing; the attach refused it).
+   */
+  accepts(bytes: Uint8Array): boolean {
+    const text = this.options.subscription?.selector;
+    if (text === undefined) return true;
+    if (this.compiled === undefined) {
+      try {
+        this.compiled = new Selector(text);
+      } catch (err) {
+        if (!(err instanceof SelectorError)) throw err;
+        this.compiled = null;
+      }
+    }
+    return this.compiled?.matches(bytes) === true;
+  }
+
+  /** The compiled selector (diagnostics: evaluations count), once a message was offered. */
+  get selector(): Selector | undefined {
+    return this.compiled ?? undefined;
   }
 
   /** Adds a new message (already counted nowhere) at the tail. */

@@ -15,7 +15,11 @@ export interface DeleteResult {
 }
 
 export type EnqueueResult =
-  | { type: 'enqueue'; status: 'enqueued'; seq: number }
+  /**
+   * `seq` of the new message. To a topic: the queues of the subscriptions that got it (ascending
+   * seqs from `seq` on, in this order); `seq` is 0 when no subscription did.
+   */
+  | { type: 'enqueue'; status: 'enqueued'; seq: number; fannedOut?: string[] }
   /** Already in the dedup window: not enqueued again; the broker settles the transfer accepted. */
   | { type: 'enqueue'; status: 'duplicate' }
   /** Not enqueued: the broker settles the transfer rejected with this condition. */
@@ -62,6 +66,12 @@ export interface ReleaseResult {
   released: number[];
 }
 
+export interface OwnerResult {
+  type: 'owner-attached' | 'owner-lost';
+  /** False when nothing changed (no such temporary queue; owner-lost: its holder moved on). */
+  changed: boolean;
+}
+
 export interface ExpireResult {
   type: 'expire';
   /** Seqs of messages dropped because their deadline passed (ascending). */
@@ -78,6 +88,7 @@ export type ApplyResult =
   | CommitResult
   | DeclareResult
   | DeleteResult
+  | OwnerResult
   | EnqueueResult
   | AcquireResult
   | SettleResult
@@ -87,4 +98,6 @@ export type ApplyResult =
 /** The result type for an event type, so `state.apply(enqueueEvent)` is typed as EnqueueResult. */
 export type ResultOf<E extends BrokerEvent> = E['type'] extends 'release-consumer' | 'release-all'
   ? ReleaseResult
-  : Extract<ApplyResult, { type: E['type'] }>;
+  : E['type'] extends 'owner-attached' | 'owner-lost'
+    ? OwnerResult
+    : Extract<ApplyResult, { type: E['type'] }>;

@@ -8,6 +8,9 @@
  * count, messages, dedup count, dedup entries (key, time f64).
  * Message: seq, flags u8, [expiresAt f64], deliveryCount, [owner], [undeliverable list],
  * [dead-letter: fromQueue, error?], bytes.
+ * Then, only when some temporary queue has an owner record (so older snapshots, which end after
+ * the queues, still load): record count, then per record: queue name, kind u8 (1 = held by a
+ * process: holder string; 2 = owner lost: leader time f64).
  */
 import { ByteReaderError, VarintReader, VarintWriter } from './binary.js';
 import type { BrokerState } from './broker-state.js';
@@ -25,6 +28,9 @@ const F_UNDELIVERABLE = 8;
 const F_DEAD_LETTER = 16;
 const F_DL_ERROR = 32;
 const F_DL_DESCRIPTION = 64;
+
+const OWNER_HELD = 1;
+const OWNER_LOST = 2;
 
 function queueMessagesInSeqOrder(q: Queue): QueuedMessage[] {
   const acquired = [...q.acquired.values()].sort((a, b) => a.seq - b.seq);
@@ -56,6 +62,20 @@ export function writeSnapshot(s: BrokerState): Uint8Array {
     for (const [key, time] of q.dedup.entries()) {
       w.str(key);
       w.f64(time);
+    }
+  }
+  const owned = s.ownedQueues();
+  if (owned.length > 0) {
+    w.uint(owned.length);
+    for (const o of owned) {
+      w.str(o.queue);
+      if (o.holder !== undefined) {
+        w.u8(OWNER_HELD);
+        w.str(o.holder);
+      } else {
+        w.u8(OWNER_LOST);
+        w.f64(o.ownerLostAt!);
+      }
     }
   }
   return w.finish();
@@ -99,6 +119,7 @@ export function readSnapshot(s: BrokerState, bytes: Uint8Array): void {
   const now = r.f64();
   const nextSeq = r.uint();
   s.queues = new Map();
+  s.subscriptions = new Map();
   s.consumers = new Map();
   s.expiry = new ExpiryHeap();
   s.now = now;
@@ -108,7 +129,7 @@ export function readSnapshot(s: BrokerState, bytes: Uint8Array): void {
   for (let qi = 0; qi < queueCount; qi++) {
     const name = r.str();
     const q = new Queue(name, readQueueOptions(r));
-    s.queues.set(name, q);
+    s.addQueue(q);
     const n = r.uint();
     for (let i = 0; i < n; i++) {
       const seq = r.uint();
@@ -145,5 +166,18 @@ export function readSnapshot(s: BrokerState, bytes: Uint8Array): void {
       q.dedup.restoreEntry(key, r.f64());
     }
   }
+  if (r.remaining > 0) readOwners(s, r);
   r.end();
+}
+
+function readOwners(s: BrokerState, r: VarintReader): void {
+  const n = r.uint();
+  for (let i = 0; i < n; i++) {
+    const q = s.queues.get(r.str());
+    if (!q) throw new ByteReaderError('an owner record names no queue');
+    const kind = r.u8();
+    if (kind === OWNER_HELD) q.holder = r.str();
+    else if (kind === OWNER_LOST) q.ownerLostAt = r.f64();
+    else throw new ByteReaderError(`unknown owner record kind ${kind}`);
+  }
 }
