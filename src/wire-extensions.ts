@@ -34,6 +34,17 @@ export const MEMBERSHIP_ADDRESS = '$cluster/membership';
  */
 export const DEDUP_CAPABILITY = 'quorate:dedup';
 
+/**
+ * The terminus capability that makes an address a topic (docs/topics.md): on a sender's target a
+ * publish to every subscription, on a receiver's source a subscription (the Qpid JMS and
+ * Artemis convention, so rhea and Proton clients get topics by setting it).
+ */
+export const TOPIC_CAPABILITY = 'topic';
+/** Terminus durability `unsettled-state` (spec 3.5.5): with expiry-policy `never`, a durable subscription. */
+export const DURABLE_UNSETTLED_STATE = 2;
+/** Terminus expiry-policy of a durable subscription (spec 3.5.6). */
+export const EXPIRY_NEVER = 'never';
+
 /** The keys of one member map. */
 const KEY = {
   host: 'network-host',

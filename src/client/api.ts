@@ -108,6 +108,8 @@ export interface Sender extends EventEmitter<LinkEvents>, AsyncDisposable {
   readonly address: string;
   /** Sends are pre-settled (at-most-once). */
   readonly presettled: boolean;
+  /** Publishes to a topic (docs/topics.md). */
+  readonly topic: boolean;
   /** Where the link is. */
   readonly state: LinkState;
   /** True while attached on a live connection. */
@@ -153,8 +155,13 @@ export interface Receiver<T = MessageBody>
   drain(options?: CallOptions): Promise<void>;
   /** The next delivery; rejects at the deadline or when the receiver fails. */
   receive(options?: CallOptions): Promise<Delivery<T>>;
-  /** Detach for good; deliveries not handed out are dropped (the broker offers them again). */
+  /**
+   * Detach for good; deliveries not handed out are dropped (the broker offers them again). A
+   * durable topic subscription stays (detach with closed=false): unsubscribe() ends it.
+   */
   close(options?: CallOptions): Promise<void>;
+  /** End this receiver's topic subscription (detach with closed=true): the broker deletes it. */
+  unsubscribe(options?: CallOptions): Promise<void>;
 }
 
 /** One message handed to the application; settle it once. `T` types the body (type-level only). */

@@ -150,6 +150,19 @@ export abstract class LogicalLink<L extends Link> extends EventEmitter<LinkEvent
    * iteration ends and deliveries not yet handed out are dropped (the broker offers them again).
    */
   close(options?: CallOptions): Promise<void> {
+    return this.detachForGood(this.closesTerminus, options);
+  }
+
+  /**
+   * Whether close() detaches with closed=true (the broker then ends what the link held); a
+   * durable subscription's receiver says false (docs/topics.md#durability).
+   */
+  protected get closesTerminus(): boolean {
+    return true;
+  }
+
+  /** close() with the detach's `closed` flag chosen by the caller. */
+  protected detachForGood(closed: boolean, options?: CallOptions): Promise<void> {
     if (this.state === 'closed') return Promise.resolve();
     const link = this.link;
     const wasAttached = this.state === 'attached' && link !== undefined;
@@ -169,7 +182,7 @@ export abstract class LogicalLink<L extends Link> extends EventEmitter<LinkEvent
         deadline.clear();
         resolve();
       };
-      link.detach(undefined, true);
+      link.detach(undefined, closed);
       this.host.kick();
     });
   }

@@ -16,6 +16,7 @@ import {
   type ReceiverLink,
   selectorFilter,
 } from '../protocol/index.js';
+import { DURABLE_UNSETTLED_STATE, EXPIRY_NEVER, TOPIC_CAPABILITY } from '../wire-extensions.js';
 import type { Receiver as PublicReceiver } from './api.js';
 import { type Settle, waitQueued } from './deadline.js';
 import { Delivery, type DeliveryOwner } from './delivery.js';
@@ -54,6 +55,8 @@ export class Receiver<T = MessageBody>
   /** For a dynamic receiver: true until the broker named its node (then `address` is set). */
   private dynamicUnassigned: boolean;
   private readonly selector: string | undefined;
+  /** A topic subscription, and whether it is durable (docs/topics.md). */
+  private readonly subscribes: 'durable' | 'non-durable' | undefined;
 
   /** @internal use Connection.openReceiver(). */
   constructor(
@@ -64,12 +67,27 @@ export class Receiver<T = MessageBody>
     name: string,
     private readonly attachFilter?: (phys: PhysicalConnection) => boolean,
   ) {
-    super(host, 'receiver', options.name ?? name);
+    super(host, 'receiver', subscriptionName(address, options) ?? options.name ?? name);
     this.credit = new CreditWindow({ credit: options.credit ?? 100 });
     this.dedup = options.dedup === false ? undefined : new ReceiverDedup<Delivery<T>>(options.dedup ?? {});
     this.wantSecond = options.confirmAccept !== false;
     this.dynamicUnassigned = options.dynamic === true;
     this.selector = options.selector;
+    this.subscribes =
+      options.topic === true ? (options.durable === true ? 'durable' : 'non-durable') : undefined;
+  }
+
+  /** A durable subscription outlives close(); unsubscribe() ends it. */
+  protected override get closesTerminus(): boolean {
+    return this.subscribes !== 'durable';
+  }
+
+  /**
+   * End this receiver's topic subscription: detach with closed=true, so the broker deletes the
+   * subscription and its messages (for a durable one the only way; close() keeps it).
+   */
+  unsubscribe(options?: CallOptions): Promise<void> {
+    return this.detachForGood(true, options);
   }
 
   /** True when accept() resolves only after the broker confirmed it (rcv-settle-mode second). */
@@ -182,7 +200,7 @@ export class Receiver<T = MessageBody>
     this.askedSecond = this.wantSecond;
     const link = session.attachReceiver({
       name: this.name,
-      source: receiverSource(this.address, this.dynamicUnassigned, this.selector),
+      source: receiverSource(this.address, this.dynamicUnassigned, this.selector, this.subscribes),
       target: { address: this.name },
       rcvSettleMode: this.askedSecond ? 1 : 0,
     });
@@ -374,9 +392,31 @@ export class Receiver<T = MessageBody>
   }
 }
 
-/** The source we attach with: a dynamic node not yet named, or an address; a selector as a filter. */
-function receiverSource(address: string, dynamic: boolean, selector: string | undefined): Source {
+/**
+ * The source we attach with: a dynamic node not yet named, or an address; a selector as a
+ * filter; a topic subscription's capability and durability (docs/topics.md).
+ */
+function receiverSource(
+  address: string,
+  dynamic: boolean,
+  selector: string | undefined,
+  subscribes: 'durable' | 'non-durable' | undefined,
+): Source {
   const source: Source = dynamic ? { dynamic: true } : { address };
   if (selector !== undefined) source.filter = selectorFilter(selector);
+  if (subscribes !== undefined) source.capabilities = [TOPIC_CAPABILITY];
+  if (subscribes === 'durable') {
+    source.durable = DURABLE_UNSETTLED_STATE;
+    source.expiryPolicy = EXPIRY_NEVER;
+  }
   return source;
+}
+
+/**
+ * The link name a topic subscription is found again by: `subscription`, else `name`, else (for a
+ * durable one) the topic's address; undefined: the generated name.
+ */
+function subscriptionName(address: string, options: ReceiverOptions): string | undefined {
+  if (options.topic !== true) return undefined;
+  return options.subscription ?? options.name ?? (options.durable === true ? address : undefined);
 }

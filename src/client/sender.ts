@@ -9,7 +9,7 @@ import type { MessageId } from '../codec/message-id.js';
 import { ArgumentTypeError, ClientError, SendError } from '../errors.js';
 import { ensureMessageId, type JournalEntry } from '../failover/index.js';
 import type { EngineEvent, OutgoingDelivery, SenderLink } from '../protocol/index.js';
-import { DEDUP_CAPABILITY } from '../wire-extensions.js';
+import { DEDUP_CAPABILITY, TOPIC_CAPABILITY } from '../wire-extensions.js';
 import type { Sender as PublicSender } from './api.js';
 import { Deadline } from './deadline.js';
 import { type SendTraceContext, sendChannel } from './diagnostics.js';
@@ -34,6 +34,8 @@ export interface SenderHost extends LinkHost {
 export class Sender extends LogicalLink<SenderLink> implements SendOwner, PublicSender {
   /** True if sends are pre-settled (at-most-once, no outcome awaited). */
   readonly presettled: boolean;
+  /** Publishes to a topic (docs/topics.md). */
+  readonly topic: boolean;
   private readonly sends: SendBuffer;
   private tagCounter = 0;
   private readonly presettledInFlight = new Set<PendingSend>();
@@ -49,6 +51,7 @@ export class Sender extends LogicalLink<SenderLink> implements SendOwner, Public
     super(host, 'sender', options.name ?? name);
     this.sends = host.sends;
     this.presettled = options.presettled === true;
+    this.topic = options.topic === true;
   }
 
   /** True while the link is attached on a live connection. */
@@ -150,7 +153,9 @@ export class Sender extends LogicalLink<SenderLink> implements SendOwner, Public
     const link = session.attachSender({
       name: this.name,
       source: { address: this.name },
-      target: { address: this.address },
+      target: this.topic
+        ? { address: this.address, capabilities: [TOPIC_CAPABILITY] }
+        : { address: this.address },
       sndSettleMode: this.presettled ? 2 : 0,
       // failover re-sends in-doubt messages with the same message-id: a broker offering this drops the copy
       desiredCapabilities: [DEDUP_CAPABILITY],

@@ -116,6 +116,11 @@ export interface SenderOptions extends CallOptions {
   name?: string;
   /** Send pre-settled (at-most-once). Default false: every send waits for the broker's outcome. */
   presettled?: boolean;
+  /**
+   * Publish to a topic (the target gets the terminus capability `topic`): every message goes to
+   * every subscription that exists when the broker commits it (docs/topics.md).
+   */
+  topic?: boolean;
 }
 
 /** Options of {@link Connection.openReceiver}. `timeoutMs` / `signal` bound the attach. */
@@ -147,6 +152,26 @@ export interface ReceiverOptions extends CallOptions {
    * the broker only delivers matching messages to this receiver. Refused at attach when malformed.
    */
   selector?: string;
+  /**
+   * Subscribe to a topic (the source gets the terminus capability `topic`): this receiver's link
+   * is its subscription, which gets every message published after the attach is answered
+   * (docs/topics.md). Non-durable unless `durable`: it lives while the link does (and through a
+   * failover, for the broker's grace period).
+   */
+  topic?: boolean;
+  /**
+   * With `topic`: a durable subscription (source durable = unsettled-state, expiry-policy never),
+   * kept with its messages across detach, connection loss, failover and broker restarts. It is
+   * found again by container-id + link name, so give the connection a fixed `containerId`.
+   * `close()` then detaches without ending it; `unsubscribe()` ends it. Without `subscription` (or `name`)
+   * the link name is the topic's address: one durable subscription per topic per container-id.
+   */
+  durable?: boolean;
+  /**
+   * With `topic`: the subscription's name, used as the link name (in place of `name`), so the
+   * subscription is found again by container-id + this name (from another process too).
+   */
+  subscription?: string;
 }
 
 /** An AMQP error as carried in a rejected outcome. */

@@ -54,6 +54,8 @@ and stops cleanly on SIGTERM/SIGINT (connections closed, store flushed).
                            only for senders desiring the link capability quorate:dedup)
   --dedup-window-count N   message-ids remembered per queue for duplicate detection (default 10000; 0 = off)
   --dedup-window-ms MS     how long a message-id is remembered (default 600000)
+  --owner-grace-ms MS      how long a dynamic node or non-durable topic subscription outlives
+                           its owner's lost link, waiting for it to re-attach (default 30000)
   --container-id ID        our Open container-id
   --http-port P            serve the status page, JSON API, /metrics (Prometheus), /healthz and
                            /readyz on this port (0 = a free one, named in the ready line as
@@ -95,6 +97,7 @@ export interface SingleNodeArgs {
   dedup: boolean;
   dedupWindowCount: number | undefined;
   dedupWindowMs: number | undefined;
+  ownerGraceMs: number | undefined;
   containerId: string | undefined;
   httpPort: number | undefined;
   httpHost: string | undefined;
@@ -151,6 +154,7 @@ const VALUED_FLAGS = [
   'max-queue-bytes',
   'dedup-window-count',
   'dedup-window-ms',
+  'owner-grace-ms',
   'container-id',
   'http-port',
   'http-host',
@@ -220,6 +224,7 @@ export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
     dedup: values.dedup === true,
     dedupWindowCount: integerFlag('dedup-window-count', s('dedup-window-count'), 0),
     dedupWindowMs: integerFlag('dedup-window-ms', s('dedup-window-ms'), 0),
+    ownerGraceMs: integerFlag('owner-grace-ms', s('owner-grace-ms'), 1),
     containerId: s('container-id'),
     httpPort: integerFlag('http-port', s('http-port'), 0, 65535),
     httpHost: s('http-host'),

@@ -43,6 +43,7 @@ export async function brokerOptionsFromArgs(a: SingleNodeArgs): Promise<StartBro
   if (a.maxFrameSize !== undefined) o.maxFrameSize = a.maxFrameSize;
   if (a.maxMessageSize !== undefined) o.maxMessageSize = a.maxMessageSize;
   if (a.idleTimeoutMs !== undefined) o.idleTimeoutMs = a.idleTimeoutMs;
+  if (a.ownerGraceMs !== undefined) o.dynamicNodeGraceMs = a.ownerGraceMs;
   if (a.containerId !== undefined) o.containerId = a.containerId;
   if (a.httpPort !== undefined) o.httpPort = a.httpPort;
   if (a.httpHost !== undefined) o.httpHost = a.httpHost;

@@ -1,7 +1,7 @@
 /**
- * Answering a peer's attach: a publisher link to a queue, to a dynamic node or an anonymous relay
- * (our receiver), a consumer link from a queue, a dynamic node or a virtual source (our sender),
- * or a refusal with the narrowest condition.
+ * Answering a peer's attach: a publisher link to a queue, a topic, a dynamic node or an anonymous
+ * relay (our receiver), a consumer link from a queue, a topic subscription (topic-attach.ts), a
+ * dynamic node or a virtual source (our sender), or a refusal with the narrowest condition.
  */
 import type { Attach, Fields, Source, Target } from '../../codec/index.js';
 import {
@@ -12,12 +12,14 @@ import {
   SELECTOR_FILTER,
   type SenderLink,
 } from '../../protocol/index.js';
-import { DEDUP_CAPABILITY } from '../../wire-extensions.js';
+import { DEDUP_CAPABILITY, TOPIC_CAPABILITY } from '../../wire-extensions.js';
 import { Selector, SelectorError } from '../selector/index.js';
+import { ensureDeclared, refuseOnError } from './attach-support.js';
 import type { BrokerConnection } from './broker-connection.js';
 import { ConsumerLink } from './consumer-link.js';
 import { type LinkGone, lifetimePolicyOf } from './dynamic-nodes.js';
 import { PublisherLink } from './publisher-link.js';
+import { ensureTopic, isTopicAttach, type Subscription, withSubscription } from './topic-attach.js';
 import { CoordinatorLink } from './transactions.js';
 import { VirtualLink } from './virtual-link.js';
 
@@ -46,12 +48,14 @@ export function attachPublisher(conn: BrokerConnection, link: ReceiverLink, atta
   const t = target as Target;
   // duplicate detection only for senders that ask for it (or on every queue with --dedup)
   const dedup = conn.ctx.opts.dedup || attach.desiredCapabilities?.includes(DEDUP_CAPABILITY) === true;
-  const accept = (address: string | undefined): void => {
+  const accept = (address: string | undefined, topic = false): void => {
     const h = new PublisherLink(conn, link, address, dedup);
     link.context = h;
     conn.addHandler(h, address === undefined ? undefined : dynamicGone(conn, link, address, h));
+    const target = replyTerminus(t, address);
+    if (topic) target.capabilities = [TOPIC_CAPABILITY];
     link.accept({
-      target: replyTerminus(t, address),
+      target,
       sndSettleMode: attach.sndSettleMode === 0 || attach.sndSettleMode === 1 ? attach.sndSettleMode : 2,
       rcvSettleMode: (attach.rcvSettleMode ?? 0) === 1 ? 1 : 0,
       maxMessageSize: conn.ctx.opts.maxMessageSize,
@@ -75,7 +79,8 @@ export function attachPublisher(conn: BrokerConnection, link: ReceiverLink, atta
   }
   const address = t.address;
   if (!allowed(conn, link, 'send', address)) return;
-  ensureQueue(conn, link, address, () => accept(address));
+  if (isTopicAttach(conn, t, address)) ensureTopic(conn, link, address, () => accept(address, true));
+  else ensureQueue(conn, link, address, () => accept(address));
 }
 
 export function attachConsumer(conn: BrokerConnection, link: SenderLink, attach: Attach): void {
@@ -90,12 +95,13 @@ export function attachConsumer(conn: BrokerConnection, link: SenderLink, attach:
     return;
   }
   const presettled = attach.sndSettleMode === 1;
-  const accept = (address: string): void => {
-    const h = new ConsumerLink(conn, link, address, presettled, filter.selector);
+  /** `sub`: a topic subscription (its selector is applied when a publish fans out, not here). */
+  const accept = (address: string, sub?: Subscription): void => {
+    const h = new ConsumerLink(conn, link, address, presettled, sub ? undefined : filter.selector);
     link.context = h;
-    conn.addHandler(h, dynamicGone(conn, link, address, h));
+    conn.addHandler(h, sub ? sub.gone(h) : dynamicGone(conn, link, address, h));
     const replySource: Source = {
-      ...replyTerminus(source, address),
+      ...(sub ? sub.terminus : replyTerminus(source, address)),
       defaultOutcome: DEFAULT_OUTCOME_STATE,
       outcomes: OUTCOMES,
       distributionMode: 'move',
@@ -131,6 +137,12 @@ export function attachConsumer(conn: BrokerConnection, link: SenderLink, attach:
     conn.addHandler(h);
     link.accept({ source: { address: address! }, sndSettleMode: 1, rcvSettleMode: 0 });
     h.start(virtual, address!);
+    return;
+  }
+  if (isTopicAttach(conn, source, address!)) {
+    ensureTopic(conn, link, address!, () =>
+      withSubscription(conn, link, source, address!, filter.selector, (sub) => accept(sub.queue, sub)),
+    );
     return;
   }
   ensureQueue(conn, link, address!, () => accept(address!));
@@ -187,46 +199,7 @@ function withDynamicNode(
 
 /** Runs `then` once `queue` exists (declaring it if allowed), or refuses the link. */
 function ensureQueue(conn: BrokerConnection, link: Link, queue: string, then: () => void): void {
-  const { backend, opts } = conn.ctx;
-  const proceed = (): void => {
-    if (conn.closed || link.state !== 'attach-received') return;
-    then();
-    conn.scheduleFlush();
-  };
-  if (backend.state.hasQueue(queue)) {
-    then();
-    return;
-  }
-  if (!opts.autoCreateQueues || queue.startsWith('$')) {
-    link.refuse({ condition: 'amqp:not-found', description: `no queue '${queue}'` });
-    return;
-  }
-  const cannot = whyNotCreate(conn);
-  if (cannot !== undefined) {
-    link.refuse({
-      condition: 'amqp:resource-limit-exceeded',
-      description: `cannot create '${queue}': ${cannot}`,
-    });
-    return;
-  }
-  conn.queuesCreated++;
-  backend
-    .submit({ type: 'declare', leaderTime: backend.now(), queue, options: opts.queueDefaults })
-    .then(proceed, (err: unknown) => {
-      conn.queuesCreated--;
-      refuseOnError(conn, link, err, `cannot declare '${queue}'`);
-    })
-    .catch((err: unknown) => conn.internalError(err));
-}
-
-function refuseOnError(conn: BrokerConnection, link: Link, err: unknown, fallback: string): void {
-  if (conn.closed || link.state !== 'attach-received') return;
-  const e = err as { condition?: unknown; description?: unknown };
-  link.refuse({
-    condition: typeof e.condition === 'string' ? e.condition : 'amqp:internal-error',
-    description: typeof e.description === 'string' ? e.description : fallback,
-  });
-  conn.scheduleFlush();
+  ensureDeclared(conn, link, { name: queue, kind: 'queue', options: conn.ctx.opts.queueDefaults }, then);
 }
 
 /**
@@ -269,16 +242,6 @@ function sourceFilter(
     inForce[entry.key] = entry.raw;
   }
   return selector ? { selector, inForce } : {};
-}
-
-/** Why this connection may not auto-create a queue now, or undefined when it may. */
-function whyNotCreate(conn: BrokerConnection): string | undefined {
-  const { opts, alarm } = conn.ctx;
-  if (alarm?.blocked) return `resource alarm (${alarm.reason})`;
-  if (conn.queuesCreated >= opts.maxQueuesPerConnection) {
-    return `this connection created ${conn.queuesCreated} queues (limit ${opts.maxQueuesPerConnection})`;
-  }
-  return undefined;
 }
 
 /**

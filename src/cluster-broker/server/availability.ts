@@ -47,7 +47,9 @@ export function availableQueues(
       return [...out];
     }
     case 'enqueue':
-      return result.status === 'enqueued' && event.type === 'enqueue' ? [event.queue] : [];
+      // a publish to a topic: the subscriptions that got it (docs/topics.md)
+      if (result.status !== 'enqueued' || event.type !== 'enqueue') return [];
+      return result.fannedOut ?? [event.queue];
     case 'settle': {
       const out = new Set<string>();
       if (result.settled.length > 0) for (const q of heldBefore) out.add(q);

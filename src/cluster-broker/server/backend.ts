@@ -52,6 +52,11 @@ export interface BrokerBackend {
   submit<E extends BrokerEvent>(event: E): Promise<ResultOf<E>>;
   /** The clock events are stamped with (ms since the epoch). */
   now(): number;
+  /**
+   * The process proposing this server's events, as owner records name it (cluster:
+   * `<member>@<incarnation>`); absent on a single node (docs/topics.md#owner-gone).
+   */
+  readonly origin?: string;
   /** False while the backend cannot serve clients (cluster: not quorate, catching up). */
   readonly serving: boolean;
   /** Why it is not serving (goes into the close description), when `serving` is false. */

@@ -416,8 +416,9 @@ export class BrokerConnection implements LinkHost {
       case 'link-attached': {
         if (ev.type === 'link-attached') return;
         const h = ev.link.context as LinkHandler | undefined;
-        // detach with closed=false suspends the link: its owner may come back for a dynamic node
-        if (h) this.dropHandler(h, ev.closed ? 'closed' : 'lost');
+        // detach with closed=false suspends the link: its owner may come back (a temporary queue
+        // waits for it); closed=true also ends a durable subscription
+        if (h) this.dropHandler(h, ev.closed ? 'detached' : 'lost');
         return;
       }
       case 'session-end':

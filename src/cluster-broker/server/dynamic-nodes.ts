@@ -1,19 +1,24 @@
 /**
- * Dynamic nodes (AMQP 1.0 part 3, 3.5.3 and 3.5.10): a link attached with a `dynamic` source or
- * target gets a broker-named temporary queue, `$temp/<uuid>`, deleted by its lifetime policy.
+ * Temporary queues: dynamic nodes (AMQP 1.0 part 3, 3.5.3 and 3.5.10) and non-durable topic
+ * subscriptions (docs/topics.md), one lifetime mechanism for both (docs/topics.md#owner-gone).
  *
- * - The queue is an ordinary queue in the replicated state (a cluster replicates it like any
- *   other); its options record the owner (`containerId/linkName` of the link that asked for it)
- *   and the lifetime policy, so any member can recognise the owner re-attaching.
- * - Lifetime policies: `delete-on-close` (the default, as the spec says for dynamic nodes): deleted
- *   when the owner's link closes; `delete-on-no-links`: deleted when no link to it is left.
- *   `delete-on-no-messages` and `delete-on-no-links-or-messages` are honoured as
- *   `delete-on-no-links` (a node is never deleted under an attached link).
- * - A detach with closed=true or a clean connection Close deletes at once. A connection that is
- *   lost (socket gone, member stopped serving, detach without closed) starts the re-attach grace
- *   period instead: the owner re-attaching within it (to the node's address, or dynamically
- *   again under the same container-id and link name, on this member or on another one: a cluster
- *   member learns it from the owner's claim) keeps the node; otherwise it is deleted.
+ * - A link attached with a `dynamic` source or target gets a broker-named temporary queue,
+ *   `$temp/<uuid>`; a non-durable subscription is a temporary queue named after its link. Both
+ *   are ordinary queues in the replicated state; their options record the owner
+ *   (`containerId/linkName` of the link that asked for it) and the lifetime policy, so any member
+ *   recognises the owner re-attaching.
+ * - Lifetime policies: `delete-on-close` (the default, as the spec says for dynamic nodes; always
+ *   for a subscription): deleted when the owner's link closes; `delete-on-no-links`: deleted when
+ *   no link to it is left. `delete-on-no-messages` and `delete-on-no-links-or-messages` are
+ *   honoured as `delete-on-no-links` (a node is never deleted under an attached link).
+ * - A detach with closed=true or a clean connection Close deletes at once. A link that is lost
+ *   (socket gone, member stopped serving, detach without closed) starts the re-attach grace
+ *   period instead, IN THE REPLICATED STATE: an `owner-lost` event. So does the death of the
+ *   member holding the owner link: every link attach that keeps a node alive records its process
+ *   (`owner-attached`), and the cluster's release-owner of a dead or restarted member marks the
+ *   nodes that process held as owner-lost. Every member sweeps the owner records and deletes a
+ *   node whose grace period passed with `delete { ifOwnerLostAt }`, void if the owner re-attached
+ *   meanwhile (on any member: its owner-attached comes first in the log).
  * - `$`-names are never auto-created, so a reply sent to a deleted node is refused (not-found)
  *   instead of re-creating a queue nobody will ever read.
  */
@@ -24,11 +29,17 @@ import type { BrokerBackend } from './backend.js';
 import type { BrokerLogger } from './options.js';
 
 export const TEMP_QUEUE_PREFIX = '$temp/';
-/** How long a dynamic node outlives its owner's lost connection, waiting for a re-attach. */
+/** How long a temporary queue outlives its owner's lost link, waiting for a re-attach. */
 export const DEFAULT_DYNAMIC_GRACE_MS = 30_000;
+/** The owner-record holder of a single node (a cluster member uses its `<member>@<incarnation>`). */
+const SINGLE_NODE_HOLDER = 'local';
 
-/** How a link to a dynamic node went away. */
-export type LinkGone = 'closed' | 'lost';
+/**
+ * How a link went away: `detached` = detach with closed=true (a durable subscription ends);
+ * `closed` = its session ended or the client closed the connection cleanly; `lost` = anything
+ * that may be a failover (socket gone, detach without closed).
+ */
+export type LinkGone = 'detached' | 'closed' | 'lost';
 
 const POLICY_BY_CODE = new Map<number | string, LifetimePolicy>([
   [0x2b, 'delete-on-close'],
@@ -66,23 +77,43 @@ interface DynamicNode {
   policy: LifetimePolicy;
   /** Links attached to it here (handler identity -> link key), the owner's included. */
   links: Map<object, string>;
-  /** Deletion pending at the end of the grace period. */
-  timer: NodeJS.Timeout | undefined;
 }
 
 export class DynamicNodes {
   private readonly nodes = new Map<string, DynamicNode>();
   private readonly byOwner = new Map<string, DynamicNode>();
   private closed = false;
+  private readonly sweeper: NodeJS.Timeout;
+  /** `<queue>@<ownerLostAt>` of the grace-period deletes this process already submitted. */
+  private readonly deleting = new Set<string>();
+  private readonly holder: string;
 
   constructor(
     private readonly backend: BrokerBackend,
     private readonly logger: BrokerLogger,
     private readonly graceMs = DEFAULT_DYNAMIC_GRACE_MS,
-  ) {}
+  ) {
+    this.holder = backend.origin ?? SINGLE_NODE_HOLDER;
+    // a quarter of the grace period late at most, and never busier than every 20 ms
+    this.sweeper = setInterval(() => this.sweep(), Math.min(1_000, Math.max(20, graceMs / 4)));
+    this.sweeper.unref();
+  }
 
   static isTemporary(address: string): boolean {
     return address.startsWith(TEMP_QUEUE_PREFIX);
+  }
+
+  /**
+   * A non-durable subscription's queue (docs/topics.md#subscriptions): declared with its owner
+   * record, like a dynamic node, and resolved once the declare committed.
+   */
+  async declareOwned(queue: string, owner: string, options: QueueOptions): Promise<void> {
+    await this.backend.submit({
+      type: 'declare',
+      leaderTime: this.backend.now(),
+      queue,
+      options: { ...options, temporary: { owner, policy: 'delete-on-close' } },
+    });
   }
 
   /**
@@ -108,17 +139,17 @@ export class DynamicNodes {
    * undefined when `queue` is not a dynamic node.
    */
   attached(queue: string, linkKey: string, handler: object): ((how: LinkGone) => void) | undefined {
-    if (this.closed || !DynamicNodes.isTemporary(queue)) return undefined;
+    if (this.closed) return undefined;
     let node = this.nodes.get(queue);
     if (!node) {
       // declared by another member (or before this process started): adopt it here
       const temporary = this.backend.state.queueInfo(queue)?.options.temporary;
       if (!temporary) return undefined;
-      node = { queue, owner: temporary.owner, policy: temporary.policy, links: new Map(), timer: undefined };
+      node = { queue, owner: temporary.owner, policy: temporary.policy, links: new Map() };
       this.nodes.set(queue, node);
       this.byOwner.set(node.owner, node);
     }
-    if (linkKey === node.owner || node.policy !== 'delete-on-close') this.cancelDeletion(node);
+    if (linkKey === node.owner || node.policy !== 'delete-on-close') this.record('owner-attached', node);
     node.links.set(handler, linkKey);
     const n = node;
     return (how) => this.detached(n, linkKey, handler, how);
@@ -128,14 +159,13 @@ export class DynamicNodes {
   ownerMoved(linkKey: string): void {
     const node = this.byOwner.get(linkKey);
     if (!node || node.links.size > 0) return;
-    this.cancelDeletion(node);
     this.forget(node);
   }
 
-  /** Stops every grace timer (the server is stopping: the nodes stay in the store). */
+  /** Stops sweeping (the server is stopping: the nodes and their owner records stay in the store). */
   close(): void {
     this.closed = true;
-    for (const node of this.nodes.values()) this.cancelDeletion(node);
+    clearInterval(this.sweeper);
     this.nodes.clear();
     this.byOwner.clear();
   }
@@ -157,20 +187,44 @@ export class DynamicNodes {
     const ownerGone = linkKey === node.owner && ![...node.links.values()].includes(node.owner);
     const due = node.policy === 'delete-on-close' ? ownerGone : node.links.size === 0;
     if (!due) return;
-    if (how === 'closed') this.delete(node);
-    else if (node.timer === undefined) {
-      node.timer = setTimeout(() => {
-        node.timer = undefined;
-        if (this.closed || (node.policy !== 'delete-on-close' && node.links.size > 0)) return;
-        this.delete(node);
-      }, this.graceMs);
-      node.timer.unref();
-    }
+    if (how === 'lost') this.record('owner-lost', node);
+    else this.delete(node);
   }
 
-  private cancelDeletion(node: DynamicNode): void {
-    if (node.timer !== undefined) clearTimeout(node.timer);
-    node.timer = undefined;
+  /** Replicates where the node's owner is (or that it is lost, from now on). */
+  private record(type: 'owner-attached' | 'owner-lost', node: DynamicNode): void {
+    this.backend
+      .submit({ type, leaderTime: this.backend.now(), queue: node.queue, holder: this.holder })
+      .catch((err: unknown) => {
+        // not quorate: the member's release-owner, once it serves again, marks what it held
+        this.logger.debug?.({ err, queue: node.queue }, `temporary queue: ${type} not committed`);
+      });
+  }
+
+  /** Deletes every temporary queue whose owner stayed lost for the whole grace period. */
+  private sweep(): void {
+    if (this.closed || !this.backend.serving) return;
+    const now = this.backend.now();
+    const lost = new Set<string>();
+    for (const o of this.backend.state.ownedQueues()) {
+      if (o.ownerLostAt === undefined) continue;
+      const key = `${o.queue}@${o.ownerLostAt}`;
+      lost.add(key);
+      if (now - o.ownerLostAt < this.graceMs || this.deleting.has(key)) continue;
+      this.deleting.add(key);
+      const queue = o.queue;
+      this.backend.submit({ type: 'delete', leaderTime: now, queue, ifOwnerLostAt: o.ownerLostAt }).then(
+        (r) => {
+          if (r.deleted)
+            this.logger.info?.({ queue }, 'temporary queue deleted: its owner did not come back');
+        },
+        (err: unknown) => {
+          this.deleting.delete(key);
+          this.logger.warn?.({ err, queue }, 'temporary queue: delete failed');
+        },
+      );
+    }
+    for (const key of this.deleting) if (!lost.has(key)) this.deleting.delete(key);
   }
 
   private forget(node: DynamicNode): void {
@@ -179,7 +233,6 @@ export class DynamicNodes {
   }
 
   private delete(node: DynamicNode): void {
-    this.cancelDeletion(node);
     this.forget(node);
     this.backend
       .submit({ type: 'delete', leaderTime: this.backend.now(), queue: node.queue })

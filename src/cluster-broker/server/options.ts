@@ -66,8 +66,10 @@ export interface BrokerServerOptions {
    */
   dedup?: boolean;
   /**
-   * How long a dynamic node outlives its owner's lost connection, waiting for the owner to
-   * re-attach (failover). Default 30_000 ms. A clean detach or Close deletes it at once.
+   * How long a temporary queue (a dynamic node, a non-durable topic subscription) outlives its
+   * owner's lost link, waiting for the owner to re-attach (failover), on whichever member learns
+   * of the loss (docs/topics.md#owner-gone). Default 30_000 ms. A clean detach or Close deletes it
+   * at once.
    */
   dynamicNodeGraceMs?: number;
   /** Open connections at most; more are refused (Open, then Close resource-limit-exceeded). Default 10_000. */
