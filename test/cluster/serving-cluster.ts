@@ -3,7 +3,7 @@
  * unlike cluster-support.ts, which the benchmarks use too).
  */
 import { afterAll, beforeAll } from 'vitest';
-import type { ClusterHandle } from '../../src/broker.js';
+import type { ClusterHandle, StartClusterOptions } from '../../src/broker.js';
 import type { Connection } from '../../src/index.js';
 import { startTestCluster, waitServing } from './cluster-support.js';
 
@@ -19,11 +19,11 @@ export interface ServingCluster {
  * One 3-member test cluster for the whole calling test file: started and serving in its
  * beforeAll; the connections handed to `track` closed and the cluster stopped in its afterAll.
  */
-export function useServingCluster(): ServingCluster {
+export function useServingCluster(options: StartClusterOptions = {}): ServingCluster {
   let handle: ClusterHandle | undefined;
   const conns: Connection[] = [];
   beforeAll(async () => {
-    handle = await startTestCluster();
+    handle = await startTestCluster(options);
     await waitServing(handle);
   });
   afterAll(async () => {

@@ -13,7 +13,7 @@ import type { ApplyResult, ReleaseResult } from '../core/results.js';
 import type { StateMachine } from '../replication/replica.js';
 import type { Entry, Snapshot } from '../replication/types.js';
 import { availableQueues, queuesHeldBy } from '../server/availability.js';
-import { linkKeyOf, memberOf, processOf } from './consumer-keys.js';
+import { linkKeyOf, memberOf, memberOfProcess, processOf } from './consumer-keys.js';
 import { type ClusterEntry, decodeEntry } from './entry-codec.js';
 
 /** What applying one entry did, for the process that submitted it. */
@@ -97,11 +97,20 @@ export class ClusterStateMachine implements StateMachine {
     return released.sort((a, b) => a - b);
   }
 
+  /**
+   * The processes of `member` other than `keep` are gone: their consumers are released, and the
+   * temporary queues whose owner link they held start their grace period
+   * (docs/topics.md#owner-gone), in queue order like every member.
+   */
   private releaseOwner(member: string, keep: string, leaderTime: number): ReleaseResult {
     const keepProcess = keep === '' ? undefined : `${member}@${keep}`;
     const gone = this.state
       .listConsumers()
       .filter((c) => memberOf(c) === member && processOf(c) !== keepProcess);
+    for (const { queue, holder } of this.state.ownedQueues()) {
+      if (holder === undefined || holder === keepProcess || memberOfProcess(holder) !== member) continue;
+      this.applyEvent({ type: 'owner-lost', leaderTime, queue, holder });
+    }
     return { type: 'release-consumer', released: this.releaseAll(gone, leaderTime) };
   }
 

@@ -39,9 +39,13 @@ export function processOf(consumer: string): string | undefined {
 /** The member id of a qualified key, or undefined. */
 export function memberOf(consumer: string): string | undefined {
   const p = processOf(consumer);
-  if (p === undefined) return undefined;
-  const at = p.indexOf('@');
-  return at < 0 ? undefined : p.slice(0, at);
+  return p === undefined ? undefined : memberOfProcess(p);
+}
+
+/** The member id of a `<member>@<incarnation>` (an owner record's holder), or undefined. */
+export function memberOfProcess(processId: string): string | undefined {
+  const at = processId.indexOf('@');
+  return at < 0 ? undefined : processId.slice(0, at);
 }
 
 /** A fresh incarnation id for this process (time + randomness: unique across restarts). */

@@ -24,7 +24,7 @@ import { type BrokerHandle, type StartBrokerOptions, startBroker } from '../serv
 import { secureDataDir } from '../store/file-modes.js';
 import { ClusterBackend } from './cluster-backend.js';
 import { ClusterStateMachine } from './cluster-state-machine.js';
-import { isValidMemberId, memberOf, newIncarnation, processKey } from './consumer-keys.js';
+import { isValidMemberId, memberOf, memberOfProcess, newIncarnation, processKey } from './consumer-keys.js';
 import { MemberConfigError } from './errors.js';
 import { MemberStatusSource } from './member-status.js';
 import { Membership, MembershipFeed } from './membership.js';
@@ -328,7 +328,10 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
         .request({ kind: 'event', event: encodeEvent({ type: 'expire', leaderTime: now }) })
         .catch(() => {});
     }
+    // members holding consumers, or the owner links of temporary queues (docs/topics.md#owner-gone)
     const holders = new Set(state.listConsumers().map((c) => memberOf(c)));
+    for (const { holder } of state.ownedQueues())
+      if (holder !== undefined) holders.add(memberOfProcess(holder));
     for (const peer of ids) {
       if (peer === id || !holders.has(peer)) continue;
       const silent = Math.min(mship.silentFor(peer, now), now - startedAt);

@@ -1,0 +1,123 @@
+/**
+ * Topics on a 3-member cluster (docs/topics.md): a durable subscriber whose member is killed -9
+ * fails over and gets every message published exactly once; a dynamic node and a non-durable
+ * subscription whose owner's member was killed, and whose owner never comes back, are deleted
+ * after the grace period by the surviving members (docs/topics.md#owner-gone).
+ */
+import type rhea from 'rhea';
+import { describe, expect, it } from 'vitest';
+import { connect } from '../../src/index.js';
+import { closeConn, open } from '../cluster/amqp-helpers.js';
+import { portOf, waitServing } from '../cluster/cluster-support.js';
+import { useServingCluster } from '../cluster/serving-cluster.js';
+import { waitFor } from '../support/net.js';
+
+const GRACE_MS = 1_500;
+const testCluster = useServingCluster({ memberArgs: ['--owner-grace-ms', String(GRACE_MS)] });
+
+/** The attach error of a plain receiver on `address` via member `id` (undefined: it attached). */
+async function attachError(id: string, address: string): Promise<string | undefined> {
+  const o = await open(portOf(testCluster.handle, id));
+  try {
+    return await new Promise<string | undefined>((resolve) => {
+      const link = o.conn.open_receiver({ source: { address }, credit_window: 0 });
+      link.once('receiver_open', () => {
+        if (link.source?.address) resolve(undefined);
+      });
+      link.once('receiver_close', () => {
+        resolve((link as unknown as { error?: { condition?: string } }).error?.condition ?? 'closed');
+      });
+    });
+  } finally {
+    await closeConn(o.conn);
+  }
+}
+
+/** Opens a rhea receiver and resolves with the source address the broker answered. */
+function receiverOpened(c: rhea.Connection, options: rhea.ReceiverOptions): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const link = c.open_receiver(options);
+    link.once('receiver_open', () => resolve(String(link.source?.address)));
+    link.once('receiver_close', () => reject(new Error(`refused: ${JSON.stringify(link.error)}`)));
+  });
+}
+
+describe('topics on a 3-member cluster', () => {
+  it('a durable subscriber fails over after kill -9 of its member and gets every message exactly once', async () => {
+    const { handle } = testCluster;
+    const sub = testCluster.track(
+      await connect({ urls: handle.urls, randomizeMembers: false, containerId: 'topic-durable' }),
+    );
+    const receiver = await sub.openReceiver('cluster-news', {
+      topic: true,
+      durable: true,
+      subscription: 'all-news',
+      credit: 5,
+    });
+    const inUse = handle.members().find((m) => m.url === sub.url)!.id;
+    const others = handle.ids.filter((id) => id !== inUse);
+    const pub = testCluster.track(
+      await connect({
+        urls: others.map((id) => handle.urls[handle.ids.indexOf(id)]!),
+        randomizeMembers: false,
+      }),
+    );
+    const sender = await pub.openSender('cluster-news', { topic: true });
+    const got: unknown[] = [];
+    const take = async (n: number): Promise<void> => {
+      for (let i = 0; i < n; i++) {
+        const d = await receiver.receive({ timeoutMs: 60_000 });
+        got.push(d.message.body);
+        await d.accept();
+      }
+    };
+    for (let i = 0; i < 10; i++) await sender.send({ messageId: `n-${i}`, body: `n-${i}` });
+    await take(4);
+
+    const reattached = new Promise<void>((r) => receiver.once('attached', () => r()));
+    await handle.kill(inUse);
+    for (let i = 10; i < 20; i++) await sender.send({ messageId: `n-${i}`, body: `n-${i}` });
+    await reattached;
+    await take(16);
+    expect(got).toEqual(Array.from({ length: 20 }, (_, i) => `n-${i}`));
+
+    await receiver.unsubscribe();
+    await handle.restart(inUse);
+    await waitServing(handle);
+  });
+
+  it("a dynamic node and a non-durable subscription are deleted when their owner's member dies and the owner never re-attaches", async () => {
+    const { handle } = testCluster;
+    const victim = handle.ids[0]!;
+    const survivor = handle.ids[1]!;
+    const owner = await open(portOf(handle, victim), 'orphan-owner');
+    const temp = await receiverOpened(owner.conn, {
+      source: { dynamic: true } as rhea.Source,
+      credit_window: 0,
+    });
+    expect(temp).toMatch(/^\$temp\//);
+    await receiverOpened(owner.conn, {
+      name: 'passing',
+      source: { address: 'cluster-orphans', capabilities: ['topic'] },
+      credit_window: 0,
+    });
+    const subscription = '$sub/orphan-owner/passing';
+    // replicated: the survivor knows both (once it applied their declares)
+    for (const address of [temp, subscription]) {
+      await waitFor(async () => (await attachError(survivor, address)) === undefined, {
+        timeoutMs: 30_000,
+        what: `${address} on ${survivor}`,
+      });
+    }
+
+    await handle.kill(victim); // the owner's connection dies with it and never comes back
+    for (const address of [temp, subscription]) {
+      await waitFor(async () => (await attachError(survivor, address)) === 'amqp:not-found', {
+        timeoutMs: 60_000,
+        what: `${address} deleted after the grace period`,
+      });
+    }
+    await handle.restart(victim);
+    await waitServing(handle);
+  });
+});
