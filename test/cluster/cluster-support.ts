@@ -91,6 +91,28 @@ export function portOf(handle: ClusterHandle, id: string): number {
   return url2port(handle.urls[handle.ids.indexOf(id)]!);
 }
 
+/** The attach error of a plain receiver on `address` via member `id` (undefined: it attached). */
+export async function attachError(
+  handle: ClusterHandle,
+  id: string,
+  address: string,
+): Promise<string | undefined> {
+  const o = await open(portOf(handle, id));
+  try {
+    return await new Promise<string | undefined>((resolve) => {
+      const link = o.conn.open_receiver({ source: { address }, credit_window: 0 });
+      link.once('receiver_open', () => {
+        if (link.source?.address) resolve(undefined);
+      });
+      link.once('receiver_close', () => {
+        resolve((link as unknown as { error?: { condition?: string } }).error?.condition ?? 'closed');
+      });
+    });
+  } finally {
+    await closeConn(o.conn);
+  }
+}
+
 /** Sends `bodies` to `address` via member `id` in one connection; all must be accepted. */
 export async function sendVia(
   handle: ClusterHandle,

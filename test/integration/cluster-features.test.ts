@@ -5,30 +5,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { connect } from '../../src/index.js';
-import { closeConn, open } from '../cluster/amqp-helpers.js';
-import { portOf, sendVia, waitServing } from '../cluster/cluster-support.js';
+import { attachError as clusterAttachError, sendVia, waitServing } from '../cluster/cluster-support.js';
 import { useServingCluster } from '../cluster/serving-cluster.js';
 import { waitFor } from '../support/net.js';
 
 const testCluster = useServingCluster();
 
-/** The attach error of a receiver on `address` via member `id` (undefined: it attached). */
-async function attachError(id: string, address: string): Promise<string | undefined> {
-  const o = await open(portOf(testCluster.handle, id));
-  try {
-    return await new Promise<string | undefined>((resolve) => {
-      const link = o.conn.open_receiver({ source: { address }, credit_window: 0 });
-      link.once('receiver_open', () => {
-        if (link.source?.address) resolve(undefined);
-      });
-      link.once('receiver_close', () => {
-        resolve((link as unknown as { error?: { condition?: string } }).error?.condition ?? 'closed');
-      });
-    });
-  } finally {
-    await closeConn(o.conn);
-  }
-}
+/** The attach error of a plain receiver on `address` via member `id` (undefined: it attached). */
+const attachError = (id: string, address: string) => clusterAttachError(testCluster.handle, id, address);
 
 describe('a 3-member cluster', () => {
   it('a dynamic node survives kill -9 of the member its owner used; closing the receiver deletes it', async () => {

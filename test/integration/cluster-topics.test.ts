@@ -7,8 +7,8 @@
 import type rhea from 'rhea';
 import { describe, expect, it } from 'vitest';
 import { connect } from '../../src/index.js';
-import { closeConn, open } from '../cluster/amqp-helpers.js';
-import { portOf, waitServing } from '../cluster/cluster-support.js';
+import { open } from '../cluster/amqp-helpers.js';
+import { attachError as clusterAttachError, portOf, waitServing } from '../cluster/cluster-support.js';
 import { useServingCluster } from '../cluster/serving-cluster.js';
 import { waitFor } from '../support/net.js';
 
@@ -16,22 +16,7 @@ const GRACE_MS = 1_500;
 const testCluster = useServingCluster({ memberArgs: ['--owner-grace-ms', String(GRACE_MS)] });
 
 /** The attach error of a plain receiver on `address` via member `id` (undefined: it attached). */
-async function attachError(id: string, address: string): Promise<string | undefined> {
-  const o = await open(portOf(testCluster.handle, id));
-  try {
-    return await new Promise<string | undefined>((resolve) => {
-      const link = o.conn.open_receiver({ source: { address }, credit_window: 0 });
-      link.once('receiver_open', () => {
-        if (link.source?.address) resolve(undefined);
-      });
-      link.once('receiver_close', () => {
-        resolve((link as unknown as { error?: { condition?: string } }).error?.condition ?? 'closed');
-      });
-    });
-  } finally {
-    await closeConn(o.conn);
-  }
-}
+const attachError = (id: string, address: string) => clusterAttachError(testCluster.handle, id, address);
 
 /** Opens a rhea receiver and resolves with the source address the broker answered. */
 function receiverOpened(c: rhea.Connection, options: rhea.ReceiverOptions): Promise<string> {
