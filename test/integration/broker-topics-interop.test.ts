@@ -1,0 +1,114 @@
+/**
+ * Topics with independent AMQP 1.0 clients (docs/topics.md): rhea publishes and subscribes by
+ * setting the terminus capability `topic` (a durable subscription by durable = unsettled-state and
+ * expiry-policy never), and a Qpid Proton Python subscriber gets what our client publishes.
+ */
+import { spawn } from 'node:child_process';
+import rhea from 'rhea';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type BrokerHandle, startBroker } from '../../src/broker.js';
+import { connect } from '../../src/index.js';
+import { closeConnection, connect as rheaConnect, sendAll, TestReceiver } from '../broker/rhea-client.js';
+
+let broker: BrokerHandle;
+
+beforeAll(async () => {
+  broker = await startBroker({ port: 0 });
+});
+afterAll(async () => {
+  await broker?.stop();
+});
+
+const topicSource = (address: string, extra: Record<string, unknown> = {}) => ({
+  source: { address, capabilities: ['topic'], ...extra },
+});
+
+describe('rhea', () => {
+  it('publishes to a topic and subscribes (non-durable, durable, with a selector) by the capability', async () => {
+    const conn = await rheaConnect({ port: broker.port, containerId: 'rhea-topics' });
+    try {
+      const plain = new TestReceiver(conn, 'rhea-news', { ...topicSource('rhea-news'), name: 'plain' });
+      const durable = new TestReceiver(conn, 'rhea-news', {
+        ...topicSource('rhea-news', { durable: 2, expiry_policy: 'never' }),
+        name: 'kept',
+      });
+      const green = new TestReceiver(conn, 'rhea-news', {
+        ...topicSource('rhea-news', { filter: rhea.filter.selector("colour = 'green'") }),
+        name: 'green',
+      });
+      await Promise.all([plain.opened, durable.opened, green.opened]);
+      const reply = (r: TestReceiver) => r.link.source as unknown as Record<string, unknown>;
+      for (const r of [plain, durable, green]) expect(reply(r).capabilities).toEqual(['topic']);
+      expect(reply(durable)).toMatchObject({ durable: 2, expiry_policy: 'never' });
+      // the filters in force (spec 3.5.3)
+      expect(Object.keys((reply(green).filter ?? {}) as object)).toEqual(['jms-selector']);
+
+      const outcomes = await sendAll(
+        conn,
+        'rhea-news',
+        ['red', 'green', 'blue'].map((colour) => ({ body: colour, application_properties: { colour } })),
+        { target: { address: 'rhea-news', capabilities: ['topic'] } },
+      );
+      expect(outcomes.map((o) => o.state)).toEqual(['accepted', 'accepted', 'accepted']);
+      const bodies = async (r: TestReceiver, n: number) =>
+        (await r.next(n)).map((x) => {
+          x.delivery.accept();
+          return x.message.body;
+        });
+      expect(await bodies(plain, 3)).toEqual(['red', 'green', 'blue']);
+      expect(await bodies(durable, 3)).toEqual(['red', 'green', 'blue']);
+      expect(await bodies(green, 1)).toEqual(['green']);
+    } finally {
+      await closeConnection(conn);
+    }
+    // the clean close ended the non-durable ones; the durable one stays until a closing detach
+    expect(broker.backend.state.subscriptionsOf('rhea-news')).toEqual(['$sub/rhea-topics/kept']);
+  });
+});
+
+describe('Qpid Proton', () => {
+  it('a Proton subscriber (capability topic, durable, selector) gets what our client publishes', async () => {
+    const child = spawn(
+      '/usr/bin/python3',
+      ['test/support/proton_topic_subscriber.py', broker.url, 'proton-news', '2', 'n >= 2'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (b: Buffer) => {
+      stderr += b.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on('data', (b: Buffer) => {
+          stdout += b.toString();
+          if (stdout.includes('attached\n')) resolve();
+        });
+        child.once('exit', (code) => reject(new Error(`proton subscriber exited ${code}: ${stderr}`)));
+      });
+      const conn = await connect({ urls: broker.url, reconnect: false });
+      try {
+        const sender = await conn.openSender('proton-news', { topic: true });
+        for (let n = 1; n <= 3; n++)
+          await sender.send({ messageId: `p-${n}`, body: `n-${n}`, applicationProperties: { n } });
+      } finally {
+        await conn.close();
+      }
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill();
+    }
+    const result = JSON.parse(stdout.trim().split('\n').pop()!) as {
+      received: Array<{ id: string; body: unknown }>;
+      capabilities: string[];
+      filtered: boolean;
+    };
+    expect(result.capabilities).toEqual(['topic']);
+    expect(result.filtered).toBe(true);
+    expect(result.received).toEqual([
+      { id: 'p-2', body: 'n-2' },
+      { id: 'p-3', body: 'n-3' },
+    ]);
+  });
+});
