@@ -1,6 +1,7 @@
 /**
- * Topics on a 3-member cluster (docs/topics.md): a durable subscriber whose member is killed -9
- * fails over and gets every message published exactly once; a dynamic node and a non-durable
+ * Topics on a 3-member cluster (docs/topics.md): a durable subscriber (and a non-durable one, kept
+ * for the grace period) whose member is killed -9 fails over and gets every message published
+ * exactly once; a dynamic node and a non-durable
  * subscription whose owner's member was killed, and whose owner never comes back, are deleted
  * after the grace period by the surviving members (docs/topics.md#owner-gone).
  */
@@ -28,7 +29,7 @@ function receiverOpened(c: rhea.Connection, options: rhea.ReceiverOptions): Prom
 }
 
 describe('topics on a 3-member cluster', () => {
-  it('a durable subscriber fails over after kill -9 of its member and gets every message exactly once', async () => {
+  it('durable and non-durable subscribers fail over after kill -9 of their member and get every message exactly once', async () => {
     const { handle } = testCluster;
     const sub = testCluster.track(
       await connect({ urls: handle.urls, randomizeMembers: false, containerId: 'topic-durable' }),
@@ -37,6 +38,12 @@ describe('topics on a 3-member cluster', () => {
       topic: true,
       durable: true,
       subscription: 'all-news',
+      credit: 5,
+    });
+    // non-durable: survives the failover too, the broker keeping it for the grace period
+    const passing = await sub.openReceiver('cluster-news', {
+      topic: true,
+      subscription: 'passing',
       credit: 5,
     });
     const inUse = handle.members().find((m) => m.url === sub.url)!.id;
@@ -49,22 +56,29 @@ describe('topics on a 3-member cluster', () => {
     );
     const sender = await pub.openSender('cluster-news', { topic: true });
     const got: unknown[] = [];
-    const take = async (n: number): Promise<void> => {
+    const gotPassing: unknown[] = [];
+    const take = async (n: number, from = receiver, into = got): Promise<void> => {
       for (let i = 0; i < n; i++) {
-        const d = await receiver.receive({ timeoutMs: 60_000 });
-        got.push(d.message.body);
+        const d = await from.receive({ timeoutMs: 60_000 });
+        into.push(d.message.body);
         await d.accept();
       }
     };
     for (let i = 0; i < 10; i++) await sender.send({ messageId: `n-${i}`, body: `n-${i}` });
     await take(4);
+    await take(3, passing, gotPassing);
 
-    const reattached = new Promise<void>((r) => receiver.once('attached', () => r()));
+    const reattached = Promise.all(
+      [receiver, passing].map((r) => new Promise<void>((resolve) => r.once('attached', () => resolve()))),
+    );
     await handle.kill(inUse);
     for (let i = 10; i < 20; i++) await sender.send({ messageId: `n-${i}`, body: `n-${i}` });
     await reattached;
     await take(16);
-    expect(got).toEqual(Array.from({ length: 20 }, (_, i) => `n-${i}`));
+    await take(17, passing, gotPassing);
+    const all = Array.from({ length: 20 }, (_, i) => `n-${i}`);
+    expect(got).toEqual(all);
+    expect(gotPassing).toEqual(all);
 
     await receiver.unsubscribe();
     await handle.restart(inUse);
