@@ -26,6 +26,20 @@ describe('BrokerState: topics (docs/topics.md)', () => {
     expect(d.state.queueInfo('t')).toMatchObject({ depth: 0 });
   });
 
+  it('a snapshot writes a publish once for all its subscriptions; the restored state shares it too', () => {
+    const d = withTopic('s1', 's2', 's3');
+    const big = 'x'.repeat(10_000);
+    d.enqueue('t', big);
+    const snap = d.state.snapshot();
+    expect(snap.length).toBeLessThan(2 * big.length);
+    const restored = BrokerState.fromSnapshot(snap);
+    const stored = ['s1', 's2', 's3'].map((s) => restored.queues.get(s)!.available.head!.bytes);
+    expect(text(stored[0]!)).toBe(big);
+    expect(stored[1]).toBe(stored[0]);
+    expect(stored[2]).toBe(stored[0]);
+    expect(restored.snapshot()).toEqual(snap);
+  });
+
   it('a subscription declared later gets only later messages', () => {
     const d = withTopic('early');
     d.enqueue('t', 'one');

@@ -7,7 +7,9 @@
  * Layout: [magic 'QBS1'][now f64][nextSeq][queue count] then per queue: name, options, message
  * count, messages, dedup count, dedup entries (key, time f64).
  * Message: seq, flags u8, [expiresAt f64], deliveryCount, [owner], [undeliverable list],
- * [dead-letter: fromQueue, error?], bytes.
+ * [dead-letter: fromQueue, error?], then its bytes, or (F_SHARED) the seq of the message written
+ * earlier that holds the same bytes: one publish to a topic shares one copy between its
+ * subscriptions (docs/topics.md#commit-point), and a restored state shares it the same way.
  * Then, only when some temporary queue has an owner record (so older snapshots, which end after
  * the queues, still load): record count, then per record: queue name, kind u8 (1 = held by a
  * process: holder string; 2 = owner lost: leader time f64).
@@ -28,6 +30,7 @@ const F_UNDELIVERABLE = 8;
 const F_DEAD_LETTER = 16;
 const F_DL_ERROR = 32;
 const F_DL_DESCRIPTION = 64;
+const F_SHARED = 128;
 
 const OWNER_HELD = 1;
 const OWNER_LOST = 2;
@@ -52,12 +55,14 @@ export function writeSnapshot(s: BrokerState): Uint8Array {
   w.f64(s.now);
   w.uint(s.nextSeq);
   w.uint(s.queues.size);
+  /** The seq of the first message written with these bytes (shared bytes are written once). */
+  const writtenAs = new Map<Uint8Array, number>();
   for (const q of s.queues.values()) {
     w.str(q.name);
     writeQueueOptions(w, q.options);
     const msgs = queueMessagesInSeqOrder(q);
     w.uint(msgs.length);
-    for (const m of msgs) writeMessage(w, m);
+    for (const m of msgs) writeMessage(w, m, writtenAs);
     w.uint(q.dedup.size);
     for (const [key, time] of q.dedup.entries()) {
       w.str(key);
@@ -81,8 +86,9 @@ export function writeSnapshot(s: BrokerState): Uint8Array {
   return w.finish();
 }
 
-function writeMessage(w: VarintWriter, m: QueuedMessage): void {
-  let flags = 0;
+function writeMessage(w: VarintWriter, m: QueuedMessage, writtenAs: Map<Uint8Array, number>): void {
+  const sharedWith = writtenAs.get(m.bytes);
+  let flags = sharedWith === undefined ? 0 : F_SHARED;
   if (m.acquiredBefore) flags |= F_ACQUIRED_BEFORE;
   if (m.expiresAt >= 0) flags |= F_EXPIRES;
   if (m.owner !== undefined) flags |= F_OWNER;
@@ -110,7 +116,11 @@ function writeMessage(w: VarintWriter, m: QueuedMessage): void {
       if (m.deadLetter.error.description !== undefined) w.str(m.deadLetter.error.description);
     }
   }
-  w.bytes(m.bytes);
+  if (sharedWith !== undefined) w.uint(sharedWith);
+  else {
+    writtenAs.set(m.bytes, m.seq);
+    w.bytes(m.bytes);
+  }
 }
 
 export function readSnapshot(s: BrokerState, bytes: Uint8Array): void {
@@ -126,6 +136,7 @@ export function readSnapshot(s: BrokerState, bytes: Uint8Array): void {
   s.nextSeq = nextSeq;
   s.appliedCount = 0;
   const queueCount = r.uint();
+  const bytesBySeq = new Map<number, Uint8Array>();
   for (let qi = 0; qi < queueCount; qi++) {
     const name = r.str();
     const q = new Queue(name, readQueueOptions(r));
@@ -151,7 +162,15 @@ export function readSnapshot(s: BrokerState, bytes: Uint8Array): void {
           deadLetter.error = flags & F_DL_DESCRIPTION ? { condition, description: r.str() } : { condition };
         }
       }
-      const m = s.newMessage(q, r.bytesCopy(), expiresAt, deliveryCount, seq);
+      let bytes: Uint8Array | undefined;
+      if (flags & F_SHARED) {
+        bytes = bytesBySeq.get(r.uint());
+        if (bytes === undefined) throw new ByteReaderError('a shared message names no earlier message');
+      } else {
+        bytes = r.bytesCopy();
+        bytesBySeq.set(seq, bytes);
+      }
+      const m = s.newMessage(q, bytes, expiresAt, deliveryCount, seq);
       m.acquiredBefore = (flags & F_ACQUIRED_BEFORE) !== 0;
       m.undeliverable = undeliverable;
       m.deadLetter = deadLetter;
