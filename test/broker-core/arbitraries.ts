@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import type { BrokerEvent, QueueOptions, SettleOutcome } from '../../src/cluster-broker/core/events.js';
 
-const queues = ['a', 'b', 'a.dlq', 'dead'];
+// 't' a topic, 's1' and 's2' its subscriptions (when declared so: see `timeless`)
+const queues = ['a', 'b', 'a.dlq', 'dead', 't', 's1', 's2'];
+const holders = ['p1', 'p2'];
 const consumers = ['c/1', 'c/2', 'c/3'];
 
 const options: fc.Arbitrary<QueueOptions> = fc.record(
@@ -11,6 +13,7 @@ const options: fc.Arbitrary<QueueOptions> = fc.record(
     deadLetterQueue: fc.constantFrom<string | null>('dead', null, 'a.dlq'),
     dedupWindowCount: fc.integer({ min: 0, max: 5 }),
     dedupWindowMs: fc.integer({ min: 0, max: 500 }),
+    temporary: fc.constant({ owner: 'c/1', policy: 'delete-on-close' as const }),
   },
   { requiredKeys: [] },
 );
@@ -78,7 +81,39 @@ const timeless: fc.Arbitrary<Timeless> = fc.oneof(
   },
   {
     weight: 1,
-    arbitrary: fc.record({ type: fc.constant('delete' as const), queue: fc.constantFrom(...queues) }),
+    arbitrary: fc.record({
+      type: fc.constant('declare' as const),
+      queue: fc.constant('t'),
+      options: options.map((o): QueueOptions => ({ ...o, topic: true })),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      type: fc.constant('declare' as const),
+      queue: fc.constantFrom('s1', 's2'),
+      options: options.map((o): QueueOptions => ({ ...o, subscription: { topic: 't' } })),
+    }),
+  },
+  {
+    weight: 1,
+    // ifOwnerLostAt: the model test replaces an odd one with the queue's actual owner-lost time
+    arbitrary: fc.record(
+      {
+        type: fc.constant('delete' as const),
+        queue: fc.constantFrom(...queues),
+        ifOwnerLostAt: fc.integer({ min: 0, max: 3 }),
+      },
+      { requiredKeys: ['type', 'queue'] },
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      type: fc.constantFrom('owner-attached' as const, 'owner-lost' as const),
+      queue: fc.constantFrom(...queues),
+      holder: fc.constantFrom(...holders),
+    }),
   },
   { weight: 8, arbitrary: enqueueArb },
   {

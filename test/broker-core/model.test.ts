@@ -34,7 +34,12 @@ describe('BrokerState against a naive model', () => {
               ],
             };
           }
+          if (raw.type === 'delete' && raw.ifOwnerLostAt !== undefined && raw.ifOwnerLostAt % 2 === 1) {
+            const lostAt = state.ownedQueues().find((o) => o.queue === raw.queue)?.ownerLostAt;
+            if (lostAt !== undefined) e = { ...raw, ifOwnerLostAt: lostAt };
+          }
           expect(normalize(state.apply(e))).toEqual(model.apply(e));
+          expect(state.ownedQueues()).toEqual(model.owned());
           for (const name of model.queues.keys()) {
             expect(state.availableSeqs(name)).toEqual(model.available(name));
             expect(state.queueInfo(name)?.depth).toBe(model.depth(name));

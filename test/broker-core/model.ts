@@ -1,6 +1,7 @@
 /**
- * A deliberately naive model of the broker's queue semantics (arrays, linear scans), written
- * independently of BrokerState, to compare against it on random event sequences.
+ * A deliberately naive model of the broker's queue and topic semantics and of the owner records
+ * of temporary queues (arrays, linear scans), written independently of BrokerState, to compare
+ * against it on random event sequences.
  */
 import type { BrokerEvent, QueueOptions } from '../../src/cluster-broker/core/events.js';
 import type {
@@ -25,6 +26,9 @@ interface MQueue {
   options: QueueOptions;
   msgs: MMsg[]; // seq order
   dedup: Array<{ key: string; time: number }>;
+  /** A temporary queue's owner record (docs/topics.md#owner-gone). */
+  holder?: string;
+  ownerLostAt?: number;
 }
 
 export class Model {
@@ -51,6 +55,22 @@ export class Model {
       q.msgs.length + 1 > (q.options.maxMessages ?? Infinity) ||
       bytes + size > (q.options.maxBytes ?? Infinity)
     );
+  }
+
+  /** Where an enqueue to `name` goes: the topic's subscriptions in declaration order, or the queue. */
+  private targets(name: string, q: MQueue): MQueue[] {
+    if (!q.options.topic) return [q];
+    return [...this.queues.values()].filter((s) => s.options.subscription?.topic === name);
+  }
+
+  /** Owner records as BrokerState.ownedQueues() lists them. */
+  owned(): Array<{ queue: string; holder?: string; ownerLostAt?: number }> {
+    const out: Array<{ queue: string; holder?: string; ownerLostAt?: number }> = [];
+    for (const [queue, q] of this.queues) {
+      if (q.holder !== undefined) out.push({ queue, holder: q.holder });
+      else if (q.ownerLostAt !== undefined) out.push({ queue, ownerLostAt: q.ownerLostAt });
+    }
+    return out;
   }
 
   private expired(m: MMsg): boolean {
@@ -81,18 +101,19 @@ export class Model {
     this.now = Math.max(this.now, e.leaderTime);
     switch (e.type) {
       case 'commit': {
-        const adding = new Map<string, { n: number; bytes: number }>();
+        const adding = new Map<MQueue, { n: number; bytes: number }>();
         for (const sub of e.events) {
           if (sub.type !== 'enqueue') continue;
           const q = this.queues.get(sub.queue);
           if (!q) return { type: 'commit', status: 'refused', condition: 'amqp:not-found', description: '' };
           this.trim(q);
           if (sub.dedupKey !== undefined && q.dedup.some((d) => d.key === sub.dedupKey)) continue;
-          const a = adding.get(sub.queue) ?? { n: 0, bytes: 0 };
-          adding.set(sub.queue, { n: a.n + 1, bytes: a.bytes + sub.message.length });
+          for (const t of this.targets(sub.queue, q)) {
+            const a = adding.get(t) ?? { n: 0, bytes: 0 };
+            adding.set(t, { n: a.n + 1, bytes: a.bytes + sub.message.length });
+          }
         }
-        for (const [name, a] of adding) {
-          const q = this.queues.get(name)!;
+        for (const [q, a] of adding) {
           const bytes = q.msgs.reduce((n, m) => n + m.bytes.length, 0);
           if (
             q.msgs.length + a.n > (q.options.maxMessages ?? Infinity) ||
@@ -113,16 +134,30 @@ export class Model {
       }
       case 'declare': {
         if (this.queues.has(e.queue)) return { type: 'declare', created: false };
+        const topic = e.options.subscription?.topic;
+        if (topic !== undefined && !this.queues.has(topic))
+          this.queues.set(topic, { options: { topic: true }, msgs: [], dedup: [] });
         this.queues.set(e.queue, { options: e.options, msgs: [], dedup: [] });
         return { type: 'declare', created: true };
       }
-      case 'owner-attached':
-      case 'owner-lost':
-        // owner records are covered by test/broker-core/topics.test.ts; the generators never emit them
-        throw new Error(`the model does not cover ${e.type}`);
+      case 'owner-attached': {
+        const q = this.queues.get(e.queue);
+        if (!q || q.options.temporary === undefined) return { type: e.type, changed: false };
+        q.holder = e.holder;
+        q.ownerLostAt = undefined;
+        return { type: e.type, changed: true };
+      }
+      case 'owner-lost': {
+        const q = this.queues.get(e.queue);
+        if (!q || q.holder !== e.holder) return { type: e.type, changed: false };
+        q.holder = undefined;
+        q.ownerLostAt = this.now;
+        return { type: e.type, changed: true };
+      }
       case 'delete': {
         const q = this.queues.get(e.queue);
-        if (!q) return { type: 'delete', deleted: false, dropped: 0 };
+        if (!q || (e.ifOwnerLostAt !== undefined && q.ownerLostAt !== e.ifOwnerLostAt))
+          return { type: 'delete', deleted: false, dropped: 0 };
         this.queues.delete(e.queue);
         return { type: 'delete', deleted: true, dropped: q.msgs.length };
       }
@@ -133,7 +168,8 @@ export class Model {
         if (e.dedupKey !== undefined && q.dedup.some((d) => d.key === e.dedupKey)) {
           return { type: 'enqueue', status: 'duplicate' };
         }
-        if (this.full(q, e.message.length)) {
+        const into = this.targets(e.queue, q);
+        if (into.some((t) => this.full(t, e.message.length))) {
           return {
             type: 'enqueue',
             status: 'refused',
@@ -141,22 +177,26 @@ export class Model {
             description: '',
           };
         }
-        const seq = this.seq++;
-        q.msgs.push({
-          seq,
-          bytes: e.message,
-          expiresAt: e.expiresAt,
-          deliveryCount: e.deliveryCount ?? 0,
-          acquiredBefore: false,
-          owner: undefined,
-          undeliverable: [],
-          deadLetter: undefined,
-        });
+        const first = into.length === 0 ? 0 : this.seq;
+        for (const t of into) {
+          t.msgs.push({
+            seq: this.seq++,
+            bytes: e.message,
+            expiresAt: e.expiresAt,
+            deliveryCount: e.deliveryCount ?? 0,
+            acquiredBefore: false,
+            owner: undefined,
+            undeliverable: [],
+            deadLetter: undefined,
+          });
+        }
         if (e.dedupKey !== undefined && (q.options.dedupWindowCount ?? 10_000) > 0) {
           q.dedup.push({ key: e.dedupKey, time: this.now });
           this.trim(q);
         }
-        return { type: 'enqueue', status: 'enqueued', seq };
+        if (!q.options.topic) return { type: 'enqueue', status: 'enqueued', seq: first };
+        const fannedOut = [...this.queues].filter(([, v]) => into.includes(v)).map(([name]) => name);
+        return { type: 'enqueue', status: 'enqueued', seq: first, fannedOut };
       }
       case 'acquire': {
         const messages: AcquiredMessage[] = [];
