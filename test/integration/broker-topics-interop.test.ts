@@ -1,7 +1,8 @@
 /**
  * Topics with independent AMQP 1.0 clients (docs/topics.md): rhea publishes and subscribes by
  * setting the terminus capability `topic` (a durable subscription by durable = unsettled-state and
- * expiry-policy never), and a Qpid Proton Python subscriber gets what our client publishes.
+ * expiry-policy never), `--dedup` drops a re-sent rhea publish, and a Qpid Proton Python
+ * subscriber gets what our client publishes.
  */
 import { spawn } from 'node:child_process';
 import rhea from 'rhea';
@@ -9,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BrokerHandle, startBroker } from '../../src/broker.js';
 import { connect } from '../../src/index.js';
 import { closeConnection, connect as rheaConnect, sendAll, TestReceiver } from '../broker/rhea-client.js';
+import { waitFor } from '../support/net.js';
 
 let broker: BrokerHandle;
 
@@ -63,6 +65,36 @@ describe('rhea', () => {
     }
     // the clean close ended the non-durable ones; the durable one stays until a closing detach
     expect(broker.backend.state.subscriptionsOf('rhea-news')).toEqual(['$sub/rhea-topics/kept']);
+  });
+});
+
+describe('a broker run with --dedup', () => {
+  it('drops a re-sent publish from a sender that did not ask for dedup: each subscription gets it once', async () => {
+    const dedupBroker = await startBroker({ port: 0, dedup: true });
+    const conn = await rheaConnect({ port: dedupBroker.port });
+    try {
+      const subs = [1, 2].map(
+        (i) => new TestReceiver(conn, 'dedup-news', { ...topicSource('dedup-news'), name: `s${i}` }),
+      );
+      await Promise.all(subs.map((r) => r.opened));
+      const target = { target: { address: 'dedup-news', capabilities: ['topic'] } };
+      const again = { message_id: 'same-id', body: 'once' };
+      await sendAll(conn, 'dedup-news', [again, again, { message_id: 'other', body: 'next' }], target);
+      for (const r of subs) {
+        const got = await r.next(2);
+        expect(got.map((x) => x.message.body)).toEqual(['once', 'next']);
+        for (const x of got) x.delivery.accept();
+      }
+      // nothing left behind: the duplicate never entered a subscription
+      const { state } = dedupBroker.backend;
+      await waitFor(() => state.subscriptionsOf('dedup-news').every((q) => state.queueInfo(q)?.depth === 0), {
+        timeoutMs: 10_000,
+        what: 'both subscriptions empty once accepted',
+      });
+    } finally {
+      await closeConnection(conn);
+      await dedupBroker.stop();
+    }
   });
 });
 
