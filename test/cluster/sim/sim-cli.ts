@@ -16,7 +16,7 @@ const nodes = arg('nodes', 3);
 let failed = 0;
 const t0 = Date.now();
 for (let s = from; s < from + count; s++) {
-  const r = runBrokerSim({ seed: s, nodes });
+  const r = await runBrokerSim({ seed: s, nodes });
   if (!r.ok) {
     failed++;
     process.stdout.write(`${JSON.stringify(r)}\n`);
