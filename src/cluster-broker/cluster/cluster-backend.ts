@@ -11,6 +11,9 @@
  * amqp:connection:forced): the leader or term changed after the request was sent, or no apply
  * within `submitTimeoutMs`. A request that could not be sent yet (no leader known, leader not
  * connected) waits, unsent, for a leader until the same deadline.
+ *
+ * Clock and timers are options (default Date.now and setTimeout) so that the broker simulation
+ * (test/cluster/sim/broker-sim.ts) runs this very code on every simulated member.
  */
 import { EventEmitter } from 'eventemitter3';
 import { notQuorateDescription } from '../../wire-extensions.js';
