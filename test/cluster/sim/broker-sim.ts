@@ -12,9 +12,7 @@
  * Faults: seeded network (partitions, loss, delay, duplication, for Raft and forward messages
  * alike), disks that lose unsynced writes, crashes and restarts (new incarnations,
  * release-owner), clock skew between leaders. Clients on every member submit through
- * `backend.submit()`: producers (with in-doubt re-sends of the same message-id), competing
- * consumers (acquire, settle with every outcome, detach, the same link on other members = claim).
- * A client counts an enqueue acknowledged only when submit resolves it.
+ * `backend.submit()` (sim-clients.ts) and count an enqueue acknowledged only when it resolves.
  *
  * Checked on every step: members that applied the same index hold byte-identical snapshots;
  * the delivery contract on the committed results (ContractChecker); a submit resolves with a
@@ -35,15 +33,14 @@ import { processKey } from '../../../src/cluster-broker/cluster/consumer-keys.js
 import { decodeEntry, stampEntry } from '../../../src/cluster-broker/cluster/entry-codec.js';
 import { type AppMessage, decodeApp, encodeApp } from '../../../src/cluster-broker/cluster/peer-wire.js';
 import { decodeEvent, encodeEvent } from '../../../src/cluster-broker/core/event-codec.js';
-import type { BrokerEvent, SettleOutcome } from '../../../src/cluster-broker/core/events.js';
-import type { ResultOf } from '../../../src/cluster-broker/core/results.js';
+import type { BrokerEvent } from '../../../src/cluster-broker/core/events.js';
 import { RaftCore } from '../../../src/cluster-broker/replication/core.js';
 import type { Entry, Message, Ready } from '../../../src/cluster-broker/replication/types.js';
-import { BackendClosedError, OutcomeUnknownError } from '../../../src/cluster-broker/server/backend.js';
 import { EventQueue } from '../../replication/sim/event-queue.js';
 import { Rng } from '../../replication/sim/rng.js';
 import { SimDisk } from '../../replication/sim/sim-disk.js';
 import { ContractChecker, ContractViolation } from './contract-checker.js';
+import { type Client, SimClients } from './sim-clients.js';
 import { SimReplicaPort } from './sim-replica-port.js';
 
 export interface BrokerSimOptions {
@@ -87,13 +84,6 @@ type Ev =
   | { k: 'fault' }
   | { k: 'heal' };
 
-interface Client {
-  kind: 'producer' | 'consumer';
-  /** A consumer's link key (`containerId/linkName`); the same keys on every member. */
-  link: string;
-  held: number[];
-}
-
 /** One member process: everything but `disk` and `skew` is new at each start. */
 interface SimNode {
   id: string;
@@ -117,7 +107,6 @@ interface SimNode {
   snapEvery: number;
 }
 
-const QUEUE = 'q';
 /** A request not applied within this is answered "outcome unknown" (simulated ms). */
 const SUBMIT_TIMEOUT_MS = 500;
 
@@ -144,9 +133,7 @@ export class BrokerSimulation {
   private readonly checker = new ContractChecker();
   /** index -> hash of the state snapshot after applying it (first member to apply it). */
   private readonly stateAt = new Map<number, string>();
-  private readonly acked = new Set<string>();
-  private readonly withTtl = new Set<string>();
-  private readonly inDoubt: string[] = [];
+  private readonly clients: SimClients;
   private conn: boolean[][];
   private loss = 0;
   private dup = 0;
@@ -154,18 +141,15 @@ export class BrokerSimulation {
   private now = 0;
   private healed = false;
   private healAt = 0;
-  private keys = 0;
   private acquired = 0;
   private crashes = 0;
-  private declared = false;
   private timerIds = 0;
-  /** A broken promise seen in a client's callback (thrown by the run loop). */
-  private violation: ContractViolation | undefined;
   private readonly faultMs: number;
   private readonly settleMs: number;
 
   constructor(private readonly opts: BrokerSimOptions) {
     this.rng = new Rng(opts.seed);
+    this.clients = new SimClients(this.rng);
     const n = opts.nodes ?? 3;
     this.ids = Array.from({ length: n }, (_, i) => `n${i + 1}`);
     this.conn = this.ids.map(() => this.ids.map(() => true));
@@ -205,7 +189,7 @@ export class BrokerSimulation {
         this.handle(ev.event);
         // Raft-only steps settle no promise; after any other, the callbacks run before time moves
         if (ev.event.k !== 'deliver' && ev.event.k !== 'timer') await settle();
-        if (this.violation) throw this.violation;
+        if (this.clients.violation) throw this.clients.violation;
         if (this.healed && this.converged()) break;
         if (this.healed && this.now > this.healAt + this.settleMs) {
           throw new Error(`members did not converge ${this.settleMs} ms after healing: ${this.describe()}`);
@@ -227,7 +211,7 @@ export class BrokerSimulation {
       seed: this.opts.seed,
       ok,
       committed: this.checker.checked,
-      acked: this.acked.size,
+      acked: this.clients.acked.size,
       enqueued: this.checker.enqueuedAs.size,
       acquired: this.acquired,
       crashes: this.crashes,
@@ -305,13 +289,7 @@ export class BrokerSimulation {
     node.backend = backend;
     node.inflight = undefined;
     node.timerAt = Number.POSITIVE_INFINITY;
-    node.clients = [];
-    const producers = this.rng.int(0, 2);
-    const consumers = this.rng.int(0, 2);
-    for (let c = 0; c < producers; c++) node.clients.push({ kind: 'producer', link: '', held: [] });
-    for (let c = 0; c < consumers; c++) {
-      node.clients.push({ kind: 'consumer', link: `cont${this.rng.int(1, 4)}/link`, held: [] });
-    }
+    node.clients = this.clients.newClients();
     node.clients.forEach((_, c) => {
       this.q.push(this.now + this.rng.range(1, 30), { k: 'client', node: i, epoch, client: c });
     });
@@ -417,29 +395,7 @@ export class BrokerSimulation {
       throw new ContractViolation(`${node.id} ${how} index ${index}: state differs from another member's`);
   }
 
-  // ---- clients (what the AMQP server asks of its backend) ----
-
-  /**
-   * A client's event through the member's backend. It must resolve with a result of its own
-   * event's type (BrokerBackend: ResultOf) and reject only with "outcome unknown".
-   */
-  private submit<E extends BrokerEvent>(
-    backend: ClusterBackend,
-    event: E,
-    onResult: (r: ResultOf<E>) => void,
-    onUnknown: () => void = () => {},
-  ): void {
-    backend.submit(event).then(
-      (r) => {
-        if (r.type === event.type) onResult(r);
-        else this.violation ??= new ContractViolation(`a ${event.type} was answered with a ${r.type} result`);
-      },
-      (err: unknown) => {
-        if (err instanceof OutcomeUnknownError || err instanceof BackendClosedError) onUnknown();
-        else this.violation ??= new ContractViolation(`a ${event.type} failed with ${String(err)}`);
-      },
-    );
-  }
+  // ---- clients ----
 
   private leaderTime(i: number): number {
     return this.now + this.nodes[i]!.skew + 1_000_000;
@@ -448,95 +404,30 @@ export class BrokerSimulation {
   private clientStep(i: number, c: number): void {
     const node = this.nodes[i]!;
     const backend = node.backend!;
-    const client = node.clients[c]!;
+    const epoch = node.epoch;
     const again = (ms: number): void => {
       if (!this.healed || this.rng.chance(0.3)) {
-        this.q.push(this.now + ms, { k: 'client', node: i, epoch: node.epoch, client: c });
+        this.q.push(this.now + ms, { k: 'client', node: i, epoch, client: c });
       }
     };
-    const epoch = node.epoch;
-    const alive = (): boolean => node.up && node.epoch === epoch;
-    if (!backend.serving) {
-      // like ServingWatch: release consumers of earlier incarnations before serving
-      if (node.core!.leaderId !== null && c === 0 && !node.releasing) {
-        node.releasing = true;
-        backend
-          .request({ kind: 'release-owner', member: node.id, keep: String(node.incarnation) })
-          .then(
-            () => backend.setServing(true),
-            () => {},
-          )
-          .finally(() => {
-            node.releasing = false;
-          });
-      }
-      again(20);
+    if (backend.serving) {
+      again(this.clients.step(backend, node.clients[c]!, () => node.up && node.epoch === epoch));
       return;
     }
-    if (!this.declared) {
-      const declare = { type: 'declare', leaderTime: backend.now(), queue: QUEUE, options: {} } as const;
-      this.submit(backend, declare, () => {
-        this.declared = true;
-      });
-      again(10);
-      return;
+    // like ServingWatch: release consumers of earlier incarnations before serving
+    if (node.core!.leaderId !== null && c === 0 && !node.releasing) {
+      node.releasing = true;
+      backend
+        .request({ kind: 'release-owner', member: node.id, keep: String(node.incarnation) })
+        .then(
+          () => backend.setServing(true),
+          () => {},
+        )
+        .finally(() => {
+          node.releasing = false;
+        });
     }
-    if (client.kind === 'producer') {
-      const resend = this.inDoubt.length > 0 && this.rng.chance(0.3);
-      const key = resend ? this.inDoubt.shift()! : `s:k${++this.keys}`;
-      const ev: BrokerEvent & { type: 'enqueue' } = {
-        type: 'enqueue',
-        leaderTime: backend.now(),
-        queue: QUEUE,
-        message: new Uint8Array([1, 2, 3, this.keys & 0xff]),
-        dedupKey: key,
-      };
-      if (!resend && this.rng.chance(0.05)) {
-        ev.expiresAt = ev.leaderTime + this.rng.int(5, 200);
-        this.withTtl.add(key);
-      }
-      this.submit(
-        backend,
-        ev,
-        (r) => {
-          if (r.status !== 'refused') this.acked.add(key);
-        },
-        () => this.inDoubt.push(key),
-      );
-      again(this.rng.range(2, 25));
-      return;
-    }
-    const consumer = client.link;
-    const r = this.rng.next();
-    if (client.held.length > 0 && r < 0.6) {
-      const seqs = client.held.splice(0, this.rng.int(1, client.held.length));
-      const outcome: SettleOutcome = this.rng.pick<SettleOutcome>([
-        { type: 'accepted' },
-        { type: 'accepted' },
-        { type: 'accepted' },
-        { type: 'released' },
-        { type: 'modified', deliveryFailed: true },
-        { type: 'modified', undeliverableHere: true },
-        { type: 'rejected' },
-      ]);
-      this.submit(backend, { type: 'settle', leaderTime: backend.now(), consumer, seqs, outcome }, () => {});
-    } else if (r < 0.66) {
-      // the link detaches; its next acquire re-attaches it here and claims it from anywhere
-      client.held = [];
-      this.submit(backend, { type: 'release-consumer', leaderTime: backend.now(), consumer }, () => {});
-    } else {
-      const acquire = {
-        type: 'acquire',
-        leaderTime: backend.now(),
-        queue: QUEUE,
-        consumer,
-        max: this.rng.int(1, 3),
-      } as const;
-      this.submit(backend, acquire, (res) => {
-        if (alive()) for (const m of res.messages) client.held.push(m.seq);
-      });
-    }
-    again(this.rng.range(2, 30));
+    again(20);
   }
 
   /** Like member.ts's housekeeping: the leader submits time-driven expiry. */
@@ -676,10 +567,10 @@ export class BrokerSimulation {
     const state = this.nodes[0]!.sm.state;
     const present = new Set<number>();
     for (const q of state.listQueues()) for (const m of state.browse(q.name)) present.add(m.seq);
-    for (const key of this.acked) {
+    for (const key of this.clients.acked) {
       const seq = this.checker.enqueuedAs.get(key);
       if (seq === undefined) throw new ContractViolation(`acknowledged ${key} was never enqueued`);
-      if (present.has(seq) || this.checker.removed.has(seq) || this.withTtl.has(key)) continue;
+      if (present.has(seq) || this.checker.removed.has(seq) || this.clients.withTtl.has(key)) continue;
       throw new ContractViolation(`acknowledged ${key} (seq ${seq}) lost`);
     }
   }
