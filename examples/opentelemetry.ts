@@ -23,7 +23,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import type { Message } from '../src/index.js';
+import type { Message } from 'quorate';
 
 type Properties = Record<string, unknown>;
 
@@ -164,8 +164,8 @@ async function main(): Promise<void> {
   const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = await import(
     '@opentelemetry/sdk-trace-base'
   );
-  const { startBroker } = await import('../src/broker.js');
-  const { connect } = await import('../src/index.js');
+  const { startBroker } = await import('quorate/broker');
+  const { connect } = await import('quorate');
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
   const stop = instrumentQuorate(provider.getTracer('quorate-example'));

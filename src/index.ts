@@ -28,6 +28,8 @@ export type {
   CallOptions,
   ConnectionEvents,
   ConnectOptions,
+  DialFunction,
+  DialTarget,
   FailoverEvent,
   LinkEvents,
   Logger,

@@ -45,6 +45,11 @@ export function checkConnectOptions(options: unknown): asserts options is Connec
   checkNonNegative('options', 'maxFrameSize', options.maxFrameSize, true);
   if (options.logger !== undefined && !isRecord(options.logger))
     throw new ArgumentTypeError('ERR_INVALID_ARG_TYPE', 'options.logger must be an object (pino-compatible)');
+  if (options.dial !== undefined && typeof options.dial !== 'function')
+    throw new ArgumentTypeError(
+      'ERR_INVALID_ARG_TYPE',
+      'options.dial must be a function (target, signal) returning a connected stream',
+    );
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal))
     throw new ArgumentTypeError('ERR_INVALID_ARG_TYPE', 'options.signal must be an AbortSignal');
   const r = options.reconnect;

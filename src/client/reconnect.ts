@@ -9,7 +9,7 @@ import { AmqpError, ClientError } from '../errors.js';
 import { describeServer, type ServerAddress, type ServerPool } from '../failover/index.js';
 import { isNotQuorate, MEMBERSHIP_CAPABILITY } from '../wire-extensions.js';
 import { describeCause, isAuthFailure, isPermanentConnectFailure } from './connect-errors.js';
-import { dial, now, type PhysicalConnection } from './transport.js';
+import { connectPhysical, now, type PhysicalConnection } from './transport.js';
 import type { ConnectionEvents, ConnectOptions, Logger, ReconnectOptions } from './types.js';
 
 const DEFAULT_IDLE_TIMEOUT_MS = 10_000;
@@ -95,7 +95,7 @@ export async function dialMembers(
     }
     const remaining = r.maxTimeMs - (now() - startedAt);
     try {
-      const phys = await dial({
+      const phys = await connectPhysical({
         server: pick.server,
         containerId: plan.containerId,
         idleTimeoutMs: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
@@ -104,6 +104,7 @@ export async function dialMembers(
         username: options.username,
         password: options.password,
         tls: options.tls,
+        dial: options.dial,
         logger: plan.logger,
         timeoutMs: Math.max(100, Math.min(r.attemptTimeoutMs, remaining)),
         signal: stop,

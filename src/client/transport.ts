@@ -1,32 +1,34 @@
 /**
- * One physical connection: a net/tls socket driving one sans-I/O ProtocolConnection.
- *
- * - Output is coalesced: every API call or input only schedules a flush (queueMicrotask); the
- *   flush takes all pending frames and writes them with ONE socket write (a single Buffer when
- *   small, else cork + writes + uncork, which Node turns into one writev).
- * - A timer follows engine.nextDeadline() for heartbeats and the idle timeout.
- * - Engine events go to a handler; until one is set (between the remote Open and the logical
- *   connection taking over) they are queued, so nothing is lost in that gap.
+ * One physical connection: a connected stream (net/tls socket, or what a custom `dial` returned)
+ * driving one sans-I/O ProtocolConnection through the shared adapter loop (protocol/engine-driver.ts):
+ * output coalesced into one write per microtask, a timer following engine.nextDeadline() for
+ * heartbeats and the idle timeout. What is the client's own stays here: engine events go to a
+ * handler (until one is set, between the remote Open and the logical connection taking over, they
+ * are queued so nothing is lost in that gap), a lost socket is a LostSocket, and a failure before
+ * the peer's Open is classified (connect-errors.ts).
  */
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
+import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import type { Open } from '../codec/contract.js';
 import { AmqpError, ClientError } from '../errors.js';
 import type { ServerAddress } from '../failover/index.js';
 import {
+  EngineDriver,
   type EngineEvent,
   ProtocolConnection,
   type SaslClientOptions,
+  SocketPort,
   toAmqpError,
 } from '../protocol/index.js';
 import { closedBeforeOpen, noOpenFailure, notAmqpFailure, socketFailure } from './connect-errors.js';
-import type { Logger } from './types.js';
+import type { DialFunction, Logger } from './types.js';
 
-/** Frames below this total size are joined into one Buffer; bigger batches use cork/uncork. */
-const CONCAT_LIMIT = 64 * 1024;
 /** After our Close, how long we wait for the peer's before dropping the socket. */
 const CLOSE_GRACE_MS = 2_000;
+/** After the engine closed and the socket was ended, how long the final Close has to drain. */
+const END_GRACE_MS = 100;
 
 export const now = (): number => performance.now();
 
@@ -36,7 +38,8 @@ export interface PhysicalHandler {
   onLost(phys: PhysicalConnection, error: Error, byPeerClose: boolean): void;
 }
 
-export interface DialOptions {
+/** One connection attempt to one member. */
+export interface AttemptOptions {
   server: ServerAddress<unknown>;
   containerId: string;
   idleTimeoutMs: number;
@@ -45,6 +48,8 @@ export interface DialOptions {
   username?: string;
   password?: string;
   tls?: tls.ConnectionOptions;
+  /** Opens the byte stream instead of net/tls (TLS still runs over it for amqps). */
+  dial?: DialFunction;
   logger?: Logger;
   /** Give up on this attempt after this long (socket + SASL + Open). */
   timeoutMs: number;
@@ -69,16 +74,15 @@ export class PhysicalConnection {
   lostError: Error | undefined = undefined;
   private handler: PhysicalHandler | undefined = undefined;
   private queued: EngineEvent[] = [];
-  private flushScheduled = false;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private timerAt = Number.POSITIVE_INFINITY;
   private lostByPeerClose = false;
   private closeTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly port: SocketPort;
+  private readonly driver: EngineDriver;
 
   constructor(
-    readonly socket: net.Socket,
+    socket: Duplex,
     readonly server: ServerAddress<unknown>,
-    opts: DialOptions,
+    opts: AttemptOptions,
   ) {
     this.url = `${server.scheme}://${server.host.includes(':') ? `[${server.host}]` : server.host}:${server.port}`;
     const username = server.username ?? opts.username;
@@ -100,15 +104,36 @@ export class PhysicalConnection {
       logger: opts.logger,
       onAsyncWork: () => this.pump(),
     });
-    socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => {
-      if (this.lostError) return;
-      this.engine.receive(chunk, now());
-      this.pump();
-    });
-    socket.on('error', (err) => this.lose(new LostSocket(`connection to ${this.url} failed`, err)));
-    socket.on('close', () => this.lose(new LostSocket(`connection to ${this.url} closed by the network`)));
+    this.port = new SocketPort(
+      socket,
+      { clock: now, endGraceMs: END_GRACE_MS },
+      {
+        data: (chunk, at) => {
+          if (this.lostError) return;
+          this.engine.receive(chunk, at);
+          this.pump();
+        },
+        error: (err) => this.lose(new LostSocket(`connection to ${this.url} failed`, err)),
+        close: () => this.lose(new LostSocket(`connection to ${this.url} closed by the network`)),
+      },
+    );
+    this.driver = new EngineDriver(
+      this.engine,
+      this.port,
+      {
+        onDeadline: (at) => {
+          this.engine.tick(at);
+          this.dispatch();
+        },
+      },
+      { clock: now, batch: 'microtask' },
+    );
     this.pump();
+  }
+
+  /** The stream the connection runs over. */
+  get socket(): Duplex {
+    return this.port.socket;
   }
 
   get isLost(): boolean {
@@ -128,13 +153,11 @@ export class PhysicalConnection {
   /** Something may have produced output or events: handle events now, write at the end of the batch. */
   pump(): void {
     this.dispatch();
-    this.scheduleFlush();
+    this.driver.scheduleFlush();
   }
 
   scheduleFlush(): void {
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    queueMicrotask(() => this.flush());
+    this.driver.scheduleFlush();
   }
 
   /** Close with a Close frame (optionally an error); the socket goes once the peer answers. */
@@ -149,7 +172,7 @@ export class PhysicalConnection {
   /** Drop the socket at once (no Close frame). */
   destroy(error?: Error): void {
     this.lose(error ?? new ClientError('quorate:closed', `connection to ${this.url} dropped`));
-    this.socket.destroy();
+    this.port.destroy();
   }
 
   private dispatch(): void {
@@ -166,97 +189,51 @@ export class PhysicalConnection {
             : new ClientError('quorate:connection-lost', `connection to ${this.url} closed by the peer`);
           this.lostByPeerClose = ev.byPeer;
           // write what is left (our answering Close), then end the socket
-          this.scheduleFlush();
+          this.driver.scheduleFlush();
           this.lose(err);
         }
       }
     }
   }
 
-  private flush(): void {
-    this.flushScheduled = false;
-    if (this.socket.destroyed) return;
-    const out = this.engine.takeOutput();
-    if (out.length === 1) {
-      this.socket.write(out[0]!);
-    } else if (out.length > 1) {
-      let total = 0;
-      for (const b of out) total += b.length;
-      if (total <= CONCAT_LIMIT) {
-        this.socket.write(Buffer.concat(out, total));
-      } else {
-        this.socket.cork();
-        for (const b of out) this.socket.write(b);
-        this.socket.uncork();
-      }
-    }
-    if (this.engine.state === 'closed') {
-      this.socket.end();
-      this.clearTimer();
-      return;
-    }
-    this.armTimer();
-  }
-
-  private armTimer(): void {
-    const at = this.engine.nextDeadline();
-    if (at === undefined) {
-      this.clearTimer();
-      return;
-    }
-    if (this.timer !== undefined && this.timerAt <= at) return;
-    this.clearTimer();
-    this.timerAt = at;
-    this.timer = setTimeout(
-      () => {
-        this.timer = undefined;
-        this.timerAt = Number.POSITIVE_INFINITY;
-        if (this.lostError) return;
-        this.engine.tick(now());
-        this.pump();
-        this.armTimer();
-      },
-      Math.max(0, Math.ceil(at - now())),
-    );
-    this.timer.unref?.();
-  }
-
-  private clearTimer(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
-    this.timerAt = Number.POSITIVE_INFINITY;
-  }
-
   private lose(error: Error): void {
     if (this.lostError) return;
     this.lostError = error;
-    this.clearTimer();
+    this.driver.stop();
     if (this.closeTimer) clearTimeout(this.closeTimer);
     if (this.engine.state !== 'closed') {
       // the socket is gone under an open engine: nothing more can be written
-      setImmediate(() => this.socket.destroy());
+      setImmediate(() => this.port.destroy());
     } else {
-      // give the final Close a moment to drain, then make sure the socket goes
-      setTimeout(() => this.socket.destroy(), 100).unref?.();
+      // the flush writes the final Close and ends the socket, destroyed after END_GRACE_MS
+      this.driver.scheduleFlush();
     }
     this.handler?.onLost(this, error, this.lostByPeerClose);
   }
 }
 
+/** The error of a stream a custom dial produced or threw. */
+function asError(e: unknown): Error {
+  return e instanceof Error ? e : new Error(String(e));
+}
+
 /** Open a socket to `server`, run SASL and exchange Open. Resolves once the peer's Open arrived. */
-export function dial(opts: DialOptions): Promise<PhysicalConnection> {
+export function connectPhysical(opts: AttemptOptions): Promise<PhysicalConnection> {
   const { server } = opts;
   return new Promise<PhysicalConnection>((resolve, reject) => {
     let settled = false;
     let phys: PhysicalConnection | undefined;
-    let socket: net.Socket;
+    let socket: Duplex | undefined;
+    // a custom dial learns through this that the attempt was given up
+    const attempt = opts.dial ? new AbortController() : undefined;
     const fail = (err: Error) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
+      attempt?.abort(err);
       if (phys) phys.destroy(err);
-      else socket.destroy();
+      else socket?.destroy();
       reject(err);
     };
     const onAbort = () =>
@@ -267,7 +244,7 @@ export function dial(opts: DialOptions): Promise<PhysicalConnection> {
     );
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     const onConnected = () => {
-      if (settled) return;
+      if (settled || !socket) return;
       socket.removeListener('error', onSocketError);
       phys = new PhysicalConnection(socket, server, opts);
       phys.setHandler({
@@ -284,13 +261,43 @@ export function dial(opts: DialOptions): Promise<PhysicalConnection> {
       });
     };
     const onSocketError = (err: Error) => fail(socketFailure(server.host, server.port, err));
-    if (server.scheme === 'amqps') {
-      const servername = net.isIP(server.host) ? undefined : server.host;
-      socket = tls.connect({ host: server.host, port: server.port, servername, ...opts.tls }, onConnected);
+    const servername = net.isIP(server.host) ? undefined : server.host;
+    const dial = opts.dial;
+    if (dial && attempt) {
+      const target = { scheme: server.scheme, host: server.host, port: server.port };
+      Promise.resolve()
+        .then(() => dial(target, attempt.signal))
+        .then(
+          (raw) => {
+            if (settled) {
+              raw.destroy();
+              return;
+            }
+            if (raw.destroyed) {
+              fail(closedBeforeOpen(server.host, server.port));
+              return;
+            }
+            if (server.scheme === 'amqps') {
+              // TLS runs over the dialed stream as it would over TCP
+              const secure = tls.connect({ socket: raw, servername, ...opts.tls }, onConnected);
+              secure.once('close', () => raw.destroy());
+              socket = secure;
+              socket.on('error', onSocketError);
+              return;
+            }
+            socket = raw;
+            socket.on('error', onSocketError);
+            onConnected();
+          },
+          (err: unknown) => fail(socketFailure(server.host, server.port, asError(err))),
+        );
     } else {
-      socket = net.connect({ host: server.host, port: server.port }, onConnected);
+      socket =
+        server.scheme === 'amqps'
+          ? tls.connect({ host: server.host, port: server.port, servername, ...opts.tls }, onConnected)
+          : net.connect({ host: server.host, port: server.port }, onConnected);
+      socket.on('error', onSocketError);
     }
-    socket.on('error', onSocketError);
     if (opts.signal?.aborted) onAbort();
   });
 }

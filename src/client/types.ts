@@ -1,6 +1,7 @@
 /**
  * Public types of the client API: options, results and the typed event maps.
  */
+import type { Duplex } from 'node:stream';
 import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
 import type { MessageId } from '../codec/public.js';
 import type { Logger } from '../common/logger.js';
@@ -33,6 +34,30 @@ export interface ReconnectOptions {
   randomize?: boolean;
 }
 
+/** The member a {@link DialFunction} is asked to connect to, as its URL named it. */
+export interface DialTarget {
+  /**
+   * The URL's scheme. For `'amqps'` the client runs TLS (with the `tls` options) over the stream
+   * the dial returns, as it would over TCP; a dial that is its own secure channel uses `amqp://`.
+   */
+  readonly scheme: 'amqp' | 'amqps';
+  /** The URL's host (IPv6 without brackets). */
+  readonly host: string;
+  /** The URL's port (5672 / 5671 when it has none). */
+  readonly port: number;
+}
+
+/**
+ * Opens the byte stream of one connection attempt, instead of a TCP socket: a Unix domain socket
+ * (`net.connect(path)`), an in-memory pipe, a tunnel through a proxy. It returns (or resolves
+ * with) a connected duplex stream; the client then runs TLS for `amqps`, SASL and the AMQP
+ * handshake over it, within the attempt's timeout. `signal` is aborted when the attempt is given
+ * up (its timeout, the connection closing). A dial that throws or rejects fails that attempt
+ * with `quorate:connect-failed` and the thrown error as `cause`; failover then asks the dial for
+ * the next member.
+ */
+export type DialFunction = (target: DialTarget, signal: AbortSignal) => Duplex | Promise<Duplex>;
+
 /** Options of {@link connect}. `timeoutMs` / `signal` bound the first connection. */
 export interface ConnectOptions extends CallOptions {
   /** One URL or a list: `amqp://[user:pass@]host[:port]` or `amqps://...`. */
@@ -47,6 +72,11 @@ export interface ConnectOptions extends CallOptions {
   idleTimeoutMs?: number;
   /** TLS options for `amqps://` URLs (ca, cert, key, servername, rejectUnauthorized, ...). */
   tls?: TlsConnectionOptions;
+  /**
+   * Open each attempt's byte stream yourself instead of a TCP socket to the URL's host and port
+   * (a Unix socket, an in-memory pipe, a proxy): see {@link DialFunction}. Default: net / tls.
+   */
+  dial?: DialFunction;
   /** Virtual host sent as Open hostname. Default: the URL's host. */
   hostname?: string;
   /** Largest frame we accept. Default 1 MiB. */

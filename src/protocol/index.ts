@@ -11,6 +11,13 @@ export {
   RELEASED,
 } from './delivery.js';
 export { DispositionBatcher, sameState } from './dispositions.js';
+export {
+  type DriverHooks,
+  EngineDriver,
+  type EngineOutput,
+  type SocketEvents,
+  SocketPort,
+} from './engine-driver.js';
 export { type ErrorScope, toAmqpError } from './errors.js';
 export {
   type FilterEntry,

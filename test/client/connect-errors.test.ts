@@ -155,6 +155,11 @@ describe('connect() errors', () => {
     await expect(bad({ urls: 'amqp://x', onFull: 'drop' })).rejects.toMatchObject({
       code: 'ERR_INVALID_ARG_VALUE',
     });
+    await expect(bad({ urls: 'amqp://x', dial: 'unix:/tmp/amqp.sock' })).rejects.toMatchObject({
+      name: 'TypeError',
+      code: 'ERR_INVALID_ARG_TYPE',
+      message: expect.stringMatching(/options\.dial must be a function/),
+    });
   });
 
   it('no error message repeats its condition prefix', async () => {

@@ -6,12 +6,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { expect, it } from 'vitest';
+import { typeScriptBlocks } from './markdown-code.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-
-function typeScriptBlocks(markdown: string): string[] {
-  return [...markdown.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
-}
 
 /** Type errors of `files` (virtual path -> text), compiled with the repository's tsconfig. */
 function typeErrors(files: Map<string, string>): string[] {

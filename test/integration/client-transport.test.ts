@@ -1,20 +1,15 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { dial, type PhysicalConnection } from '../../src/client/transport.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { connectPhysical, type PhysicalConnection } from '../../src/client/transport.js';
 import { encodeMessage } from '../../src/codec/public.js';
 import { parseServerUrl } from '../../src/failover/index.js';
 import { type Connection, type ConnectOptions, connect, type SendResult } from '../../src/index.js';
 import { type RheaPeer, type RheaPeerOptions, startRheaPeer } from '../client/rhea-peer.js';
-import { selfSignedCert } from '../support/tls.js';
+import { useSelfSignedCert } from '../support/tls.js';
 
 const peers: RheaPeer[] = [];
 const conns: Connection[] = [];
-let certDir = '';
-let tlsKey = '';
-let tlsCert = '';
+const pem = useSelfSignedCert();
 
 async function peer(opts: RheaPeerOptions = {}): Promise<RheaPeer> {
   const p = await startRheaPeer(opts);
@@ -36,17 +31,6 @@ async function waitUntil(cond: () => boolean, what = 'condition', timeoutMs = 10
   }
 }
 
-beforeAll(() => {
-  certDir = mkdtempSync(join(tmpdir(), 'quorate-client-tls-'));
-  const { key, cert } = selfSignedCert(certDir);
-  tlsKey = readFileSync(key, 'utf8');
-  tlsCert = readFileSync(cert, 'utf8');
-});
-
-afterAll(() => {
-  if (certDir) rmSync(certDir, { recursive: true, force: true });
-});
-
 afterEach(async () => {
   for (const c of conns.splice(0)) await c.close().catch(() => undefined);
   for (const p of peers.splice(0)) await p.stop().catch(() => undefined);
@@ -55,7 +39,7 @@ afterEach(async () => {
 describe('client transport', () => {
   it('coalesces every frame of a microtask batch into one socket write', async () => {
     const p = await peer();
-    const phys: PhysicalConnection = await dial({
+    const phys: PhysicalConnection = await connectPhysical({
       server: parseServerUrl(p.url),
       containerId: 'coalesce',
       idleTimeoutMs: 0,
@@ -89,9 +73,9 @@ describe('client transport', () => {
   });
 
   it('amqps:// with a CA works; an untrusted certificate does not', async () => {
-    const p = await peer({ tls: { key: tlsKey, cert: tlsCert } });
+    const p = await peer({ tls: { key: pem.key, cert: pem.cert } });
     const url = `amqps://localhost:${p.port}`;
-    const conn = await client({ urls: url, tls: { ca: tlsCert } });
+    const conn = await client({ urls: url, tls: { ca: pem.cert } });
     const sender = await conn.openSender('tls-q');
     expect((await sender.send({ body: 'secure' })).state).toBe('accepted');
     const receiver = await conn.openReceiver('tls-q');

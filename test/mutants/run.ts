@@ -125,11 +125,11 @@ export const MUTANTS: readonly Mutant[] = [
   {
     name: 'skip-origin-check',
     file: 'src/cluster-broker/cluster/cluster-backend.ts',
-    find: '    if (origin !== this.origin) return;\n    const p = this.pending.get(seq);',
+    find: '    if (origin !== this.origin && this.unsafe.skipOriginCheck !== true) return;\n    const p = this.pending.get(seq);',
     replace: '    const p = this.pending.get(seq);',
     promise:
       "a member settles a publisher's transfer only on the outcome of its own entry, not another member's with the same number",
-    tests: ['test/cluster/backend-origin.test.ts'],
+    tests: ['test/cluster/backend-origin.test.ts', 'test/cluster/sim-broker.test.ts'],
   },
 ];
 

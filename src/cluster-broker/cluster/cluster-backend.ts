@@ -11,6 +11,9 @@
  * amqp:connection:forced): the leader or term changed after the request was sent, or no apply
  * within `submitTimeoutMs`. A request that could not be sent yet (no leader known, leader not
  * connected) waits, unsent, for a leader until the same deadline.
+ *
+ * Clock and timers are options (default Date.now and setTimeout) so that the broker simulation
+ * (test/cluster/sim/broker-sim.ts) runs this very code on every simulated member.
  */
 import { EventEmitter } from 'eventemitter3';
 import { notQuorateDescription } from '../../wire-extensions.js';
@@ -42,6 +45,28 @@ export interface ReplicaPort {
 /** Sends a member-to-member message; false when the peer is not connected (nothing sent). */
 export type AppSender = (m: AppMessage) => boolean;
 
+/** The timers the backend arms (the deterministic simulation passes simulated ones). */
+export interface BackendTimers {
+  set(fn: () => void, ms: number): unknown;
+  clear(handle: unknown): void;
+}
+
+const processTimers: BackendTimers = {
+  set: (fn, ms) => setTimeout(fn, ms),
+  clear: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
+/**
+ * Deliberately broken rules, so the broker simulation (test/cluster/sim-broker.test.ts) can show
+ * that its checks catch them. Never set outside tests.
+ */
+export interface BackendUnsafeFlags {
+  /** Settle a pending request on an applied entry with its number whatever the entry's origin. */
+  readonly skipOriginCheck?: boolean;
+  /** The leader answers an enqueue `enqueued` once it appended it, before commit + apply. */
+  readonly ackOnAppend?: boolean;
+}
+
 export interface ClusterBackendOptions {
   memberId: string;
   /** `<member>@<incarnation>` of this process. */
@@ -50,13 +75,16 @@ export interface ClusterBackendOptions {
   submitTimeoutMs?: number;
   /** The leader's clock for stamping. Default Date.now. */
   clock?: () => number;
+  /** Default: the process's setTimeout / clearTimeout. */
+  timers?: BackendTimers;
+  unsafe?: BackendUnsafeFlags;
 }
 
 interface Pending {
   bytes: Uint8Array;
   resolve: (o: EntryOutcome) => void;
   reject: (e: Error) => void;
-  timer: NodeJS.Timeout;
+  timer: unknown;
   /** For a claim, acquire or settle: the link key it is for (dropped unsent if the link goes). */
   linkFor?: string;
   /** Where and in which term it was sent (undefined: not sent yet). */
@@ -74,12 +102,14 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
   private seq = 0;
   private readonly pending = new Map<number, Pending>();
   private parked: number[] = [];
-  private retryTimer: NodeJS.Timeout | undefined;
+  private retryTimer: unknown;
   /** Link keys with a live consumer here -> whether our claim for it has applied. */
   private readonly links = new Map<string, boolean>();
   private closed = false;
   private readonly timeoutMs: number;
   private readonly clock: () => number;
+  private readonly timers: BackendTimers;
+  private readonly unsafe: BackendUnsafeFlags;
   private lastLeader: string | null = null;
   private lastTerm = 0;
 
@@ -88,6 +118,8 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
     this.origin = opts.origin;
     this.timeoutMs = opts.submitTimeoutMs ?? 5000;
     this.clock = opts.clock ?? Date.now;
+    this.timers = opts.timers ?? processTimers;
+    this.unsafe = opts.unsafe ?? {};
   }
 
   /** Wires the replicated parts in (the state machine exists before the replica starts). */
@@ -136,9 +168,9 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
     const qualified = this.qualify(event);
     const linkFor =
       qualified.type === 'acquire' || qualified.type === 'settle' ? linkKeyOf(qualified.consumer) : undefined;
-    return this.request({ kind: 'event', event: encodeEvent(qualified) }, linkFor).then(
-      (result) => result as ResultOf<E>,
-    );
+    const answer = this.request({ kind: 'event', event: encodeEvent(qualified) }, linkFor);
+    if (this.unsafe.ackOnAppend === true && qualified.type === 'enqueue') this.ackIfAppended(this.seq);
+    return answer.then((result) => result as ResultOf<E>);
   }
 
   /**
@@ -150,7 +182,7 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
     const seq = ++this.seq;
     const bytes = encodeEntry(this.origin, seq, body);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(
+      const timer = this.timers.set(
         () => this.fail(seq, new OutcomeUnknownError(`no commit within ${this.timeoutMs} ms`)),
         this.timeoutMs,
       );
@@ -183,11 +215,11 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
 
   /** Applied-entry hook (from the state machine). */
   onApplied(origin: string, seq: number, outcome: EntryOutcome): void {
-    if (origin !== this.origin) return;
+    if (origin !== this.origin && this.unsafe.skipOriginCheck !== true) return;
     const p = this.pending.get(seq);
     if (!p) return;
     this.pending.delete(seq);
-    clearTimeout(p.timer);
+    this.timers.clear(p.timer);
     p.resolve(outcome);
   }
 
@@ -227,7 +259,7 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.retryTimer !== undefined) this.timers.clear(this.retryTimer);
     for (const seq of [...this.pending.keys()])
       this.fail(seq, new OutcomeUnknownError('the broker is stopping'));
   }
@@ -264,8 +296,8 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
       }
     }
     this.parked.push(seq);
-    if (!this.retryTimer) {
-      this.retryTimer = setTimeout(() => {
+    if (this.retryTimer === undefined) {
+      this.retryTimer = this.timers.set(() => {
         this.retryTimer = undefined;
         this.retryParked();
       }, 25);
@@ -283,8 +315,14 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
     const p = this.pending.get(seq);
     if (!p) return;
     this.pending.delete(seq);
-    clearTimeout(p.timer);
+    this.timers.clear(p.timer);
     p.reject(err);
+  }
+
+  /** The ackOnAppend bug (BackendUnsafeFlags): a request this leader proposed, answered now. */
+  private ackIfAppended(seq: number): void {
+    if (this.pending.get(seq)?.sentTo !== this.opts.memberId) return;
+    this.onApplied(this.origin, seq, { ok: true, result: { type: 'enqueue', status: 'enqueued', seq: -1 } });
   }
 
   /**

@@ -3,12 +3,15 @@
  * time in (`tick`). It drives the protocol engine and turns its events into link handlers
  * (publisher / consumer / virtual). Usable in process, e.g. by a fuzzer feeding hostile bytes.
  *
- * Output is written once per turn of the event loop (setImmediate): everything the engine and
- * the backend's answers produce in one I/O phase goes out in one write.
+ * It runs the shared adapter loop (protocol/engine-driver.ts) with output written once per turn
+ * of the event loop (setImmediate): everything the engine and the backend's answers produce in
+ * one I/O phase goes out in one write; a timer follows the engine's own deadline.
  */
 import type { AmqpErrorBody, Attach } from '../../codec/index.js';
 import {
+  EngineDriver,
   type EngineEvent,
+  type EngineOutput,
   type Link,
   OutgoingDelivery,
   ProtocolConnection,
@@ -24,13 +27,8 @@ import { PublisherLink } from './publisher-link.js';
 import { type PeerInfo, saslServerOptions } from './sasl-policy.js';
 import { CoordinatorLink, TransactionRegistry } from './transactions.js';
 
-/** Where the connection's bytes go. */
-export interface ConnectionIo {
-  write(chunks: Uint8Array[]): void;
-  /** Bytes written and not yet sent (socket.writableLength). Absent: never congested. */
-  backlog?(): number;
-  /** No more output: end the socket (after what was written). */
-  end(): void;
+/** Where the connection's bytes go: a socket (broker-server.ts) or memory in tests. */
+export interface ConnectionIo extends EngineOutput {
   /** The transport the bytes come over (source address, TLS). Absent: in process, not TLS. */
   readonly peer?: PeerInfo;
 }
@@ -73,15 +71,13 @@ export class BrokerConnection implements LinkHost {
   user: string | undefined = undefined;
   /** Queues this connection auto-created (or is creating) by attaching to new names. */
   queuesCreated = 0;
-  private flushScheduled = false;
   private ended = false;
   private readonly startedAt: number;
   /** When the reader started holding an incomplete frame (slow-partial-frame bound). */
   private partialSince: number | undefined;
   private closeSentAt: number | undefined;
   private writableWaiters: (() => void)[] = [];
-  private engineTimer: NodeJS.Timeout | undefined;
-  private engineTimerAt = 0;
+  private readonly driver: EngineDriver;
 
   constructor(
     readonly ctx: ServerContext,
@@ -121,6 +117,14 @@ export class BrokerConnection implements LinkHost {
       logger: o.logger,
       onAsyncWork: () => this.process(),
     });
+    // The engine's own deadline (heartbeat at half the peer's idle-time-out, our idle timeout) has
+    // its timer here: a peer may ask for heartbeats more often than the server's shared sweep runs.
+    this.driver = new EngineDriver(
+      this.engine,
+      io,
+      { onDeadline: (at) => this.tick(at), beforeFlush: () => this.handleEvents() },
+      { clock: Date.now, batch: 'turn' },
+    );
   }
 
   get closed(): boolean {
@@ -211,7 +215,7 @@ export class BrokerConnection implements LinkHost {
   socketClosed(): void {
     if (this.ended) return;
     this.ended = true;
-    this.clearEngineTimer();
+    this.driver.stop();
     this.releaseAll('lost');
   }
 
@@ -234,12 +238,7 @@ export class BrokerConnection implements LinkHost {
   }
 
   scheduleFlush(): void {
-    if (this.flushScheduled || this.ended) return;
-    this.flushScheduled = true;
-    setImmediate(() => {
-      this.flushScheduled = false;
-      if (this.handleEvents()) this.flush();
-    });
+    if (!this.ended) this.driver.scheduleFlush();
   }
 
   fail(cause: unknown): void {
@@ -261,7 +260,7 @@ export class BrokerConnection implements LinkHost {
     } catch {
       // the engine itself is in trouble: drop the socket without a Close
       this.ended = true;
-      this.clearEngineTimer();
+      this.driver.stop();
       this.releaseAll('lost');
       this.io.end();
     }
@@ -281,7 +280,7 @@ export class BrokerConnection implements LinkHost {
   private finish(): void {
     if (this.ended) return;
     this.ended = true;
-    this.clearEngineTimer();
+    this.driver.stop();
     // a Close the client sent first ends its links on purpose; anything else may be a failover
     this.releaseAll(this.closedByPeer && !this.closeSent ? 'closed' : 'lost');
     this.io.end();
@@ -353,36 +352,9 @@ export class BrokerConnection implements LinkHost {
     return true;
   }
 
+  /** Write the engine's output now (ending the socket once the engine closed). */
   private flush(): void {
-    const out = this.engine.takeOutput();
-    if (out.length > 0) this.io.write(out);
-    this.armEngineTimer();
-  }
-
-  /**
-   * The engine's own deadline (heartbeat at half the peer's idle-time-out, our idle timeout):
-   * a peer may ask for heartbeats more often than the server's shared sweep runs.
-   */
-  private armEngineTimer(): void {
-    if (this.ended) return;
-    const at = this.engine.nextDeadline();
-    if (at === undefined || (this.engineTimer !== undefined && this.engineTimerAt <= at)) return;
-    if (this.engineTimer !== undefined) clearTimeout(this.engineTimer);
-    this.engineTimerAt = at;
-    this.engineTimer = setTimeout(
-      () => {
-        this.engineTimer = undefined;
-        this.tick(Date.now());
-        if (!this.ended) this.flush();
-      },
-      Math.max(1, at - Date.now()),
-    );
-    this.engineTimer.unref();
-  }
-
-  private clearEngineTimer(): void {
-    if (this.engineTimer !== undefined) clearTimeout(this.engineTimer);
-    this.engineTimer = undefined;
+    this.driver.flush();
   }
 
   private onEvent(ev: EngineEvent): void {

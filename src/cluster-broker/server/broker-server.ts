@@ -5,6 +5,7 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import type { AmqpErrorBody } from '../../codec/index.js';
+import { SocketPort } from '../../protocol/index.js';
 import { Activity } from './activity.js';
 import type { BrokerBackend } from './backend.js';
 import { BrokerConnection, type ConnectionInfo, type ConnectionIo } from './broker-connection.js';
@@ -226,49 +227,38 @@ export class BrokerServer {
       this.ctx.counters.connectionsAccepted++;
       this.perAddress.set(address, fromAddress + 1);
     }
-    socket.setNoDelay(true);
     this.sockets.add(socket);
-    let endTimer: NodeJS.Timeout | undefined;
+    const port = new SocketPort(
+      socket,
+      { clock: Date.now, endGraceMs: END_GRACE_MS },
+      {
+        data: (chunk, at) => conn.receive(chunk, at),
+        drain: () => conn.writable(),
+        error: (err) => this.ctx.opts.logger.debug?.({ err }, 'socket error'),
+        close: () => {
+          this.sockets.delete(socket);
+          if (this.conns.delete(conn)) {
+            if (refusing) this.refusing--;
+            else {
+              const n = (this.perAddress.get(address) ?? 1) - 1;
+              if (n <= 0) this.perAddress.delete(address);
+              else this.perAddress.set(address, n);
+            }
+          }
+          conn.socketClosed();
+        },
+      },
+    );
     const io: ConnectionIo = {
       peer: { address, tls: this.options.tls !== undefined },
-      write(chunks) {
-        if (socket.destroyed) return;
-        if (chunks.length === 1) {
-          socket.write(chunks[0]!);
-          return;
-        }
-        socket.cork();
-        for (const c of chunks) socket.write(c);
-        socket.uncork();
-      },
-      backlog: () => socket.writableLength,
-      end() {
-        if (socket.destroyed) return;
-        socket.end();
-        endTimer = setTimeout(() => socket.destroy(), END_GRACE_MS);
-        endTimer.unref();
-      },
+      write: (chunks) => port.write(chunks),
+      backlog: () => port.backlog(),
+      end: () => port.end(),
     };
     const conn = new BrokerConnection(this.ctx, io, Date.now(), refuse);
     const host = socket.remoteAddress ?? '';
     conn.remote = `${host.includes(':') ? `[${host}]` : host}:${socket.remotePort ?? 0}`;
     this.conns.add(conn);
-    socket.on('data', (chunk: Buffer) => conn.receive(chunk, Date.now()));
-    socket.on('drain', () => conn.writable());
-    socket.on('error', (err) => this.ctx.opts.logger.debug?.({ err }, 'socket error'));
-    socket.on('close', () => {
-      if (endTimer) clearTimeout(endTimer);
-      this.sockets.delete(socket);
-      if (this.conns.delete(conn)) {
-        if (refusing) this.refusing--;
-        else {
-          const n = (this.perAddress.get(address) ?? 1) - 1;
-          if (n <= 0) this.perAddress.delete(address);
-          else this.perAddress.set(address, n);
-        }
-      }
-      conn.socketClosed();
-    });
   }
 
   private tickAll(): void {

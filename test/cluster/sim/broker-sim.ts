@@ -1,35 +1,47 @@
 /**
- * Deterministic simulation of cluster members running the BROKER state machine: the real
- * RaftCore, the real ClusterStateMachine (BrokerState + cluster entries), the real entry codec,
- * seeded network (partitions, loss, delay, duplication), disks that lose unsynced writes, crashes
- * and restarts (new incarnations, release-owner), clock skew between leaders, and clients on
- * every member: producers (with in-doubt re-sends of the same message-id), competing consumers
- * (acquire, settle with every outcome, release, re-attach on another member = claim).
+ * Deterministic simulation of cluster members running the broker's real code: on every member
+ * the real ClusterBackend (requests `[origin][seq][event]`, forward to the leader, resolve on
+ * this member's own apply, outcome unknown on a leader/term change or the deadline, claims and
+ * consumer keys) over a ReplicaPort of the real RaftCore (sim-replica-port.ts), the real
+ * ClusterStateMachine (BrokerState + cluster entries) and the real entry and peer-wire codecs.
+ * Wired as src/cluster-broker/cluster/member.ts wires them: the state machine's hooks call the
+ * backend, role changes reach `onRole`, a follower's request travels to the leader as a
+ * `forward` AppMessage on the simulated network and reaches `onForward` there. The backend's
+ * clock is the member's (skewed) simulated clock and its timers are simulated events.
+ *
+ * Faults: seeded network (partitions, loss, delay, duplication, for Raft and forward messages
+ * alike), disks that lose unsynced writes, crashes and restarts (new incarnations,
+ * release-owner), clock skew between leaders. Clients on every member submit through
+ * `backend.submit()` (sim-clients.ts) and count an enqueue acknowledged only when it resolves.
  *
  * Checked on every step: members that applied the same index hold byte-identical snapshots;
- * the delivery contract on the committed results (ContractChecker). At the end (network healed,
- * everyone up): every member converges on one state and no acknowledged message is lost.
+ * the delivery contract on the committed results (ContractChecker); a submit resolves with a
+ * result of its own event's type and rejects only with "outcome unknown". At the end (network
+ * healed, everyone up): every member converges on one state and no acknowledged message is lost.
  */
 import { createHash } from 'node:crypto';
+import {
+  type BackendTimers,
+  type BackendUnsafeFlags,
+  ClusterBackend,
+} from '../../../src/cluster-broker/cluster/cluster-backend.js';
 import {
   ClusterStateMachine,
   type EntryOutcome,
 } from '../../../src/cluster-broker/cluster/cluster-state-machine.js';
-import { linkKeyOf, processKey, qualifyConsumer } from '../../../src/cluster-broker/cluster/consumer-keys.js';
-import {
-  decodeEntry,
-  type EntryBody,
-  encodeEntry,
-  stampEntry,
-} from '../../../src/cluster-broker/cluster/entry-codec.js';
+import { processKey } from '../../../src/cluster-broker/cluster/consumer-keys.js';
+import { decodeEntry, stampEntry } from '../../../src/cluster-broker/cluster/entry-codec.js';
+import { type AppMessage, decodeApp, encodeApp } from '../../../src/cluster-broker/cluster/peer-wire.js';
 import { decodeEvent, encodeEvent } from '../../../src/cluster-broker/core/event-codec.js';
-import type { BrokerEvent, SettleOutcome } from '../../../src/cluster-broker/core/events.js';
+import type { BrokerEvent } from '../../../src/cluster-broker/core/events.js';
 import { RaftCore } from '../../../src/cluster-broker/replication/core.js';
 import type { Entry, Message, Ready } from '../../../src/cluster-broker/replication/types.js';
 import { EventQueue } from '../../replication/sim/event-queue.js';
 import { Rng } from '../../replication/sim/rng.js';
 import { SimDisk } from '../../replication/sim/sim-disk.js';
 import { ContractChecker, ContractViolation } from './contract-checker.js';
+import { type Client, SimClients } from './sim-clients.js';
+import { SimReplicaPort } from './sim-replica-port.js';
 
 export interface BrokerSimOptions {
   seed: number;
@@ -41,9 +53,12 @@ export interface BrokerSimOptions {
   /**
    * A deliberate bug, so the test can show the checks catch it. Never set outside that test.
    * - 'local-clock': members apply events with their own clock instead of the leader's stamp;
-   * - 'ack-on-append': producers are answered when the leader appends, not at commit + apply.
+   * - 'ack-on-append': the backend answers an enqueue once its leader appended it, not at commit
+   *   + apply (BackendUnsafeFlags.ackOnAppend);
+   * - 'skip-origin-check': the backend settles a request on any applied entry with its number,
+   *   whatever its origin (BackendUnsafeFlags.skipOriginCheck).
    */
-  bug?: 'local-clock' | 'ack-on-append';
+  bug?: 'local-clock' | 'ack-on-append' | 'skip-origin-check';
 }
 
 export interface BrokerSimResult {
@@ -60,47 +75,54 @@ export interface BrokerSimResult {
 
 type Ev =
   | { k: 'deliver'; msg: Message }
-  | { k: 'forward'; to: number; request: Uint8Array }
+  | { k: 'app'; to: number; bytes: Uint8Array }
   | { k: 'timer'; node: number; epoch: number }
+  | { k: 'backend-timer'; node: number; epoch: number; id: number }
   | { k: 'fsync'; node: number; epoch: number }
   | { k: 'client'; node: number; epoch: number; client: number }
   | { k: 'housekeeping' }
   | { k: 'fault' }
   | { k: 'heal' };
 
-interface PendingReq {
-  done: (o: EntryOutcome | undefined) => void;
-  deadline: number;
-}
-
-interface Client {
-  kind: 'producer' | 'consumer';
-  link: string;
-  held: number[];
-}
-
+/** One member process: everything but `disk` and `skew` is new at each start. */
 interface SimNode {
   id: string;
   up: boolean;
   epoch: number;
   core: RaftCore | undefined;
+  port: SimReplicaPort | undefined;
+  backend: ClusterBackend | undefined;
+  /** The backend's armed timers, by id. */
+  timers: Map<number, () => void>;
   disk: SimDisk;
   inflight: Ready | undefined;
   timerAt: number;
   sm: ClusterStateMachine;
+  /** What the entry being applied did (the state machine's `applied` hook). */
+  outcome: EntryOutcome | undefined;
   incarnation: number;
   skew: number;
-  seq: number;
-  pending: Map<number, PendingReq>;
   clients: Client[];
-  released: boolean;
+  releasing: boolean;
   snapEvery: number;
 }
 
-const QUEUE = 'q';
+/** A request not applied within this is answered "outcome unknown" (simulated ms). */
+const SUBMIT_TIMEOUT_MS = 500;
+
+const UNSAFE: Record<NonNullable<BrokerSimOptions['bug']>, BackendUnsafeFlags> = {
+  'local-clock': {},
+  'ack-on-append': { ackOnAppend: true },
+  'skip-origin-check': { skipOriginCheck: true },
+};
 
 function hashOf(b: Uint8Array): string {
   return createHash('sha1').update(b).digest('hex');
+}
+
+/** Lets every promise callback of this step run (nothing else is pending: no real I/O, no timers). */
+function settle(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 export class BrokerSimulation {
@@ -111,9 +133,7 @@ export class BrokerSimulation {
   private readonly checker = new ContractChecker();
   /** index -> hash of the state snapshot after applying it (first member to apply it). */
   private readonly stateAt = new Map<number, string>();
-  private readonly acked = new Set<string>();
-  private readonly withTtl = new Set<string>();
-  private readonly inDoubt: string[] = [];
+  private readonly clients: SimClients;
   private conn: boolean[][];
   private loss = 0;
   private dup = 0;
@@ -121,15 +141,15 @@ export class BrokerSimulation {
   private now = 0;
   private healed = false;
   private healAt = 0;
-  private keys = 0;
   private acquired = 0;
   private crashes = 0;
-  private declared = false;
+  private timerIds = 0;
   private readonly faultMs: number;
   private readonly settleMs: number;
 
   constructor(private readonly opts: BrokerSimOptions) {
     this.rng = new Rng(opts.seed);
+    this.clients = new SimClients(this.rng);
     const n = opts.nodes ?? 3;
     this.ids = Array.from({ length: n }, (_, i) => `n${i + 1}`);
     this.conn = this.ids.map(() => this.ids.map(() => true));
@@ -140,21 +160,23 @@ export class BrokerSimulation {
       up: false,
       epoch: 0,
       core: undefined,
+      port: undefined,
+      backend: undefined,
+      timers: new Map(),
       disk: new SimDisk(),
       inflight: undefined,
       timerAt: Number.POSITIVE_INFINITY,
       sm: new ClusterStateMachine(),
+      outcome: undefined,
       incarnation: 0,
       skew: this.rng.range(-300, 300),
-      seq: 0,
-      pending: new Map(),
       clients: [],
-      released: false,
+      releasing: false,
       snapEvery: this.rng.int(5, 60),
     }));
   }
 
-  run(): BrokerSimResult {
+  async run(): Promise<BrokerSimResult> {
     try {
       for (let i = 0; i < this.nodes.length; i++) this.start(i);
       this.q.push(this.rng.range(50, 300), { k: 'fault' });
@@ -165,6 +187,9 @@ export class BrokerSimulation {
         if (!ev) throw new Error('event queue ran dry');
         this.now = ev.at;
         this.handle(ev.event);
+        // Raft-only steps settle no promise; after any other, the callbacks run before time moves
+        if (ev.event.k !== 'deliver' && ev.event.k !== 'timer') await settle();
+        if (this.clients.violation) throw this.clients.violation;
         if (this.healed && this.converged()) break;
         if (this.healed && this.now > this.healAt + this.settleMs) {
           throw new Error(`members did not converge ${this.settleMs} ms after healing: ${this.describe()}`);
@@ -175,6 +200,9 @@ export class BrokerSimulation {
     } catch (err) {
       const kind = err instanceof ContractViolation ? 'contract' : 'error';
       return { ...this.result(false), error: `${kind}: ${(err as Error).stack ?? String(err)}` };
+    } finally {
+      for (const node of this.nodes) node.backend?.close();
+      await settle();
     }
   }
 
@@ -183,7 +211,7 @@ export class BrokerSimulation {
       seed: this.opts.seed,
       ok,
       committed: this.checker.checked,
-      acked: this.acked.size,
+      acked: this.clients.acked.size,
       enqueued: this.checker.enqueuedAs.size,
       acquired: this.acquired,
       crashes: this.crashes,
@@ -195,7 +223,7 @@ export class BrokerSimulation {
     return this.nodes
       .map(
         (n) =>
-          `${n.id}:${n.up ? `${n.core!.currentRole} c=${n.core!.commitIndex} a=${n.sm.appliedIndex}` : 'down'}`,
+          `${n.id}:${n.up ? `${n.core!.currentRole} c=${n.core!.commitIndex} a=${n.sm.appliedIndex} p=${n.backend!.pendingCount}` : 'down'}`,
       )
       .join(' ');
   }
@@ -207,40 +235,63 @@ export class BrokerSimulation {
     node.up = true;
     node.epoch++;
     node.incarnation++;
-    node.seq = 0;
-    node.pending = new Map();
-    node.released = false;
-    const init = node.disk.load();
-    const origin = (): string => processKey(node.id, String(node.incarnation));
-    node.sm = new ClusterStateMachine({
-      applied: (o, seq, outcome) => {
-        if (o !== origin()) return;
-        const p = node.pending.get(seq);
-        if (!p) return;
-        node.pending.delete(seq);
-        p.done(outcome);
+    node.releasing = false;
+    const epoch = node.epoch;
+    const timers: BackendTimers = {
+      set: (fn, ms) => {
+        const id = ++this.timerIds;
+        node.timers.set(id, fn);
+        this.q.push(this.now + ms, { k: 'backend-timer', node: i, epoch, id });
+        return id;
       },
+      clear: (id) => {
+        node.timers.delete(id as number);
+      },
+    };
+    node.timers = new Map();
+    const backend = new ClusterBackend({
+      memberId: node.id,
+      origin: processKey(node.id, String(node.incarnation)),
+      submitTimeoutMs: SUBMIT_TIMEOUT_MS,
+      clock: () => this.leaderTime(i),
+      timers,
+      unsafe: this.opts.bug ? UNSAFE[this.opts.bug] : {},
     });
+    // as member.ts: the state machine's hooks call the backend
+    node.sm = new ClusterStateMachine({
+      applied: (origin, seq, outcome) => {
+        node.outcome = outcome;
+        backend.onApplied(origin, seq, outcome);
+      },
+      claimed: (link, claimant) => backend.onClaimed(link, claimant),
+    });
+    const init = node.disk.load();
     if (init.snapshot) {
       node.sm.restore(init.snapshot);
       this.checkState(node, init.snapshot.index, 'restored');
     }
-    node.core = new RaftCore(
+    const core = new RaftCore(
       { id: node.id, members: this.ids, random: () => this.rng.next(), maxInflight: 8 },
       init,
       this.now,
     );
+    node.core = core;
+    node.port = new SimReplicaPort(
+      core,
+      () => this.now,
+      () => this.pump(i),
+    );
+    backend.attach(node.sm, node.port, (m) => this.sendApp(i, m));
+    // the server detaches a stolen link (amqp:link:stolen): what it held went back with the claim
+    backend.on('stolen', (link) => {
+      for (const c of node.clients) if (c.link === link) c.held = [];
+    });
+    node.backend = backend;
     node.inflight = undefined;
     node.timerAt = Number.POSITIVE_INFINITY;
-    node.clients = [];
-    const producers = this.rng.int(0, 2);
-    const consumers = this.rng.int(0, 2);
-    for (let c = 0; c < producers; c++) node.clients.push({ kind: 'producer', link: '', held: [] });
-    for (let c = 0; c < consumers; c++) {
-      node.clients.push({ kind: 'consumer', link: `cont${this.rng.int(1, 4)}/link`, held: [] });
-    }
+    node.clients = this.clients.newClients();
     node.clients.forEach((_, c) => {
-      this.q.push(this.now + this.rng.range(1, 30), { k: 'client', node: i, epoch: node.epoch, client: c });
+      this.q.push(this.now + this.rng.range(1, 30), { k: 'client', node: i, epoch, client: c });
     });
     this.pump(i);
   }
@@ -251,10 +302,13 @@ export class BrokerSimulation {
     this.crashes++;
     node.up = false;
     node.epoch++;
+    // the process is gone: its clients' requests have an unknown outcome (they may still commit)
+    node.backend!.close();
+    node.port!.failAll('member crashed');
+    node.timers.clear();
     node.core = undefined;
+    node.port = undefined;
     node.inflight = undefined;
-    for (const p of node.pending.values()) p.done(undefined);
-    node.pending.clear();
     node.disk.crash(this.rng);
   }
 
@@ -276,21 +330,27 @@ export class BrokerSimulation {
     }
   }
 
+  /** The Ready's writes are durable: the rest of it, in Replica's order (replica.ts, `handle`). */
   private completeFsync(i: number, epoch: number): void {
     const node = this.nodes[i]!;
     if (!node.up || node.epoch !== epoch || !node.inflight) return;
     const r = node.inflight;
+    const port = node.port!;
     node.disk.sync();
     for (const m of r.messages) this.send(m);
     if (r.restoreSnapshot) {
       node.sm.restore(r.restoreSnapshot);
       this.checkState(node, r.restoreSnapshot.index, 'installed');
+      port.snapshotInstalled(r.restoreSnapshot.index);
     }
-    for (const e of r.apply) this.applyEntry(node, e);
-    if (r.truncatedFrom !== undefined || (r.softState && r.softState.role !== 'leader')) {
-      // the real backend answers "outcome unknown" on a leader/term change; here: in doubt
-      if (r.softState) for (const p of node.pending.values()) p.done(undefined);
-      if (r.softState) node.pending.clear();
+    for (const e of r.apply) {
+      this.applyEntry(node, e);
+      port.applied(e);
+    }
+    if (r.truncatedFrom !== undefined) port.truncated(r.truncatedFrom);
+    if (r.softState) {
+      port.roleChanged(r.softState);
+      node.backend!.onRole(r.softState);
     }
     const core = node.core!;
     core.advance(r);
@@ -305,23 +365,16 @@ export class BrokerSimulation {
     const next = this.checker.checked + 1;
     let event: BrokerEvent | undefined;
     let kind = 'noop';
-    let outcome: EntryOutcome | undefined;
     if (e.index === next && e.data !== null) {
       const entry = decodeEntry(e.data);
       kind = entry.body.kind;
       if (entry.body.kind === 'event') event = decodeEvent(entry.body.event);
     }
-    // watch what this apply did (for the contract checker) without a second state machine
-    const sm = node.sm as unknown as { hooks: { applied?: (o: string, s: number, r: EntryOutcome) => void } };
-    const inner = sm.hooks.applied;
-    sm.hooks.applied = (o, s, r) => {
-      outcome = r;
-      inner?.(o, s, r);
-    };
+    node.outcome = undefined;
     if (this.opts.bug === 'local-clock' && e.data !== null && e.data[0] === 1) {
       node.sm.apply({ ...e, data: stampEntry(e.data, this.leaderTime(this.nodes.indexOf(node))) });
     } else node.sm.apply(e);
-    sm.hooks.applied = inner;
+    const outcome = node.outcome as EntryOutcome | undefined;
     if (e.index === next) {
       if (outcome) {
         this.checker.onResult(e.index, event, kind, outcome, node.sm.state.now);
@@ -342,48 +395,7 @@ export class BrokerSimulation {
       throw new ContractViolation(`${node.id} ${how} index ${index}: state differs from another member's`);
   }
 
-  // ---- requests (what ClusterBackend does, in simulation) ----
-
-  private submit(i: number, body: EntryBody, done: (o: EntryOutcome | undefined) => void): void {
-    const node = this.nodes[i]!;
-    const seq = ++node.seq;
-    const request = encodeEntry(processKey(node.id, String(node.incarnation)), seq, body);
-    node.pending.set(seq, { done, deadline: this.now + 500 });
-    const core = node.core!;
-    if (core.isLeader()) this.proposeAt(i, request);
-    else if (core.leaderId !== null) {
-      const to = this.ids.indexOf(core.leaderId);
-      if (this.conn[i]![to] && !this.rng.chance(this.loss)) {
-        this.q.push(this.now + this.rng.range(0.1, this.delayMax), { k: 'forward', to, request });
-      }
-    }
-  }
-
-  private proposeAt(i: number, request: Uint8Array): void {
-    const node = this.nodes[i]!;
-    if (!node.up || !node.core!.isLeader()) return;
-    node.core!.propose(stampEntry(request, this.now + node.skew + 1_000_000), this.now);
-    if (this.opts.bug === 'ack-on-append') this.ackEarly(request);
-    this.pump(i);
-  }
-
-  /** The 'ack-on-append' bug: answer the origin's pending enqueue as if it had committed. */
-  private ackEarly(request: Uint8Array): void {
-    const entry = decodeEntry(request);
-    if (entry.body.kind !== 'event') return;
-    const ev = decodeEvent(entry.body.event);
-    if (ev.type !== 'enqueue') return;
-    for (const n of this.nodes) {
-      if (processKey(n.id, String(n.incarnation)) !== entry.origin) continue;
-      const p = n.pending.get(entry.seq);
-      n.pending.delete(entry.seq);
-      p?.done({ ok: true, result: { type: 'enqueue', status: 'enqueued', seq: -1 } });
-    }
-  }
-
-  private event(i: number, e: BrokerEvent, done: (o: EntryOutcome | undefined) => void): void {
-    this.submit(i, { kind: 'event', event: encodeEvent(e) }, done);
-  }
+  // ---- clients ----
 
   private leaderTime(i: number): number {
     return this.now + this.nodes[i]!.skew + 1_000_000;
@@ -391,123 +403,64 @@ export class BrokerSimulation {
 
   private clientStep(i: number, c: number): void {
     const node = this.nodes[i]!;
-    const client = node.clients[c]!;
+    const backend = node.backend!;
+    const epoch = node.epoch;
     const again = (ms: number): void => {
       if (!this.healed || this.rng.chance(0.3)) {
-        this.q.push(this.now + ms, { k: 'client', node: i, epoch: node.epoch, client: c });
+        this.q.push(this.now + ms, { k: 'client', node: i, epoch, client: c });
       }
     };
-    const epoch = node.epoch;
-    const alive = (): boolean => node.up && node.epoch === epoch;
-    if (!node.released) {
-      // like ServingWatch: release consumers of earlier incarnations before serving
-      if (node.core!.leaderId !== null && c === 0) {
-        this.submit(i, { kind: 'release-owner', member: node.id, keep: String(node.incarnation) }, (o) => {
-          if (o && alive()) node.released = true;
+    if (backend.serving) {
+      again(this.clients.step(backend, node.clients[c]!, () => node.up && node.epoch === epoch));
+      return;
+    }
+    // like ServingWatch: release consumers of earlier incarnations before serving
+    if (node.core!.leaderId !== null && c === 0 && !node.releasing) {
+      node.releasing = true;
+      backend
+        .request({ kind: 'release-owner', member: node.id, keep: String(node.incarnation) })
+        .then(
+          () => backend.setServing(true),
+          () => {},
+        )
+        .finally(() => {
+          node.releasing = false;
         });
-      }
-      again(20);
-      return;
     }
-    const proc = processKey(node.id, String(node.incarnation));
-    if (!this.declared) {
-      this.event(i, { type: 'declare', leaderTime: this.leaderTime(i), queue: QUEUE, options: {} }, (o) => {
-        if (o) this.declared = true;
-      });
-      again(10);
-      return;
-    }
-    if (client.kind === 'producer') {
-      const resend = this.inDoubt.length > 0 && this.rng.chance(0.3);
-      const key = resend ? this.inDoubt.shift()! : `s:k${++this.keys}`;
-      const ev: BrokerEvent = {
-        type: 'enqueue',
-        leaderTime: this.leaderTime(i),
-        queue: QUEUE,
-        message: new Uint8Array([1, 2, 3, this.keys & 0xff]),
-        dedupKey: key,
-      };
-      if (!resend && this.rng.chance(0.05)) {
-        ev.expiresAt = ev.leaderTime + this.rng.int(5, 200);
-        this.withTtl.add(key);
-      }
-      this.event(i, ev, (o) => {
-        if (o?.ok && o.result.type === 'enqueue' && o.result.status !== 'refused') this.acked.add(key);
-        else if (!o) this.inDoubt.push(key);
-      });
-      again(this.rng.range(2, 25));
-      return;
-    }
-    const consumer = qualifyConsumer(proc, client.link);
-    const r = this.rng.next();
-    if (client.held.length > 0 && r < 0.6) {
-      const seqs = client.held.splice(0, this.rng.int(1, client.held.length));
-      const outcome: SettleOutcome = this.rng.pick<SettleOutcome>([
-        { type: 'accepted' },
-        { type: 'accepted' },
-        { type: 'accepted' },
-        { type: 'released' },
-        { type: 'modified', deliveryFailed: true },
-        { type: 'modified', undeliverableHere: true },
-        { type: 'rejected' },
-      ]);
-      this.event(
-        i,
-        { type: 'settle', leaderTime: this.leaderTime(i), consumer, seqs, outcome, link: client.link },
-        () => {},
-      );
-    } else if (r < 0.63) {
-      client.held = [];
-      this.event(i, { type: 'release-consumer', leaderTime: this.leaderTime(i), consumer }, () => {});
-    } else if (r < 0.66) {
-      // the link re-attaches here: claim it from a predecessor anywhere
-      this.submit(i, { kind: 'claim', link: linkKeyOf(consumer), claimant: consumer }, () => {});
-    } else {
-      this.event(
-        i,
-        {
-          type: 'acquire',
-          leaderTime: this.leaderTime(i),
-          queue: QUEUE,
-          consumer,
-          max: this.rng.int(1, 3),
-          link: client.link,
-        },
-        (o) => {
-          if (alive() && o?.ok && o.result.type === 'acquire')
-            for (const m of o.result.messages) client.held.push(m.seq);
-        },
-      );
-    }
-    again(this.rng.range(2, 30));
+    again(20);
   }
 
+  /** Like member.ts's housekeeping: the leader submits time-driven expiry. */
   private housekeeping(): void {
-    for (let i = 0; i < this.nodes.length; i++) {
-      const node = this.nodes[i]!;
-      if (!node.up) continue;
-      for (const [seq, p] of node.pending) {
-        if (p.deadline <= this.now) {
-          node.pending.delete(seq);
-          p.done(undefined);
-        }
-      }
-      if (node.core!.isLeader() && this.rng.chance(0.5)) {
-        this.event(i, { type: 'expire', leaderTime: this.leaderTime(i) }, () => {});
-      }
+    for (const node of this.nodes) {
+      if (!node.up || !node.core!.isLeader() || !this.rng.chance(0.5)) continue;
+      const backend = node.backend!;
+      backend
+        .request({ kind: 'event', event: encodeEvent({ type: 'expire', leaderTime: backend.now() }) })
+        .catch(() => {});
     }
     this.q.push(this.now + 100, { k: 'housekeeping' });
   }
 
   // ---- network and faults ----
 
-  private send(m: Message): void {
-    const from = this.ids.indexOf(m.from);
-    const to = this.ids.indexOf(m.to);
+  /** One message on the network: dropped across a partition or by loss, maybe delayed, duplicated. */
+  private transmit(from: number, to: number, ev: Ev): void {
     if (!this.conn[from]![to] || this.rng.chance(this.loss)) return;
-    this.q.push(this.now + this.rng.range(0.1, this.delayMax), { k: 'deliver', msg: m });
-    if (this.rng.chance(this.dup))
-      this.q.push(this.now + this.rng.range(0.1, this.delayMax * 3), { k: 'deliver', msg: m });
+    this.q.push(this.now + this.rng.range(0.1, this.delayMax), ev);
+    if (this.rng.chance(this.dup)) this.q.push(this.now + this.rng.range(0.1, this.delayMax * 3), ev);
+  }
+
+  private send(m: Message): void {
+    this.transmit(this.ids.indexOf(m.from), this.ids.indexOf(m.to), { k: 'deliver', msg: m });
+  }
+
+  /** The backend's AppSender: false (nothing sent) when the peer is cut off or down. */
+  private sendApp(from: number, m: AppMessage): boolean {
+    const to = this.ids.indexOf(m.to);
+    if (!this.conn[from]![to] || !this.nodes[to]!.up) return false;
+    this.transmit(from, to, { k: 'app', to, bytes: encodeApp(m) });
+    return true;
   }
 
   private handle(ev: Ev): void {
@@ -520,15 +473,28 @@ export class BrokerSimulation {
         this.pump(i);
         return;
       }
-      case 'forward':
-        this.proposeAt(ev.to, ev.request);
+      case 'app': {
+        const node = this.nodes[ev.to]!;
+        if (!node.up) return;
+        // as member.ts's onApp (each delivery decodes its own copy, as off the wire)
+        const m = decodeApp(ev.bytes);
+        if (m.to === node.id && m.kind === 'forward') node.backend!.onForward(m.request);
         return;
+      }
       case 'timer': {
         const node = this.nodes[ev.node]!;
         if (!node.up || node.epoch !== ev.epoch || node.timerAt !== this.now) return;
         node.timerAt = Number.POSITIVE_INFINITY;
         node.core!.tick(this.now);
         this.pump(ev.node);
+        return;
+      }
+      case 'backend-timer': {
+        const node = this.nodes[ev.node]!;
+        const fn = node.timers.get(ev.id);
+        if (!node.up || node.epoch !== ev.epoch || !fn) return;
+        node.timers.delete(ev.id);
+        fn();
         return;
       }
       case 'fsync':
@@ -591,7 +557,7 @@ export class BrokerSimulation {
     if (!leader || leader.core!.commitIndex !== leader.core!.log.lastIndex()) return false;
     const target = leader.core!.commitIndex;
     if (target < 1) return false;
-    return nodes.every((n) => n.sm.appliedIndex === target && n.pending.size === 0);
+    return nodes.every((n) => n.sm.appliedIndex === target && n.backend!.pendingCount === 0);
   }
 
   private finalChecks(): void {
@@ -601,15 +567,15 @@ export class BrokerSimulation {
     const state = this.nodes[0]!.sm.state;
     const present = new Set<number>();
     for (const q of state.listQueues()) for (const m of state.browse(q.name)) present.add(m.seq);
-    for (const key of this.acked) {
+    for (const key of this.clients.acked) {
       const seq = this.checker.enqueuedAs.get(key);
       if (seq === undefined) throw new ContractViolation(`acknowledged ${key} was never enqueued`);
-      if (present.has(seq) || this.checker.removed.has(seq) || this.withTtl.has(key)) continue;
+      if (present.has(seq) || this.checker.removed.has(seq) || this.clients.withTtl.has(key)) continue;
       throw new ContractViolation(`acknowledged ${key} (seq ${seq}) lost`);
     }
   }
 }
 
-export function runBrokerSim(opts: BrokerSimOptions): BrokerSimResult {
+export function runBrokerSim(opts: BrokerSimOptions): Promise<BrokerSimResult> {
   return new BrokerSimulation(opts).run();
 }
