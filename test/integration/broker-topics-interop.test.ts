@@ -1,7 +1,8 @@
 /**
  * Topics with independent AMQP 1.0 clients (docs/topics.md): rhea publishes and subscribes by
  * setting the terminus capability `topic` (a durable subscription by durable = unsettled-state and
- * expiry-policy never), `--dedup` drops a re-sent rhea publish, and a Qpid Proton Python
+ * expiry-policy never), a non-durable subscription outlives a lost connection for the grace
+ * period, `--dedup` drops a re-sent rhea publish, and a Qpid Proton Python
  * subscriber gets what our client publishes.
  */
 import { spawn } from 'node:child_process';
@@ -65,6 +66,33 @@ describe('rhea', () => {
     }
     // the clean close ended the non-durable ones; the durable one stays until a closing detach
     expect(broker.backend.state.subscriptionsOf('rhea-news')).toEqual(['$sub/rhea-topics/kept']);
+  });
+});
+
+describe('a non-durable subscription on a lost connection', () => {
+  it('is kept for the grace period: re-attached by container-id and link name, it has what was published meanwhile', async () => {
+    const first = await rheaConnect({ port: broker.port, containerId: 'rhea-failover' });
+    const sub = new TestReceiver(first, 'lost-news', { ...topicSource('lost-news'), name: 'mine' });
+    await sub.opened;
+    (first as unknown as { socket: { destroy(): void } }).socket.destroy();
+    const pub = await rheaConnect({ port: broker.port });
+    try {
+      await sendAll(pub, 'lost-news', [{ body: 'while-away' }], {
+        target: { address: 'lost-news', capabilities: ['topic'] },
+      });
+      const again = await rheaConnect({ port: broker.port, containerId: 'rhea-failover' });
+      const back = new TestReceiver(again, 'lost-news', { ...topicSource('lost-news'), name: 'mine' });
+      const [got] = await back.next(1);
+      expect(got!.message.body).toBe('while-away');
+      got!.delivery.accept();
+      await closeConnection(again); // a clean Close ends it
+      await waitFor(() => broker.backend.state.subscriptionsOf('lost-news').length === 0, {
+        timeoutMs: 10_000,
+        what: 'the subscription deleted on Close',
+      });
+    } finally {
+      await closeConnection(pub);
+    }
   });
 });
 
