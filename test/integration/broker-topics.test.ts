@@ -90,6 +90,18 @@ describe('topics on a single node', () => {
     });
   });
 
+  it('durable without subscription: the link name is the topic address, one per topic per container-id', async () => {
+    const conn = await open(broker, 'unnamed-durable');
+    const sub = await conn.openReceiver('weather', { topic: true, durable: true });
+    expect(sub.name).toBe('weather');
+    expect(subscriptionQueues(broker, 'weather')).toEqual(['$sub/unnamed-durable/weather']);
+    await sub.unsubscribe();
+    await waitFor(() => subscriptionQueues(broker, 'weather').length === 0, {
+      timeoutMs: 10_000,
+      what: 'the unsubscribed subscription deleted',
+    });
+  });
+
   it('a re-sent publish (same message-id) reaches each subscription once', async () => {
     const conn = await open(broker);
     const subs = [
