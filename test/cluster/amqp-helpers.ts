@@ -168,7 +168,7 @@ export class Collector {
   readonly bodies: string[] = [];
   readonly link: rhea.Receiver;
   error: CloseError | undefined;
-  private waiters: Array<{ n: number; resolve: () => void }> = [];
+  private waiters: Array<{ done: () => boolean; resolve: () => void }> = [];
 
   /** `credit`: a window rhea keeps topped up; `exactly`: that much credit once, never more. */
   constructor(
@@ -195,25 +195,36 @@ export class Collector {
 
   private check(): void {
     this.waiters = this.waiters.filter((w) => {
-      if (this.bodies.length >= w.n) w.resolve();
-      return this.bodies.length < w.n;
+      const done = w.done();
+      if (done) w.resolve();
+      return !done;
     });
   }
 
+  /** Resolves once `n` messages arrived (counting redeliveries). */
   until(n: number, timeoutMs = 30_000): Promise<void> {
-    if (this.bodies.length >= n) return Promise.resolve();
+    return this.waitFor(() => this.bodies.length >= n, `${n} messages`, timeoutMs);
+  }
+
+  /** Resolves once a message with this body arrived. */
+  untilBody(body: string, timeoutMs = 30_000): Promise<void> {
+    return this.waitFor(() => this.bodies.includes(body), `the message ${body}`, timeoutMs);
+  }
+
+  private waitFor(done: () => boolean, what: string, timeoutMs: number): Promise<void> {
+    if (done()) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const t = setTimeout(
         () =>
           reject(
             new Error(
-              `got ${this.bodies.length}/${n} messages within ${timeoutMs} ms (link ${this.error ? JSON.stringify(this.error) : 'open'}; last ${this.bodies.slice(-3).join(',')})`,
+              `no ${what} within ${timeoutMs} ms: got ${this.bodies.length} (link ${this.error ? JSON.stringify(this.error) : 'open'}; last ${this.bodies.slice(-3).join(',')})`,
             ),
           ),
         timeoutMs,
       );
       this.waiters.push({
-        n,
+        done,
         resolve: () => {
           clearTimeout(t);
           resolve();
