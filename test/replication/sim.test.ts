@@ -31,8 +31,9 @@ function report(failures: SimResult[]): string {
 
 /**
  * Bugs the checker must catch, in the Replica driver and in the Raft core. Not here: committing
- * entries of earlier terms by counting (`commitOldTermsByCount`, Raft figure 8), which no seed of
- * the range catches; test/replication/core.test.ts builds that history by hand.
+ * entries of earlier terms by counting (`commitOldTermsByCount`, Raft figure 8), which only 2
+ * seeds of the range catch, too few to count on; test/replication/core.test.ts builds that
+ * history by hand.
  */
 const BUGS: [string, Omit<SimOptions, 'seed'>][] = [
   ['a Replica that sends before its writes are durable', { unsafeDriver: { sendBeforePersist: true } }],
