@@ -84,11 +84,11 @@ export const MUTANTS: readonly Mutant[] = [
   {
     name: 'replica-send-before-persist',
     file: 'src/cluster-broker/replication/replica.ts',
-    find: 'await this.storage.persist(r.persist);\n    if (this.closed) return;\n    for (const m of r.messages) this.transport.send(m);',
+    find: 'await this.storage.persist(r.persist);\n    if (this.closed) return;\n    if (this.unsafe.sendBeforePersist !== true) for (const m of r.messages) this.transport.send(m);',
     replace:
       'for (const m of r.messages) this.transport.send(m);\n    await this.storage.persist(r.persist);\n    if (this.closed) return;',
     promise: 'a member answers (acks an append, grants a vote) only once what it answers for is durable',
-    tests: ['test/replication/cluster-power-loss.test.ts'],
+    tests: ['test/replication/cluster-power-loss.test.ts', 'test/replication/sim.test.ts'],
   },
   {
     name: 'settle-before-durable',
@@ -112,7 +112,7 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'if (this.unsafe.commitOldTermsByCount !== true && this.log.term(n) !== this.term) return false;',
     replace: '',
     promise: 'a leader commits only entries of its own term by counting (Raft figure 8)',
-    tests: ['test/replication/core.test.ts'],
+    tests: ['test/replication/core.test.ts', 'test/replication/sim.test.ts'],
   },
   {
     name: 'leader-counts-own-unsynced',

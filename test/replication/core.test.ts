@@ -306,6 +306,40 @@ describe('RaftCore', () => {
     expect(leader.commitIndex).toBe(x.index);
   });
 
+  it("a damaged follower's commit moves only by appends checked against the leader's log, not by heartbeats", () => {
+    const c = new Cluster(['a', 'b', 'c']);
+    c.run(1000);
+    const first = c.leader();
+    const firstTerm = c.core(first).currentTerm;
+    // a second term, so that a stale entry of the first one can sit under the leader's commit
+    c.isolate(first);
+    c.run(1500);
+    c.heal();
+    c.run(500);
+    const l = c.leader();
+    const follower = c.ids.find((id) => id !== l)!;
+    c.core(l).propose(data('x'), c.now);
+    c.run(200);
+    const commit = c.core(l).commitIndex;
+    expect(c.core(follower).commitIndex).toBe(commit);
+    // its store comes back damaged holding an entry it had replaced (a lost truncate record)
+    const store = c.stores.get(follower)!;
+    const at = commit - 1;
+    expect(store.termAt(at)).toBeGreaterThan(firstTerm);
+    store.entries.length = at - store.base.index - 1;
+    store.entries.push({ index: at, term: firstTerm, data: data('stale') });
+    store.hardState = { ...store.hardState, recovering: 'damaged' };
+    c.applied.set(follower, []);
+    c.boot(follower);
+    // the leader still takes it to hold what it acknowledged: its heartbeats carry the commit
+    c.run(300);
+    c.core(l).propose(data('y'), c.now);
+    c.run(500);
+    expect(c.conflicts()).toEqual([]);
+    expect(c.core(follower).recoveringReason).toBeNull();
+    expect(c.core(follower).commitIndex).toBe(c.core(l).commitIndex);
+  });
+
   describe('Raft figure 8 (committing an entry of an earlier term by counting replicas)', () => {
     const fast = { electionTimeoutMin: 50, electionTimeoutMax: 60 };
     const slow = { electionTimeoutMin: 5000, electionTimeoutMax: 5001 };

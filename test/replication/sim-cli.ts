@@ -1,8 +1,8 @@
 /**
- * Soak runner for the deterministic Raft simulation.
+ * Soak runner for the deterministic simulation of a cluster of real Replicas.
  *   tsx test/replication/sim-cli.ts --seeds 100000 [--start 1] [--nodes 3|5|mixed]
  *       [--fault-ms 3000] [--no-corruption]
- *       [--unsafe skip-up-to-date|commit-old-terms|send-before-sync|ignore-recovery]
+ *       [--unsafe skip-up-to-date|commit-old-terms|send-before-persist|ignore-recovery]
  *       [--seed S --trace 400]     (replay one seed and print its trace)
  */
 import { runSeed, type SimOptions } from './sim/simulation.js';
@@ -17,7 +17,7 @@ const base: Omit<SimOptions, 'seed'> = {
   ...(arg('fault-ms') ? { faultMs: Number(arg('fault-ms')) } : {}),
   ...(unsafeName === 'skip-up-to-date' ? { unsafe: { skipUpToDateCheck: true } } : {}),
   ...(unsafeName === 'commit-old-terms' ? { unsafe: { commitOldTermsByCount: true } } : {}),
-  ...(unsafeName === 'send-before-sync' ? { sendBeforeSync: true } : {}),
+  ...(unsafeName === 'send-before-persist' ? { unsafeDriver: { sendBeforePersist: true } } : {}),
   ...(unsafeName === 'ignore-recovery' ? { unsafe: { ignoreRecovery: true } } : {}),
   ...(process.argv.includes('--no-corruption') ? { corruption: false } : {}),
 };
@@ -28,7 +28,7 @@ const nodesFor = (seed: number): number =>
 const single = arg('seed');
 if (single !== undefined) {
   const seed = Number(single);
-  const r = runSeed({ ...base, seed, nodes: nodesFor(seed), trace: Number(arg('trace') ?? 400) });
+  const r = await runSeed({ ...base, seed, nodes: nodesFor(seed), trace: Number(arg('trace') ?? 400) });
   for (const line of r.trace ?? []) console.log(line);
   console.log(JSON.stringify({ ...r, trace: undefined }));
   process.exit(r.ok ? 0 : 1);
@@ -45,7 +45,7 @@ let lastReport = t0;
 const failed: number[] = [];
 const recoveries: number[] = [];
 for (let seed = start; seed < start + seeds; seed++) {
-  const r = runSeed({ ...base, seed, nodes: nodesFor(seed) });
+  const r = await runSeed({ ...base, seed, nodes: nodesFor(seed) });
   steps += r.steps;
   corruptions += r.corruptions;
   if (r.recoveryMs !== undefined) recoveries.push(r.recoveryMs);

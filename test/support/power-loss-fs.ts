@@ -85,6 +85,18 @@ export class PowerLossFs implements DurableFs {
     return next;
   }
 
+  /**
+   * Flips the bits of `mask` in byte `offset` of a file, in what is durable too: a bad disk's
+   * damage to a stopped member's store (no operation counted). False when there is no such byte.
+   */
+  flipByte(path: string, offset: number, mask: number): boolean {
+    const inode = this.live.get(path);
+    if (!inode || offset < 0 || offset >= inode.data.length) return false;
+    inode.data[offset]! ^= mask;
+    if (offset < inode.durable.length) inode.durable[offset]! ^= mask;
+    return true;
+  }
+
   private step(op: string, path: string): void {
     if (this.dead) throw new PowerLostError(`${op} ${path} (after the power loss)`);
     this.ops.push(`${op} ${path}`);

@@ -603,9 +603,14 @@ export class RaftCore {
     this.leader = m.from;
     this.lastLeaderContact = this.now;
     this.resetElectionDeadline();
-    // m.commit <= our acknowledged match, so we hold those entries and they match the leader's
-    const c = Math.min(m.commit, this.log.lastIndex());
-    if (c > this.commit) this.commit = c;
+    // m.commit <= our acknowledged match, so we hold those entries and they match the leader's;
+    // not after damage: what recovery kept may differ from what we acknowledged (a lost truncate
+    // record brings back entries we had replaced), so until we have recovered only appends, whose
+    // entries are checked against the leader's log, move our commit
+    if (this.recovering !== 'damaged') {
+      const c = Math.min(m.commit, this.log.lastIndex());
+      if (c > this.commit) this.commit = c;
+    }
     if (m.recovered && this.recovering) this.finishRecovery();
     this.eagerOutbox.push({ type: 'heartbeat-response', from: this.id, to: m.from, term: this.term });
   }

@@ -13,6 +13,13 @@ import type { ClusterTlsOptions } from './cluster-tls.js';
 import { RaftCore } from './core.js';
 import { ProposalOutcomeError, ReplicationError } from './errors.js';
 import { FileStorage, type StoreDamage } from './file-storage.js';
+import {
+  intervalTicker,
+  type ReplicaSeams,
+  type ReplicaTransport,
+  type TransportFactory,
+  type UnsafeDriverFlags,
+} from './replica-seams.js';
 import { type PeerAddress, TcpTransport } from './tcp-transport.js';
 import type { Entry, RaftConfig, Ready, RecoveryReason, Role, Snapshot, SoftState } from './types.js';
 import { amqpWireCodec, type WireCodec } from './wire.js';
@@ -90,7 +97,7 @@ export class Replica extends EventEmitter<ReplicaEvents> {
   private readonly core: RaftCore;
   private readonly waiters = new Map<number, Waiter>();
   private readonly clock: () => number;
-  private ticker: NodeJS.Timeout | undefined;
+  private stopTicker: (() => void) | undefined;
   private busy = false;
   private scheduled = false;
   private closed = false;
@@ -103,7 +110,8 @@ export class Replica extends EventEmitter<ReplicaEvents> {
   private constructor(
     private readonly opts: ReplicaOptions,
     private readonly storage: FileStorage,
-    private readonly transport: TcpTransport,
+    private readonly transport: ReplicaTransport,
+    private readonly unsafe: UnsafeDriverFlags,
   ) {
     super();
     this.id = opts.id;
@@ -118,8 +126,11 @@ export class Replica extends EventEmitter<ReplicaEvents> {
     this.wasRecovering = this.core.recoveringReason;
   }
 
-  /** Recover the store, listen, connect to peers and start the timers. */
-  static async start(opts: ReplicaOptions): Promise<Replica> {
+  /**
+   * Recover the store, listen, connect to peers and start the timers. `seams` replace the TCP
+   * transport and the interval timer (the deterministic simulation; replica-seams.ts).
+   */
+  static async start(opts: ReplicaOptions, seams: ReplicaSeams = {}): Promise<Replica> {
     const storage = await FileStorage.open({
       dir: opts.dataDir,
       ...(opts.quarantineDir !== undefined ? { quarantineDir: opts.quarantineDir } : {}),
@@ -130,22 +141,10 @@ export class Replica extends EventEmitter<ReplicaEvents> {
       ...(opts.fs ? { fs: opts.fs } : {}),
     });
     let replica: Replica | undefined;
-    const listen = opts.listen ?? opts.members[opts.id];
-    if (!listen) throw new ReplicationError('amqp:invalid-field', `no address for member ${opts.id}`);
-    const transport = new TcpTransport({
-      id: opts.id,
-      clusterId: opts.clusterId,
-      listen,
-      peers: opts.members,
-      codec: opts.codec ?? amqpWireCodec,
-      onMessage: (m) => replica?.onMessage(m),
-      ...(opts.secret ? { secret: opts.secret } : {}),
-      ...(opts.tls ? { tls: opts.tls } : {}),
-      ...(opts.logger ? { logger: opts.logger } : {}),
-    });
-    replica = new Replica(opts, storage, transport);
+    const transport = (seams.transport ?? tcpTransportFor(opts))((m) => replica?.onMessage(m));
+    replica = new Replica(opts, storage, transport, seams.unsafe ?? {});
     replica.port = await transport.start();
-    replica.ticker = setInterval(() => replica!.onTick(), opts.tickMs ?? 10);
+    replica.stopTicker = (seams.ticker ?? intervalTicker)(() => replica!.onTick(), opts.tickMs ?? 10);
     return replica;
   }
 
@@ -225,7 +224,7 @@ export class Replica extends EventEmitter<ReplicaEvents> {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.ticker) clearInterval(this.ticker);
+    this.stopTicker?.();
     await this.transport.close();
     await this.loopDone;
     await this.storage.close();
@@ -286,9 +285,12 @@ export class Replica extends EventEmitter<ReplicaEvents> {
   }
 
   private async handle(r: Ready): Promise<void> {
+    // the messages answer for this Ready's writes (votes, acks): those are durable first
+    // (docs/production.md#what-a-cluster-members-store-keeps-across-a-power-loss)
+    if (this.unsafe.sendBeforePersist === true) for (const m of r.messages) this.transport.send(m);
     await this.storage.persist(r.persist);
     if (this.closed) return;
-    for (const m of r.messages) this.transport.send(m);
+    if (this.unsafe.sendBeforePersist !== true) for (const m of r.messages) this.transport.send(m);
     if (r.restoreSnapshot) {
       this.opts.stateMachine.restore(r.restoreSnapshot);
       for (const [index, w] of this.waiters) {
@@ -356,4 +358,23 @@ export class Replica extends EventEmitter<ReplicaEvents> {
     if (applied - this.core.log.snapshotIndex < every) return;
     this.core.compact(applied, sm.snapshot());
   }
+}
+
+/** The production transport: TCP to every member, with the handshake (and TLS) of the options. */
+function tcpTransportFor(opts: ReplicaOptions): TransportFactory {
+  return (onMessage) => {
+    const listen = opts.listen ?? opts.members[opts.id];
+    if (!listen) throw new ReplicationError('amqp:invalid-field', `no address for member ${opts.id}`);
+    return new TcpTransport({
+      id: opts.id,
+      clusterId: opts.clusterId,
+      listen,
+      peers: opts.members,
+      codec: opts.codec ?? amqpWireCodec,
+      onMessage,
+      ...(opts.secret ? { secret: opts.secret } : {}),
+      ...(opts.tls ? { tls: opts.tls } : {}),
+      ...(opts.logger ? { logger: opts.logger } : {}),
+    });
+  };
 }

@@ -29,6 +29,7 @@ import {
   HANDSHAKE_MAX_FRAME,
   type HandshakeParams,
 } from './handshake.js';
+import type { ReplicaTransport } from './replica-seams.js';
 import type { Message } from './types.js';
 import type { WireCodec } from './wire.js';
 
@@ -119,7 +120,7 @@ class DropLog {
   }
 }
 
-export class TcpTransport {
+export class TcpTransport implements ReplicaTransport {
   private server: net.Server | undefined;
   private readonly out = new Map<string, Outbound>();
   private readonly inbound = new Set<net.Socket>();

@@ -10,8 +10,14 @@
  *    it is bounded by the highest term any member had reached when the entry was first applied;
  *    a stale leader of an old term (it may still gather old votes) is not required to hold it.
  */
-import type { RaftCore } from '../../../src/cluster-broker/replication/core.js';
 import type { Entry } from '../../../src/cluster-broker/replication/types.js';
+
+/** A member's log as far as the checks need it (what it has written to its store). */
+export interface LogView {
+  /** Entries up to here are covered by the snapshot. */
+  readonly snapshotIndex: number;
+  term(index: number): number | undefined;
+}
 
 export class SafetyViolation extends Error {
   constructor(message: string) {
@@ -48,7 +54,7 @@ export class Checker {
   /** Highest term any member has reached (fed by the simulation). */
   maxTerm = 0;
 
-  onLeader(id: string, term: number, core: RaftCore): void {
+  onLeader(id: string, term: number, log: LogView): void {
     const prev = this.leaders.get(term);
     if (prev !== undefined && prev !== id) {
       throw new SafetyViolation(`two leaders in term ${term}: ${prev} and ${id}`);
@@ -56,7 +62,6 @@ export class Checker {
     this.leaders.set(term, id);
     const c = this.maxCommitted;
     if (c === 0 || term <= this.committedBy) return;
-    const log = core.log;
     if (c <= log.snapshotIndex) return; // covered by the snapshot, checked through the state hash
     const t = log.term(c);
     if (t !== this.maxCommittedTerm) {
@@ -66,21 +71,18 @@ export class Checker {
     }
   }
 
-  /** Entries a member is about to persist: they are now in its log. */
-  onLogEntries(id: string, entries: readonly Entry[], core: RaftCore): void {
-    for (const e of entries) {
-      const prevTerm = core.log.term(e.index - 1);
-      const k = `${e.index}:${e.term}`;
-      const v = `${prevTerm ?? '?'}|${payloadKey(e.data)}`;
-      const seen = this.entries.get(k);
-      if (seen === undefined) {
-        this.entries.set(k, v);
-      } else if (seen !== v) {
-        const [sp, sd] = seen.split('|');
-        const [vp, vd] = v.split('|');
-        if (sd !== vd || (sp !== '?' && vp !== '?' && sp !== vp)) {
-          throw new SafetyViolation(`log matching: ${id} holds ${k} as ${v}, seen before as ${seen}`);
-        }
+  /** An entry a member writes to its store, after `prevTerm` (undefined: not known). */
+  onLogEntry(id: string, e: Entry, prevTerm: number | undefined): void {
+    const k = `${e.index}:${e.term}`;
+    const v = `${prevTerm ?? '?'}|${payloadKey(e.data)}`;
+    const seen = this.entries.get(k);
+    if (seen === undefined) {
+      this.entries.set(k, v);
+    } else if (seen !== v) {
+      const [sp, sd] = seen.split('|');
+      const [vp, vd] = v.split('|');
+      if (sd !== vd || (sp !== '?' && vp !== '?' && sp !== vp)) {
+        throw new SafetyViolation(`log matching: ${id} holds ${k} as ${v}, seen before as ${seen}`);
       }
     }
   }
