@@ -45,6 +45,8 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
   outcome: DeliveryState | undefined = undefined;
   /** @internal the transfer this message arrived on, and redeliveries bound to it. */
   readonly transfers: IncomingDelivery[];
+  /** @internal its receiver's dedup key for the message-id (undefined: no id, or no dedup). */
+  dedupKey: string | undefined = undefined;
   private confirmation: Confirmation | undefined;
 
   /** @internal */

@@ -155,7 +155,7 @@ export class Receiver<T = MessageBody>
 
   /** @internal */
   onSettled(delivery: Delivery<unknown>, state: DeliveryState): void {
-    this.dedup?.onSettled(delivery.message.messageId, state, now());
+    this.dedup?.onSettled(delivery.dedupKey, state, now());
   }
 
   /** @internal */
@@ -292,6 +292,7 @@ export class Receiver<T = MessageBody>
     t.context = delivery;
     const decision = this.dedup?.onDelivery(message.messageId, delivery, now());
     if (decision === undefined || decision.action === 'deliver') {
+      delivery.dedupKey = decision?.key;
       this.buffer.push(delivery);
       this.pump();
       return;
@@ -336,7 +337,7 @@ export class Receiver<T = MessageBody>
       address: this.address,
       containerId: this.containerId,
     }));
-    this.dedup?.onHandedOut(d.message.messageId, d);
+    this.dedup?.onHandedOut(d.dedupKey, d);
     this.unsettled.add(d);
     this.applyFlow(this.credit.onHandedOut());
     return d;
@@ -364,7 +365,7 @@ export class Receiver<T = MessageBody>
       else w.resolve({ done: true, value: undefined });
     }
     if (!error) {
-      for (const d of this.buffer) this.dedup?.forgetPending(d.message.messageId);
+      for (const d of this.buffer) this.dedup?.forgetPending(d.dedupKey);
       this.buffer = [];
     }
   }

@@ -13,6 +13,8 @@
  * Keys are canonical (type and value): string 'a', symbol 'a' and binary 0x61 differ.
  *
  * `T` is the client's token for a pending delivery (whatever it needs to settle it later).
+ * onDelivery takes the message-id and returns its key; the later calls for that delivery take the
+ * key, so it is computed (and hashed) once per delivery, not once per call.
  */
 import type { DeliveryState } from '../codec/contract.js';
 import { messageIdKey } from '../codec/message-id.js';
@@ -40,6 +42,7 @@ interface OpenEntry<T> {
   handedOut: boolean;
 }
 interface SettledEntry {
+  key: string;
   outcome: FinalOutcome;
   at: number;
 }
@@ -57,8 +60,16 @@ export class ReceiverDedup<T = unknown> {
   readonly maxIds: number;
   readonly maxAgeMs: number;
   private readonly open = new Map<string, OpenEntry<T>>();
-  /** insertion order == order of last touch (refreshes delete and re-insert) */
+  /** the current entry of each remembered id */
   private readonly settled = new Map<string, SettledEntry>();
+  /**
+   * Every entry in order of last touch, oldest first, from `head`; an entry no longer the
+   * current one of its id is stale and skipped. Eviction pops from here rather than iterating
+   * the Map from its start: a Map keeps deleted entries as holes until it rehashes, so each such
+   * iteration would first walk past every id already evicted.
+   */
+  private order: SettledEntry[] = [];
+  private head = 0;
 
   constructor(options: ReceiverDedupOptions = {}) {
     this.maxIds = Math.max(0, options.maxIds ?? 10_000);
@@ -84,17 +95,15 @@ export class ReceiverDedup<T = unknown> {
     const settled = this.settled.get(key);
     if (settled !== undefined) {
       // seen again: the broker still has it, so remember it for a full window from now
-      this.settled.delete(key);
-      this.settled.set(key, { outcome: settled.outcome, at: now });
+      this.remember(key, settled.outcome, now);
       return { action: 'settle', key, outcome: settled.outcome };
     }
     this.open.set(key, { token, handedOut: false });
     return { action: 'deliver', key };
   }
 
-  /** The delivery was handed to the application. */
-  onHandedOut(messageId: unknown, token: T): void {
-    const key = messageIdKey(messageId);
+  /** The delivery with this key (from onDelivery) was handed to the application. */
+  onHandedOut(key: string | undefined, token: T): void {
     if (key === undefined) return;
     const open = this.open.get(key);
     if (open === undefined) this.open.set(key, { token, handedOut: true });
@@ -102,17 +111,16 @@ export class ReceiverDedup<T = unknown> {
   }
 
   /**
-   * The application settled it (call when it settles, not when the broker confirms: an accept in
+   * The application settled the delivery with this key (call when it settles, not when the broker confirms: an accept in
    * doubt must still suppress the redelivery). accepted/rejected are remembered; released,
    * modified and anything else are forgotten so a redelivery is handed out again.
    */
-  onSettled(messageId: unknown, outcome: DeliveryState, now: number): void {
-    const key = messageIdKey(messageId);
+  onSettled(key: string | undefined, outcome: DeliveryState, now: number): void {
     if (key === undefined) return;
     this.open.delete(key);
     const final = finalOutcome(outcome);
-    this.settled.delete(key);
-    if (final !== undefined) this.settled.set(key, { outcome: final, at: now });
+    if (final !== undefined) this.remember(key, final, now);
+    else this.settled.delete(key);
     this.prune(now);
   }
 
@@ -131,21 +139,44 @@ export class ReceiverDedup<T = unknown> {
     return dropped;
   }
 
-  /** Drop a pending id without an outcome (e.g. the receiver closed with it buffered). */
-  forgetPending(messageId: unknown): void {
-    const key = messageIdKey(messageId);
+  /** Drop a pending id (by its key) without an outcome (e.g. the receiver closed with it buffered). */
+  forgetPending(key: string | undefined): void {
     if (key !== undefined) this.open.delete(key);
   }
 
   /** Evict settled ids older than maxAgeMs, then the oldest beyond maxIds. */
   prune(now: number): void {
-    for (const [key, e] of this.settled) {
-      if (now - e.at < this.maxAgeMs) break;
-      this.settled.delete(key);
+    const order = this.order;
+    while (this.head < order.length) {
+      const e = order[this.head]!;
+      const current = this.settled.get(e.key) === e;
+      if (current && now - e.at < this.maxAgeMs && this.settled.size <= this.maxIds) break;
+      if (current) this.settled.delete(e.key);
+      this.head++;
     }
-    while (this.settled.size > this.maxIds) {
-      const oldest = this.settled.keys().next().value as string;
-      this.settled.delete(oldest);
+    // drop the consumed prefix once it is most of the array (amortised O(1) per entry)
+    if (this.head > 1024 && this.head * 2 > order.length) {
+      this.order = order.slice(this.head);
+      this.head = 0;
     }
+  }
+
+  /** Remember `key`'s final outcome as touched now (the newest entry). */
+  private remember(key: string, outcome: FinalOutcome, now: number): void {
+    const e: SettledEntry = { key, outcome, at: now };
+    this.settled.set(key, e);
+    this.order.push(e);
+    if (this.order.length - this.head > 2 * this.settled.size + 1024) this.compact();
+  }
+
+  /** Stale entries outnumber current ones (ids refreshed or forgotten often): keep only current ones. */
+  private compact(): void {
+    const kept: SettledEntry[] = [];
+    for (let i = this.head; i < this.order.length; i++) {
+      const e = this.order[i]!;
+      if (this.settled.get(e.key) === e) kept.push(e);
+    }
+    this.order = kept;
+    this.head = 0;
   }
 }
