@@ -37,14 +37,19 @@ export type DedupDecision<T> =
   /** do not hand out: settle this transfer together with the pending delivery `pending` */
   | { action: 'bind'; key: string; pending: T; handedOut: boolean };
 
-interface OpenEntry<T> {
-  token: T;
-  handedOut: boolean;
-}
-interface SettledEntry {
+/**
+ * One id, pending (buffered or handed out, `outcome` undefined) or remembered (settled with a
+ * final outcome). One Map holds both: a delivery's life is one entry, looked up by one key.
+ */
+interface Entry<T> {
   key: string;
-  outcome: FinalOutcome;
+  token: T | undefined;
+  handedOut: boolean;
+  outcome: FinalOutcome | undefined;
+  /** when it was last touched (remembered entries) */
   at: number;
+  /** its index in the eviction order while remembered; -1 when pending */
+  slot: number;
 }
 
 /**
@@ -59,16 +64,16 @@ function finalOutcome(outcome: DeliveryState): FinalOutcome | undefined {
 export class ReceiverDedup<T = unknown> {
   readonly maxIds: number;
   readonly maxAgeMs: number;
-  private readonly open = new Map<string, OpenEntry<T>>();
-  /** the current entry of each remembered id */
-  private readonly settled = new Map<string, SettledEntry>();
+  private readonly entries = new Map<string, Entry<T>>();
+  private remembered = 0;
   /**
-   * Every entry in order of last touch, oldest first, from `head`; an entry no longer the
-   * current one of its id is stale and skipped. Eviction pops from here rather than iterating
-   * the Map from its start: a Map keeps deleted entries as holes until it rehashes, so each such
-   * iteration would first walk past every id already evicted.
+   * Remembered entries in order of last touch, oldest first, from `head`; a slot whose entry has
+   * moved on (touched again, now at a later slot, or pending again) is stale and skipped.
+   * Eviction pops from here rather than iterating the Map from its start: a Map keeps deleted
+   * entries as holes until it rehashes, so each such iteration would first walk past every id
+   * already evicted.
    */
-  private order: SettledEntry[] = [];
+  private order: Entry<T>[] = [];
   private head = 0;
 
   constructor(options: ReceiverDedupOptions = {}) {
@@ -78,11 +83,11 @@ export class ReceiverDedup<T = unknown> {
 
   /** Settled ids remembered now. */
   get rememberedCount(): number {
-    return this.settled.size;
+    return this.remembered;
   }
   /** Ids buffered or handed out, not yet settled. */
   get pendingCount(): number {
-    return this.open.size;
+    return this.entries.size - this.remembered;
   }
 
   /** A transfer arrived with this message-id. `token` identifies it if it becomes the pending one. */
@@ -90,24 +95,28 @@ export class ReceiverDedup<T = unknown> {
     const key = messageIdKey(messageId);
     if (key === undefined) return { action: 'deliver', key: undefined };
     this.prune(now);
-    const open = this.open.get(key);
-    if (open !== undefined) return { action: 'bind', key, pending: open.token, handedOut: open.handedOut };
-    const settled = this.settled.get(key);
-    if (settled !== undefined) {
-      // seen again: the broker still has it, so remember it for a full window from now
-      this.remember(key, settled.outcome, now);
-      return { action: 'settle', key, outcome: settled.outcome };
+    const e = this.entries.get(key);
+    if (e === undefined) {
+      this.entries.set(key, { key, token, handedOut: false, outcome: undefined, at: now, slot: -1 });
+      return { action: 'deliver', key };
     }
-    this.open.set(key, { token, handedOut: false });
-    return { action: 'deliver', key };
+    if (e.outcome === undefined)
+      return { action: 'bind', key, pending: e.token as T, handedOut: e.handedOut };
+    // seen again: the broker still has it, so remember it for a full window from now
+    e.at = now;
+    this.touch(e);
+    return { action: 'settle', key, outcome: e.outcome };
   }
 
   /** The delivery with this key (from onDelivery) was handed to the application. */
   onHandedOut(key: string | undefined, token: T): void {
     if (key === undefined) return;
-    const open = this.open.get(key);
-    if (open === undefined) this.open.set(key, { token, handedOut: true });
-    else open.handedOut = true;
+    const e = this.entries.get(key);
+    if (e === undefined) {
+      this.entries.set(key, { key, token, handedOut: true, outcome: undefined, at: 0, slot: -1 });
+    } else if (e.outcome === undefined) {
+      e.handedOut = true;
+    }
   }
 
   /**
@@ -117,10 +126,22 @@ export class ReceiverDedup<T = unknown> {
    */
   onSettled(key: string | undefined, outcome: DeliveryState, now: number): void {
     if (key === undefined) return;
-    this.open.delete(key);
     const final = finalOutcome(outcome);
-    if (final !== undefined) this.remember(key, final, now);
-    else this.settled.delete(key);
+    const e = this.entries.get(key);
+    if (final === undefined) {
+      if (e !== undefined) this.forget(e);
+    } else if (e === undefined) {
+      const added: Entry<T> = { key, token: undefined, handedOut: false, outcome: final, at: now, slot: -1 };
+      this.entries.set(key, added);
+      this.remembered++;
+      this.touch(added);
+    } else {
+      if (e.outcome === undefined) this.remembered++;
+      e.outcome = final;
+      e.token = undefined;
+      e.at = now;
+      this.touch(e);
+    }
     this.prune(now);
   }
 
@@ -130,9 +151,9 @@ export class ReceiverDedup<T = unknown> {
    */
   connectionLost(): number {
     let dropped = 0;
-    for (const [key, e] of this.open) {
-      if (!e.handedOut) {
-        this.open.delete(key);
+    for (const e of this.entries.values()) {
+      if (e.outcome === undefined && !e.handedOut) {
+        this.entries.delete(e.key);
         dropped++;
       }
     }
@@ -141,7 +162,9 @@ export class ReceiverDedup<T = unknown> {
 
   /** Drop a pending id (by its key) without an outcome (e.g. the receiver closed with it buffered). */
   forgetPending(key: string | undefined): void {
-    if (key !== undefined) this.open.delete(key);
+    if (key === undefined) return;
+    const e = this.entries.get(key);
+    if (e !== undefined && e.outcome === undefined) this.entries.delete(key);
   }
 
   /** Evict settled ids older than maxAgeMs, then the oldest beyond maxIds. */
@@ -149,32 +172,38 @@ export class ReceiverDedup<T = unknown> {
     const order = this.order;
     while (this.head < order.length) {
       const e = order[this.head]!;
-      const current = this.settled.get(e.key) === e;
-      if (current && now - e.at < this.maxAgeMs && this.settled.size <= this.maxIds) break;
-      if (current) this.settled.delete(e.key);
+      if (e.slot === this.head) {
+        if (now - e.at < this.maxAgeMs && this.remembered <= this.maxIds) break;
+        this.forget(e);
+      }
       this.head++;
     }
     // drop the consumed prefix once it is most of the array (amortised O(1) per entry)
-    if (this.head > 1024 && this.head * 2 > order.length) {
-      this.order = order.slice(this.head);
-      this.head = 0;
-    }
+    if (this.head > 1024 && this.head * 2 > order.length) this.compact();
   }
 
-  /** Remember `key`'s final outcome as touched now (the newest entry). */
-  private remember(key: string, outcome: FinalOutcome, now: number): void {
-    const e: SettledEntry = { key, outcome, at: now };
-    this.settled.set(key, e);
+  /** A remembered entry was touched now: it becomes the newest in the eviction order. */
+  private touch(e: Entry<T>): void {
+    e.slot = this.order.length;
     this.order.push(e);
-    if (this.order.length - this.head > 2 * this.settled.size + 1024) this.compact();
+    if (this.order.length - this.head > 2 * this.remembered + 1024) this.compact();
   }
 
-  /** Stale entries outnumber current ones (ids refreshed or forgotten often): keep only current ones. */
+  private forget(e: Entry<T>): void {
+    this.entries.delete(e.key);
+    if (e.outcome !== undefined) this.remembered--;
+    e.slot = -1;
+  }
+
+  /** Keep only the live slots of the eviction order (renumbered from 0). */
   private compact(): void {
-    const kept: SettledEntry[] = [];
+    const kept: Entry<T>[] = [];
     for (let i = this.head; i < this.order.length; i++) {
       const e = this.order[i]!;
-      if (this.settled.get(e.key) === e) kept.push(e);
+      if (e.slot === i) {
+        e.slot = kept.length;
+        kept.push(e);
+      }
     }
     this.order = kept;
     this.head = 0;
