@@ -120,9 +120,10 @@ export class ReceiverDedup<T = unknown> {
   }
 
   /**
-   * The application settled the delivery with this key (call when it settles, not when the broker confirms: an accept in
-   * doubt must still suppress the redelivery). accepted/rejected are remembered; released,
-   * modified and anything else are forgotten so a redelivery is handed out again.
+   * The application settled the delivery with this key (call when it settles, not when the
+   * broker confirms: an accept in doubt must still suppress the redelivery). accepted/rejected
+   * are remembered; released, modified and anything else are forgotten so a redelivery is
+   * handed out again.
    */
   onSettled(key: string | undefined, outcome: DeliveryState, now: number): void {
     if (key === undefined) return;

@@ -123,6 +123,103 @@ describe('ReceiverDedup', () => {
     expect(d.rememberedCount).toBe(2); // m2999 (touched at 3000) and m2995 (3094)
   });
 
+  it('property: decides as a plain model of the rules does, with eviction by count and by age', () => {
+    /** the rules, kept as simply as possible: pending ids, and remembered ones oldest touch first */
+    class Model {
+      pending = new Map<string, { token: number; handedOut: boolean }>();
+      remembered: Array<{ key: string; outcome: string; at: number }> = [];
+      constructor(
+        readonly maxIds: number,
+        readonly maxAgeMs: number,
+      ) {}
+      prune(now: number) {
+        this.remembered = this.remembered.filter((e) => now - e.at < this.maxAgeMs);
+        while (this.remembered.length > this.maxIds) this.remembered.shift();
+      }
+      onDelivery(key: string, token: number, now: number): string {
+        this.prune(now);
+        const p = this.pending.get(key);
+        if (p) return `bind:${p.token}:${p.handedOut}`;
+        const i = this.remembered.findIndex((e) => e.key === key);
+        if (i >= 0) {
+          const [e] = this.remembered.splice(i, 1);
+          this.remembered.push({ key, outcome: e!.outcome, at: now });
+          return `settle:${e!.outcome}`;
+        }
+        this.pending.set(key, { token, handedOut: false });
+        return 'deliver';
+      }
+      onSettled(key: string, outcome: string, now: number) {
+        this.pending.delete(key);
+        this.remembered = this.remembered.filter((e) => e.key !== key);
+        if (outcome === 'accepted' || outcome === 'rejected') this.remembered.push({ key, outcome, at: now });
+        this.prune(now);
+      }
+    }
+    type Op =
+      | { k: 'arrive'; id: number; dt: number }
+      | { k: 'handout'; dt: number }
+      | { k: 'settle'; how: 'accepted' | 'rejected' | 'released'; dt: number }
+      | { k: 'lost' };
+    const dt = fc.integer({ min: 0, max: 3 });
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      fc.record({ k: fc.constant('arrive' as const), id: fc.integer({ min: 0, max: 5 }), dt }),
+      fc.record({ k: fc.constant('handout' as const), dt }),
+      fc.record({
+        k: fc.constant('settle' as const),
+        how: fc.constantFrom('accepted' as const, 'rejected' as const, 'released' as const),
+        dt,
+      }),
+      fc.constant({ k: 'lost' as const }),
+    );
+    const histories = fc.array(op, { maxLength: 150, size: 'max' });
+    expectReachesLength(histories, 150);
+    fc.assert(
+      fc.property(histories, (ops: Op[]) => {
+        const d = new ReceiverDedup<number>({ maxIds: 3, maxAgeMs: 12 });
+        const m = new Model(3, 12);
+        const buffer: number[] = [];
+        const app: number[] = [];
+        let now = 0;
+        let token = 0;
+        for (const o of ops) {
+          if (o.k !== 'lost') now += o.dt;
+          if (o.k === 'arrive') {
+            const t = token++;
+            const r = d.onDelivery(`m${o.id}`, t, now);
+            const got =
+              r.action === 'bind'
+                ? `bind:${r.pending}:${r.handedOut}`
+                : r.action === 'settle'
+                  ? `settle:${r.outcome.type}`
+                  : 'deliver';
+            expect(got).toBe(m.onDelivery(`m${o.id}`, t, now));
+            if (r.action === 'deliver') buffer.push(o.id);
+          } else if (o.k === 'handout' && buffer.length > 0) {
+            const id = buffer.shift()!;
+            d.onHandedOut(k(`m${id}`), 0);
+            m.pending.get(`m${id}`)!.handedOut = true;
+            app.push(id);
+          } else if (o.k === 'settle' && app.length > 0) {
+            const id = app.shift()!;
+            d.onSettled(k(`m${id}`), { type: o.how }, now);
+            m.onSettled(`m${id}`, o.how, now);
+          } else if (o.k === 'lost') {
+            d.connectionLost();
+            for (const [key, p] of m.pending) if (!p.handedOut) m.pending.delete(key);
+            buffer.length = 0;
+          }
+          expect(d.pendingCount).toBe(m.pending.size);
+        }
+        // remembered ids agree once both forgot what has aged out by now
+        m.prune(now);
+        d.prune(now);
+        expect(d.rememberedCount).toBe(m.remembered.length);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('property: within the window an id is never handed out twice unless released/modified in between', () => {
     type Ev =
       | { k: 'arrive'; id: number }
