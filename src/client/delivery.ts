@@ -26,8 +26,12 @@ export interface DeliveryOwner {
   onSettled(delivery: Delivery<unknown>, state: DeliveryState): void;
   /** The settlement's promise is done (resolved or rejected): stop tracking the delivery. */
   onFinished(delivery: Delivery<unknown>): void;
-  flush(): void;
+  /** Write the queued settlements: at the end of this tick, or `now`. */
+  flush(now?: boolean): void;
 }
+
+/** A settlement with nothing left to wait for; shared, so such a settlement allocates no promise. */
+const SETTLED: Promise<void> = Promise.resolve();
 
 interface Confirmation {
   pending: Set<IncomingDelivery>;
@@ -45,6 +49,8 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
   outcome: DeliveryState | undefined = undefined;
   /** @internal the transfer this message arrived on, and redeliveries bound to it. */
   readonly transfers: IncomingDelivery[];
+  /** @internal its receiver's dedup key for the message-id (undefined: no id, or no dedup). */
+  dedupKey: string | undefined = undefined;
   private confirmation: Confirmation | undefined;
 
   /** @internal */
@@ -144,7 +150,7 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
           containerId: this.owner.containerId,
         })
       : this.settleTimed(state, options);
-    p.catch(() => undefined);
+    if (p !== SETTLED) p.catch(() => undefined);
     return p;
   }
 
@@ -160,6 +166,11 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
       done = tx ? this.settleInTransaction(state, tx) : this.settleNow(state);
     } catch (e) {
       return Promise.reject(e);
+    }
+    if (done === SETTLED) {
+      // nothing to wait for (rcv-settle-mode first): no promise chain per delivery
+      this.owner.onFinished(this);
+      return SETTLED;
     }
     if (options?.timeoutMs === undefined && options?.signal === undefined) {
       return done.finally(() => this.owner.onFinished(this));
@@ -212,9 +223,9 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
     const confirm = this.owner.confirmsSettlement;
     for (const t of live) this.apply(t, state);
     this.owner.flush();
-    if (!confirm) return Promise.resolve();
+    if (!confirm) return SETTLED;
     const pending = new Set(live.filter((t) => !t.remoteSettled));
-    if (pending.size === 0) return Promise.resolve();
+    if (pending.size === 0) return SETTLED;
     return new Promise<void>((resolve, reject) => {
       this.confirmation = { pending, resolve, reject };
     });
@@ -243,8 +254,9 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
     tx.afterCommit(() => this.owner.onSettled(this, state));
     this.transfers.length = 0;
     for (const t of live) this.apply(t, wrapped);
-    this.owner.flush();
-    return Promise.resolve();
+    // written now, not at the end of the tick: the discharge that commits it must follow it
+    this.owner.flush(true);
+    return SETTLED;
   }
 
   private apply(t: IncomingDelivery, state: DeliveryState): void {

@@ -51,6 +51,8 @@ export class Receiver<T = MessageBody>
   private readonly drainWaiters = new Waiters();
   /** Handed out, not yet settled: their confirmations fail if the connection dies. */
   private readonly unsettled = new Set<Delivery<T>>();
+  /** A kick to write settlements is queued for the end of this tick. */
+  private flushQueued = false;
 
   /** For a dynamic receiver: true until the broker named its node (then `address` is set). */
   private dynamicUnassigned: boolean;
@@ -149,7 +151,10 @@ export class Receiver<T = MessageBody>
   [Symbol.asyncIterator](): AsyncIterator<Delivery<T>> {
     return {
       next: () =>
-        new Promise<IteratorResult<Delivery<T>>>((resolve, reject) => this.next({ resolve, reject })),
+        // one buffered: no waiter (and its closures) needed
+        this.buffer.length > 0
+          ? Promise.resolve({ done: false, value: this.handOut(this.buffer.shift()!) })
+          : new Promise<IteratorResult<Delivery<T>>>((resolve, reject) => this.next({ resolve, reject })),
       return: async () => ({ done: true, value: undefined }),
     };
   }
@@ -173,7 +178,7 @@ export class Receiver<T = MessageBody>
 
   /** @internal */
   onSettled(delivery: Delivery<unknown>, state: DeliveryState): void {
-    this.dedup?.onSettled(delivery.message.messageId, state, now());
+    this.dedup?.onSettled(delivery.dedupKey, state, now());
   }
 
   /** @internal */
@@ -181,9 +186,23 @@ export class Receiver<T = MessageBody>
     this.unsettled.delete(delivery as Delivery<T>);
   }
 
-  /** @internal */
-  flush(): void {
-    this.host.kick();
+  /**
+   * @internal Outcomes are written once per tick, not once per settlement: a `for await` loop
+   * settles its deliveries one microtask apart, and a write per microtask would put each
+   * disposition in a packet of its own (the engine coalesces the queued ones into ranges).
+   * `now`: write them at once (a transactional outcome, which the discharge must follow).
+   */
+  flush(now = false): void {
+    if (now) {
+      this.host.kick();
+      return;
+    }
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    process.nextTick(() => {
+      this.flushQueued = false;
+      this.host.kick();
+    });
   }
 
   // ------------------------------------------------------------------ connection-facing
@@ -310,6 +329,7 @@ export class Receiver<T = MessageBody>
     t.context = delivery;
     const decision = this.dedup?.onDelivery(message.messageId, delivery, now());
     if (decision === undefined || decision.action === 'deliver') {
+      delivery.dedupKey = decision?.key;
       this.buffer.push(delivery);
       this.pump();
       return;
@@ -354,7 +374,7 @@ export class Receiver<T = MessageBody>
       address: this.address,
       containerId: this.containerId,
     }));
-    this.dedup?.onHandedOut(d.message.messageId, d);
+    this.dedup?.onHandedOut(d.dedupKey, d);
     this.unsettled.add(d);
     this.applyFlow(this.credit.onHandedOut());
     return d;
@@ -382,7 +402,7 @@ export class Receiver<T = MessageBody>
       else w.resolve({ done: true, value: undefined });
     }
     if (!error) {
-      for (const d of this.buffer) this.dedup?.forgetPending(d.message.messageId);
+      for (const d of this.buffer) this.dedup?.forgetPending(d.dedupKey);
       this.buffer = [];
     }
   }

@@ -281,9 +281,13 @@ export class Sender extends LogicalLink<SenderLink> implements SendOwner, Public
   }
 
   private nextTag(): Uint8Array {
-    const n = this.tagCounter++;
+    const n = this.tagCounter++ >>> 0;
+    // bytes set directly: reading `.buffer` of a small typed array moves it off the V8 heap
     const tag = new Uint8Array(4);
-    new DataView(tag.buffer).setUint32(0, n >>> 0);
+    tag[0] = n >>> 24;
+    tag[1] = n >>> 16;
+    tag[2] = n >>> 8;
+    tag[3] = n;
     return tag;
   }
 }

@@ -13,6 +13,8 @@
  * Keys are canonical (type and value): string 'a', symbol 'a' and binary 0x61 differ.
  *
  * `T` is the client's token for a pending delivery (whatever it needs to settle it later).
+ * onDelivery takes the message-id and returns its key; the later calls for that delivery take the
+ * key, so it is computed (and hashed) once per delivery, not once per call.
  */
 import type { DeliveryState } from '../codec/contract.js';
 import { messageIdKey } from '../codec/message-id.js';
@@ -35,13 +37,19 @@ export type DedupDecision<T> =
   /** do not hand out: settle this transfer together with the pending delivery `pending` */
   | { action: 'bind'; key: string; pending: T; handedOut: boolean };
 
-interface OpenEntry<T> {
-  token: T;
+/**
+ * One id, pending (buffered or handed out, `outcome` undefined) or remembered (settled with a
+ * final outcome). One Map holds both: a delivery's life is one entry, looked up by one key.
+ */
+interface Entry<T> {
+  key: string;
+  token: T | undefined;
   handedOut: boolean;
-}
-interface SettledEntry {
-  outcome: FinalOutcome;
+  outcome: FinalOutcome | undefined;
+  /** when it was last touched (remembered entries) */
   at: number;
+  /** its index in the eviction order while remembered; -1 when pending */
+  slot: number;
 }
 
 /**
@@ -56,9 +64,17 @@ function finalOutcome(outcome: DeliveryState): FinalOutcome | undefined {
 export class ReceiverDedup<T = unknown> {
   readonly maxIds: number;
   readonly maxAgeMs: number;
-  private readonly open = new Map<string, OpenEntry<T>>();
-  /** insertion order == order of last touch (refreshes delete and re-insert) */
-  private readonly settled = new Map<string, SettledEntry>();
+  private readonly entries = new Map<string, Entry<T>>();
+  private remembered = 0;
+  /**
+   * Remembered entries in order of last touch, oldest first, from `head`; a slot whose entry has
+   * moved on (touched again, now at a later slot, or pending again) is stale and skipped.
+   * Eviction pops from here rather than iterating the Map from its start: a Map keeps deleted
+   * entries as holes until it rehashes, so each such iteration would first walk past every id
+   * already evicted.
+   */
+  private order: Entry<T>[] = [];
+  private head = 0;
 
   constructor(options: ReceiverDedupOptions = {}) {
     this.maxIds = Math.max(0, options.maxIds ?? 10_000);
@@ -67,11 +83,11 @@ export class ReceiverDedup<T = unknown> {
 
   /** Settled ids remembered now. */
   get rememberedCount(): number {
-    return this.settled.size;
+    return this.remembered;
   }
   /** Ids buffered or handed out, not yet settled. */
   get pendingCount(): number {
-    return this.open.size;
+    return this.entries.size - this.remembered;
   }
 
   /** A transfer arrived with this message-id. `token` identifies it if it becomes the pending one. */
@@ -79,40 +95,54 @@ export class ReceiverDedup<T = unknown> {
     const key = messageIdKey(messageId);
     if (key === undefined) return { action: 'deliver', key: undefined };
     this.prune(now);
-    const open = this.open.get(key);
-    if (open !== undefined) return { action: 'bind', key, pending: open.token, handedOut: open.handedOut };
-    const settled = this.settled.get(key);
-    if (settled !== undefined) {
-      // seen again: the broker still has it, so remember it for a full window from now
-      this.settled.delete(key);
-      this.settled.set(key, { outcome: settled.outcome, at: now });
-      return { action: 'settle', key, outcome: settled.outcome };
+    const e = this.entries.get(key);
+    if (e === undefined) {
+      this.entries.set(key, { key, token, handedOut: false, outcome: undefined, at: now, slot: -1 });
+      return { action: 'deliver', key };
     }
-    this.open.set(key, { token, handedOut: false });
-    return { action: 'deliver', key };
+    if (e.outcome === undefined)
+      return { action: 'bind', key, pending: e.token as T, handedOut: e.handedOut };
+    // seen again: the broker still has it, so remember it for a full window from now
+    e.at = now;
+    this.touch(e);
+    return { action: 'settle', key, outcome: e.outcome };
   }
 
-  /** The delivery was handed to the application. */
-  onHandedOut(messageId: unknown, token: T): void {
-    const key = messageIdKey(messageId);
+  /** The delivery with this key (from onDelivery) was handed to the application. */
+  onHandedOut(key: string | undefined, token: T): void {
     if (key === undefined) return;
-    const open = this.open.get(key);
-    if (open === undefined) this.open.set(key, { token, handedOut: true });
-    else open.handedOut = true;
+    const e = this.entries.get(key);
+    if (e === undefined) {
+      this.entries.set(key, { key, token, handedOut: true, outcome: undefined, at: 0, slot: -1 });
+    } else if (e.outcome === undefined) {
+      e.handedOut = true;
+    }
   }
 
   /**
-   * The application settled it (call when it settles, not when the broker confirms: an accept in
-   * doubt must still suppress the redelivery). accepted/rejected are remembered; released,
-   * modified and anything else are forgotten so a redelivery is handed out again.
+   * The application settled the delivery with this key (call when it settles, not when the
+   * broker confirms: an accept in doubt must still suppress the redelivery). accepted/rejected
+   * are remembered; released, modified and anything else are forgotten so a redelivery is
+   * handed out again.
    */
-  onSettled(messageId: unknown, outcome: DeliveryState, now: number): void {
-    const key = messageIdKey(messageId);
+  onSettled(key: string | undefined, outcome: DeliveryState, now: number): void {
     if (key === undefined) return;
-    this.open.delete(key);
     const final = finalOutcome(outcome);
-    this.settled.delete(key);
-    if (final !== undefined) this.settled.set(key, { outcome: final, at: now });
+    const e = this.entries.get(key);
+    if (final === undefined) {
+      if (e !== undefined) this.forget(e);
+    } else if (e === undefined) {
+      const added: Entry<T> = { key, token: undefined, handedOut: false, outcome: final, at: now, slot: -1 };
+      this.entries.set(key, added);
+      this.remembered++;
+      this.touch(added);
+    } else {
+      if (e.outcome === undefined) this.remembered++;
+      e.outcome = final;
+      e.token = undefined;
+      e.at = now;
+      this.touch(e);
+    }
     this.prune(now);
   }
 
@@ -122,30 +152,61 @@ export class ReceiverDedup<T = unknown> {
    */
   connectionLost(): number {
     let dropped = 0;
-    for (const [key, e] of this.open) {
-      if (!e.handedOut) {
-        this.open.delete(key);
+    for (const e of this.entries.values()) {
+      if (e.outcome === undefined && !e.handedOut) {
+        this.entries.delete(e.key);
         dropped++;
       }
     }
     return dropped;
   }
 
-  /** Drop a pending id without an outcome (e.g. the receiver closed with it buffered). */
-  forgetPending(messageId: unknown): void {
-    const key = messageIdKey(messageId);
-    if (key !== undefined) this.open.delete(key);
+  /** Drop a pending id (by its key) without an outcome (e.g. the receiver closed with it buffered). */
+  forgetPending(key: string | undefined): void {
+    if (key === undefined) return;
+    const e = this.entries.get(key);
+    if (e !== undefined && e.outcome === undefined) this.entries.delete(key);
   }
 
   /** Evict settled ids older than maxAgeMs, then the oldest beyond maxIds. */
   prune(now: number): void {
-    for (const [key, e] of this.settled) {
-      if (now - e.at < this.maxAgeMs) break;
-      this.settled.delete(key);
+    const order = this.order;
+    while (this.head < order.length) {
+      const e = order[this.head]!;
+      if (e.slot === this.head) {
+        if (now - e.at < this.maxAgeMs && this.remembered <= this.maxIds) break;
+        this.forget(e);
+      }
+      this.head++;
     }
-    while (this.settled.size > this.maxIds) {
-      const oldest = this.settled.keys().next().value as string;
-      this.settled.delete(oldest);
+    // drop the consumed prefix once it is most of the array (amortised O(1) per entry)
+    if (this.head > 1024 && this.head * 2 > order.length) this.compact();
+  }
+
+  /** A remembered entry was touched now: it becomes the newest in the eviction order. */
+  private touch(e: Entry<T>): void {
+    e.slot = this.order.length;
+    this.order.push(e);
+    if (this.order.length - this.head > 2 * this.remembered + 1024) this.compact();
+  }
+
+  private forget(e: Entry<T>): void {
+    this.entries.delete(e.key);
+    if (e.outcome !== undefined) this.remembered--;
+    e.slot = -1;
+  }
+
+  /** Keep only the live slots of the eviction order (renumbered from 0). */
+  private compact(): void {
+    const kept: Entry<T>[] = [];
+    for (let i = this.head; i < this.order.length; i++) {
+      const e = this.order[i]!;
+      if (e.slot === i) {
+        e.slot = kept.length;
+        kept.push(e);
+      }
     }
+    this.order = kept;
+    this.head = 0;
   }
 }

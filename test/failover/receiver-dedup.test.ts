@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { messageIdKey as k } from '../../src/codec/message-id.js';
 import { symbol } from '../../src/codec/typed.js';
 import { ReceiverDedup } from '../../src/failover/receiver-dedup.js';
 import { expectReachesLength } from '../support/property-size.js';
@@ -13,12 +14,12 @@ describe('ReceiverDedup', () => {
   it('settles a redelivery of an accepted or rejected message again, without handing it out', () => {
     const d = new ReceiverDedup<string>();
     expect(d.onDelivery('a', 't1', 0)).toEqual({ action: 'deliver', key: 'string:a' });
-    d.onHandedOut('a', 't1');
-    d.onSettled('a', accepted, 1);
+    d.onHandedOut(k('a'), 't1');
+    d.onSettled(k('a'), accepted, 1);
     expect(d.onDelivery('a', 't2', 2)).toEqual({ action: 'settle', key: 'string:a', outcome: accepted });
     d.onDelivery('b', 't3', 3);
-    d.onHandedOut('b', 't3');
-    d.onSettled('b', rejected, 4);
+    d.onHandedOut(k('b'), 't3');
+    d.onSettled(k('b'), rejected, 4);
     expect(d.onDelivery('b', 't4', 5)).toMatchObject({ action: 'settle', outcome: rejected });
   });
 
@@ -26,8 +27,8 @@ describe('ReceiverDedup', () => {
     const d = new ReceiverDedup<string>();
     for (const outcome of [released, modified]) {
       expect(d.onDelivery('a', 't', 0).action).toBe('deliver');
-      d.onHandedOut('a', 't');
-      d.onSettled('a', outcome, 1);
+      d.onHandedOut(k('a'), 't');
+      d.onSettled(k('a'), outcome, 1);
     }
     expect(d.onDelivery('a', 't', 2).action).toBe('deliver');
   });
@@ -35,12 +36,12 @@ describe('ReceiverDedup', () => {
   it('does not remember a transactional accept: after a rollback the redelivery is handed out again', () => {
     const d = new ReceiverDedup<string>();
     d.onDelivery('a', 't1', 0);
-    d.onHandedOut('a', 't1');
-    d.onSettled('a', { type: 'transactional-state', txnId: Uint8Array.of(1), outcome: accepted }, 1);
+    d.onHandedOut(k('a'), 't1');
+    d.onSettled(k('a'), { type: 'transactional-state', txnId: Uint8Array.of(1), outcome: accepted }, 1);
     expect(d.onDelivery('a', 't2', 2).action).toBe('deliver');
     // the client reports the plain outcome once the transaction committed
-    d.onHandedOut('a', 't2');
-    d.onSettled('a', accepted, 3);
+    d.onHandedOut(k('a'), 't2');
+    d.onSettled(k('a'), accepted, 3);
     expect(d.onDelivery('a', 't3', 4)).toMatchObject({ action: 'settle', outcome: accepted });
   });
 
@@ -53,14 +54,14 @@ describe('ReceiverDedup', () => {
       pending: 'orig',
       handedOut: false,
     });
-    d.onHandedOut('a', 'orig');
+    d.onHandedOut(k('a'), 'orig');
     expect(d.onDelivery('a', 'copy2', 2)).toMatchObject({ action: 'bind', pending: 'orig', handedOut: true });
   });
 
   it('after a connection loss forgets buffered ids but keeps handed-out ones pending', () => {
     const d = new ReceiverDedup<string>();
     d.onDelivery('held', 'h', 0);
-    d.onHandedOut('held', 'h');
+    d.onHandedOut(k('held'), 'h');
     d.onDelivery('buffered', 'b', 0);
     expect(d.connectionLost()).toBe(1);
     expect(d.onDelivery('buffered', 'b2', 1).action).toBe('deliver');
@@ -70,7 +71,7 @@ describe('ReceiverDedup', () => {
   it('messages without an id skip dedup', () => {
     const d = new ReceiverDedup<string>();
     expect(d.onDelivery(undefined, 't', 0)).toEqual({ action: 'deliver', key: undefined });
-    d.onSettled(undefined, accepted, 0);
+    d.onSettled(k(undefined), accepted, 0);
     expect(d.onDelivery(null, 't', 0).action).toBe('deliver');
     expect(d.rememberedCount).toBe(0);
   });
@@ -78,23 +79,145 @@ describe('ReceiverDedup', () => {
   it('keys by type and value', () => {
     const d = new ReceiverDedup<string>();
     d.onDelivery('a', 't', 0);
-    d.onSettled('a', accepted, 0);
+    d.onSettled(k('a'), accepted, 0);
     expect(d.onDelivery(symbol('a'), 't', 0).action).toBe('deliver');
     expect(d.onDelivery(new Uint8Array([0x61]), 't', 0).action).toBe('deliver');
   });
 
   it('forgets by age and by count', () => {
     const d = new ReceiverDedup<string>({ maxIds: 2, maxAgeMs: 100 });
-    d.onSettled('a', accepted, 0);
+    d.onSettled(k('a'), accepted, 0);
     expect(d.onDelivery('a', 't', 99).action).toBe('settle'); // refreshed at 99
     expect(d.onDelivery('a', 't', 198).action).toBe('settle');
     expect(d.onDelivery('a', 't', 298).action).toBe('deliver');
-    d.onSettled('x', accepted, 300);
-    d.onSettled('y', accepted, 301);
-    d.onSettled('z', accepted, 302);
+    d.onSettled(k('x'), accepted, 300);
+    d.onSettled(k('y'), accepted, 301);
+    d.onSettled(k('z'), accepted, 302);
     expect(d.rememberedCount).toBe(2);
     expect(d.onDelivery('x', 't', 303).action).toBe('deliver');
     expect(d.onDelivery('z', 't', 303).action).toBe('settle');
+  });
+
+  it('evicts by count in order of last touch, however many times ids were refreshed', () => {
+    // enough refreshes that the eviction order's stale entries are compacted away several times
+    const d = new ReceiverDedup<string>({ maxIds: 3, maxAgeMs: 1e9 });
+    for (const id of ['a', 'b', 'c']) d.onSettled(k(id), accepted, 0);
+    for (let i = 1; i <= 5000; i++) expect(d.onDelivery(['a', 'b'][i % 2], 't', i).action).toBe('settle');
+    expect(d.rememberedCount).toBe(3);
+    d.onSettled(k('x'), accepted, 5001); // evicts c, touched least recently
+    expect(d.rememberedCount).toBe(3);
+    expect(d.onDelivery('c', 't', 5002).action).toBe('deliver');
+    d.onSettled(k('y'), accepted, 5003); // c is pending, not remembered: evicts b (touched before a)
+    expect(d.onDelivery('a', 't', 5004).action).toBe('settle');
+    expect(d.onDelivery('b', 't', 5004).action).toBe('deliver');
+  });
+
+  it('forgets by age after many refreshes and evictions', () => {
+    const d = new ReceiverDedup<string>({ maxIds: 10, maxAgeMs: 100 });
+    for (let i = 0; i < 3000; i++) d.onSettled(k(`m${i}`), accepted, i);
+    expect(d.rememberedCount).toBe(10);
+    expect(d.onDelivery('m2989', 't', 3000).action).toBe('deliver'); // evicted by count
+    expect(d.onDelivery('m2999', 't', 3000).action).toBe('settle');
+    expect(d.onDelivery('m2995', 't', 3094).action).toBe('settle'); // age 99: refreshed
+    expect(d.onDelivery('m2998', 't', 3099).action).toBe('deliver'); // age 101: forgotten
+    expect(d.rememberedCount).toBe(2); // m2999 (touched at 3000) and m2995 (3094)
+  });
+
+  it('property: decides as a plain model of the rules does, with eviction by count and by age', () => {
+    /** the rules, kept as simply as possible: pending ids, and remembered ones oldest touch first */
+    class Model {
+      pending = new Map<string, { token: number; handedOut: boolean }>();
+      remembered: Array<{ key: string; outcome: string; at: number }> = [];
+      constructor(
+        readonly maxIds: number,
+        readonly maxAgeMs: number,
+      ) {}
+      prune(now: number) {
+        this.remembered = this.remembered.filter((e) => now - e.at < this.maxAgeMs);
+        while (this.remembered.length > this.maxIds) this.remembered.shift();
+      }
+      onDelivery(key: string, token: number, now: number): string {
+        this.prune(now);
+        const p = this.pending.get(key);
+        if (p) return `bind:${p.token}:${p.handedOut}`;
+        const i = this.remembered.findIndex((e) => e.key === key);
+        if (i >= 0) {
+          const [e] = this.remembered.splice(i, 1);
+          this.remembered.push({ key, outcome: e!.outcome, at: now });
+          return `settle:${e!.outcome}`;
+        }
+        this.pending.set(key, { token, handedOut: false });
+        return 'deliver';
+      }
+      onSettled(key: string, outcome: string, now: number) {
+        this.pending.delete(key);
+        this.remembered = this.remembered.filter((e) => e.key !== key);
+        if (outcome === 'accepted' || outcome === 'rejected') this.remembered.push({ key, outcome, at: now });
+        this.prune(now);
+      }
+    }
+    type Op =
+      | { k: 'arrive'; id: number; dt: number }
+      | { k: 'handout'; dt: number }
+      | { k: 'settle'; how: 'accepted' | 'rejected' | 'released'; dt: number }
+      | { k: 'lost' };
+    const dt = fc.integer({ min: 0, max: 3 });
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      fc.record({ k: fc.constant('arrive' as const), id: fc.integer({ min: 0, max: 5 }), dt }),
+      fc.record({ k: fc.constant('handout' as const), dt }),
+      fc.record({
+        k: fc.constant('settle' as const),
+        how: fc.constantFrom('accepted' as const, 'rejected' as const, 'released' as const),
+        dt,
+      }),
+      fc.constant({ k: 'lost' as const }),
+    );
+    const histories = fc.array(op, { maxLength: 150, size: 'max' });
+    expectReachesLength(histories, 150);
+    fc.assert(
+      fc.property(histories, (ops: Op[]) => {
+        const d = new ReceiverDedup<number>({ maxIds: 3, maxAgeMs: 12 });
+        const m = new Model(3, 12);
+        const buffer: number[] = [];
+        const app: number[] = [];
+        let now = 0;
+        let token = 0;
+        for (const o of ops) {
+          if (o.k !== 'lost') now += o.dt;
+          if (o.k === 'arrive') {
+            const t = token++;
+            const r = d.onDelivery(`m${o.id}`, t, now);
+            const got =
+              r.action === 'bind'
+                ? `bind:${r.pending}:${r.handedOut}`
+                : r.action === 'settle'
+                  ? `settle:${r.outcome.type}`
+                  : 'deliver';
+            expect(got).toBe(m.onDelivery(`m${o.id}`, t, now));
+            if (r.action === 'deliver') buffer.push(o.id);
+          } else if (o.k === 'handout' && buffer.length > 0) {
+            const id = buffer.shift()!;
+            d.onHandedOut(k(`m${id}`), 0);
+            m.pending.get(`m${id}`)!.handedOut = true;
+            app.push(id);
+          } else if (o.k === 'settle' && app.length > 0) {
+            const id = app.shift()!;
+            d.onSettled(k(`m${id}`), { type: o.how }, now);
+            m.onSettled(`m${id}`, o.how, now);
+          } else if (o.k === 'lost') {
+            d.connectionLost();
+            for (const [key, p] of m.pending) if (!p.handedOut) m.pending.delete(key);
+            buffer.length = 0;
+          }
+          expect(d.pendingCount).toBe(m.pending.size);
+        }
+        // remembered ids agree once both forgot what has aged out by now
+        m.prune(now);
+        d.prune(now);
+        expect(d.rememberedCount).toBe(m.remembered.length);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('property: within the window an id is never handed out twice unless released/modified in between', () => {
@@ -139,13 +262,13 @@ describe('ReceiverDedup', () => {
             const id = buffer.shift()!;
             expect(final.has(id)).toBe(false);
             expect(live.has(id)).toBe(false);
-            d.onHandedOut(`m${id}`, id);
+            d.onHandedOut(k(`m${id}`), id);
             live.add(id);
             app.push(id);
           } else if (e.k === 'settle' && app.length > 0) {
             const id = app.shift()!;
             live.delete(id);
-            d.onSettled(`m${id}`, { type: e.how }, now);
+            d.onSettled(k(`m${id}`), { type: e.how }, now);
             if (e.how === 'accepted' || e.how === 'rejected') final.add(id);
           } else if (e.k === 'lost') {
             d.connectionLost();
