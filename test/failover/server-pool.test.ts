@@ -107,6 +107,27 @@ describe('ServerPool', () => {
     expect(pool.stats('a:1')?.notQuorateUntil).toBeUndefined();
   });
 
+  it('a member that keeps failing does not starve members whose not-quorate backoff expired', () => {
+    const pool = new ServerPool(['amqp://a:1', 'amqp://b:2', 'amqp://c:3'], {
+      randomize: false,
+      notQuorateBackoff: { initialMs: 1000, maxMs: 8000, factor: 2, jitter: 0 },
+    });
+    // the leader died (a refuses connections); b and c closed us while electing a new one
+    pool.failed('a:1', new Error('refused'), 0);
+    pool.notQuorate('b:2', 0);
+    pool.notQuorate('c:3', 0);
+    expect(pool.next(10).server.key).toBe('a:1');
+    pool.failed('a:1', new Error('refused'), 10);
+    // their backoff over, b and c take turns with a although a keeps failing
+    const picks: string[] = [];
+    for (let t = 1000; t < 1006; t++) {
+      const key = pool.next(t).server.key;
+      picks.push(key);
+      if (key === 'a:1') pool.failed(key, new Error('refused'), t);
+    }
+    expect(new Set(picks)).toEqual(new Set(['a:1', 'b:2', 'c:3']));
+  });
+
   it('members the broker reports as not quorate come after healthy ones', () => {
     const pool = new ServerPool(urls, { randomize: false });
     pool.connected('a:1');
