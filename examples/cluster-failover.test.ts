@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 
 let cluster: ClusterHandle;
 beforeAll(async () => {
-  cluster = await startCluster({ nodes: 3 }); // every member ready; free ports, temp store dirs
+  cluster = await startCluster({ nodes: 3 }); // resolves once every member serves; free ports, temp dirs
 });
 afterAll(() => cluster.stop()); // every member process gone, temp dir removed
 

@@ -17,9 +17,14 @@ import {
 } from '../cluster/cluster-support.js';
 
 let handle: ClusterHandle;
+/** Each member's /readyz status the moment startCluster resolved. */
+let readyzAtStart: number[] = [];
 
 beforeAll(async () => {
   handle = await startTestCluster();
+  readyzAtStart = await Promise.all(
+    handle.httpUrls.map(async (url) => (await fetch(new URL('/readyz', url))).status),
+  );
   await waitServing(handle);
 });
 
@@ -28,6 +33,19 @@ afterAll(async () => {
 });
 
 describe('a 3-member cluster', () => {
+  it('startCluster resolves once every member serves (a leader elected, everyone caught up)', () => {
+    expect(readyzAtStart).toEqual([200, 200, 200]);
+  });
+
+  it('waitServing waits for a restarted member to serve again', async () => {
+    const id = handle.ids[2]!;
+    await handle.kill(id);
+    await handle.restart(id);
+    await handle.waitServing(id);
+    const m = handle.members().find((x) => x.id === id)!;
+    expect((await fetch(new URL('/readyz', m.httpUrl!))).status).toBe(200);
+  });
+
   it('lists every member in each Open (failover-server-list) and offers quorate:membership', async () => {
     const leader = await waitLeader(handle);
     for (const id of handle.ids) {

@@ -13,6 +13,7 @@ import {
 import type { MemberOutputHandler } from './member-process.js';
 import { Supervisor } from './supervisor.js';
 import type { MemberCommand, MemberInfo, RestartPolicy, SupervisorLogger } from './types.js';
+import { waitServing } from './wait-serving.js';
 
 /** Options of {@link startCluster}. */
 export interface StartClusterOptions {
@@ -58,6 +59,12 @@ export interface StartClusterOptions {
   restartPolicy?: Partial<RestartPolicy>;
   /** Deadline for every member's ready line. Default 60_000 ms. */
   readyTimeoutMs?: number;
+  /**
+   * Resolve only once every member serves (quorate and caught up: its `/readyz` answers 200),
+   * within `readyTimeoutMs` more; see docs/cluster-member.md#serving. Default true, unless
+   * `httpBasePort` is false or a `memberCommand` is given (then the ready lines are enough).
+   */
+  waitServing?: boolean;
   /** SIGTERM grace before SIGKILL on stop/restart. Default 10_000 ms. */
   stopTimeoutMs?: number;
   /** Seed of the lossy-link PRNGs. Default 1. */
@@ -113,13 +120,19 @@ export interface ClusterHandle {
   lossy(p: number, seed?: number): void;
   /** Resolves when the member (or every member) has printed its ready line. */
   waitReady(id?: string, timeoutMs?: number): Promise<void>;
+  /**
+   * Resolves when the member (or every member) serves: quorate, caught up, accepting clients
+   * (its `/readyz` answers 200). Needs the members' HTTP ports. Default deadline 60_000 ms.
+   */
+  waitServing(id?: string, timeoutMs?: number): Promise<void>;
   /** Stops every member (resuming paused ones first), closes the proxies, removes a temp data dir. */
   stop(): Promise<void>;
 }
 
 /**
  * Starts a local cluster of `nodes` member processes under a `Supervisor`, members talking to
- * each other through a `ProxyMesh`. All members start at once; resolves when all are ready.
+ * each other through a `ProxyMesh`. All members start at once; resolves when every member serves
+ * (see `waitServing` in the options).
  */
 export async function startCluster(options: StartClusterOptions = {}): Promise<ClusterHandle> {
   // a bad permissions document fails here, before anything starts, not in every member
@@ -200,8 +213,14 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
     return stopped;
   };
 
+  const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
+  const serving = (id: string | undefined, timeoutMs = readyTimeoutMs): Promise<void> =>
+    waitServing(() => supervisor.members(), id === undefined ? ids : [id], timeoutMs);
+  const waitForServing =
+    options.waitServing ?? (options.httpBasePort !== false && options.memberCommand === undefined);
   try {
     await supervisor.start();
+    if (waitForServing) await serving(undefined);
   } catch (err) {
     await stop();
     throw err;
@@ -226,6 +245,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
     slow: (ms) => mesh.slow(ms),
     lossy: (p, seed) => mesh.lossy(p, seed),
     waitReady: (id, timeoutMs) => supervisor.waitReady(id, timeoutMs),
+    waitServing: serving,
     stop,
   };
 }
