@@ -4,8 +4,8 @@
  * Memory matters (target <= 1.2 KiB per queued 1 KiB message, docs/architecture.md#message-memory):
  * one small object per message with a fixed shape and as few fields as possible (each costs 8 B):
  * the bytes are a place in a chunk shared with other messages (byte-arena.ts), list links are
- * inside the object (no per-message Map or array), the two flags share one field and the rarely
- * set fields one optional object.
+ * inside the object (no per-message Map or array), the two flags and the delivery-count share one
+ * field and the rarely set fields (expiry, undeliverable-here, dead-letter origin) one object.
  */
 import { type StoredBytes, sizeOf, viewOf, WHOLE_CHUNK } from './byte-arena.js';
 import type { Queue } from './queue.js';
@@ -14,9 +14,12 @@ import type { DeadLetterInfo } from './results.js';
 const EMPTY = new Uint8Array(0);
 const LIVE = 1;
 const ACQUIRED_BEFORE = 2;
+/** `state` holds the two flags in its low bits and the delivery-count above them. */
+const COUNT_UNIT = 4;
 
-/** What few messages carry: the fields behind `undeliverable` and `deadLetter`. */
+/** What few messages carry: the fields behind `expiresAt`, `undeliverable` and `deadLetter`. */
 interface Rare {
+  expiresAt: number;
   undeliverable: string[] | undefined;
   deadLetter: DeadLetterInfo | undefined;
 }
@@ -29,10 +32,8 @@ export class QueuedMessage implements StoredBytes {
   /** The chunk holding its bytes, and where in it (see StoredBytes; shared by a topic's subscriptions). */
   chunk: Uint8Array;
   at: number;
-  /** Expiry deadline in leader time, or -1 for none. */
-  expiresAt: number;
-  deliveryCount: number;
-  private flags = LIVE;
+  /** LIVE and ACQUIRED_BEFORE, plus delivery-count x COUNT_UNIT (exact: a uint32 count x 4 < 2^53). */
+  private state: number;
   /** Consumer key holding it, or undefined while available. */
   owner: string | undefined = undefined;
   private rare: Rare | undefined = undefined;
@@ -44,8 +45,20 @@ export class QueuedMessage implements StoredBytes {
     this.seq = seq;
     this.chunk = bytes.chunk;
     this.at = bytes.at;
-    this.expiresAt = expiresAt;
-    this.deliveryCount = deliveryCount;
+    this.state = LIVE + deliveryCount * COUNT_UNIT;
+    if (expiresAt >= 0) this.rare = { expiresAt, undeliverable: undefined, deadLetter: undefined };
+  }
+
+  /** Expiry deadline in leader time, or -1 for none (fixed at enqueue). */
+  get expiresAt(): number {
+    return this.rare?.expiresAt ?? -1;
+  }
+
+  get deliveryCount(): number {
+    return Math.floor(this.state / COUNT_UNIT);
+  }
+  set deliveryCount(n: number) {
+    this.state = (this.state % COUNT_UNIT) + n * COUNT_UNIT;
   }
 
   /** The encoded message (a view into its chunk: no copy). */
@@ -60,15 +73,15 @@ export class QueuedMessage implements StoredBytes {
 
   /** Some link acquired this message before (so first-acquirer is false from now on). */
   get acquiredBefore(): boolean {
-    return (this.flags & ACQUIRED_BEFORE) !== 0;
+    return ((this.state % COUNT_UNIT) & ACQUIRED_BEFORE) !== 0;
   }
   set acquiredBefore(v: boolean) {
-    this.flags = v ? this.flags | ACQUIRED_BEFORE : this.flags & ~ACQUIRED_BEFORE;
+    if (v !== this.acquiredBefore) this.state += v ? ACQUIRED_BEFORE : -ACQUIRED_BEFORE;
   }
 
   /** False once accepted, dropped, dead-lettered, expired or its queue deleted. */
   get live(): boolean {
-    return (this.flags & LIVE) !== 0;
+    return ((this.state % COUNT_UNIT) & LIVE) !== 0;
   }
 
   /** Consumer keys it must never be offered to again (modified{undeliverableHere}). */
@@ -77,7 +90,7 @@ export class QueuedMessage implements StoredBytes {
   }
   set undeliverable(v: string[] | undefined) {
     if (v === undefined && this.rare === undefined) return;
-    this.rare ??= { undeliverable: undefined, deadLetter: undefined };
+    this.rare ??= { expiresAt: -1, undeliverable: undefined, deadLetter: undefined };
     this.rare.undeliverable = v;
   }
 
@@ -86,17 +99,18 @@ export class QueuedMessage implements StoredBytes {
   }
   set deadLetter(v: DeadLetterInfo | undefined) {
     if (v === undefined && this.rare === undefined) return;
-    this.rare ??= { undeliverable: undefined, deadLetter: undefined };
+    this.rare ??= { expiresAt: -1, undeliverable: undefined, deadLetter: undefined };
     this.rare.deadLetter = v;
   }
 
   isExpired(now: number): boolean {
-    return this.expiresAt >= 0 && this.expiresAt <= now;
+    const at = this.expiresAt;
+    return at >= 0 && at <= now;
   }
 
   /** Marks it gone and lets its chunk be collected even if an expiry-heap entry still points here. */
   kill(): void {
-    this.flags &= ~LIVE;
+    if (this.live) this.state -= LIVE;
     this.chunk = EMPTY;
     this.at = WHOLE_CHUNK;
     this.owner = undefined;
