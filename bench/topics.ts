@@ -8,11 +8,13 @@
  *   commits per message), one receiver per queue receiving and accepting.
  * Both deliver 10 x N messages with the same number of unsettled sends in flight (`window`); the
  * figure is messages delivered per second, from the first send to the last delivery, and the ratio.
- * `--profile [DIR]` writes the broker's CPU profile (`--cpu-prof`, written when it stops).
+ * `--profile [DIR]` writes CPU profiles (.cpuprofile, open in Chrome DevTools): the broker's
+ * (`--cpu-prof`, written when it stops) and this process's (both clients) for each measured run.
  *
  *   npx tsx bench/run.ts topics [--messages N] [--subscribers K] [--window W] [--profile [DIR]]
  */
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +29,7 @@ export interface TopicsOptions {
   subscribers?: number;
   /** Unsettled sends in flight, in total. Default 1000. */
   window?: number;
-  /** Directory for the broker's CPU profile; undefined: no profiling. */
+  /** Directory for the CPU profiles (broker and clients); undefined: no profiling. */
   profileDir?: string;
 }
 
@@ -95,6 +97,22 @@ async function sendAll(sender: Sender, n: number, window: number, body: Buffer, 
   await Promise.all(Array.from({ length: Math.max(1, window) }, worker));
 }
 
+/** Runs `fn` under the V8 CPU profiler of this process and writes the profile to `file`. */
+async function profiled<T>(file: string | undefined, fn: () => Promise<T>): Promise<T> {
+  if (file === undefined) return fn();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(file, JSON.stringify(profile));
+    session.disconnect();
+  }
+}
+
 /** One topic with `k` subscribers: deliveries per second. */
 async function topicRound(url: URL, name: string, n: number, k: number, window: number, body: Buffer) {
   const pub = await connect({ urls: url.href, reconnect: false });
@@ -147,7 +165,7 @@ export async function run(opts: TopicsOptions = {}): Promise<TopicsResult> {
   const profileDir = opts.profileDir ?? cli.profileDir;
   if (profileDir !== undefined) {
     mkdirSync(profileDir, { recursive: true });
-    log(`broker CPU profile into ${profileDir}`);
+    log(`CPU profiles into ${profileDir}`);
   }
   const body = Buffer.alloc(1024, 0x61);
   let broker: RunningBroker | undefined;
@@ -156,15 +174,21 @@ export async function run(opts: TopicsOptions = {}): Promise<TopicsResult> {
   try {
     broker = await startOurBroker(
       true,
-      profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', profileDir],
+      profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', join(profileDir, 'broker')],
     );
     const stamp = Date.now();
     // warm-up (JIT, link and queue paths) at a tenth of the size
     const warm = Math.max(100, Math.floor(n / 10));
     await topicRound(broker.url, `topic-warm-${stamp}`, warm, k, window, body);
     await queuesRound(broker.url, `queues-warm-${stamp}`, warm, k, window, body);
-    topic = await topicRound(broker.url, `topic-${stamp}`, n, k, window, body);
-    queues = await queuesRound(broker.url, `queues-${stamp}`, n, k, window, body);
+    const clientProfile = (name: string) =>
+      profileDir === undefined ? undefined : join(profileDir, `client-${name}.cpuprofile`);
+    topic = await profiled(clientProfile('topic'), () =>
+      topicRound(broker!.url, `topic-${stamp}`, n, k, window, body),
+    );
+    queues = await profiled(clientProfile('queues'), () =>
+      queuesRound(broker!.url, `queues-${stamp}`, n, k, window, body),
+    );
   } finally {
     await broker?.stop().catch(() => undefined);
   }
