@@ -18,7 +18,7 @@ const COUNT = 100_000;
 const SIZE = 1024;
 
 describe('BrokerState memory', () => {
-  it('holds a queued 1 KiB message in well under 2 KiB (heap + array buffers)', () => {
+  it('holds a queued 1 KiB message in well under 1.3 KiB (heap + array buffers)', () => {
     const state = new BrokerState();
     state.apply({ type: 'declare', leaderTime: 1, queue: 'q', options: {} });
     // Messages arrive as views into 64 KiB socket chunks: the state must copy, not pin the chunk.
@@ -44,7 +44,9 @@ describe('BrokerState memory', () => {
     );
     expect(state.queueInfo('q')?.depth).toBe(COUNT);
     expect(perMessage).toBeGreaterThan(SIZE); // the measurement sees the messages at all
-    expect(perMessage).toBeLessThanOrEqual(2048);
+    // docs/architecture.md#message-memory: bytes packed into shared chunks, no ArrayBuffer and
+    // Uint8Array of their own (those alone would add about 180 B)
+    expect(perMessage).toBeLessThanOrEqual(1300);
     // keep the state alive until after the measurement
     expect(state.availableSeqs('q').length).toBe(COUNT);
   });

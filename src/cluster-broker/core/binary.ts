@@ -87,6 +87,11 @@ export class VarintReader extends ByteReader {
     throw new ByteReaderError('varint too long');
   }
 
+  /** A view into the source buffer: copy it before keeping it (it pins the whole source). */
+  bytesView(): Uint8Array {
+    return this.take(this.uint());
+  }
+
   /** A copy the caller owns (its own ArrayBuffer, so it never pins the source buffer). */
   bytesCopy(): Uint8Array {
     return this.take(this.uint()).slice();

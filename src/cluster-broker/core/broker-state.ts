@@ -7,6 +7,8 @@
  * empty queue, message already settled): its result says so, because by the time an event
  * applies the world may have moved on (the log orders competing proposals).
  */
+
+import { ownCopy, type StoredBytes } from './byte-arena.js';
 import type {
   AcquireEvent,
   BrokerEvent,
@@ -63,19 +65,6 @@ export interface QueueApplyCounts {
   added: number;
   /** Acquisitions (deliveries, redeliveries included). */
   acquisitions: number;
-}
-
-/** Takes ownership of message bytes without pinning a larger buffer (see EnqueueEvent.message). */
-function ownBytes(b: Uint8Array): Uint8Array {
-  if (
-    b.byteOffset === 0 &&
-    b.byteLength === b.buffer.byteLength &&
-    !(b.buffer instanceof SharedArrayBuffer)
-  ) {
-    return b;
-  }
-  // an exact-size copy with its own ArrayBuffer (Buffer#slice would be a view of the chunk)
-  return new Uint8Array(b);
 }
 
 export class BrokerState {
@@ -338,7 +327,7 @@ export class BrokerState {
     if (full !== undefined) {
       return refused('enqueue', 'amqp:resource-limit-exceeded', full);
     }
-    const m = this.newMessage(q, ownBytes(e.message), e.expiresAt ?? -1, e.deliveryCount ?? 0);
+    const m = this.newMessage(q, q.arena.store(e.message), e.expiresAt ?? -1, e.deliveryCount ?? 0);
     q.add(m);
     if (e.dedupKey !== undefined) q.dedup.add(e.dedupKey, this.now);
     return { type: 'enqueue', status: 'enqueued', seq: m.seq };
@@ -358,10 +347,10 @@ export class BrokerState {
       const full = s.limitExceeded(e.message.length);
       if (full !== undefined) return refused('enqueue', 'amqp:resource-limit-exceeded', full);
     }
-    const bytes = ownBytes(e.message);
     let first = 0;
+    const bytes = targets.length > 0 ? this.publishedBytes(t, targets, e.message) : undefined;
     for (const s of targets) {
-      const m = this.newMessage(s, bytes, e.expiresAt ?? -1, e.deliveryCount ?? 0);
+      const m = this.newMessage(s, bytes!, e.expiresAt ?? -1, e.deliveryCount ?? 0);
       if (first === 0) first = m.seq;
       s.add(m);
     }
@@ -370,10 +359,23 @@ export class BrokerState {
     return { type: 'enqueue', status: 'enqueued', seq: first, fannedOut: targets.map((s) => s.name) };
   }
 
+  /**
+   * Where a publish's one copy goes (docs/architecture.md#message-memory): into the topic's
+   * chunks when every subscription takes it (then all messages in those chunks have the same
+   * holders, so a chunk is freed once all of them consumed it), into the one subscription's when a
+   * selector left one, else a copy of its own (a chunk shared by messages with different holders
+   * would stay alive as long as the slowest holder of any of them).
+   */
+  private publishedBytes(t: Queue, targets: Queue[], message: Uint8Array): StoredBytes {
+    if (targets.length === 1) return targets[0]!.arena.store(message);
+    if (targets.length === (this.subscriptions.get(t.name)?.length ?? 0)) return t.arena.store(message);
+    return ownCopy(message);
+  }
+
   /** @internal also used by restore */
   newMessage(
     q: Queue,
-    bytes: Uint8Array,
+    bytes: StoredBytes,
     expiresAt: number,
     deliveryCount: number,
     seq = this.nextSeq++,
@@ -578,8 +580,9 @@ export class BrokerState {
       dlq = new Queue(dlqName, { deadLetterQueue: null });
       this.queues.set(dlqName, dlq);
     }
-    if (dlq.limitExceeded(m.bytes.length) !== undefined) return undefined;
-    const moved = this.newMessage(dlq, m.bytes, -1, m.deliveryCount);
+    if (dlq.limitExceeded(m.size) !== undefined) return undefined;
+    // a copy in the DLQ's own chunks: a long-lived DLQ must not pin its source queue's chunks
+    const moved = this.newMessage(dlq, dlq.arena.store(m.bytes), -1, m.deliveryCount);
     moved.acquiredBefore = m.acquiredBefore;
     moved.deadLetter = error ? { fromQueue: from.name, error: { ...error } } : { fromQueue: from.name };
     dlq.add(moved);

@@ -1,6 +1,7 @@
 /** One queue's contents: available list, acquired set, byte/message counts, dedup window. */
 
 import { Selector, SelectorError } from '../selector/index.js';
+import { ByteArena } from './byte-arena.js';
 import { DedupWindow } from './dedup-window.js';
 import {
   DEFAULT_DEDUP_WINDOW_COUNT,
@@ -47,6 +48,8 @@ export class Queue {
   addedCount = 0;
   acquiredCount = 0;
   readonly dedup: DedupWindow;
+  /** The chunks its messages' bytes are copied into (a topic's: shared by its subscriptions). */
+  readonly arena = new ByteArena();
   readonly resolved: ResolvedQueueOptions;
   /**
    * A temporary queue's owner (docs/topics.md#owner-gone): the process its owner link is attached
@@ -103,12 +106,13 @@ export class Queue {
     this.available.pushBack(m);
     this.messageCount++;
     this.addedCount++;
-    this.byteCount += m.bytes.length;
+    this.byteCount += m.size;
   }
 
   /** Removes a message from the counts (the caller unlinked it from available/acquired). */
   uncount(m: QueuedMessage): void {
     this.messageCount--;
-    this.byteCount -= m.bytes.length;
+    this.byteCount -= m.size;
+    if (this.messageCount === 0) this.arena.reset();
   }
 }

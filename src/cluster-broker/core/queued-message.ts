@@ -1,52 +1,118 @@
 /**
  * One message held by a queue, and the seq-ordered list of available messages.
  *
- * Memory matters (target <= 1.5 KiB per queued 1 KiB message): one small object per message with
- * a fixed shape, the message bytes in a Uint8Array the queue owns, list links inside the object
- * (no per-message Map or array), optional fields left undefined in the common case.
+ * Memory matters (target <= 1.2 KiB per queued 1 KiB message, docs/architecture.md#message-memory):
+ * one small object per message with a fixed shape and as few fields as possible (each costs 8 B):
+ * the bytes are a place in a chunk shared with other messages (byte-arena.ts), list links are
+ * inside the object (no per-message Map or array), the two flags and the delivery-count share one
+ * field and the rarely set fields (expiry, undeliverable-here, dead-letter origin) one object.
  */
+import { type StoredBytes, sizeOf, viewOf, WHOLE_CHUNK } from './byte-arena.js';
 import type { Queue } from './queue.js';
 import type { DeadLetterInfo } from './results.js';
 
 const EMPTY = new Uint8Array(0);
+const LIVE = 1;
+const ACQUIRED_BEFORE = 2;
+/** `state` holds the two flags in its low bits and the delivery-count above them. */
+const COUNT_UNIT = 4;
 
-export class QueuedMessage {
+/** What few messages carry: the fields behind `expiresAt`, `undeliverable` and `deadLetter`. */
+interface Rare {
+  expiresAt: number;
+  undeliverable: string[] | undefined;
+  deadLetter: DeadLetterInfo | undefined;
+}
+
+export class QueuedMessage implements StoredBytes {
   /** Broker-wide sequence number, assigned at enqueue in log order. */
   readonly seq: number;
   /** The queue holding it (a pointer, so expiry and settle find it in O(1)). */
   readonly queue: Queue;
-  bytes: Uint8Array;
-  /** Expiry deadline in leader time, or -1 for none. */
-  expiresAt: number;
-  deliveryCount: number;
-  /** Some link acquired this message before (so first-acquirer is false from now on). */
-  acquiredBefore = false;
-  /** False once accepted, dropped, dead-lettered, expired or its queue deleted. */
-  live = true;
+  /** The chunk holding its bytes, and where in it (see StoredBytes; shared by a topic's subscriptions). */
+  chunk: Uint8Array;
+  at: number;
+  /** LIVE and ACQUIRED_BEFORE, plus delivery-count x COUNT_UNIT (exact: a uint32 count x 4 < 2^53). */
+  private state: number;
   /** Consumer key holding it, or undefined while available. */
   owner: string | undefined = undefined;
-  /** Consumer keys it must never be offered to again (modified{undeliverableHere}). */
-  undeliverable: string[] | undefined = undefined;
-  deadLetter: DeadLetterInfo | undefined = undefined;
+  private rare: Rare | undefined = undefined;
   prev: QueuedMessage | undefined = undefined;
   next: QueuedMessage | undefined = undefined;
 
-  constructor(queue: Queue, seq: number, bytes: Uint8Array, expiresAt: number, deliveryCount: number) {
+  constructor(queue: Queue, seq: number, bytes: StoredBytes, expiresAt: number, deliveryCount: number) {
     this.queue = queue;
     this.seq = seq;
-    this.bytes = bytes;
-    this.expiresAt = expiresAt;
-    this.deliveryCount = deliveryCount;
+    this.chunk = bytes.chunk;
+    this.at = bytes.at;
+    this.state = LIVE + deliveryCount * COUNT_UNIT;
+    if (expiresAt >= 0) this.rare = { expiresAt, undeliverable: undefined, deadLetter: undefined };
+  }
+
+  /** Expiry deadline in leader time, or -1 for none (fixed at enqueue). */
+  get expiresAt(): number {
+    return this.rare?.expiresAt ?? -1;
+  }
+
+  get deliveryCount(): number {
+    return Math.floor(this.state / COUNT_UNIT);
+  }
+  set deliveryCount(n: number) {
+    this.state = (this.state % COUNT_UNIT) + n * COUNT_UNIT;
+  }
+
+  /** The encoded message (a view into its chunk: no copy). */
+  get bytes(): Uint8Array {
+    return viewOf(this);
+  }
+
+  /** Its byte length (without making a view). */
+  get size(): number {
+    return sizeOf(this);
+  }
+
+  /** Some link acquired this message before (so first-acquirer is false from now on). */
+  get acquiredBefore(): boolean {
+    return ((this.state % COUNT_UNIT) & ACQUIRED_BEFORE) !== 0;
+  }
+  set acquiredBefore(v: boolean) {
+    if (v !== this.acquiredBefore) this.state += v ? ACQUIRED_BEFORE : -ACQUIRED_BEFORE;
+  }
+
+  /** False once accepted, dropped, dead-lettered, expired or its queue deleted. */
+  get live(): boolean {
+    return ((this.state % COUNT_UNIT) & LIVE) !== 0;
+  }
+
+  /** Consumer keys it must never be offered to again (modified{undeliverableHere}). */
+  get undeliverable(): string[] | undefined {
+    return this.rare?.undeliverable;
+  }
+  set undeliverable(v: string[] | undefined) {
+    if (v === undefined && this.rare === undefined) return;
+    this.rare ??= { expiresAt: -1, undeliverable: undefined, deadLetter: undefined };
+    this.rare.undeliverable = v;
+  }
+
+  get deadLetter(): DeadLetterInfo | undefined {
+    return this.rare?.deadLetter;
+  }
+  set deadLetter(v: DeadLetterInfo | undefined) {
+    if (v === undefined && this.rare === undefined) return;
+    this.rare ??= { expiresAt: -1, undeliverable: undefined, deadLetter: undefined };
+    this.rare.deadLetter = v;
   }
 
   isExpired(now: number): boolean {
-    return this.expiresAt >= 0 && this.expiresAt <= now;
+    const at = this.expiresAt;
+    return at >= 0 && at <= now;
   }
 
-  /** Marks it gone and lets its bytes be collected even if an expiry-heap entry still points here. */
+  /** Marks it gone and lets its chunk be collected even if an expiry-heap entry still points here. */
   kill(): void {
-    this.live = false;
-    this.bytes = EMPTY;
+    if (this.live) this.state -= LIVE;
+    this.chunk = EMPTY;
+    this.at = WHOLE_CHUNK;
     this.owner = undefined;
   }
 }

@@ -16,6 +16,7 @@
  */
 import { ByteReaderError, VarintReader, VarintWriter } from './binary.js';
 import type { BrokerState } from './broker-state.js';
+import type { StoredBytes } from './byte-arena.js';
 import { ExpiryHeap } from './expiry-heap.js';
 import { readQueueOptions, writeQueueOptions } from './options-codec.js';
 import { Queue } from './queue.js';
@@ -56,7 +57,7 @@ export function writeSnapshot(s: BrokerState): Uint8Array {
   w.uint(s.nextSeq);
   w.uint(s.queues.size);
   /** The seq of the first message written with these bytes (shared bytes are written once). */
-  const writtenAs = new Map<Uint8Array, number>();
+  const writtenAs: WrittenAs = new Map();
   for (const q of s.queues.values()) {
     w.str(q.name);
     writeQueueOptions(w, q.options);
@@ -86,8 +87,12 @@ export function writeSnapshot(s: BrokerState): Uint8Array {
   return w.finish();
 }
 
-function writeMessage(w: VarintWriter, m: QueuedMessage, writtenAs: Map<Uint8Array, number>): void {
-  const sharedWith = writtenAs.get(m.bytes);
+/** Seq of the message whose bytes were written first, by chunk and place (a topic's subscriptions share them). */
+type WrittenAs = Map<Uint8Array, Map<number, number>>;
+
+function writeMessage(w: VarintWriter, m: QueuedMessage, writtenAs: WrittenAs): void {
+  // an empty message has no bytes to share (and several may sit at one place in a chunk)
+  const sharedWith = m.size === 0 ? undefined : writtenAs.get(m.chunk)?.get(m.at);
   let flags = sharedWith === undefined ? 0 : F_SHARED;
   if (m.acquiredBefore) flags |= F_ACQUIRED_BEFORE;
   if (m.expiresAt >= 0) flags |= F_EXPIRES;
@@ -118,7 +123,9 @@ function writeMessage(w: VarintWriter, m: QueuedMessage, writtenAs: Map<Uint8Arr
   }
   if (sharedWith !== undefined) w.uint(sharedWith);
   else {
-    writtenAs.set(m.bytes, m.seq);
+    const inChunk = writtenAs.get(m.chunk) ?? new Map<number, number>();
+    writtenAs.set(m.chunk, inChunk);
+    inChunk.set(m.at, m.seq);
     w.bytes(m.bytes);
   }
 }
@@ -136,7 +143,7 @@ export function readSnapshot(s: BrokerState, bytes: Uint8Array): void {
   s.nextSeq = nextSeq;
   s.appliedCount = 0;
   const queueCount = r.uint();
-  const bytesBySeq = new Map<number, Uint8Array>();
+  const bytesBySeq = new Map<number, StoredBytes>();
   for (let qi = 0; qi < queueCount; qi++) {
     const name = r.str();
     const q = new Queue(name, readQueueOptions(r));
@@ -162,12 +169,12 @@ export function readSnapshot(s: BrokerState, bytes: Uint8Array): void {
           deadLetter.error = flags & F_DL_DESCRIPTION ? { condition, description: r.str() } : { condition };
         }
       }
-      let bytes: Uint8Array | undefined;
+      let bytes: StoredBytes | undefined;
       if (flags & F_SHARED) {
         bytes = bytesBySeq.get(r.uint());
         if (bytes === undefined) throw new ByteReaderError('a shared message names no earlier message');
       } else {
-        bytes = r.bytesCopy();
+        bytes = q.arena.store(r.bytesView());
         bytesBySeq.set(seq, bytes);
       }
       const m = s.newMessage(q, bytes, expiresAt, deliveryCount, seq);
@@ -175,7 +182,7 @@ export function readSnapshot(s: BrokerState, bytes: Uint8Array): void {
       m.undeliverable = undeliverable;
       m.deadLetter = deadLetter;
       q.messageCount++;
-      q.byteCount += m.bytes.length;
+      q.byteCount += m.size;
       if (owner !== undefined) s.restoreAcquired(q, m, owner);
       else q.available.pushBack(m);
     }

@@ -1,0 +1,219 @@
+/**
+ * Topic fan-out against separate queues (issue #12's target: a topic with 10 subscribers delivers
+ * at least 5x the messages/s of 10 separate queue sends). Our single node with a durable store
+ * (fsync before every acknowledgement), the quorate client:
+ * - topic: 10 subscribers attached, then one sender publishes N messages to the topic (one commit
+ *   per publish, docs/topics.md#commit-point); every subscriber receives and accepts all N;
+ * - queues: the same client sends each of the N messages to 10 separate queues (10 sends and 10
+ *   commits per message), one receiver per queue receiving and accepting.
+ * Both deliver 10 x N messages with the same number of unsettled sends in flight (`window`); the
+ * figure is messages delivered per second, from the first send to the last delivery, and the ratio.
+ * `--profile [DIR]` writes CPU profiles (.cpuprofile, open in Chrome DevTools): the broker's
+ * (`--cpu-prof`, written when it stops) and this process's (both clients) for each measured run.
+ *
+ *   npx tsx bench/run.ts topics [--messages N] [--subscribers K] [--window W] [--profile [DIR]]
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { connect } from '../src/index.js';
+import { type RunningBroker, startOurBroker } from './lib/brokers.js';
+
+export interface TopicsOptions {
+  log?: (line: string) => void;
+  /** Messages published (topic) or sent to each queue. Default 5_000. */
+  messages?: number;
+  /** Subscribers of the topic / separate queues. Default 10. */
+  subscribers?: number;
+  /** Unsettled sends in flight, in total. Default 1000. */
+  window?: number;
+  /** Directory for the CPU profiles (broker and clients); undefined: no profiling. */
+  profileDir?: string;
+}
+
+export interface TopicsResult {
+  messages: number;
+  subscribers: number;
+  window: number;
+  /** Deliveries per second (subscribers x messages delivered). */
+  topicDeliveredPerSec: number;
+  queuesDeliveredPerSec: number;
+  /** topic / queues. */
+  ratio: number;
+  profileDir?: string;
+}
+
+function argsFromCommandLine(argv: string[]): Partial<TopicsOptions> {
+  const opts: Partial<TopicsOptions> = {};
+  const value = (flag: string) => {
+    const i = argv.indexOf(flag);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const m = value('--messages');
+  if (m !== undefined) opts.messages = Number(m);
+  const s = value('--subscribers');
+  if (s !== undefined) opts.subscribers = Number(s);
+  const w = value('--window');
+  if (w !== undefined) opts.window = Number(w);
+  const p = argv.indexOf('--profile');
+  if (p >= 0) {
+    const dir = argv[p + 1];
+    opts.profileDir =
+      dir !== undefined && !dir.startsWith('--') ? dir : mkdtempSync(join(tmpdir(), 'quorate-prof-'));
+  }
+  return opts;
+}
+
+type Connection = Awaited<ReturnType<typeof connect>>;
+type Receiver = Awaited<ReturnType<Connection['openReceiver']>>;
+type Sender = Awaited<ReturnType<Connection['openSender']>>;
+
+/** Receives and accepts `n` deliveries on every receiver. */
+function drainAll(receivers: Receiver[], n: number): Promise<void> {
+  return Promise.all(
+    receivers.map(async (r) => {
+      let got = 0;
+      for await (const d of r) {
+        void d.accept();
+        if (++got === n) return;
+      }
+      throw new Error(`receiver ended after ${got} of ${n}`);
+    }),
+  ).then(() => undefined);
+}
+
+/** Sends `n` messages on `sender` with `window` sends in flight; each must be accepted. */
+async function sendAll(sender: Sender, n: number, window: number, body: Buffer, tag: string): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < n) {
+      const i = next++;
+      const r = await sender.send({ body, messageId: `${tag}-${i}` });
+      if (r.state !== 'accepted') throw new Error(`send ${tag}-${i}: ${r.state}`);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, window) }, worker));
+}
+
+/** Runs `fn` under the V8 CPU profiler of this process and writes the profile to `file`. */
+async function profiled<T>(file: string | undefined, fn: () => Promise<T>): Promise<T> {
+  if (file === undefined) return fn();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(file, JSON.stringify(profile));
+    session.disconnect();
+  }
+}
+
+/** One topic with `k` subscribers: deliveries per second. */
+async function topicRound(url: URL, name: string, n: number, k: number, window: number, body: Buffer) {
+  const pub = await connect({ urls: url.href, reconnect: false });
+  const sub = await connect({ urls: url.href, reconnect: false });
+  try {
+    const receivers: Receiver[] = [];
+    for (let i = 0; i < k; i++)
+      receivers.push(await sub.openReceiver(name, { topic: true, credit: window, confirmAccept: false }));
+    const sender = await pub.openSender(name, { topic: true });
+    const t0 = performance.now();
+    const received = drainAll(receivers, n);
+    await sendAll(sender, n, window, body, 't');
+    await received;
+    return Math.round(((n * k) / (performance.now() - t0)) * 1000);
+  } finally {
+    await pub.close().catch(() => {});
+    await sub.close().catch(() => {});
+  }
+}
+
+/** The same messages sent to `k` separate queues, one receiver each: deliveries per second. */
+async function queuesRound(url: URL, name: string, n: number, k: number, window: number, body: Buffer) {
+  const pub = await connect({ urls: url.href, reconnect: false });
+  const sub = await connect({ urls: url.href, reconnect: false });
+  try {
+    const receivers: Receiver[] = [];
+    const senders: Sender[] = [];
+    for (let i = 0; i < k; i++) {
+      receivers.push(await sub.openReceiver(`${name}-${i}`, { credit: window, confirmAccept: false }));
+      senders.push(await pub.openSender(`${name}-${i}`));
+    }
+    const t0 = performance.now();
+    const received = drainAll(receivers, n);
+    // the same total in flight as the topic run, shared by the k senders
+    await Promise.all(senders.map((s, i) => sendAll(s, n, Math.ceil(window / k), body, `q${i}`)));
+    await received;
+    return Math.round(((n * k) / (performance.now() - t0)) * 1000);
+  } finally {
+    await pub.close().catch(() => {});
+    await sub.close().catch(() => {});
+  }
+}
+
+export async function run(opts: TopicsOptions = {}): Promise<TopicsResult> {
+  const cli = argsFromCommandLine(process.argv.slice(2));
+  const log = opts.log ?? ((l: string) => process.stdout.write(`${l}\n`));
+  const n = opts.messages ?? cli.messages ?? 5_000;
+  const k = opts.subscribers ?? cli.subscribers ?? 10;
+  const window = opts.window ?? cli.window ?? 1000;
+  const profileDir = opts.profileDir ?? cli.profileDir;
+  if (profileDir !== undefined) {
+    mkdirSync(profileDir, { recursive: true });
+    log(`CPU profiles into ${profileDir}`);
+  }
+  const body = Buffer.alloc(1024, 0x61);
+  let broker: RunningBroker | undefined;
+  let topic = 0;
+  let queues = 0;
+  try {
+    broker = await startOurBroker(
+      true,
+      profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', join(profileDir, 'broker')],
+    );
+    const stamp = Date.now();
+    // warm-up (JIT, link and queue paths) at a tenth of the size
+    const warm = Math.max(100, Math.floor(n / 10));
+    await topicRound(broker.url, `topic-warm-${stamp}`, warm, k, window, body);
+    await queuesRound(broker.url, `queues-warm-${stamp}`, warm, k, window, body);
+    const clientProfile = (name: string) =>
+      profileDir === undefined ? undefined : join(profileDir, `client-${name}.cpuprofile`);
+    topic = await profiled(clientProfile('topic'), () =>
+      topicRound(broker!.url, `topic-${stamp}`, n, k, window, body),
+    );
+    queues = await profiled(clientProfile('queues'), () =>
+      queuesRound(broker!.url, `queues-${stamp}`, n, k, window, body),
+    );
+  } finally {
+    await broker?.stop().catch(() => undefined);
+  }
+  const ratio = queues > 0 ? Math.round((topic / queues) * 100) / 100 : 0;
+  log(`${n} x 1 KiB to ${k} subscribers, window ${window}, single node, durable store`);
+  log(`topic (1 publish per message):        ${topic} msg/s delivered`);
+  log(`${k} queues (${k} sends per message):    ${queues} msg/s delivered`);
+  log(`ratio topic / queues: ${ratio}x (target >= 5)`);
+  return {
+    messages: n,
+    subscribers: k,
+    window,
+    topicDeliveredPerSec: topic,
+    queuesDeliveredPerSec: queues,
+    ratio,
+    ...(profileDir !== undefined ? { profileDir } : {}),
+  };
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  run().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      process.stderr.write(`${String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}
