@@ -55,6 +55,12 @@ and stops cleanly on SIGTERM/SIGINT (connections closed, store flushed).
   --dedup-window-count N   message-ids remembered per queue for duplicate detection (default 10000; 0 = off)
   --dedup-window-ms MS     how long a message-id is remembered (default 600000)
   --container-id ID        our Open container-id
+  --cluster-id ID          the cluster id in our Open and in federation routes (default: one
+                           generated on first start, kept in DATA_DIR/cluster-id; without
+                           --data-dir a new one per start)
+  --federation FILE        JSON: queues to move here from upstream brokers on demand, e.g.
+                           {"upstreams":[{"name":"eu","urls":["amqp://eu1:5672"],"queues":["orders"]}]}
+                           (docs/federation.md)
   --http-port P            serve the status page, JSON API, /metrics (Prometheus), /healthz and
                            /readyz on this port (0 = a free one, named in the ready line as
                            httpPort); off by default. With --users they ask for the same
@@ -96,6 +102,8 @@ export interface SingleNodeArgs {
   dedupWindowCount: number | undefined;
   dedupWindowMs: number | undefined;
   containerId: string | undefined;
+  clusterId: string | undefined;
+  federationFile: string | undefined;
   httpPort: number | undefined;
   httpHost: string | undefined;
   repair: boolean;
@@ -152,6 +160,8 @@ const VALUED_FLAGS = [
   'dedup-window-count',
   'dedup-window-ms',
   'container-id',
+  'cluster-id',
+  'federation',
   'http-port',
   'http-host',
   'log-level',
@@ -221,6 +231,8 @@ export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
     dedupWindowCount: integerFlag('dedup-window-count', s('dedup-window-count'), 0),
     dedupWindowMs: integerFlag('dedup-window-ms', s('dedup-window-ms'), 0),
     containerId: s('container-id'),
+    clusterId: s('cluster-id'),
+    federationFile: s('federation'),
     httpPort: integerFlag('http-port', s('http-port'), 0, 65535),
     httpHost: s('http-host'),
     repair: values.repair === true,
