@@ -5,10 +5,33 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { type BrokerHandle, startBroker } from '../../src/broker.js';
+import type { BrokerEvent } from '../../src/cluster-broker/core/events.js';
+import type { ResultOf } from '../../src/cluster-broker/core/results.js';
 import type { FederationConfig } from '../../src/cluster-broker/federation/index.js';
 import type { Connection } from '../../src/index.js';
+import { ToggleBackend } from '../broker/toggle-backend.js';
 import { patientClient, sendIds } from '../support/federation.js';
 import { freePort, waitFor } from '../support/net.js';
+
+/** A real in-memory backend whose enqueues apply at once but commit only when the test says so. */
+class HeldCommits extends ToggleBackend {
+  held = 0;
+  private open!: () => void;
+  private readonly gate = new Promise<void>((resolve) => {
+    this.open = resolve;
+  });
+
+  override submit<E extends BrokerEvent>(event: E): Promise<ResultOf<E>> {
+    const result = super.submit(event);
+    if (event.type !== 'enqueue') return result;
+    this.held++;
+    return this.gate.then(() => result);
+  }
+
+  commit(): void {
+    this.open();
+  }
+}
 
 const started: BrokerHandle[] = [];
 const clients: Connection[] = [];
@@ -67,6 +90,26 @@ describe('queue federation (in process)', () => {
     expect(depth(a)).toBe(12);
     expect(depth(b)).toBe(0);
     expect(b.federation()[0]!.moved).toBe(8);
+  });
+
+  it('accepts a message upstream only once its local enqueue committed', async () => {
+    const a = await broker('A');
+    await sendIds(a.url, 'orders', ['one']);
+    const backend = new HeldCommits();
+    const b = await startBroker({ port: 0, host: '127.0.0.1', backend, clusterId: 'B', federation: from(a) });
+    started.push(b);
+    await b.federationLinks!.setActive(true);
+    const consumer = await (await client(b.url)).openReceiver('orders', { credit: 1 });
+    await waitFor(() => backend.held === 1, { timeoutMs: 20_000, what: 'the local enqueue submitted' });
+    // applied here, not committed: the upstream must still hold it
+    expect(depth(a)).toBe(1);
+    backend.commit();
+    await (await consumer.receive({ timeoutMs: 20_000 })).accept();
+    await waitFor(() => b.federation()[0]!.moved === 1, { timeoutMs: 20_000, what: 'moved' });
+    expect(depth(a)).toBe(0);
+    await b.stop();
+    started.splice(started.indexOf(b), 1);
+    await backend.close();
   });
 
   it('a cycle A -> B -> A does not loop: the message stays where its route forbids the move', async () => {

@@ -143,7 +143,6 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
     givenPermissions === undefined || givenPermissions instanceof Permissions
       ? givenPermissions
       : parsePermissions(givenPermissions);
-  let monitoring: MonitoringServer | undefined;
   const federation =
     upstreams.length === 0
       ? undefined
@@ -152,6 +151,7 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
           local: localQueuesOf(server, backend, clusterId),
           logger: serverOpts.logger ?? {},
         });
+  let monitoring: MonitoringServer | undefined;
   try {
     // a restarted single node has no connection left: its dynamic nodes are orphans (a cluster
     // member's may belong to clients of other members)
@@ -176,6 +176,7 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
         ...(users !== undefined ? { users } : {}),
         ...(monitorPermissions !== undefined ? { permissions: monitorPermissions } : {}),
         ...(serverOpts.logger !== undefined ? { logger: serverOpts.logger } : {}),
+        ...(federation !== undefined ? { federation: () => federation.state() } : {}),
       });
     }
   } catch (err) {
