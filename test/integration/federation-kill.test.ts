@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { FederationLinkState } from '../../src/cluster-broker/federation/index.js';
 import type { QueuesDocument } from '../../src/cluster-broker/http/index.js';
 import { type BrokerProcess, spawnBroker } from '../broker/broker-process.js';
-import { getJson, patientClient, sendIds, TotalQueueCheck } from '../support/federation.js';
+import { consumeInto, getJson, patientClient, sendIds, TotalQueueCheck } from '../support/federation.js';
 import { freePort, waitFor } from '../support/net.js';
 
 const N = 600;
@@ -78,18 +78,8 @@ describe('queue federation under kill -9 (two processes)', () => {
     const check = new TotalQueueCheck(new Set(ids));
 
     const consumerConn = await patientClient(`amqp://127.0.0.1:${portB}`);
-    // no client dedup: a duplicate the federation let through must reach the check
     const consumer = await consumerConn.openReceiver('orders', { credit: 100, dedup: false });
-    const consuming = (async () => {
-      for await (const d of consumer) {
-        const id = String(d.message.messageId);
-        check.handedOut(id);
-        d.accept().then(
-          () => check.accepted(id),
-          () => undefined, // in doubt: its broker died; a redelivery follows if it did not commit
-        );
-      }
-    })();
+    const consuming = consumeInto(consumer, check);
 
     // kill -9 mid-flow, alternating sides: each kill catches moves between their two commit points
     for (const [at, side] of [

@@ -1,11 +1,11 @@
 /** Shared by the federation tests: a connected client that sends or takes messages by id. */
 
-import type { Connection } from '../../src/index.js';
+import type { Connection, Receiver } from '../../src/index.js';
 import { connect } from '../../src/index.js';
 
-/** Sends `ids` to `queue` at `url` (each accepted by the broker), then closes. */
-export async function sendIds(url: string, queue: string, ids: readonly string[]): Promise<void> {
-  const conn = await connect({ urls: url, reconnect: false });
+/** Sends `ids` to `queue` at `urls` (each accepted by the broker), then closes. */
+export async function sendIds(urls: string | string[], queue: string, ids: readonly string[]): Promise<void> {
+  const conn = await patientClient(urls);
   try {
     const sender = await conn.openSender(queue);
     await Promise.all(ids.map((id) => sender.send({ messageId: id, body: id })));
@@ -14,10 +14,10 @@ export async function sendIds(url: string, queue: string, ids: readonly string[]
   }
 }
 
-/** A client connection that fails over (retries the same URL) for as long as a test runs. */
-export function patientClient(url: string): Promise<Connection> {
+/** A client connection that fails over (across `urls`, or to the same one) for as long as a test runs. */
+export function patientClient(urls: string | string[]): Promise<Connection> {
   return connect({
-    urls: url,
+    urls,
     reconnect: { maxTimeMs: 120_000, maxDelayMs: 200 },
     timeoutMs: 60_000,
   });
@@ -64,5 +64,21 @@ export class TotalQueueCheck {
     let lost = 0;
     for (const id of this.sent) if (!this.received.has(id)) lost++;
     return { lost, duplicated: this.duplicated, unexpected: this.unexpected };
+  }
+}
+
+/**
+ * Hands every delivery of `receiver` to `check` and accepts it; resolves when the receiver
+ * closes. An accept that fails is in doubt (its broker died): a redelivery follows if it did not
+ * commit. Open the receiver with `dedup: false`, so that a duplicate reaches the check.
+ */
+export async function consumeInto(receiver: Receiver, check: TotalQueueCheck): Promise<void> {
+  for await (const d of receiver) {
+    const id = String(d.message.messageId);
+    check.handedOut(id);
+    d.accept().then(
+      () => check.accepted(id),
+      () => undefined,
+    );
   }
 }

@@ -19,7 +19,8 @@ export interface FederationOptions {
 
 export class Federation {
   private readonly links: QueueLink[] = [];
-  private active = false;
+  /** undefined until first told: the links show `stopped` until then. */
+  private active: boolean | undefined;
   private change: Promise<void> = Promise.resolve();
 
   constructor(o: FederationOptions) {
@@ -47,6 +48,11 @@ export class Federation {
       else await Promise.all(this.links.map((l) => l.stop('standby')));
     });
     return this.change;
+  }
+
+  /** The queues its links feed, each once. */
+  queues(): string[] {
+    return [...new Set(this.links.map((l) => l.queue))];
   }
 
   /** Every link's state now. */

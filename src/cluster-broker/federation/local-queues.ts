@@ -20,11 +20,19 @@ export interface LocalQueues {
   enqueue(queue: string, message: Uint8Array): Promise<EnqueueResult>;
 }
 
-/** The LocalQueues of an AMQP server over its backend. */
-export function localQueuesOf(server: BrokerServer, backend: BrokerBackend, clusterId: string): LocalQueues {
+/**
+ * The LocalQueues of an AMQP server over its backend. `elsewhere`: the unused credit of the
+ * queue's consumers on the other members of a cluster (as their status messages last said).
+ */
+export function localQueuesOf(
+  server: BrokerServer,
+  backend: BrokerBackend,
+  clusterId: string,
+  elsewhere: (queue: string) => number = () => 0,
+): LocalQueues {
   return {
     clusterId,
-    unusedConsumerCredit: (queue) => server.unusedConsumerCredit(queue),
+    unusedConsumerCredit: (queue) => server.unusedConsumerCredit(queue) + elsewhere(queue),
     available: (queue) => backend.state.queueInfo(queue)?.available ?? 0,
     enqueue: (queue, message) => backend.submit(enqueueEventFor(message, queue, backend.now(), true)),
   };

@@ -66,6 +66,10 @@ export class QueueLink {
 
   constructor(private readonly o: QueueLinkOptions) {}
 
+  get queue(): string {
+    return this.o.queue;
+  }
+
   /** Starts the link (again); a no-op while it runs. */
   start(): void {
     if (this.running !== undefined) return;

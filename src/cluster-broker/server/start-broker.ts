@@ -45,6 +45,8 @@ export interface StartBrokerOptions extends Omit<BrokerServerOptions, 'backend'>
    * (`--federation FILE`). A single node runs its links from the start.
    */
   federation?: FederationConfig | string;
+  /** @internal Unused credit of a queue's consumers on the other members (a cluster member passes it). */
+  remoteConsumerCredit?: (queue: string) => number;
 }
 
 /** What {@link BrokerHandle.stats} reports. */
@@ -96,6 +98,7 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
     httpHost,
     clusterSource,
     federation: federationConfig,
+    remoteConsumerCredit,
     ...serverOpts
   } = options;
   const upstreams =
@@ -148,7 +151,7 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
       ? undefined
       : new Federation({
           upstreams,
-          local: localQueuesOf(server, backend, clusterId),
+          local: localQueuesOf(server, backend, clusterId, remoteConsumerCredit),
           logger: serverOpts.logger ?? {},
         });
   let monitoring: MonitoringServer | undefined;
