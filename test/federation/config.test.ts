@@ -3,11 +3,14 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseSingleNodeArgs } from '../../src/cluster-broker/cli/single-node-args.js';
+import { parseNodeArgs } from '../../src/cluster-broker/cluster/node-command.js';
 import {
   checkFederationConfig,
   FederationConfigError,
   loadFederationFile,
 } from '../../src/cluster-broker/federation/index.js';
+import { parseClusterArgs } from '../../src/cluster-broker/supervisor/cluster-args.js';
 
 const URL = 'amqp://127.0.0.1:5672';
 let dir = '';
@@ -116,5 +119,32 @@ describe('federation config', () => {
     const notJson = join(dir, 'broken.json');
     await writeFile(notJson, '{');
     await expect(loadFederationFile(notJson)).rejects.toThrow(FederationConfigError);
+  });
+});
+
+describe('--federation and --cluster-id flags', () => {
+  it('the single broker, node and cluster take them', () => {
+    expect(parseSingleNodeArgs(['--cluster-id', 'eu', '--federation', 'f.json'])).toMatchObject({
+      clusterId: 'eu',
+      federationFile: 'f.json',
+    });
+    const node = parseNodeArgs([
+      '--id',
+      'n1',
+      '--peers',
+      'n1=127.0.0.1:6672',
+      '--cluster-id',
+      'eu',
+      '--federation',
+      'f.json',
+    ]);
+    expect(node.clusterId).toBe('eu');
+    expect(parseSingleNodeArgs(node.rest).federationFile).toBe('f.json');
+    expect(parseClusterArgs(['--cluster-id', 'eu', '--federation', 'f.json']).memberArgs).toEqual([
+      '--cluster-id',
+      'eu',
+      '--federation',
+      'f.json',
+    ]);
   });
 });
