@@ -1,7 +1,8 @@
 /**
  * Queue federation between two 3-member clusters (docs/federation.md#cluster): exactly one
  * member of the downstream cluster runs the link, chosen through its replicated log; kill -9 of
- * that member mid-flow and another takes the link over. The total-queue check over both
+ * that member mid-flow and another takes the link over; then the owner is cut off from its
+ * cluster (it stops being quorate) and another takes over again. The total-queue check over both
  * clusters: lost 0, duplicated 0, unexpected 0.
  */
 import { afterAll, describe, expect, it } from 'vitest';
@@ -24,6 +25,20 @@ async function runners(c: ClusterHandle): Promise<MemberFederationLink[]> {
   return (await c.federation()).filter((l) => l.state === 'running');
 }
 
+/** The member running the link, once exactly one does. */
+async function soleRunner(c: ClusterHandle): Promise<string> {
+  let member = '';
+  await waitFor(
+    async () => {
+      const r = await runners(c);
+      member = r[0]?.member ?? '';
+      return r.length === 1;
+    },
+    { timeoutMs: 30_000, what: 'one member running the link' },
+  );
+  return member;
+}
+
 /** Messages in `orders` on the cluster, as the first member that answers says (-1: none answers). */
 async function depth(c: ClusterHandle): Promise<number> {
   for (const url of c.httpUrls) {
@@ -40,7 +55,7 @@ async function depth(c: ClusterHandle): Promise<number> {
 }
 
 describe('queue federation between two clusters', () => {
-  it('one member runs the link; kill -9 of it mid-flow: another takes over, nothing lost or duplicated', async () => {
+  it('one member runs the link; kill -9 of it, or its loss of quorum: another takes over, nothing lost or duplicated', async () => {
     const up = await startTestCluster({ clusterId: 'up' });
     clusters.push(up);
     const down = await startTestCluster({
@@ -49,15 +64,7 @@ describe('queue federation between two clusters', () => {
     });
     clusters.push(down);
     await Promise.all([waitServing(up), waitServing(down)]);
-    let owner = '';
-    await waitFor(
-      async () => {
-        const r = await runners(down);
-        owner = r[0]?.member ?? '';
-        return r.length === 1;
-      },
-      { timeoutMs: 30_000, what: 'one member running the link' },
-    );
+    const owner = await soleRunner(down);
     const links = await down.federation();
     expect(
       links
@@ -83,6 +90,27 @@ describe('queue federation between two clusters', () => {
       timeoutMs: 90_000,
       what: 'both clusters empty',
     });
+
+    // the owner cut off from its cluster stops (not quorate) and another member takes over
+    await down.restart(owner);
+    await waitServing(down);
+    const cutOff = await soleRunner(down);
+    const more = Array.from({ length: 100 }, (_, i) => `p${i}`);
+    for (const id of more) check.expect(id);
+    await sendIds(up.urls, 'orders', more);
+    down.partition([[cutOff]]);
+    await waitFor(
+      async () => {
+        const r = await runners(down);
+        return r.length === 1 && r[0]!.member !== cutOff;
+      },
+      { timeoutMs: 30_000, what: 'only another member running the link' },
+    );
+    await waitFor(async () => (await depth(up)) === 0 && (await depth(down)) === 0, {
+      timeoutMs: 90_000,
+      what: 'both clusters empty after the partition',
+    });
+    down.heal();
     await consumer.close();
     await consuming;
     await conn.close();

@@ -41,7 +41,16 @@ export class TotalQueueCheck {
   private duplicated = 0;
   private unexpected = 0;
 
-  constructor(private readonly sent: ReadonlySet<string>) {}
+  private readonly sent: Set<string>;
+
+  constructor(sent: Iterable<string>) {
+    this.sent = new Set(sent);
+  }
+
+  /** `id` was sent too (a later batch). */
+  expect(id: string): void {
+    this.sent.add(id);
+  }
 
   /** A delivery of `id` was handed out. */
   handedOut(id: string): void {
