@@ -47,6 +47,7 @@ export interface MemberOptions
     | 'offeredCapabilities'
     | 'virtualSources'
     | 'clusterSource'
+    | 'remoteConsumerCredit'
   > {
   /** This member's id (a key of `peers`). */
   id: string;
