@@ -9,6 +9,14 @@ export {
 export type { QueueInfo } from './cluster-broker/core/broker-state.js';
 export type { LifetimePolicy, QueueOptions } from './cluster-broker/core/events.js';
 export {
+  type FederationConfig,
+  FederationConfigError,
+  type FederationLinkPhase,
+  type FederationLinkState,
+  ROUTE_ANNOTATION,
+  type UpstreamConfig,
+} from './cluster-broker/federation/index.js';
+export {
   type ClusterSource,
   type ClusterStatus,
   type HistoryDocument,
@@ -66,6 +74,7 @@ export type { StoreStats } from './cluster-broker/store/event-store.js';
 export {
   type ClusterHandle,
   type ClusterTlsFiles,
+  type MemberFederationLink,
   type MemberOutputHandler,
   type StartClusterOptions,
   startCluster,

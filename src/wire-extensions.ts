@@ -10,6 +10,8 @@
  * - Not quorate: a member that cannot commit closes with `amqp:connection:forced` and a
  *   description starting "not quorate" (`notQuorateDescription()`); `isNotQuorate()` recognises it.
  * - Dedup: the `quorate:dedup` link capability.
+ * - Cluster id: the Open frame's `quorate:cluster-id` property (`--cluster-id`): a federation
+ *   link learns which cluster its upstream is (docs/federation.md#loops).
  *
  * Decoding is liberal on purpose: maps may arrive as plain objects (string keys) or as `Map`s
  * whose keys are strings or symbol-typed values; values may be plain or Typed wrappers; `port` may
@@ -44,6 +46,8 @@ export const TOPIC_CAPABILITY = 'topic';
 export const DURABLE_UNSETTLED_STATE = 2;
 /** Terminus expiry-policy of a durable subscription (spec 3.5.6). */
 export const EXPIRY_NEVER = 'never';
+/** The Open `properties` key naming the broker's cluster id (docs/federation.md#loops). */
+export const CLUSTER_ID_PROPERTY = 'quorate:cluster-id';
 
 /** The keys of one member map. */
 const KEY = {

@@ -6,6 +6,8 @@ export interface BrokerProcess {
   child: ChildProcess;
   pid: number;
   port: number;
+  /** The monitoring port (started with --http-port), else undefined. */
+  httpPort: number | undefined;
   stderr: string[];
   /** Resolves with the exit code (or signal name). */
   exited: Promise<number | string>;
@@ -33,14 +35,14 @@ export async function awaitBrokerReady(child: ChildProcess, timeoutMs: number): 
   const exited = new Promise<number | string>((resolve) =>
     child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)),
   );
-  const ready = await new Promise<{ amqpPort: number; pid: number }>((resolve, reject) => {
+  const ready = await new Promise<{ amqpPort: number; pid: number; httpPort?: number }>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`broker: no ready line within ${timeoutMs} ms: ${stderr.join('\n')}`)),
       timeoutMs,
     );
     createInterface({ input: child.stdout! }).on('line', (line) => {
       try {
-        const v = JSON.parse(line) as { ready?: boolean; amqpPort: number; pid: number };
+        const v = JSON.parse(line) as { ready?: boolean; amqpPort: number; pid: number; httpPort?: number };
         if (v.ready === true) {
           clearTimeout(timer);
           resolve(v);
@@ -54,5 +56,5 @@ export async function awaitBrokerReady(child: ChildProcess, timeoutMs: number): 
       reject(new Error(`broker exited (${code}) before ready: ${stderr.join('\n')}`));
     });
   });
-  return { child, pid: ready.pid, port: ready.amqpPort, stderr, exited };
+  return { child, pid: ready.pid, port: ready.amqpPort, httpPort: ready.httpPort, stderr, exited };
 }

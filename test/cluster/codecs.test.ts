@@ -43,6 +43,10 @@ describe('cluster entries', () => {
       link: 'c/l',
       claimant: 'n3@y|c/l',
     });
+    expect(decodeEntry(encodeEntry('n1@z', 3, { kind: 'federation-owner', owner: 'n1@z' })).body).toEqual({
+      kind: 'federation-owner',
+      owner: 'n1@z',
+    });
   });
 
   it('refuses bytes that are not an entry', () => {

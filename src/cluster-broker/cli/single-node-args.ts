@@ -57,6 +57,12 @@ and stops cleanly on SIGTERM/SIGINT (connections closed, store flushed).
   --owner-grace-ms MS      how long a dynamic node or non-durable topic subscription outlives
                            its owner's lost link, waiting for it to re-attach (default 30000)
   --container-id ID        our Open container-id
+  --cluster-id ID          the cluster id in our Open and in federation routes (default: one
+                           generated on first start, kept in DATA_DIR/cluster-id; without
+                           --data-dir a new one per start)
+  --federation FILE        JSON: queues to move here from upstream brokers on demand, e.g.
+                           {"upstreams":[{"name":"eu","urls":["amqp://eu1:5672"],"queues":["orders"]}]}
+                           (docs/federation.md)
   --http-port P            serve the status page, JSON API, /metrics (Prometheus), /healthz and
                            /readyz on this port (0 = a free one, named in the ready line as
                            httpPort); off by default. With --users they ask for the same
@@ -99,6 +105,8 @@ export interface SingleNodeArgs {
   dedupWindowMs: number | undefined;
   ownerGraceMs: number | undefined;
   containerId: string | undefined;
+  clusterId: string | undefined;
+  federationFile: string | undefined;
   httpPort: number | undefined;
   httpHost: string | undefined;
   repair: boolean;
@@ -156,6 +164,8 @@ const VALUED_FLAGS = [
   'dedup-window-ms',
   'owner-grace-ms',
   'container-id',
+  'cluster-id',
+  'federation',
   'http-port',
   'http-host',
   'log-level',
@@ -226,6 +236,8 @@ export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
     dedupWindowMs: integerFlag('dedup-window-ms', s('dedup-window-ms'), 0),
     ownerGraceMs: integerFlag('owner-grace-ms', s('owner-grace-ms'), 1),
     containerId: s('container-id'),
+    clusterId: s('cluster-id'),
+    federationFile: s('federation'),
     httpPort: integerFlag('http-port', s('http-port'), 0, 65535),
     httpHost: s('http-host'),
     repair: values.repair === true,

@@ -45,6 +45,8 @@ export async function brokerOptionsFromArgs(a: SingleNodeArgs): Promise<StartBro
   if (a.idleTimeoutMs !== undefined) o.idleTimeoutMs = a.idleTimeoutMs;
   if (a.ownerGraceMs !== undefined) o.dynamicNodeGraceMs = a.ownerGraceMs;
   if (a.containerId !== undefined) o.containerId = a.containerId;
+  if (a.clusterId !== undefined) o.clusterId = a.clusterId;
+  if (a.federationFile !== undefined) o.federation = a.federationFile;
   if (a.httpPort !== undefined) o.httpPort = a.httpPort;
   if (a.httpHost !== undefined) o.httpHost = a.httpHost;
   return o;

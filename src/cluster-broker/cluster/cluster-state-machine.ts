@@ -18,7 +18,14 @@ import { type ClusterEntry, decodeEntry } from './entry-codec.js';
 
 /** What applying one entry did, for the process that submitted it. */
 export type EntryOutcome =
-  | { ok: true; result: ApplyResult | ReleaseResult | { type: 'claim'; released: number[] } }
+  | {
+      ok: true;
+      result:
+        | ApplyResult
+        | ReleaseResult
+        | { type: 'claim'; released: number[] }
+        | { type: 'federation-owner' };
+    }
   | { ok: false; error: Error };
 
 export interface ClusterStateHooks {
@@ -28,6 +35,8 @@ export interface ClusterStateHooks {
   available?(queue: string): void;
   /** `claimant` took over link key `link`: a local link of that key with another owner is stolen. */
   claimed?(link: string, claimant: string): void;
+  /** A federation-owner entry applied (`owner`, member@incarnation, runs the links now), or a snapshot restored (undefined). */
+  federationOwner?(owner: string | undefined): void;
   /** An entry that does not decode (every member skips it the same way). */
   corrupt?(index: number, error: Error): void;
 }
@@ -65,11 +74,17 @@ export class ClusterStateMachine implements StateMachine {
           result: { type: 'claim', released: this.claim(e.body.link, e.body.claimant, e.leaderTime) },
         };
         break;
+      case 'federation-owner':
+        this.hooks.federationOwner?.(e.body.owner);
+        outcome = { ok: true, result: { type: 'federation-owner' } };
+        break;
     }
     this.hooks.applied?.(e.origin, e.seq, outcome);
   }
 
   restore(snapshot: Snapshot): void {
+    // the owner is not in snapshots: the leader names one again (docs/federation.md#cluster)
+    this.hooks.federationOwner?.(undefined);
     this.state.restore(snapshot.data);
     this.appliedIndex = snapshot.index;
   }

@@ -10,7 +10,9 @@
  *   leader stamps its own clock into a copy before proposing (forwarded requests are never decoded).
  * - kinds: 1 = a broker event (body = encodeEvent bytes), 2 = release-owner (a member's consumers
  *   of earlier incarnations are gone), 3 = claim (a receiver link attached here: take the consumer
- *   key over from a predecessor on any member, which is detached with amqp:link:stolen).
+ *   key over from a predecessor on any member, which is detached with amqp:link:stolen),
+ *   4 = federation-owner (the process `<member id>@<incarnation>` that runs the cluster's
+ *   federation links from now on; docs/federation.md#cluster).
  */
 import { ByteReaderError, VarintReader, VarintWriter } from '../core/binary.js';
 
@@ -22,7 +24,9 @@ export type EntryBody =
   /** Release every consumer of `member` except those of incarnation `keep` ('' = release all). */
   | { kind: 'release-owner'; member: string; keep: string }
   /** `claimant` (a qualified consumer key) takes over link key `link` from any predecessor. */
-  | { kind: 'claim'; link: string; claimant: string };
+  | { kind: 'claim'; link: string; claimant: string }
+  /** `owner` (a process key, member@incarnation) runs the federation links from now on. */
+  | { kind: 'federation-owner'; owner: string };
 
 export interface ClusterEntry {
   leaderTime: number;
@@ -31,7 +35,7 @@ export interface ClusterEntry {
   body: EntryBody;
 }
 
-const KIND = { event: 1, 'release-owner': 2, claim: 3 } as const;
+const KIND = { event: 1, 'release-owner': 2, claim: 3, 'federation-owner': 4 } as const;
 
 /** Encodes a request (leaderTime 0 until the leader stamps it). */
 export function encodeEntry(origin: string, seq: number, body: EntryBody, leaderTime = 0): Uint8Array {
@@ -52,6 +56,9 @@ export function encodeEntry(origin: string, seq: number, body: EntryBody, leader
     case 'claim':
       w.str(body.link);
       w.str(body.claimant);
+      break;
+    case 'federation-owner':
+      w.str(body.owner);
       break;
   }
   return w.finish();
@@ -95,6 +102,9 @@ export function decodeEntry(bytes: Uint8Array): ClusterEntry {
       break;
     case KIND.claim:
       body = { kind: 'claim', link: r.str(), claimant: r.str() };
+      break;
+    case KIND['federation-owner']:
+      body = { kind: 'federation-owner', owner: r.str() };
       break;
     default:
       throw new ByteReaderError(`unknown cluster entry kind ${kind}`);

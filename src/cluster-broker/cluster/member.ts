@@ -26,9 +26,11 @@ import { ClusterBackend } from './cluster-backend.js';
 import { ClusterStateMachine } from './cluster-state-machine.js';
 import { isValidMemberId, memberOf, memberOfProcess, newIncarnation, processKey } from './consumer-keys.js';
 import { MemberConfigError } from './errors.js';
+import { FederationOwnership } from './federation-owner.js';
 import { MemberStatusSource } from './member-status.js';
 import { Membership, MembershipFeed } from './membership.js';
 import { peerSender } from './peer-channel.js';
+import { PeerCredit } from './peer-credit.js';
 import { checkOwnEntry, peerAddressKey } from './peer-list.js';
 import { type AppMessage, type MemberStatus, withAppMessages } from './peer-wire.js';
 import { checkRecordedMembership } from './recorded-membership.js';
@@ -45,6 +47,7 @@ export interface MemberOptions
     | 'offeredCapabilities'
     | 'virtualSources'
     | 'clusterSource'
+    | 'remoteConsumerCredit'
   > {
   /** This member's id (a key of `peers`). */
   id: string;
@@ -193,7 +196,10 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
     available: (q) => backend.emit('available', q),
     claimed: (link, claimant) => backend.onClaimed(link, claimant),
     corrupt: (index, err) => logger.error?.({ index, err }, 'cluster: undecodable log entry skipped'),
+    federationOwner: (owner) => ownership?.onOwner(owner),
   });
+  let ownership: FederationOwnership | undefined;
+  const peerCredit = new PeerCredit();
 
   // Membership needs our client port: bind the AMQP listener first (refusing clients until serving).
   let replica: Replica | undefined;
@@ -218,7 +224,9 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
   const broker = await startBroker({
     diskPath: dataDir,
     ...serverOpts,
+    clusterId,
     backend,
+    remoteConsumerCredit: (queue) => peerCredit.total(queue, Date.now()),
     clusterSource: () => statusSource,
     openProperties: () => ({ [FAILOVER_SERVER_LIST]: memberListValue(listNow()) }),
     offeredCapabilities: () => [MEMBERSHIP_CAPABILITY],
@@ -246,7 +254,10 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
   const onApp = (m: AppMessage): void => {
     if (m.to !== id) return;
     if (m.kind === 'forward') backend.onForward(m.request);
-    else mship.noteStatus(m.from, m.status, Date.now());
+    else {
+      mship.noteStatus(m.from, m.status, Date.now());
+      peerCredit.note(m.from, m.status.credit, Date.now());
+    }
   };
   try {
     replica = await Replica.start({
@@ -270,6 +281,15 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
   }
   const rep = replica;
   backend.attach(sm, rep, peerSender(rep));
+  if (broker.federationLinks !== undefined) {
+    ownership = new FederationOwnership({
+      self: origin,
+      links: broker.federationLinks,
+      backend,
+      replica: rep,
+      logger,
+    });
+  }
   rep.on('role', (s) => {
     logger.info?.({ member: id, role: s.role, term: s.term, leader: s.leaderId }, 'cluster: role');
     backend.onRole(s);
@@ -308,6 +328,9 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
       commitIndex: rep.commitIndex,
     };
     if (advertisedHttpUrl !== null) status.httpUrl = advertisedHttpUrl;
+    const federated = broker.federationLinks?.queues();
+    if (federated !== undefined)
+      status.credit = Object.fromEntries(federated.map((q) => [q, broker.server.unusedConsumerCredit(q)]));
     const send = peerSender(rep);
     for (const peer of ids) if (peer !== id) send({ kind: 'status', from: id, to: peer, status });
   };
@@ -351,6 +374,7 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
     const now = Date.now();
     watch.tick(now);
     feed.refresh();
+    ownership?.tick();
     if (now - lastHousekeeping >= HOUSEKEEPING_EVERY_MS) {
       lastHousekeeping = now;
       housekeeping(now);

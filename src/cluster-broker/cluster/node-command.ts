@@ -42,7 +42,11 @@ goes away (stdin pipe closed, or parent changed).
                            against it; host names are not checked)
   --peers LIST             id=host:port,... for every member, this one included
   --data-dir DIR           this member's store (Raft log, snapshots); required
-  --cluster-id NAME        refuse members of another cluster (default quorate)
+  --cluster-id NAME        refuse members of another cluster (default quorate); also the id
+                           in our Open and in federation routes: give each federated cluster
+                           its own
+  --federation FILE        JSON: queues to move here from upstream brokers on demand; one
+                           member at a time runs the links (docs/federation.md)
   --advertise-host H       host clients are told to dial (default --host)
   --snapshot-every N       compact the log every N entries (default 10000)
   --update-peers           record --peers' addresses over the ones this data dir recorded on

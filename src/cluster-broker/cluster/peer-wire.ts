@@ -34,6 +34,11 @@ export interface MemberStatus {
   commitIndex: number;
   /** Its monitoring endpoints (`http://host:port`), when it serves them. */
   httpUrl?: string;
+  /**
+   * Unused link credit of its consumers, per federated queue: the member running a federation
+   * link adds it to its own consumers' (docs/federation.md#cluster).
+   */
+  credit?: Record<string, number>;
 }
 
 export type AppMessage =

@@ -16,7 +16,7 @@ import { BrokerMetrics } from './metrics.js';
 import type { MonitoredBroker } from './monitored-broker.js';
 import { loadPageAssets, type PageAsset } from './page-assets.js';
 import { QueueHistory, SAMPLE_EVERY_MS } from './queue-history.js';
-import type { ClusterSource, Overview, QueuesDocument } from './types.js';
+import type { ClusterSource, FederationDocument, Overview, QueuesDocument } from './types.js';
 
 export interface MonitoringServerOptions {
   broker: MonitoredBroker;
@@ -30,6 +30,8 @@ export interface MonitoringServerOptions {
   /** With users: only those granted `"monitor": true` here (absent: every user). */
   permissions?: Permissions;
   logger?: BrokerLogger;
+  /** The broker's federation links (`/api/federation`); absent: none. */
+  federation?: () => FederationDocument['links'];
 }
 
 export class MonitoringServer {
@@ -147,6 +149,8 @@ export class MonitoringServer {
         return json(res, this.overview());
       case '/api/queues':
         return json(res, this.queues());
+      case '/api/federation':
+        return json(res, { links: this.opts.federation?.() ?? [] } satisfies FederationDocument);
       case '/api/connections':
         return json(res, { connections: this.opts.broker.server.connections() });
       case '/api/history':

@@ -2,6 +2,7 @@
  * The JSON documents of the monitoring endpoints (docs/monitoring.md) and what the HTTP server
  * reads them from. Key names are a public contract: tools and the status page depend on them.
  */
+import type { FederationLinkState } from '../federation/link-state.js';
 import type { LatencyHistogram } from '../store/latency-histogram.js';
 
 /** One member as this member sees it (`GET /api/overview` -> `members`). */
@@ -81,6 +82,12 @@ export interface QueuesDocument {
     /** Its subscriptions' names. */
     subscriptions: string[];
   }>;
+}
+
+/** `/api/federation`: this broker's federation links (docs/federation.md#operator). */
+export interface FederationDocument {
+  /** One entry per (upstream, queue), as `handle.federation()` reports it. */
+  links: FederationLinkState[];
 }
 
 /** The cluster facts the monitoring server needs from whoever embeds it. */

@@ -146,6 +146,11 @@ export class BrokerServer {
     return this.ctx.consumers.countByQueue();
   }
 
+  /** Unused link credit of the consumers of `queue` attached here (federation's demand). */
+  unusedConsumerCredit(queue: string): number {
+    return this.ctx.consumers.unusedCredit(queue);
+  }
+
   /** Every open connection, for monitoring. */
   connections(): ConnectionInfo[] {
     const out: ConnectionInfo[] = [];

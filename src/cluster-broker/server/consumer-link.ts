@@ -39,6 +39,8 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
   readonly key: string;
   private closed = false;
   private acquiring = false;
+  /** The `max` of the acquire in flight (0 when none): credit it may use before its result is sent. */
+  private acquiringMax = 0;
   /** Waiting for the socket to drain. */
   private paused = false;
   private tagCounter = 0;
@@ -76,6 +78,12 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
         .catch((err: unknown) => this.host.fail(err));
     }
     this.pump();
+  }
+
+  get unusedCredit(): number {
+    if (this.closed || this.link.state !== 'attached') return 0;
+    // an acquire in flight may already hold messages it has not sent: count them as used
+    return Math.max(0, this.link.credit - this.link.queued - this.acquiringMax);
   }
 
   onCredit(): void {
@@ -158,11 +166,13 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
       }
     }
     this.acquiring = true;
+    this.acquiringMax = want;
     backend
       .submit(event)
       .then(
         (result) => {
           this.acquiring = false;
+          this.acquiringMax = 0;
           // acquired after close: the release-consumer submitted at close (later in the log) frees them
           if (this.closed) return;
           for (const m of result.messages) this.send(m);
@@ -183,6 +193,7 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
         },
         (err: unknown) => {
           this.acquiring = false;
+          this.acquiringMax = 0;
           this.host.fail(err);
         },
       )

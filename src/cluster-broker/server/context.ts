@@ -12,6 +12,8 @@ import type { ResourceAlarm } from './resource-alarm.js';
 export interface RegisteredConsumer {
   readonly key: string;
   readonly queue: string;
+  /** Link credit it holds and has not used (federation's demand, docs/federation.md#demand). */
+  readonly unusedCredit: number;
   /** Messages may be available in its queue: try to acquire again. */
   wake(): void;
   /** A new link with the same container-id and name attached: detach with amqp:link:stolen. */
@@ -71,6 +73,13 @@ export class ConsumerRegistry {
     const out = new Map<string, number>();
     for (const c of this.byKey.values()) out.set(c.queue, (out.get(c.queue) ?? 0) + 1);
     return out;
+  }
+
+  /** The unused credit of the consumers of `queue` (federation's demand). */
+  unusedCredit(queue: string): number {
+    let sum = 0;
+    for (const c of this.byKey.values()) if (c.queue === queue) sum += c.unusedCredit;
+    return sum;
   }
 
   epoch(queue: string): number {

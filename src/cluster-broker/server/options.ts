@@ -2,6 +2,7 @@
 import type { SecureContextOptions } from 'node:tls';
 import type { Fields } from '../../codec/index.js';
 import type { Logger } from '../../common/logger.js';
+import { CLUSTER_ID_PROPERTY } from '../../wire-extensions.js';
 import type { QueueOptions } from '../core/events.js';
 import { AuthThrottle, type AuthThrottleOptions } from './auth-throttle.js';
 import type { BrokerBackend } from './backend.js';
@@ -86,6 +87,11 @@ export interface BrokerServerOptions {
   channelMax?: number;
   /** Link credit granted to each publisher link (topped up as its messages are settled). Default 1000. */
   publisherCredit?: number;
+  /**
+   * The cluster id this broker belongs to (`--cluster-id`), sent in every Open as the
+   * `quorate:cluster-id` property: federation links learn their upstream's from it.
+   */
+  clusterId?: string;
   /** Extra Open properties (the cluster's `failover-server-list` etc.), evaluated per connection. */
   openProperties?: () => Fields | undefined;
   /** Offered capabilities in our Open (e.g. `quorate:membership`), evaluated per connection. */
@@ -136,6 +142,15 @@ export const DEFAULT_MAX_QUEUE_BYTES = 2 * 1024 * 1024 * 1024;
 export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 2_000;
 export const DEFAULT_MAX_LINKS_PER_CONNECTION = 1_000;
 export const DEFAULT_MAX_QUEUES_PER_CONNECTION = 1_000;
+
+/** The Open properties plus `quorate:cluster-id` when the broker has a cluster id. */
+function withClusterId(
+  props: (() => Fields | undefined) | undefined,
+  clusterId: string | undefined,
+): (() => Fields | undefined) | undefined {
+  if (clusterId === undefined) return props;
+  return () => ({ ...props?.(), [CLUSTER_ID_PROPERTY]: clusterId });
+}
 
 export function resolveServerOptions(o: Omit<BrokerServerOptions, 'backend'>): ResolvedServerOptions {
   const positive = (v: number | undefined, d: number, name: string): number => {
@@ -189,7 +204,7 @@ export function resolveServerOptions(o: Omit<BrokerServerOptions, 'backend'>): R
     handshakeTimeoutMs: positive(o.handshakeTimeoutMs, 10_000, 'handshakeTimeoutMs'),
     channelMax: positive(o.channelMax, 255, 'channelMax'),
     publisherCredit: Math.max(1, positive(o.publisherCredit, 1000, 'publisherCredit')),
-    openProperties: o.openProperties,
+    openProperties: withClusterId(o.openProperties, o.clusterId),
     offeredCapabilities: o.offeredCapabilities,
     virtualSources: o.virtualSources ?? new Map(),
     logger: o.logger ?? {},

@@ -108,26 +108,8 @@ export class PublisherLink implements LinkHandler {
   }
 
   private enqueueEvent(bytes: Uint8Array, now: number): EnqueueEvent {
-    const { header, properties, headerEnd } = peekMessage(bytes);
-    const event: EnqueueEvent = {
-      type: 'enqueue',
-      leaderTime: now,
-      queue: this.queue ?? this.relayQueue(properties?.to),
-      message: storedForm(bytes, header, headerEnd),
-    };
-    const key = this.dedup ? messageIdKey(properties?.messageId) : undefined;
-    if (key !== undefined) event.dedupKey = key;
-    let expiresAt: number | undefined;
-    const ttl = header?.ttl;
-    if (typeof ttl === 'number' && ttl > 0) expiresAt = now + ttl;
-    const abs = properties?.absoluteExpiryTime;
-    if (abs instanceof Date && !Number.isNaN(abs.getTime())) {
-      const t = abs.getTime();
-      if (t > 0 && (expiresAt === undefined || t < expiresAt)) expiresAt = t;
-    }
-    if (expiresAt !== undefined) event.expiresAt = expiresAt;
-    if (header?.deliveryCount) event.deliveryCount = header.deliveryCount;
-    return event;
+    const queue = this.queue ?? this.relayQueue(peekMessage(bytes).properties?.to);
+    return enqueueEventFor(bytes, queue, now, this.dedup);
   }
 
   /** Monitoring counters (per queue: a relay link publishes to many). */
@@ -180,6 +162,34 @@ export class PublisherLink implements LinkHandler {
       this.host.scheduleFlush();
     }
   }
+}
+
+/**
+ * The enqueue event of one encoded message sent to `queue` (a publisher's, or one a federation
+ * link moves): the stored form, the dedup key of its message-id when `dedup`, its expiry from
+ * ttl / absolute-expiry-time, its delivery-count.
+ */
+export function enqueueEventFor(bytes: Uint8Array, queue: string, now: number, dedup: boolean): EnqueueEvent {
+  const { header, properties, headerEnd } = peekMessage(bytes);
+  const event: EnqueueEvent = {
+    type: 'enqueue',
+    leaderTime: now,
+    queue,
+    message: storedForm(bytes, header, headerEnd),
+  };
+  const key = dedup ? messageIdKey(properties?.messageId) : undefined;
+  if (key !== undefined) event.dedupKey = key;
+  let expiresAt: number | undefined;
+  const ttl = header?.ttl;
+  if (typeof ttl === 'number' && ttl > 0) expiresAt = now + ttl;
+  const abs = properties?.absoluteExpiryTime;
+  if (abs instanceof Date && !Number.isNaN(abs.getTime())) {
+    const t = abs.getTime();
+    if (t > 0 && (expiresAt === undefined || t < expiresAt)) expiresAt = t;
+  }
+  if (expiresAt !== undefined) event.expiresAt = expiresAt;
+  if (header?.deliveryCount) event.deliveryCount = header.deliveryCount;
+  return event;
 }
 
 /**

@@ -1,5 +1,13 @@
 /** `startBroker()`: a single-node broker in this process (tests, embedding, the CLI). */
 import type { QueueInfo } from '../core/broker-state.js';
+import {
+  Federation,
+  type FederationConfig,
+  type FederationLinkState,
+  loadFederationFile,
+  localQueuesOf,
+  resolveFederationConfig,
+} from '../federation/index.js';
 import { monitoredBroker } from '../http/monitored-broker.js';
 import { MonitoringServer } from '../http/monitoring-server.js';
 import { singleNodeSource } from '../http/single-node-source.js';
@@ -11,6 +19,7 @@ import { BrokerServer, type BrokerServerStats } from './broker-server.js';
 import { type LocalBackend, memoryBackend, openLocalBackend } from './local-backend.js';
 import type { BrokerServerOptions } from './options.js';
 import { loadPermissionsFile, Permissions, parsePermissions } from './permissions.js';
+import { singleNodeClusterId } from './single-node-cluster-id.js';
 import { loadUsersFile, type UserTable } from './users.js';
 
 /** Options of {@link startBroker}. */
@@ -31,6 +40,13 @@ export interface StartBrokerOptions extends Omit<BrokerServerOptions, 'backend'>
   httpHost?: string;
   /** What the monitoring endpoints say about the cluster (a cluster member passes its own view). */
   clusterSource?: (broker: { url: string; httpUrl: () => string | null }) => ClusterSource;
+  /**
+   * Queue federation (docs/federation.md): the configuration, or the name of its JSON file
+   * (`--federation FILE`). A single node runs its links from the start.
+   */
+  federation?: FederationConfig | string;
+  /** @internal Unused credit of a queue's consumers on the other members (a cluster member passes it). */
+  remoteConsumerCredit?: (queue: string) => number;
 }
 
 /** What {@link BrokerHandle.stats} reports. */
@@ -59,6 +75,12 @@ export interface BrokerHandle {
   stop(): Promise<void>;
   /** Connection, consumer, queue and store counters. */
   stats(): BrokerStats;
+  /** The cluster id in our Open (`--cluster-id`; docs/federation.md#cluster-id). */
+  readonly clusterId: string;
+  /** Each federation link's state now (docs/federation.md#operator); [] without `federation`. */
+  federation(): FederationLinkState[];
+  /** @internal The links, for a cluster member to run while it owns them. */
+  readonly federationLinks: Federation | undefined;
 }
 
 /**
@@ -75,8 +97,16 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
     httpPort,
     httpHost,
     clusterSource,
+    federation: federationConfig,
+    remoteConsumerCredit,
     ...serverOpts
   } = options;
+  const upstreams =
+    federationConfig === undefined
+      ? []
+      : typeof federationConfig === 'string'
+        ? await loadFederationFile(federationConfig)
+        : await resolveFederationConfig(federationConfig);
   let users: UserTable | undefined = serverOpts.users;
   if (usersFile !== undefined) {
     const fromFile = await loadUsersFile(usersFile);
@@ -89,6 +119,11 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
     await secureDataDir(dataDir, serverOpts.logger);
     serverOpts.diskPath ??= dataDir;
   }
+  // a cluster member passes its own (--cluster-id of `node`, default 'quorate')
+  const clusterId = given
+    ? (serverOpts.clusterId ?? 'quorate')
+    : await singleNodeClusterId(serverOpts.clusterId, dataDir);
+  serverOpts.clusterId = clusterId;
   let local: LocalBackend | undefined;
   let backend: BrokerBackend;
   // a snapshot copies the whole state in memory: the store waits while the memory limit has no room
@@ -111,6 +146,14 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
     givenPermissions === undefined || givenPermissions instanceof Permissions
       ? givenPermissions
       : parsePermissions(givenPermissions);
+  const federation =
+    upstreams.length === 0
+      ? undefined
+      : new Federation({
+          upstreams,
+          local: localQueuesOf(server, backend, clusterId, remoteConsumerCredit),
+          logger: serverOpts.logger ?? {},
+        });
   let monitoring: MonitoringServer | undefined;
   try {
     // a restarted single node has no connection left: its dynamic nodes are orphans (a cluster
@@ -136,6 +179,7 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
         ...(users !== undefined ? { users } : {}),
         ...(monitorPermissions !== undefined ? { permissions: monitorPermissions } : {}),
         ...(serverOpts.logger !== undefined ? { logger: serverOpts.logger } : {}),
+        ...(federation !== undefined ? { federation: () => federation.state() } : {}),
       });
     }
   } catch (err) {
@@ -143,8 +187,13 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
     await local?.close();
     throw err;
   }
+  // a single node owns its links; a member runs them while the log names it (member.ts)
+  if (local) await federation?.setActive(true);
   let stopped: Promise<void> | undefined;
   return {
+    clusterId,
+    federationLinks: federation,
+    federation: () => federation?.state() ?? [],
     url: server.url,
     port: server.port,
     host: server.host,
@@ -153,6 +202,7 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
     httpUrl: monitoring?.url,
     stop() {
       stopped ??= (async () => {
+        await federation?.stop();
         await monitoring?.stop();
         await server.stop();
         await local?.close();

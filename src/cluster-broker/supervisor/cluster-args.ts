@@ -76,6 +76,10 @@ already taken, a member that keeps failing), 2 on bad flags.
                         32 random bytes created with mode 0600 if absent)
   --cluster-tls-cert FILE, --cluster-tls-key FILE, --cluster-tls-ca FILE
                         mutual TLS between members (one certificate for every member)
+  --cluster-id NAME, --federation FILE
+                        passed to every member: the cluster's id (give each federated cluster
+                        its own) and the queues to federate into it; one member at a time runs
+                        the links (docs/federation.md)
   plus the single-node server flags, passed to every member (--users, --permissions,
   --no-anonymous, --max-memory, --max-connections-per-address, ...; see quorate-broker --help),
   except --port, --host, --data-dir and --container-id.

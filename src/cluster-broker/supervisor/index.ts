@@ -19,7 +19,12 @@ export {
 } from './member-process.js';
 export { allocateFreePorts } from './ports.js';
 export { isProcessStopped, processAlive, waitForProcessState } from './process-state.js';
-export { type ClusterHandle, type StartClusterOptions, startCluster } from './start-cluster.js';
+export {
+  type ClusterHandle,
+  type MemberFederationLink,
+  type StartClusterOptions,
+  startCluster,
+} from './start-cluster.js';
 export { Supervisor, type SupervisorMemberSpec, type SupervisorOptions } from './supervisor.js';
 export {
   DEFAULT_RESTART_POLICY,

@@ -1,5 +1,8 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { checkFederationConfig, type FederationConfig } from '../federation/config.js';
+import type { FederationLinkState } from '../federation/link-state.js';
+import type { FederationDocument } from '../http/types.js';
 import { type CutMode, ProxyMesh } from '../netproxy/index.js';
 import { ensureClusterSecret } from '../replication/cluster-secret.js';
 import { type PermissionsConfig, parsePermissions } from '../server/permissions.js';
@@ -77,6 +80,20 @@ export interface StartClusterOptions {
   onMemberOutput?: MemberOutputHandler;
   /** Every member deduplicates by message-id on every queue, for every sender (`--dedup`). Default false. */
   dedup?: boolean;
+  /** The cluster's id (`--cluster-id` of every member). Default 'quorate'; federated clusters need their own. */
+  clusterId?: string;
+  /**
+   * Queue federation into this cluster (`--federation`, docs/federation.md): a file path, or the
+   * document itself (written to `<dataDir>/federation.json`, mode 0600). One member at a time
+   * runs the links.
+   */
+  federation?: string | FederationConfig;
+}
+
+/** One member's view of one federation link, from {@link ClusterHandle.federation}. */
+export interface MemberFederationLink extends FederationLinkState {
+  /** The member that reported it. */
+  member: string;
 }
 
 /** A running local cluster, for tests: process faults by PID, network faults through proxies. */
@@ -125,8 +142,32 @@ export interface ClusterHandle {
    * (its `/readyz` answers 200). Needs the members' HTTP ports. Default deadline 60_000 ms.
    */
   waitServing(id?: string, timeoutMs?: number): Promise<void>;
+  /**
+   * Every member's federation links as its `/api/federation` reports them now (members not
+   * answering are left out; needs HTTP): the one running a link shows it `running` or
+   * `connecting`, the others `standby`.
+   */
+  federation(): Promise<MemberFederationLink[]>;
   /** Stops every member (resuming paused ones first), closes the proxies, removes a temp data dir. */
   stop(): Promise<void>;
+}
+
+/** Each member's `/api/federation`, members that do not answer left out. */
+async function federationOf(members: readonly MemberInfo[]): Promise<MemberFederationLink[]> {
+  const answers = await Promise.all(
+    members.map(async (m): Promise<MemberFederationLink[]> => {
+      if (m.httpUrl === null) return [];
+      try {
+        const res = await fetch(`${m.httpUrl}/api/federation`, { signal: AbortSignal.timeout(5000) });
+        if (!res.ok) return [];
+        const doc = (await res.json()) as FederationDocument;
+        return doc.links.map((l) => ({ ...l, member: m.id }));
+      } catch {
+        return [];
+      }
+    }),
+  );
+  return answers.flat();
 }
 
 /**
@@ -135,8 +176,9 @@ export interface ClusterHandle {
  * (see `waitServing` in the options).
  */
 export async function startCluster(options: StartClusterOptions = {}): Promise<ClusterHandle> {
-  // a bad permissions document fails here, before anything starts, not in every member
+  // a bad permissions or federation document fails here, before anything starts, not in every member
   if (typeof options.permissions === 'object') parsePermissions(options.permissions);
+  if (typeof options.federation === 'object') checkFederationConfig(options.federation);
   const { ids, amqpPorts, clusterPorts, httpPorts, dataDir, createdDataDir, releasePorts } =
     await planCluster({
       nodes: options.nodes ?? 3,
@@ -161,14 +203,18 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
   const memberCommand = options.memberCommand ?? defaultMemberCommand;
   const extraArgs = [...(options.memberArgs ?? [])];
   if (options.usersFile !== undefined) extraArgs.push('--users', options.usersFile);
-  if (options.permissions !== undefined) {
-    let file = options.permissions;
-    if (typeof file !== 'string') {
-      file = join(dataDir, 'permissions.json');
-      await writeFile(file, JSON.stringify(options.permissions), { mode: FILE_MODE });
-    }
-    extraArgs.push('--permissions', file);
-  }
+  // a document given inline goes to a file in the data dir, for the members' flag
+  const fileOf = async (value: string | object, name: string): Promise<string> => {
+    if (typeof value === 'string') return value;
+    const file = join(dataDir, name);
+    await writeFile(file, JSON.stringify(value), { mode: FILE_MODE });
+    return file;
+  };
+  if (options.permissions !== undefined)
+    extraArgs.push('--permissions', await fileOf(options.permissions, 'permissions.json'));
+  if (options.federation !== undefined)
+    extraArgs.push('--federation', await fileOf(options.federation, 'federation.json'));
+  if (options.clusterId !== undefined) extraArgs.push('--cluster-id', options.clusterId);
   const supervisor = new Supervisor({
     members: ids.map((id, index) => ({
       id,
@@ -246,6 +292,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
     lossy: (p, seed) => mesh.lossy(p, seed),
     waitReady: (id, timeoutMs) => supervisor.waitReady(id, timeoutMs),
     waitServing: serving,
+    federation: () => federationOf(supervisor.members()),
     stop,
   };
 }

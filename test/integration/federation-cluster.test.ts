@@ -1,0 +1,119 @@
+/**
+ * Queue federation between two 3-member clusters (docs/federation.md#cluster): exactly one
+ * member of the downstream cluster runs the link, chosen through its replicated log; kill -9 of
+ * that member mid-flow and another takes the link over; then the owner is cut off from its
+ * cluster (it stops being quorate) and another takes over again. The total-queue check over both
+ * clusters: lost 0, duplicated 0, unexpected 0.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import type { ClusterHandle } from '../../src/broker.js';
+import type { QueuesDocument } from '../../src/cluster-broker/http/index.js';
+import type { MemberFederationLink } from '../../src/cluster-broker/supervisor/start-cluster.js';
+import { startTestCluster, waitServing } from '../cluster/cluster-support.js';
+import { consumeInto, patientClient, sendIds, TotalQueueCheck } from '../support/federation.js';
+import { waitFor } from '../support/net.js';
+
+const N = 300;
+const clusters: ClusterHandle[] = [];
+
+afterAll(async () => {
+  await Promise.all(clusters.map((c) => c.stop()));
+});
+
+/** The members whose link runs (state running) now. */
+async function runners(c: ClusterHandle): Promise<MemberFederationLink[]> {
+  return (await c.federation()).filter((l) => l.state === 'running');
+}
+
+/** The member running the link, once exactly one does. */
+async function soleRunner(c: ClusterHandle): Promise<string> {
+  let member = '';
+  await waitFor(
+    async () => {
+      const r = await runners(c);
+      member = r[0]?.member ?? '';
+      return r.length === 1;
+    },
+    { timeoutMs: 30_000, what: 'one member running the link' },
+  );
+  return member;
+}
+
+/** Messages in `orders` on the cluster, as the first member that answers says (-1: none answers). */
+async function depth(c: ClusterHandle): Promise<number> {
+  for (const url of c.httpUrls) {
+    try {
+      const res = await fetch(`${url}/api/queues`, { signal: AbortSignal.timeout(2000) });
+      if (!res.ok) continue;
+      const doc = (await res.json()) as QueuesDocument;
+      return doc.queues.find((q) => q.name === 'orders')?.messages ?? 0;
+    } catch {
+      // a killed member: ask the next
+    }
+  }
+  return -1;
+}
+
+describe('queue federation between two clusters', () => {
+  it('one member runs the link; kill -9 of it, or its loss of quorum: another takes over, nothing lost or duplicated', async () => {
+    const up = await startTestCluster({ clusterId: 'up' });
+    clusters.push(up);
+    const down = await startTestCluster({
+      clusterId: 'down',
+      federation: { upstreams: [{ name: 'up', urls: up.urls, queues: ['orders'], reconnectDelayMs: 200 }] },
+    });
+    clusters.push(down);
+    await Promise.all([waitServing(up), waitServing(down)]);
+    const owner = await soleRunner(down);
+    const links = await down.federation();
+    expect(
+      links
+        .filter((l) => l.state === 'standby')
+        .map((l) => l.member)
+        .sort(),
+    ).toEqual(down.ids.filter((id) => id !== owner));
+
+    const ids = Array.from({ length: N }, (_, i) => `c${i}`);
+    await sendIds(up.urls, 'orders', ids);
+    const check = new TotalQueueCheck(new Set(ids));
+    const conn = await patientClient(down.urls);
+    const consumer = await conn.openReceiver('orders', { credit: 50, dedup: false });
+    const consuming = consumeInto(consumer, check);
+
+    await waitFor(() => check.seen >= 100, { timeoutMs: 60_000, what: '100 consumed' });
+    await down.kill(owner);
+    await waitFor(async () => (await runners(down)).some((l) => l.member !== owner), {
+      timeoutMs: 30_000,
+      what: 'another member running the link',
+    });
+    await waitFor(async () => (await depth(up)) === 0 && (await depth(down)) === 0, {
+      timeoutMs: 90_000,
+      what: 'both clusters empty',
+    });
+
+    // the owner cut off from its cluster stops (not quorate) and another member takes over
+    await down.restart(owner);
+    await waitServing(down);
+    const cutOff = await soleRunner(down);
+    const more = Array.from({ length: 100 }, (_, i) => `p${i}`);
+    for (const id of more) check.expect(id);
+    await sendIds(up.urls, 'orders', more);
+    down.partition([[cutOff]]);
+    await waitFor(
+      async () => {
+        const r = await runners(down);
+        return r.length === 1 && r[0]!.member !== cutOff;
+      },
+      { timeoutMs: 30_000, what: 'only another member running the link' },
+    );
+    await waitFor(async () => (await depth(up)) === 0 && (await depth(down)) === 0, {
+      timeoutMs: 90_000,
+      what: 'both clusters empty after the partition',
+    });
+    down.heal();
+    await consumer.close();
+    await consuming;
+    await conn.close();
+    expect(check.result()).toEqual({ lost: 0, duplicated: 0, unexpected: 0 });
+  });
+});

@@ -1,0 +1,114 @@
+/**
+ * Queue federation between two single-node broker processes, each with its own --data-dir:
+ * kill -9 mid-flow of the downstream broker and of the upstream broker, twice each, each
+ * restarted on its store and port. The total-queue check over both brokers: lost 0,
+ * duplicated 0, unexpected 0 (docs/federation.md#exactly-once). Process death only: fsync is
+ * covered by the store's power-loss tests.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { FederationLinkState } from '../../src/cluster-broker/federation/index.js';
+import type { QueuesDocument } from '../../src/cluster-broker/http/index.js';
+import { type BrokerProcess, spawnBroker } from '../broker/broker-process.js';
+import { consumeInto, getJson, patientClient, sendIds, TotalQueueCheck } from '../support/federation.js';
+import { freePort, waitFor } from '../support/net.js';
+
+const N = 600;
+let dir = '';
+const running = new Set<BrokerProcess>();
+
+afterAll(async () => {
+  for (const b of running)
+    if (b.child.exitCode === null && b.child.signalCode === null) process.kill(b.pid, 'SIGKILL');
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+async function start(args: string[]): Promise<BrokerProcess> {
+  const b = await spawnBroker([...args, '--http-port', '0', '--host', '127.0.0.1'], 60_000);
+  running.add(b);
+  return b;
+}
+
+async function kill9(b: BrokerProcess): Promise<void> {
+  process.kill(b.pid, 'SIGKILL');
+  await b.exited;
+  running.delete(b);
+}
+
+/** Messages in `orders` at `b`, or -1 while it does not answer. */
+async function depth(b: BrokerProcess): Promise<number> {
+  try {
+    const doc = await getJson<QueuesDocument>(b.httpPort!, '/api/queues');
+    return doc.queues.find((q) => q.name === 'orders')?.messages ?? 0;
+  } catch {
+    return -1;
+  }
+}
+
+describe('queue federation under kill -9 (two processes)', () => {
+  it('loses and duplicates nothing when either broker is killed mid-flow', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'quorate-federation-kill-'));
+    const [portA, portB] = [await freePort(), await freePort()];
+    const fed = join(dir, 'federation.json');
+    await writeFile(
+      fed,
+      JSON.stringify({
+        upstreams: [
+          { name: 'a', urls: [`amqp://127.0.0.1:${portA}`], queues: ['orders'], reconnectDelayMs: 100 },
+        ],
+      }),
+    );
+    const argsA = ['--port', String(portA), '--data-dir', join(dir, 'a'), '--cluster-id', 'A'];
+    const argsB = [
+      '--port',
+      String(portB),
+      '--data-dir',
+      join(dir, 'b'),
+      '--cluster-id',
+      'B',
+      '--federation',
+      fed,
+    ];
+    let a = await start(argsA);
+    let b = await start(argsB);
+    const ids = Array.from({ length: N }, (_, i) => `m${i}`);
+    await sendIds(`amqp://127.0.0.1:${portA}`, 'orders', ids);
+    const check = new TotalQueueCheck(new Set(ids));
+
+    const consumerConn = await patientClient(`amqp://127.0.0.1:${portB}`);
+    const consumer = await consumerConn.openReceiver('orders', { credit: 100, dedup: false });
+    const consuming = consumeInto(consumer, check);
+
+    // kill -9 mid-flow, alternating sides: each kill catches moves between their two commit points
+    for (const [at, side] of [
+      [100, 'B'],
+      [220, 'A'],
+      [340, 'B'],
+      [460, 'A'],
+    ] as const) {
+      await waitFor(() => check.seen >= at, { timeoutMs: 60_000, what: `${at} consumed` });
+      if (side === 'A') {
+        await kill9(a);
+        a = await start(argsA);
+      } else {
+        await kill9(b);
+        b = await start(argsB);
+      }
+    }
+    // done when both queues are empty: everything moved, consumed and settled
+    await waitFor(async () => (await depth(a)) === 0 && (await depth(b)) === 0, {
+      timeoutMs: 90_000,
+      what: 'both queues empty',
+    });
+    const links = (await getJson<{ links: FederationLinkState[] }>(b.httpPort!, '/api/federation')).links;
+    expect(links).toMatchObject([
+      { upstream: 'a', queue: 'orders', state: 'running', upstreamClusterId: 'A' },
+    ]);
+    await consumer.close();
+    await consuming;
+    await consumerConn.close();
+    expect(check.result()).toEqual({ lost: 0, duplicated: 0, unexpected: 0 });
+  });
+});
