@@ -113,7 +113,7 @@ describe('single-node monitoring endpoints', () => {
   it('GET /api/queues: depth, bytes, consumers, unacknowledged and recent rates', async () => {
     type Doc = { queues: Array<Record<string, unknown>>; topics: unknown[] };
     const doc = await getJson<Doc>('/api/queues');
-    expect(doc.topics).toEqual([]);
+    expect(doc.topics).toEqual([]); // no link ever attached as a topic here
     const q = doc.queues.find((x) => x.name === 'orders')!;
     expect(Object.keys(q).sort()).toEqual(
       ['bytes', 'consumers', 'deliverRate', 'messages', 'name', 'publishRate', 'unacknowledged'].sort(),
@@ -209,6 +209,16 @@ describe('single-node monitoring endpoints', () => {
     expect(fsyncs).toBeGreaterThan(0);
     expect(sampleValue(m, 'quorate_fsync_duration_seconds_bucket', { le: '+Inf' })).toBe(fsyncs);
     expect(m.has('process_resident_memory_bytes')).toBe(true);
+  });
+
+  it('GET /api/queues lists each topic with its subscriptions', async () => {
+    const sub = await conn.openReceiver('prices', { topic: true, durable: true, subscription: 'watch' });
+    try {
+      const doc = await getJson<{ topics: Array<{ name: string; subscriptions: string[] }> }>('/api/queues');
+      expect(doc.topics).toEqual([{ name: 'prices', subscriptions: ['$sub/http-test-client/watch'] }]);
+    } finally {
+      await sub.unsubscribe();
+    }
   });
 
   it('asks for credentials of the broker users, except on /healthz and /readyz', async () => {

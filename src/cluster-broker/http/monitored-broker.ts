@@ -18,9 +18,16 @@ export interface QueueRow {
   acquisitions: number;
 }
 
+/** One topic and the queues that are its subscriptions (docs/topics.md). */
+export interface TopicRow {
+  name: string;
+  subscriptions: string[];
+}
+
 export interface MonitoredBroker {
   readonly server: Pick<BrokerServer, 'activity' | 'stats' | 'connections'>;
   queueRows(): QueueRow[];
+  topicRows(): TopicRow[];
 }
 
 export function monitoredBroker(server: BrokerServer): MonitoredBroker {
@@ -41,6 +48,16 @@ export function monitoredBroker(server: BrokerServer): MonitoredBroker {
           acquisitions: counts?.acquisitions ?? 0,
         };
       });
+    },
+    topicRows() {
+      const topics = new Map<string, string[]>();
+      const queues = server.backend.state.listQueues();
+      for (const q of queues) if (q.options.topic) topics.set(q.name, []);
+      for (const q of queues) {
+        const topic = q.options.subscription?.topic;
+        if (topic !== undefined) topics.get(topic)?.push(q.name);
+      }
+      return [...topics].map(([name, subscriptions]) => ({ name, subscriptions }));
     },
   };
 }

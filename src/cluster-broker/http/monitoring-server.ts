@@ -102,7 +102,7 @@ export class MonitoringServer {
         const { name, messages, bytes, consumers, unacknowledged } = q;
         return { name, messages, bytes, consumers, unacknowledged, publishRate, deliverRate };
       }),
-      topics: [],
+      topics: this.opts.broker.topicRows(),
     };
   }
 

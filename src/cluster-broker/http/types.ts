@@ -71,11 +71,11 @@ export interface QueueEntry {
   deliverRate: number;
 }
 
-/** `GET /api/queues`: this broker has plain queues only, so `topics` is always empty. */
+/** `GET /api/queues`: every queue (topic subscriptions included), and every topic with its subscriptions. */
 export interface QueuesDocument {
   /** Every queue, one entry each. */
   queues: QueueEntry[];
-  /** Always empty: this broker has no topics. */
+  /** Every topic (docs/topics.md) and the queues that are its subscriptions. */
   topics: Array<{
     /** The topic's name. */
     name: string;
