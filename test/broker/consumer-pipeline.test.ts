@@ -2,7 +2,8 @@
  * A consumer link with several acquires in flight, against a backend that applies what is
  * submitted only when the test commits it (as a cluster member does once an entry is committed
  * on a majority): the acquires cover disjoint parts of the credit, the link sends in queue
- * order, a short queue is not asked twice, and a link that goes keeps nothing.
+ * order, a short queue is not asked twice, trickling credit waits for a batch, and a link that
+ * goes keeps nothing.
  */
 import { describe, expect, it } from 'vitest';
 import type { AcquireEvent, BrokerEvent } from '../../src/cluster-broker/core/events.js';
@@ -82,6 +83,21 @@ describe('consumer link: acquires in flight', () => {
     expect(backend.acquiresWaiting()).toHaveLength(1);
     await commitUntil(backend, pair, () => pair.of('message').length >= 100);
     expect(bodies(pair)).toEqual(Array.from({ length: 100 }, (_, i) => i));
+    await backend.inner.close();
+  });
+
+  it('credit trickling in while an acquire is in flight waits for a batch', async () => {
+    const { backend, pair, receiver } = await consumerOf(700, 100);
+    for (let credit = 101; credit <= 110; credit++) {
+      receiver.flow(credit);
+      await pair.settle();
+    }
+    expect(backend.acquiresWaiting()).toHaveLength(1);
+    receiver.flow(200);
+    await pair.settle();
+    expect(backend.acquiresWaiting().map((a) => a.max)).toEqual([100, 100]);
+    await commitUntil(backend, pair, () => pair.of('message').length >= 200);
+    expect(bodies(pair)).toEqual(Array.from({ length: 200 }, (_, i) => i));
     await backend.inner.close();
   });
 

@@ -39,6 +39,13 @@ const MAX_ACQUIRE = 256;
 /** Acquire events one link has in flight at most. */
 const MAX_ACQUIRES_IN_FLIGHT = 4;
 
+/**
+ * A further acquire while one is in flight asks for at least this many messages: credit that
+ * trickles in (a client topping up per message) waits and goes into the next acquire whole, so
+ * pipelining never multiplies the log entries per message.
+ */
+const MIN_PIPELINED_ACQUIRE = 32;
+
 /** Our settlement marker in OutgoingDelivery.context: the seq, or -1 once its outcome is taken. */
 const TAKEN = -1;
 
@@ -141,15 +148,16 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
 
   /**
    * Submits one acquire for credit no acquire in flight covers yet; false when there is nothing
-   * to ask for now. Beyond the first, an acquire is only worth a log entry when this member's
-   * state shows more messages available than those in flight asked for (else it would most
-   * likely come back empty). A selector's acquire names its seqs, so it runs one at a time.
+   * to ask for now. Beyond the first, an acquire is only worth a log entry when it asks for a
+   * batch and this member's state shows more messages available than those in flight asked for
+   * (else it would most likely come back empty). A selector's acquire names its seqs, so it runs
+   * one at a time.
    */
   private acquireMore(): boolean {
     if (this.closed || this.link.state !== 'attached') return false;
     if (this.acquiring >= (this.selector ? 1 : MAX_ACQUIRES_IN_FLIGHT)) return false;
     const want = Math.min(this.link.credit - this.link.queued - this.requested, MAX_ACQUIRE);
-    if (want <= 0) return false;
+    if (want <= 0 || (this.acquiring > 0 && want < MIN_PIPELINED_ACQUIRE)) return false;
     if (this.host.congested) {
       if (!this.paused) {
         this.paused = true;
