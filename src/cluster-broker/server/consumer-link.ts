@@ -3,6 +3,10 @@
  *
  * - Credit: acquire events ask for at most the credit not yet used; what comes back is sent with
  *   a rewritten header (delivery-count, first-acquirer) and the stored bytes otherwise untouched.
+ *   Several acquires may be in flight at once (a cluster commits each through the log, so one at
+ *   a time would leave the link idle for a replication round trip per batch); they cover
+ *   disjoint parts of the credit, commit in submission order and are answered in that order, so
+ *   the link still sends in queue order (docs/delivery-contract.md#acquisition).
  *   An empty answer parks the link in the registry until the queue gets messages again.
  * - Outcomes from the client become settle events (batched per outcome, one per microtask). In
  *   rcv-settle-mode second we settle our side only once the settle event is committed, so the
@@ -32,15 +36,26 @@ interface PendingSettle {
 /** Messages asked for in one acquire event at most (a huge credit is served in batches). */
 const MAX_ACQUIRE = 256;
 
+/** Acquire events one link has in flight at most. */
+const MAX_ACQUIRES_IN_FLIGHT = 4;
+
+/**
+ * A further acquire while one is in flight asks for at least this many messages: credit that
+ * trickles in (a client topping up per message) waits and goes into the next acquire whole, so
+ * pipelining never multiplies the log entries per message.
+ */
+const MIN_PIPELINED_ACQUIRE = 32;
+
 /** Our settlement marker in OutgoingDelivery.context: the seq, or -1 once its outcome is taken. */
 const TAKEN = -1;
 
 export class ConsumerLink implements LinkHandler, RegisteredConsumer {
   readonly key: string;
   private closed = false;
-  private acquiring = false;
-  /** The `max` of the acquire in flight (0 when none): credit it may use before its result is sent. */
-  private acquiringMax = 0;
+  /** Acquire events submitted and not answered yet. */
+  private acquiring = 0;
+  /** Messages those acquires asked for: credit already spoken for. */
+  private requested = 0;
   /** Waiting for the socket to drain. */
   private paused = false;
   private tagCounter = 0;
@@ -83,7 +98,7 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
   get unusedCredit(): number {
     if (this.closed || this.link.state !== 'attached') return 0;
     // an acquire in flight may already hold messages it has not sent: count them as used
-    return Math.max(0, this.link.credit - this.link.queued - this.acquiringMax);
+    return Math.max(0, this.link.credit - this.link.queued - this.requested);
   }
 
   onCredit(): void {
@@ -132,9 +147,23 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
 
   /** Acquires as many messages as there is unused credit for. */
   private pump(): void {
-    if (this.closed || this.acquiring || this.link.state !== 'attached') return;
-    const want = Math.min(this.link.credit - this.link.queued, MAX_ACQUIRE);
-    if (want <= 0) return;
+    while (this.acquireMore()) {
+      // one more acquire in flight
+    }
+  }
+
+  /**
+   * Submits one acquire for credit no acquire in flight covers yet; false when there is nothing
+   * to ask for now. Beyond the first, an acquire is only worth a log entry when it asks for a
+   * batch and this member's state shows more messages available than those in flight asked for
+   * (else it would most likely come back empty). A selector's acquire names its seqs, so it runs
+   * one at a time.
+   */
+  private acquireMore(): boolean {
+    if (this.closed || this.link.state !== 'attached') return false;
+    if (this.acquiring >= (this.selector ? 1 : MAX_ACQUIRES_IN_FLIGHT)) return false;
+    const want = Math.min(this.link.credit - this.link.queued - this.requested, MAX_ACQUIRE);
+    if (want <= 0 || (this.acquiring > 0 && want < MIN_PIPELINED_ACQUIRE)) return false;
     if (this.host.congested) {
       if (!this.paused) {
         this.paused = true;
@@ -143,9 +172,12 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
           this.pump();
         });
       }
-      return;
+      return false;
     }
     const { backend, consumers } = this.host.ctx;
+    if (this.acquiring > 0 && (backend.state.queueInfo(this.queue)?.available ?? 0) <= this.requested) {
+      return false;
+    }
     const epoch = consumers.epoch(this.queue);
     const event: AcquireEvent = {
       type: 'acquire',
@@ -162,17 +194,20 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
           this.link.completeDrain();
           this.host.scheduleFlush();
         }
-        return;
+        return false;
       }
     }
-    this.acquiring = true;
-    this.acquiringMax = want;
+    this.acquiring++;
+    this.requested += want;
+    const answered = (): void => {
+      this.acquiring--;
+      this.requested -= want;
+    };
     backend
       .submit(event)
       .then(
         (result) => {
-          this.acquiring = false;
-          this.acquiringMax = 0;
+          answered();
           // acquired after close: the release-consumer submitted at close (later in the log) frees them
           if (this.closed) return;
           for (const m of result.messages) this.send(m);
@@ -186,18 +221,19 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
             return;
           }
           consumers.wait(this);
-          if (this.link.drain) {
+          // a drain is answered once no acquire is left that could still bring messages
+          if (this.link.drain && this.acquiring === 0) {
             this.link.completeDrain();
             this.host.scheduleFlush();
           }
         },
         (err: unknown) => {
-          this.acquiring = false;
-          this.acquiringMax = 0;
+          answered();
           this.host.fail(err);
         },
       )
       .catch((err: unknown) => this.host.internalError(err));
+    return true;
   }
 
   /** Up to `want` available messages the selector matches, in delivery order (each evaluated once). */
