@@ -31,11 +31,16 @@ describe('protocol engine, as the broker uses it', () => {
   it('core: an enqueued Buffer view is copied, not kept as a view of the larger buffer', () => {
     const state = new BrokerState();
     state.apply({ type: 'declare', leaderTime: 1, queue: 'q', options: {} });
-    const chunk = Buffer.alloc(64 * 1024); // a socket read chunk holding many frames
+    const chunk = Buffer.alloc(64 * 1024, 7); // a socket read chunk holding many frames
     const message = chunk.subarray(100, 1124);
     state.apply({ type: 'enqueue', leaderTime: 1, queue: 'q', message });
-    // a view would pin the whole 64 KiB chunk for as long as the message is queued
-    expect(state.browse('q')[0]!.message.buffer.byteLength).toBe(1024);
+    // a view would pin the whole socket chunk for as long as the message is queued, and see the
+    // socket's next read: the queue keeps its own copy (in memory the queue owns)
+    const stored = state.browse('q')[0]!.message;
+    expect(stored.buffer).not.toBe(chunk.buffer);
+    chunk.fill(9);
+    expect(stored.length).toBe(1024);
+    expect(stored.every((b) => b === 7)).toBe(true);
   });
 
   it('engine: a small message read from a large chunk is owned, not a view of the chunk', () => {
