@@ -44,6 +44,7 @@ export interface QueueOptions {
    * Durable unless `temporary` is also set (a non-durable subscription lives while its link does).
    */
   subscription?: {
+    /** The topic it subscribes to. */
     topic: string;
     /** A JMS selector (apache.org:selector-filter:string), evaluated once per message at apply. */
     selector?: string;
