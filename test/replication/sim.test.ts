@@ -35,7 +35,8 @@ type Caught = 'failure' | 'safety';
 /**
  * Bugs the checker must catch, in the Replica driver and in the Raft core. Committing entries of
  * earlier terms by counting (Raft figure 8) is caught by the seeds that play the figure-8
- * schedule (sim/figure8.ts), as a lost committed entry.
+ * schedule (sim/figure8.ts), as a lost committed entry: 351 of the range (207 of the 216
+ * three-member figure-8 seeds, 143 of the 213 five-member ones, and one seed of random faults).
  */
 const BUGS: [string, Omit<SimOptions, 'seed'>, Caught][] = [
   [
@@ -80,10 +81,13 @@ describe('replication: deterministic simulation of real Replicas', () => {
   }, 600_000);
 
   it('replays a seed exactly', async () => {
-    const a = await runSeed({ seed: 4242, nodes: 5, trace: 100 });
-    const b = await runSeed({ seed: 4242, nodes: 5, trace: 100 });
-    expect(a.trace).toEqual(b.trace);
-    expect(a.steps).toBe(b.steps);
+    // 4242 has random faults; 3 plays the figure-8 schedule
+    for (const seed of [4242, 3]) {
+      const a = await runSeed({ seed, nodes: 5, trace: 100 });
+      const b = await runSeed({ seed, nodes: 5, trace: 100 });
+      expect(a.trace).toEqual(b.trace);
+      expect(a.steps).toBe(b.steps);
+    }
   });
 
   it.each(BUGS)('catches %s', async (_, bug, caught) => expectCaught(bug, caught), 300_000);
