@@ -5,7 +5,7 @@
  * Five members (three: the buddy and the voter drop out):
  *  1. `old` is elected: it reaches only `buddy`; the rest stay together. Its no-op (and what is
  *     proposed to it) lands on `old` and `buddy` only.
- *  2. `rival` wins among the rest: it is cut off at once, its no-op on its own log only.
+ *  2. `rival` wins among the rest: every link is cut at once, its no-op on its own log only.
  *  3. `old`, `buddy` and `swing` are joined (the voter and the rival stay cut off). One of the
  *     first two wins (`swing` votes for it: its log ends in an earlier term) and brings `swing`
  *     the entries of step 1, one per append.
