@@ -8,6 +8,11 @@
  * a leader must be elected and a new entry must commit on every member within a bounded
  * simulated time (liveness).
  *
+ * A fifth of the seeds play Raft figure 8 instead of random faults (figure8.ts): partitions
+ * timed on elections and on a leader applying an entry of an earlier term, round after round,
+ * with seeded members and delays. A leader that commits such an entry by counting loses it
+ * there, which random faults almost never line up (about four short reigns in a row).
+ *
  * One event at a time: the event runs, then every microtask it caused (the Replicas' Ready loops,
  * FileStorage's file operations) settles before the next event, so a seed replays exactly.
  *
@@ -23,6 +28,7 @@ import { amqpWireCodec } from '../../../src/cluster-broker/replication/wire.js';
 import { Checker, payloadKey, SafetyViolation } from './checker.js';
 import { describe } from './describe.js';
 import { EventQueue } from './event-queue.js';
+import { type Figure8Host, Figure8Schedule } from './figure8.js';
 import { Rng } from './rng.js';
 import { type SimHost, SimMember } from './sim-member.js';
 
@@ -65,11 +71,17 @@ type SimEvent =
   | { k: 'resume'; node: number; epoch: number; ms: number }
   | { k: 'depose'; node: number; epoch: number; term: number }
   | { k: 'rejoin'; node: number }
+  /** A step of the figure-8 schedule (figure8.ts); dropped after the heal. */
+  | { k: 'script'; fire: () => void }
   | { k: 'propose' }
   | { k: 'fault' }
   | { k: 'heal' };
 
 class LivenessViolation extends Error {}
+
+/** The figure-8 choice draws from its own stream (seed + this), and this share of seeds plays it. */
+const FIGURE8_STREAM = 0x0f18;
+const FIGURE8_SHARE = 0.2;
 
 /** Normal runs keep a few thousand events pending at most. */
 const MAX_PENDING_EVENTS = 100_000;
@@ -119,6 +131,11 @@ export class Simulation implements SimHost {
    * the plain fault mix.
    */
   private readonly churn: boolean;
+  /**
+   * A fifth of the seeds (chosen apart from the main stream, so the others run as before) play
+   * Raft figure 8 (figure8.ts) instead of random faults: one entry per append, no crashes.
+   */
+  private readonly figure8: Figure8Schedule | undefined;
   /** Chance that a restarting member finds its store corrupt. */
   private readonly corruptAtRestart: number;
   private corruptions = 0;
@@ -131,12 +148,16 @@ export class Simulation implements SimHost {
     this.traceSize = opts.trace ?? 0;
     this.faultMs = opts.faultMs ?? 3000;
     this.livenessMs = opts.livenessMs ?? 5000;
-    this.churn = this.rng.chance(0.5);
+    const figure8 = new Rng(opts.seed + FIGURE8_STREAM).chance(FIGURE8_SHARE);
+    const churn = this.rng.chance(0.5);
+    this.churn = churn && !figure8;
     // churn seeds mostly send one entry per append: a follower acknowledges entries one by one
-    const maxBytesPerAppend = this.rng.pick(this.churn ? [20, 20, 1 << 20] : [20, 40, 1 << 20]);
+    const appendBytes = this.rng.pick(churn ? [20, 20, 1 << 20] : [20, 40, 1 << 20]);
+    const maxBytesPerAppend = figure8 ? 20 : appendBytes;
     // churn seeds: fewer random faults, so the leader changes are not drowned in them
-    this.faultGap = this.churn ? 300 : this.rng.pick([30, 100, 300]);
-    this.crashAtSync = this.rng.pick([0, 0.003, 0.02]);
+    this.faultGap = churn ? 300 : this.rng.pick([30, 100, 300]);
+    const crashAtSync = this.rng.pick([0, 0.003, 0.02]);
+    this.crashAtSync = figure8 ? 0 : crashAtSync;
     this.syncMaxMs = this.rng.pick([0.5, 2]);
     this.viaWire = this.rng.chance(0.1);
     this.corruptAtRestart = opts.corruption === false ? 0 : this.rng.pick([0, 0.2, 0.5]);
@@ -149,6 +170,31 @@ export class Simulation implements SimHost {
           ...(opts.unsafeDriver ? { unsafeDriver: opts.unsafeDriver } : {}),
         }),
     );
+    this.figure8 = figure8 ? new Figure8Schedule(this.figure8Host()) : undefined;
+  }
+
+  private figure8Host(): Figure8Host {
+    return {
+      rng: this.rng,
+      size: this.nodes.length,
+      leaders: () =>
+        this.nodes
+          .filter((x) => x.replica?.isLeader())
+          .sort((a, b) => b.replica!.term - a.replica!.term)
+          .map((x) => x.index),
+      connect: (groups) => {
+        this.setAll(false);
+        for (const g of groups) for (const a of g) for (const b of g) this.conn[a]![b] = true;
+        for (let a = 0; a < this.nodes.length; a++) this.conn[a]![a] = true;
+        this.trace(() => `partition figure-8: ${this.describeConn()}`);
+      },
+      link: (a, b) => {
+        this.link(a, b);
+        this.trace(() => `partition figure-8: ${this.describeConn()}`);
+      },
+      later: (ms, fire) => this.q.push(this.clock + ms, { k: 'script', fire }),
+      trace: (line) => this.trace(line),
+    };
   }
 
   async run(): Promise<SimResult> {
@@ -156,7 +202,8 @@ export class Simulation implements SimHost {
       for (const node of this.nodes) node.start();
       await this.settle();
       this.q.push(this.rng.range(0, 50), { k: 'propose' });
-      this.q.push(this.rng.range(0, 200), { k: 'fault' });
+      if (this.figure8) this.figure8.start();
+      else this.q.push(this.rng.range(0, 200), { k: 'fault' });
       this.q.push(this.faultMs, { k: 'heal' });
       while (!this.live) {
         const ev = this.q.pop();
@@ -240,6 +287,7 @@ export class Simulation implements SimHost {
 
   elected(member: SimMember): void {
     this.elections++;
+    if (!this.healed) this.figure8?.elected(member.index);
     // churn: many reigns end at once or within a few ms (their first appends lost with them)
     if (this.churn && this.rng.chance(0.5))
       this.deposeLater(member, this.rng.chance(0.5) ? 0 : this.rng.range(0.5, 20));
@@ -249,6 +297,7 @@ export class Simulation implements SimHost {
     // churn: a leader may be cut off right after it commits, before its later appends arrive;
     // always right after it applies an entry of an earlier term (Raft figure 8's moment)
     const leader = member.replica?.isLeader() ? member.replica : undefined;
+    if (leader && this.figure8 && !this.healed) this.figure8.applied(member.index, e, leader.term);
     if (this.churn && leader && (e.term < leader.term || this.rng.chance(0.2)))
       this.deposeLater(member, this.rng.range(0, 1));
     const key = payloadKey(e.data);
@@ -315,6 +364,9 @@ export class Simulation implements SimHost {
         this.trace(() => `rejoin ${this.ids[ev.node]}: ${this.describeConn()}`);
         return;
       }
+      case 'script':
+        if (!this.healed) ev.fire();
+        return;
       case 'propose':
         this.propose();
         this.q.push(this.clock + this.rng.range(2, 40), { k: 'propose' });
