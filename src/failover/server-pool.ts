@@ -8,12 +8,11 @@
  * 'add' merges; 'ignore' drops updates. Learned members inherit credentials and per-endpoint
  * options from the member they were learned through.
  *
- * Selection is round-robin over a (seeded-random, by default) order. Members whose last attempt
- * failed come after those whose did not, and take turns with the members that closed us as not
- * quorate once their own backoff expired (so a dead member never keeps the client from a member
- * that became quorate again); when nothing else is left, the one whose backoff ends first is
- * returned with `notBefore` (never skipped for good: the whole cluster may have lost quorum and
- * come back).
+ * Selection is round-robin over a (seeded-random, by default) order. Members that closed us as
+ * not quorate are skipped until their own backoff expires, then take their turn again like any
+ * other (so a dead member never keeps the client from a member that became quorate meanwhile);
+ * when nothing else is left, the one whose backoff ends first is returned with `notBefore`
+ * (never skipped for good: the whole cluster may have lost quorum and come back).
  *
  * Plain state: no timers, no sockets; `now` is passed in (any monotonic millisecond clock).
  */
@@ -157,17 +156,15 @@ export class ServerPool<O = unknown> {
     }
     this.preferredKey = undefined;
     const start = this.startIndex();
-    // Tiers, each in round-robin order: members whose last attempt did not fail; members that
-    // failed (refused, timed out) or whose not-quorate backoff expired, taken in turn so that a
-    // dead member never starves the others (the cluster may have regained quorum meanwhile);
-    // members the broker reports as not quorate; then the backed-off one that comes back first.
-    let failing: string | undefined;
+    // Round-robin over every member except those still backed off after a not-quorate close and
+    // those the broker reports as not quorate (tried next). A member whose backoff expired is
+    // an ordinary candidate again, so a dead member never keeps the client from the members that
+    // regained quorum meanwhile; then the backed-off one that comes back first.
     let reportedNotQuorate: string | undefined;
     let soonest: { key: string; until: number } | undefined;
     for (let i = 0; i < n; i++) {
       const key = this.order[(start + i) % n]!;
-      const stats = this.statsByKey.get(key)!;
-      const until = stats.notQuorateUntil;
+      const until = this.statsByKey.get(key)!.notQuorateUntil;
       if (until !== undefined && until > now) {
         if (soonest === undefined || until < soonest.until) soonest = { key, until };
         continue;
@@ -176,14 +173,9 @@ export class ServerPool<O = unknown> {
         reportedNotQuorate ??= key;
         continue;
       }
-      if (until !== undefined || stats.consecutiveFailures > 0) {
-        failing ??= key;
-        continue;
-      }
       return this.take(key, now, now);
     }
-    const key = failing ?? reportedNotQuorate;
-    if (key !== undefined) return this.take(key, now, now);
+    if (reportedNotQuorate !== undefined) return this.take(reportedNotQuorate, now, now);
     // only backed-off not-quorate members remain: the one that comes back first
     return this.take(soonest!.key, now, soonest!.until);
   }
