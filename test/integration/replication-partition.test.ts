@@ -5,7 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProxyMesh } from '../../src/cluster-broker/netproxy/index.js';
-import { freePorts, type MemberProcess, ProcessCluster } from '../replication/process-cluster.js';
+import { reserveFreePorts } from '../../src/cluster-broker/supervisor/ports.js';
+import { type MemberProcess, ProcessCluster } from '../replication/process-cluster.js';
 
 async function until(what: string, cond: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -22,8 +23,14 @@ describe('replication: partitions through a proxy', () => {
   const acked: string[] = [];
 
   beforeAll(async () => {
-    const ports = await freePorts(3);
-    mesh = await ProxyMesh.start({ members: ports.map((p, i) => ({ id: `n${i + 1}`, clusterPort: p })) });
+    // the members' ports stay held while the proxies bind port 0, so no proxy is given one of
+    // them (a member that cannot listen leaves a 2-member cluster that cannot lose its leader)
+    const { ports, release } = await reserveFreePorts(3);
+    try {
+      mesh = await ProxyMesh.start({ members: ports.map((p, i) => ({ id: `n${i + 1}`, clusterPort: p })) });
+    } finally {
+      await release();
+    }
     cluster = await ProcessCluster.create({ size: 3, ports, peersArg: (id) => mesh.peersArg(id) });
     await cluster.startAll();
   });
