@@ -14,8 +14,7 @@
  * process, around each quorate run) and of our broker processes, into DIR (default: a new dir
  * under the OS temp dir, printed).
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +27,7 @@ import {
   startRabbitBroker,
 } from './lib/brokers.js';
 import { type BenchClient, quorateClient, rheaClient } from './lib/clients.js';
+import { profiled } from './lib/profile.js';
 
 export interface E2eOptions {
   log?: (line: string) => void;
@@ -100,22 +100,6 @@ async function startTarget(target: TargetName, brokerNodeArgs: string[]): Promis
       return startRabbitBroker();
     case 'proton':
       return startProtonBroker(buildProtonBroker());
-  }
-}
-
-/** Runs `fn` under the V8 CPU profiler of this process and writes the profile to `file`. */
-async function profiled<T>(file: string | undefined, fn: () => Promise<T>): Promise<T> {
-  if (file === undefined) return fn();
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
-  try {
-    return await fn();
-  } finally {
-    const { profile } = await session.post('Profiler.stop');
-    writeFileSync(file, JSON.stringify(profile));
-    session.disconnect();
   }
 }
 

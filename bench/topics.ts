@@ -13,13 +13,13 @@
  *
  *   npx tsx bench/run.ts topics [--messages N] [--subscribers K] [--window W] [--profile [DIR]]
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect } from '../src/index.js';
 import { type RunningBroker, startOurBroker } from './lib/brokers.js';
+import { profiled } from './lib/profile.js';
 
 export interface TopicsOptions {
   log?: (line: string) => void;
@@ -95,22 +95,6 @@ async function sendAll(sender: Sender, n: number, window: number, body: Buffer, 
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, window) }, worker));
-}
-
-/** Runs `fn` under the V8 CPU profiler of this process and writes the profile to `file`. */
-async function profiled<T>(file: string | undefined, fn: () => Promise<T>): Promise<T> {
-  if (file === undefined) return fn();
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
-  try {
-    return await fn();
-  } finally {
-    const { profile } = await session.post('Profiler.stop');
-    writeFileSync(file, JSON.stringify(profile));
-    session.disconnect();
-  }
 }
 
 /** One topic with `k` subscribers: deliveries per second. */
