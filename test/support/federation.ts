@@ -91,3 +91,33 @@ export async function consumeInto(receiver: Receiver, check: TotalQueueCheck): P
     );
   }
 }
+
+/**
+ * Publishes `ids` to `topic` at `urls` (each accepted by the broker), then closes. A send that
+ * fails (its member died with the outcome in doubt) is sent again under the same message-id: the
+ * topic's duplicate detection makes that exactly once.
+ */
+export async function publishIds(
+  urls: string | string[],
+  topic: string,
+  ids: readonly string[],
+): Promise<void> {
+  const conn = await patientClient(urls);
+  try {
+    const sender = await conn.openSender(topic, { topic: true });
+    await Promise.all(
+      ids.map(async (id) => {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await sender.send({ messageId: id, body: id });
+            return;
+          } catch (err) {
+            if (attempt >= 20) throw err;
+          }
+        }
+      }),
+    );
+  } finally {
+    await conn.close();
+  }
+}
