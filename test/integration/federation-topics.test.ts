@@ -1,8 +1,8 @@
 /**
  * Topic federation between in-process single nodes (docs/federation.md#topics): every message
  * published upstream reaches every local subscription once, a cycle A -> B -> A does not loop,
- * and a restarted link resumes the same durable upstream subscription with what was published
- * while it was down.
+ * a full local subscription holds a republish back without dropping it, and a restarted link
+ * resumes the same durable upstream subscription with what was published while it was down.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { type BrokerHandle, startBroker } from '../../src/broker.js';
@@ -120,6 +120,35 @@ describe('topic federation (in process)', () => {
     });
     expect(onA.buffered + onB.buffered).toBe(0);
     expect(a.federation()[0]!.moved + b.federation()[0]!.moved).toBe(2);
+  });
+
+  it('a full local subscription holds the republish back: refused, retried, never dropped', async () => {
+    const a = await broker('A');
+    const b = await startBroker({
+      port: 0,
+      host: '127.0.0.1',
+      clusterId: 'B',
+      federation: from(a),
+      queueDefaults: { maxMessages: 2 },
+    });
+    started.push(b);
+    const conn = await client(b.url);
+    const sub = await conn.openReceiver('prices', {
+      topic: true,
+      durable: true,
+      subscription: 'slow',
+      credit: 0,
+    });
+    await running(b);
+    await publishIds(a.url, 'prices', ids(3));
+    await waitFor(() => /resource-limit-exceeded/.test(b.federation()[0]!.lastError ?? ''), {
+      timeoutMs: 20_000,
+      what: 'the third republish refused',
+    });
+    expect(b.federation()[0]!.moved).toBe(2);
+    sub.addCredit(3);
+    expect(await take(sub, 3)).toEqual(ids(3));
+    await waitFor(() => b.federation()[0]!.moved === 3, { timeoutMs: 20_000, what: 'the third moved' });
   });
 
   it('a restarted link resumes its durable upstream subscription with what was published meanwhile', async () => {

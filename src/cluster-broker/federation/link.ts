@@ -249,8 +249,12 @@ export class FederationLink {
       }
       if (outcome.kind === 'moved') this.moved++;
       else if (outcome.kind === 'duplicate') this.duplicates++;
-      else if (outcome.kind === 'refused') this.lastError = outcome.reason;
-      else {
+      else if (outcome.kind === 'refused') {
+        // once per new reason: a full local queue refuses every move until it drains
+        if (this.lastError !== outcome.reason)
+          this.o.logger.warn?.({ ...this.where }, `federation link: ${outcome.reason}`);
+        this.lastError = outcome.reason;
+      } else {
         this.leftUpstream++;
         this.o.logger.debug?.(
           { ...this.where, messageId: d.message.messageId, route: outcome.route },
