@@ -189,6 +189,11 @@ describe('federation under kill -9 (two processes)', () => {
         what: 'both subscriptions empty, everything consumed',
       },
     );
+    // the last kill may have come after the last move: the link may still be reconnecting
+    await waitFor(async () => (await linksOf(b))[0]?.state === 'running', {
+      timeoutMs: 30_000,
+      what: 'link running',
+    });
     expect(await linksOf(b)).toMatchObject([
       { upstream: 'a', kind: 'topic', queue: 'prices', state: 'running' },
     ]);
