@@ -1,7 +1,9 @@
 /**
  * The two clients every end-to-end bench drives with the same workload: send `n` messages with at
  * most `window` unsettled (settled on accept), then receive them with credit `window`, each
- * accepted. Returns the send and receive phases' times separately.
+ * accepted. Returns the send and receive phases' times separately. Our client receives either one
+ * delivery at a time (`for await`, `quorateClient`) or in batches (`receive({ max })`,
+ * `quorateBatchClient`).
  */
 import rhea from 'rhea';
 
@@ -68,8 +70,26 @@ export const rheaClient: BenchClient = (url, queue, n, body, window) =>
     });
   });
 
+/** How our client takes deliveries: the async iterator, or batch receives of up to `window`. */
+export type ReceiveMode = 'iterator' | 'batch';
+
+/** Our client, receiving with `for await`. */
+export const quorateClient: BenchClient = (url, queue, n, body, window) =>
+  ourClient(url, queue, n, body, window, 'iterator');
+
+/** Our client, receiving with `receive({ max: window })`. */
+export const quorateBatchClient: BenchClient = (url, queue, n, body, window) =>
+  ourClient(url, queue, n, body, window, 'batch');
+
 /** Our client, if the package root exports `connect` (it is being written; a failure is reported, not fatal). */
-export const quorateClient: BenchClient = async (url, queue, n, body, window) => {
+async function ourClient(
+  url: URL,
+  queue: string,
+  n: number,
+  body: Buffer,
+  window: number,
+  mode: ReceiveMode,
+): Promise<{ sendMs: number; receiveMs: number }> {
   const mod = (await import('../../src/index.js')) as unknown as {
     connect?: (o: { urls: string; reconnect?: false }) => Promise<OurConnection>;
   };
@@ -91,9 +111,17 @@ export const quorateClient: BenchClient = async (url, queue, n, body, window) =>
     await sender.close();
     const receiver = await conn.openReceiver(queue, { credit: window, confirmAccept: false });
     let got = 0;
-    for await (const d of receiver) {
-      void d.accept();
-      if (++got === n) break;
+    if (mode === 'batch') {
+      while (got < n) {
+        const batch = await receiver.receive({ max: window, timeoutMs: 60_000 });
+        for (const d of batch) void d.accept();
+        got += batch.length;
+      }
+    } else {
+      for await (const d of receiver) {
+        void d.accept();
+        if (++got === n) break;
+      }
     }
     const t2 = performance.now();
     await receiver.close().catch(() => {});
@@ -101,16 +129,22 @@ export const quorateClient: BenchClient = async (url, queue, n, body, window) =>
   } finally {
     await conn.close().catch(() => {});
   }
-};
+}
+
+interface OurDelivery {
+  accept(): Promise<void>;
+}
+
+interface OurReceiver extends AsyncIterable<OurDelivery> {
+  receive(o: { max: number; timeoutMs: number }): Promise<OurDelivery[]>;
+  close(): Promise<void>;
+}
 
 interface OurConnection {
   openSender(a: string): Promise<{
     send(m: { body: Buffer; messageId: string }): Promise<{ state: string }>;
     close(): Promise<void>;
   }>;
-  openReceiver(
-    a: string,
-    o: { credit: number; confirmAccept: boolean },
-  ): Promise<AsyncIterable<{ accept(): Promise<void> }> & { close(): Promise<void> }>;
+  openReceiver(a: string, o: { credit: number; confirmAccept: boolean }): Promise<OurReceiver>;
   close(): Promise<void>;
 }
