@@ -5,6 +5,11 @@
  *
  * The buffer is an array read from a moving head rather than shifted: a batch takes a run of
  * deliveries from the front, and Array.prototype.shift/splice on a window-sized buffer copy.
+ *
+ * A waiting batch is answered one microtask after the delivery that woke it, not at once: the
+ * transfers of one socket read arrive in one synchronous run, so the batch then carries all of
+ * them instead of just the first (answered at once, a waiting batch came back with one delivery
+ * and the next call took the rest: twice the calls, promises and deadlines per message).
  */
 import type { Settle } from './deadline.js';
 
@@ -24,6 +29,12 @@ export class ReceiveQueue<D> {
   private buffer: (D | undefined)[] = [];
   private head = 0;
   private waiters: ReceiveWaiter<D>[] = [];
+  private serveQueued = false;
+  // bound once: queueing the deferred answer allocates nothing
+  private readonly serveWaiting = (): void => {
+    this.serveQueued = false;
+    while (this.waiters.length > 0 && this.length > 0) this.serve(this.waiters.shift()!);
+  };
 
   /** `handOut` runs for every delivery as it leaves the queue for the application. */
   constructor(private readonly handOut: (d: D) => D) {}
@@ -33,23 +44,39 @@ export class ReceiveQueue<D> {
     return this.buffer.length - this.head;
   }
 
-  /** A delivery arrived: buffer it, then serve the waiting callers. */
+  /** A delivery arrived: buffer it, then serve the waiting callers (a batch: one microtask later). */
   push(d: D): void {
     this.buffer.push(d);
-    while (this.waiters.length > 0 && this.length > 0) this.serve(this.waiters.shift()!);
+    const first = this.waiters[0];
+    if (first === undefined) return;
+    if (!isBatch(first)) {
+      this.serveWaiting();
+    } else if (!this.serveQueued) {
+      this.serveQueued = true;
+      queueMicrotask(this.serveWaiting);
+    }
   }
 
-  /** Answer `w` from the buffer now; false (nothing done) when the buffer is empty. */
+  /**
+   * Answer `w` from the buffer now; false (nothing done) when it must wait: the buffer is empty,
+   * or earlier callers still wait (a batch whose answer is queued for the microtask).
+   */
   serveNow(w: ReceiveWaiter<D>): boolean {
-    if (this.length === 0) return false;
+    if (this.length === 0 || this.waiters.length > 0) return false;
     this.serve(w);
     return true;
   }
 
-  /** The next buffered delivery, handed out; undefined when the buffer is empty. */
+  /** The next buffered delivery, handed out; undefined when it must wait (as serveNow()). */
   shift(): D | undefined {
-    if (this.length === 0) return undefined;
+    if (this.length === 0 || this.waiters.length > 0) return undefined;
     return this.handOut(this.take());
+  }
+
+  /** Up to `max` buffered deliveries, handed out; undefined when it must wait (as serveNow()). */
+  takeUpTo(max: number): D[] | undefined {
+    if (this.length === 0 || this.waiters.length > 0) return undefined;
+    return this.takeFront(max);
   }
 
   /** Queue a caller until a delivery arrives (or it is taken back, or the queue ends). */
@@ -92,10 +119,14 @@ export class ReceiveQueue<D> {
       w.resolve({ done: false, value: this.handOut(this.take()) });
       return;
     }
-    const n = Math.min(w.max, this.length);
+    w.resolve(this.takeFront(w.max));
+  }
+
+  private takeFront(max: number): D[] {
+    const n = Math.min(max, this.length);
     const out = new Array<D>(n);
     for (let i = 0; i < n; i++) out[i] = this.handOut(this.take());
-    w.resolve(out);
+    return out;
   }
 
   /** The front delivery, removed (the caller checked the buffer is not empty). */

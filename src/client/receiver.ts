@@ -143,6 +143,9 @@ export class Receiver<T = MessageBody>
   async receive(options?: CallOptions | ReceiveBatchOptions): Promise<Delivery<T> | Delivery<T>[]> {
     if (options !== undefined && 'max' in options && options.max !== undefined) {
       const max = checkMax(options.max);
+      // buffered, nobody ahead: answered now, without a deadline (its timer) or a queued waiter
+      const ready = options.signal?.aborted ? undefined : this.queue.takeUpTo(max);
+      if (ready !== undefined) return ready;
       let waiter: BatchWaiter<Delivery<T>> | undefined;
       const batch = await waitQueued<Delivery<T>[] | undefined>(
         options,
@@ -158,6 +161,8 @@ export class Receiver<T = MessageBody>
       if (batch === undefined) throw this.closedError();
       return batch;
     }
+    const ready = options?.signal?.aborted ? undefined : this.queue.shift();
+    if (ready !== undefined) return ready;
     const r = await waitQueued<IteratorResult<Delivery<T>, undefined>>(
       options,
       'receive',
