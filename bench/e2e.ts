@@ -185,14 +185,18 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
           profileDir === undefined
             ? undefined
             : join(profileDir, `client-quorate-${target}-${round}.cpuprofile`);
-        const q = await profiled(file, () => once(mainClient, 'quorate', round, n));
-        row.quorateSend.push(Math.round((n / q.sendMs) * 1000));
-        row.quorateReceive.push(Math.round((n / q.receiveMs) * 1000));
-        if (receivePath === 'both') {
+        // --receive both: the iterator run goes first in even rounds, so neither path always
+        // meets the broker right after rhea's run
+        const iterator = async () => {
           const iterFile = file?.replace(/\.cpuprofile$/, '-iterator.cpuprofile');
           const qi = await profiled(iterFile, () => once(quorateClient, 'quorate-iter', round, n));
           row.quorateIteratorReceive.push(Math.round((n / qi.receiveMs) * 1000));
-        }
+        };
+        if (both && round % 2 === 0) await iterator();
+        const q = await profiled(file, () => once(mainClient, 'quorate', round, n));
+        row.quorateSend.push(Math.round((n / q.sendMs) * 1000));
+        row.quorateReceive.push(Math.round((n / q.receiveMs) * 1000));
+        if (both && round % 2 === 1) await iterator();
       }
     } catch (err) {
       row.error = err instanceof Error ? err.message : JSON.stringify(err);

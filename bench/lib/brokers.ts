@@ -188,6 +188,8 @@ export async function startOurCluster(nodeArgs: string[] = []): Promise<RunningB
       '0',
       '--data-dir',
       dir,
+      '--log-level',
+      'error',
     ],
     { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
   );
