@@ -28,8 +28,9 @@ import type { CallOptions, ReceiveBatchOptions, ReceiverOptions, SettleMode } fr
 
 /**
  * A receiving link, from {@link Connection.openReceiver}. Iterate it with `for await`, or call
- * {@link Receiver.receive} (one delivery, or with `max` an array of them); settle each {@link Delivery}. It re-attaches after failover and never
- * hands out one message-id twice (docs/delivery-contract.md#receiver-dedup). `Receiver<T>`:
+ * {@link Receiver.receive} (one delivery, or with `max` an array of them); settle each
+ * {@link Delivery}. It re-attaches after failover and never hands out one message-id twice
+ * (docs/delivery-contract.md#receiver-dedup). `Receiver<T>`:
  * deliveries typed `Delivery<T>`, a type-level promise (openReceiver<T>()).
  */
 export class Receiver<T = MessageBody>
