@@ -4,6 +4,8 @@
  * `window`, each accepted), msg/s per phase and the quorate/rhea ratios. quorate receives with
  * batch receives (`receive({ max: window })`) by default; `--receive iterator` measures the
  * one-at-a-time `for await` path instead, `--receive both` runs each round twice and prints both.
+ * A second table gives this process's CPU time per message in each phase (the clients run here,
+ * the brokers elsewhere): on a shared machine rates follow the other load, CPU per message less.
  *
  * Brokers: our single node (its own process, durable store with fsync), our 3-member cluster
  * (both clients on the same member), RabbitMQ 3.10 (one node, classic queue) and the Qpid Proton
@@ -64,6 +66,14 @@ export interface E2eRow {
   quorateReceive: number[];
   /** `--receive both`: the iterator path's receive, same rounds */
   quorateIteratorReceive: number[];
+  /** this process's CPU per message (user + system, microseconds), per round and phase */
+  cpu: {
+    rheaSend: number[];
+    quorateSend: number[];
+    rheaReceive: number[];
+    quorateReceive: number[];
+    quorateIteratorReceive: number[];
+  };
   error?: string;
 }
 
@@ -158,7 +168,9 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
       rheaReceive: [],
       quorateReceive: [],
       quorateIteratorReceive: [],
+      cpu: { rheaSend: [], quorateSend: [], rheaReceive: [], quorateReceive: [], quorateIteratorReceive: [] },
     };
+    const perMsg = (cpuMs: number) => Math.round((cpuMs * 1000) / n);
     rows.push(row);
     const ours = target === 'single' || target === 'cluster';
     const brokerNodeArgs =
@@ -181,6 +193,8 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
         const r = await once(rheaClient, 'rhea', round, n);
         row.rheaSend.push(Math.round((n / r.sendMs) * 1000));
         row.rheaReceive.push(Math.round((n / r.receiveMs) * 1000));
+        row.cpu.rheaSend.push(perMsg(r.sendCpuMs));
+        row.cpu.rheaReceive.push(perMsg(r.receiveCpuMs));
         const file =
           profileDir === undefined
             ? undefined
@@ -191,11 +205,14 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
           const iterFile = file?.replace(/\.cpuprofile$/, '-iterator.cpuprofile');
           const qi = await profiled(iterFile, () => once(quorateClient, 'quorate-iter', round, n));
           row.quorateIteratorReceive.push(Math.round((n / qi.receiveMs) * 1000));
+          row.cpu.quorateIteratorReceive.push(perMsg(qi.receiveCpuMs));
         };
         if (both && round % 2 === 0) await iterator();
         const q = await profiled(file, () => once(mainClient, 'quorate', round, n));
         row.quorateSend.push(Math.round((n / q.sendMs) * 1000));
         row.quorateReceive.push(Math.round((n / q.receiveMs) * 1000));
+        row.cpu.quorateSend.push(perMsg(q.sendCpuMs));
+        row.cpu.quorateReceive.push(perMsg(q.receiveCpuMs));
         if (both && round % 2 === 1) await iterator();
       }
     } catch (err) {
@@ -232,6 +249,25 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
     const iterCells = both ? ` ${fmt(row.quorateIteratorReceive)} | ${iteratorReceive}x |` : '';
     log(
       `| ${row.broker} | ${fmt(row.rheaSend)} | ${fmt(row.quorateSend)} | ${send}x | ${fmt(row.rheaReceive)} | ${fmt(row.quorateReceive)} | ${receive}x |${iterCells}`,
+    );
+  }
+  log('');
+  log(
+    'client CPU per message (this process, user + system, microseconds; medians; ratio = rhea / quorate: above 1, quorate costs less)',
+  );
+  log(
+    `| broker | rhea send | quorate send | send ratio | rhea receive | quorate receive | receive ratio |${both ? ' quorate receive (for await) | ratio (for await) |' : ''}`,
+  );
+  log(`|---|---|---|---|---|---|---|${both ? '---|---|' : ''}`);
+  for (const row of rows) {
+    if (row.error !== undefined) continue;
+    const c = row.cpu;
+    const us = (xs: number[]) => `${median(xs)}`;
+    const iterCells = both
+      ? ` ${us(c.quorateIteratorReceive)} | ${ratio(median(c.rheaReceive), median(c.quorateIteratorReceive))}x |`
+      : '';
+    log(
+      `| ${row.broker} | ${us(c.rheaSend)} | ${us(c.quorateSend)} | ${ratio(median(c.rheaSend), median(c.quorateSend))}x | ${us(c.rheaReceive)} | ${us(c.quorateReceive)} | ${ratio(median(c.rheaReceive), median(c.quorateReceive))}x |${iterCells}`,
     );
   }
   const single = rows.find((r) => r.target === 'single' && r.error === undefined);

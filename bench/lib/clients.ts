@@ -1,7 +1,9 @@
 /**
  * The two clients every end-to-end bench drives with the same workload: send `n` messages with at
  * most `window` unsettled (settled on accept), then receive them with credit `window`, each
- * accepted. Returns the send and receive phases' times separately. Our client receives either one
+ * accepted. Returns the send and receive phases' wall times and the CPU time this process spent
+ * in each (user + system: on a shared machine a steadier measure of the client's own cost than
+ * the rate, which follows whatever else runs; the brokers run in other processes). Our client receives either one
  * delivery at a time (`for await`, `quorateClient`) or in batches (`receive({ max })`,
  * `quorateBatchClient`).
  */
@@ -13,7 +15,21 @@ export type BenchClient = (
   n: number,
   body: Buffer,
   window: number,
-) => Promise<{ sendMs: number; receiveMs: number }>;
+) => Promise<PhaseTimes>;
+
+/** Wall and CPU milliseconds of the send phase and of the receive phase. */
+export interface PhaseTimes {
+  sendMs: number;
+  receiveMs: number;
+  sendCpuMs: number;
+  receiveCpuMs: number;
+}
+
+/** CPU time (user + system) of this process since `from`, in ms. */
+const cpuMs = (from: NodeJS.CpuUsage): number => {
+  const d = process.cpuUsage(from);
+  return (d.user + d.system) / 1000;
+};
 
 // ---------------------------------------------------------------- clients
 
@@ -35,7 +51,10 @@ export const rheaClient: BenchClient = (url, queue, n, body, window) =>
     let settled = 0;
     let got = 0;
     const t0 = performance.now();
+    const c0 = process.cpuUsage();
     let t1 = 0;
+    let sendCpuMs = 0;
+    let c1 = c0;
     conn.on('connection_error', (ctx) =>
       reject(new Error(`connection error: ${JSON.stringify(ctx.connection.error)}`)),
     );
@@ -58,13 +77,16 @@ export const rheaClient: BenchClient = (url, queue, n, body, window) =>
         return;
       }
       t1 = performance.now();
+      sendCpuMs = cpuMs(c0);
+      c1 = process.cpuUsage();
       sender.close();
       const receiver = conn.open_receiver({ source: queue, credit_window: window });
       receiver.on('message', () => {
         if (++got === n) {
           const t2 = performance.now();
+          const receiveCpuMs = cpuMs(c1);
           conn.close();
-          resolve({ sendMs: t1 - t0, receiveMs: t2 - t1 });
+          resolve({ sendMs: t1 - t0, receiveMs: t2 - t1, sendCpuMs, receiveCpuMs });
         }
       });
     });
@@ -89,7 +111,7 @@ async function ourClient(
   body: Buffer,
   window: number,
   mode: ReceiveMode,
-): Promise<{ sendMs: number; receiveMs: number }> {
+): Promise<PhaseTimes> {
   const mod = (await import('../../src/index.js')) as unknown as {
     connect?: (o: { urls: string; reconnect?: false }) => Promise<OurConnection>;
   };
@@ -99,6 +121,7 @@ async function ourClient(
     const sender = await conn.openSender(queue);
     let next = 0;
     const t0 = performance.now();
+    const c0 = process.cpuUsage();
     const worker = async () => {
       while (next < n) {
         const i = next++;
@@ -108,6 +131,8 @@ async function ourClient(
     };
     await Promise.all(Array.from({ length: window }, worker));
     const t1 = performance.now();
+    const sendCpuMs = cpuMs(c0);
+    const c1 = process.cpuUsage();
     await sender.close();
     const receiver = await conn.openReceiver(queue, { credit: window, confirmAccept: false });
     let got = 0;
@@ -124,8 +149,9 @@ async function ourClient(
       }
     }
     const t2 = performance.now();
+    const receiveCpuMs = cpuMs(c1);
     await receiver.close().catch(() => {});
-    return { sendMs: t1 - t0, receiveMs: t2 - t1 };
+    return { sendMs: t1 - t0, receiveMs: t2 - t1, sendCpuMs, receiveCpuMs };
   } finally {
     await conn.close().catch(() => {});
   }
