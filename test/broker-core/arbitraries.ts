@@ -152,6 +152,16 @@ const timeless: fc.Arbitrary<Timeless> = fc.oneof(
       consumer: fc.constantFrom(...consumers),
     }),
   },
+  {
+    // a consumer asks that what it holds waits for its link when it goes away (ms 0: cancel)
+    weight: 2,
+    arbitrary: fc.record({
+      type: fc.constant('hold-unsettled' as const),
+      consumer: fc.constantFrom(...consumers),
+      link: fc.constantFrom('L1', 'L2', 'c/1'),
+      ms: fc.constantFrom(0, 100, 400),
+    }),
+  },
   { weight: 1, arbitrary: fc.constant({ type: 'release-all' as const }) },
   { weight: 2, arbitrary: fc.constant({ type: 'expire' as const }) },
 );

@@ -20,6 +20,8 @@ interface MMsg {
   owner: string | undefined;
   undeliverable: string[];
   deadLetter: AcquiredMessage['deadLetter'];
+  /** Held for this link identity until this leader time (hold-unsettled). */
+  reservedFor?: { link: string; until: number };
 }
 
 interface MQueue {
@@ -35,6 +37,7 @@ export class Model {
   now = 0;
   seq = 1;
   queues = new Map<string, MQueue>();
+  holds = new Map<string, { link: string; ms: number }>();
 
   private dlqOf(name: string, q: MQueue): string | null {
     const o = q.options.deadLetterQueue;
@@ -214,7 +217,10 @@ export class Model {
             this.remove(q, m);
             continue;
           }
-          if (m.undeliverable.includes(e.link ?? e.consumer)) continue;
+          const link = e.link ?? e.consumer;
+          if (m.reservedFor && m.reservedFor.link !== link && m.reservedFor.until > this.now) continue;
+          if (m.undeliverable.includes(link)) continue;
+          m.reservedFor = undefined;
           const a: AcquiredMessage = {
             seq: m.seq,
             queue: e.queue,
@@ -280,11 +286,20 @@ export class Model {
         for (const q of this.queues.values()) {
           for (const m of [...q.msgs]) {
             if (m.owner === undefined || (holders !== null && m.owner !== holders)) continue;
-            if (this.backOrDrop(q, m)) released.push(m.seq);
+            const hold = this.holds.get(m.owner);
+            if (!this.backOrDrop(q, m)) continue;
+            released.push(m.seq);
+            if (hold) m.reservedFor = { link: hold.link, until: this.now + hold.ms };
           }
         }
+        if (holders === null) this.holds.clear();
+        else this.holds.delete(holders);
         return { type: e.type, released: released.sort((a, b) => a - b) };
       }
+      case 'hold-unsettled':
+        if (e.ms > 0) this.holds.set(e.consumer, { link: e.link, ms: e.ms });
+        else this.holds.delete(e.consumer);
+        return { type: 'hold-unsettled' };
       case 'expire': {
         const expired: number[] = [];
         for (const q of this.queues.values()) {

@@ -16,6 +16,7 @@ import type {
   DeclareQueueEvent,
   DeleteQueueEvent,
   EnqueueEvent,
+  HoldUnsettledEvent,
   OwnerAttachedEvent,
   OwnerLostEvent,
   QueueOptions,
@@ -33,6 +34,7 @@ import type {
   DeleteResult,
   EnqueueResult,
   ExpireResult,
+  HoldResult,
   OwnerResult,
   ReleaseResult,
   ResultOf,
@@ -72,6 +74,11 @@ export class BrokerState {
   /** @internal consumer key -> its acquired messages by seq. */
   consumers = new Map<string, Map<number, QueuedMessage>>();
   /** @internal */ expiry = new ExpiryHeap();
+  /**
+   * @internal consumer key -> the hold it asked for (hold-unsettled): what it holds when it is
+   * released waits for its link identity that long. Part of the snapshot.
+   */
+  holds = new Map<string, { link: string; ms: number }>();
   /** @internal */ nextSeq = 1;
   /**
    * @internal topic name -> its subscription queues in declaration order (derived from the
@@ -104,9 +111,12 @@ export class BrokerState {
         return this.settle(event);
       case 'release-consumer':
         return { type: 'release-consumer', released: this.releaseConsumer(event.consumer) };
+      case 'hold-unsettled':
+        return this.holdUnsettled(event);
       case 'release-all': {
         const released: number[] = [];
         for (const consumer of [...this.consumers.keys()]) released.push(...this.releaseConsumer(consumer));
+        this.holds.clear();
         released.sort((a, b) => a - b);
         return { type: 'release-all', released } satisfies ReleaseResult;
       }
@@ -239,6 +249,7 @@ export class BrokerState {
     this.queues = fresh.queues;
     this.subscriptions = fresh.subscriptions;
     this.consumers = fresh.consumers;
+    this.holds = fresh.holds;
     this.expiry = fresh.expiry;
     this.nextSeq = fresh.nextSeq;
     this.now = fresh.now;
@@ -450,8 +461,11 @@ export class BrokerState {
         q.available.remove(m);
         q.uncount(m);
         this.retire(m);
+      } else if (m.reservedAgainst(link, this.now)) {
+        // held for the link that had it when it went away: skipped, like an undeliverable one
       } else if (m.undeliverable === undefined || !m.undeliverable.includes(link)) {
         q.available.remove(m);
+        this.unreserve(q, m);
         messages.push(this.takeFor(q, m, e.consumer));
       }
       m = next;
@@ -495,6 +509,7 @@ export class BrokerState {
   /** Ends a message's life; `popped` when its expiry-heap entry was already removed. */
   private retire(m: QueuedMessage, popped = false): void {
     if (!m.live) return;
+    this.unreserve(m.queue, m);
     if (m.expiresAt >= 0 && !popped) this.expiry.noteDead();
     m.kill();
   }
@@ -590,6 +605,8 @@ export class BrokerState {
   }
 
   private releaseConsumer(consumer: string): number[] {
+    const hold = this.holds.get(consumer);
+    this.holds.delete(consumer);
     const held = this.consumers.get(consumer);
     if (!held) return [];
     const released: number[] = [];
@@ -598,9 +615,42 @@ export class BrokerState {
       const m = held.get(seq)!;
       const q = this.forgetAcquired(m, consumer);
       m.owner = undefined;
-      if (this.makeAvailable(q, m)) released.push(seq);
+      if (!this.makeAvailable(q, m)) continue;
+      released.push(seq);
+      if (hold !== undefined) {
+        m.reservation = { link: hold.link, until: this.now + hold.ms };
+        q.reserved.add(m);
+      }
     }
     return released;
+  }
+
+  private holdUnsettled(e: HoldUnsettledEvent): HoldResult {
+    if (e.ms > 0) this.holds.set(e.consumer, { link: e.link, ms: e.ms });
+    else this.holds.delete(e.consumer);
+    return { type: 'hold-unsettled' };
+  }
+
+  private unreserve(q: Queue, m: QueuedMessage): void {
+    if (m.reservation === undefined) return;
+    m.reservation = undefined;
+    q.reserved.delete(m);
+  }
+
+  /**
+   * When the first reservation in `queue` that keeps `link` from a message lapses (leader time),
+   * or undefined: a consumer that got fewer messages than it asked for tries again then.
+   */
+  reservationLapse(queue: string, link: string): number | undefined {
+    const q = this.queues.get(queue);
+    if (q === undefined) return undefined;
+    let first: number | undefined;
+    for (const m of q.reserved) {
+      const r = m.reservation;
+      if (r === undefined || r.link === link || r.until <= this.now) continue;
+      if (first === undefined || r.until < first) first = r.until;
+    }
+    return first;
   }
 
   private expire(): ExpireResult {

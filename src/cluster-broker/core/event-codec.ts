@@ -24,6 +24,7 @@ const TYPE_CODES = {
   commit: 9,
   'owner-attached': 10,
   'owner-lost': 11,
+  'hold-unsettled': 12,
 } as const;
 
 const ENQ_DEDUP = 1;
@@ -56,6 +57,11 @@ export function encodeEvent(e: BrokerEvent): Uint8Array {
     case 'owner-lost':
       w.str(e.queue);
       w.str(e.holder);
+      break;
+    case 'hold-unsettled':
+      w.str(e.consumer);
+      w.str(e.link);
+      w.uint(e.ms);
       break;
     case 'enqueue': {
       let flags = 0;
@@ -191,6 +197,9 @@ export function decodeEvent(bytes: Uint8Array): BrokerEvent {
       break;
     case TYPE_CODES['owner-lost']:
       e = { type: 'owner-lost', leaderTime, queue: r.str(), holder: r.str() };
+      break;
+    case TYPE_CODES['hold-unsettled']:
+      e = { type: 'hold-unsettled', leaderTime, consumer: r.str(), link: r.str(), ms: r.uint() };
       break;
     case TYPE_CODES.enqueue: {
       const flags = r.u8();

@@ -178,6 +178,20 @@ export interface ReleaseConsumerEvent {
   consumer: string;
 }
 
+/**
+ * Consumer `consumer` (link identity `link`) asks that, when it goes away without settling what it
+ * acquired, those messages are held for the same link identity for `ms` of leader time instead of
+ * becoming available to everyone (docs/delivery-contract.md#held-unsettled): a re-attach of the
+ * link, on any member, gets them back. `ms` 0 cancels the request.
+ */
+export interface HoldUnsettledEvent {
+  type: 'hold-unsettled';
+  leaderTime: number;
+  consumer: string;
+  link: string;
+  ms: number;
+}
+
 /** Every consumer went away (single-node restart): all acquired messages become available. */
 export interface ReleaseAllEvent {
   type: 'release-all';
@@ -211,6 +225,7 @@ export type BrokerEvent =
   | AcquireEvent
   | SettleEvent
   | ReleaseConsumerEvent
+  | HoldUnsettledEvent
   | ReleaseAllEvent
   | ExpireEvent;
 

@@ -57,6 +57,8 @@ export class Queue {
    */
   holder: string | undefined = undefined;
   ownerLostAt: number | undefined = undefined;
+  /** Its available messages that carry a reservation (few: what links in flight held when they went away). */
+  readonly reserved = new Set<QueuedMessage>();
   /** A subscription's selector, compiled at first use (null: none, or one that cannot compile). */
   private compiled: Selector | null | undefined;
 

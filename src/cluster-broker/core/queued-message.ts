@@ -17,11 +17,22 @@ const ACQUIRED_BEFORE = 2;
 /** `state` holds the two flags in its low bits and the delivery-count above them. */
 const COUNT_UNIT = 4;
 
-/** What few messages carry: the fields behind `expiresAt`, `undeliverable` and `deadLetter`. */
+/** What few messages carry: the fields behind `expiresAt`, `undeliverable`, `deadLetter` and `reservation`. */
 interface Rare {
   expiresAt: number;
   undeliverable: string[] | undefined;
   deadLetter: DeadLetterInfo | undefined;
+  reservation: Reservation | undefined;
+}
+
+/** Held for one link identity until a leader time (docs/delivery-contract.md#held-unsettled). */
+export interface Reservation {
+  link: string;
+  until: number;
+}
+
+function rare(expiresAt: number): Rare {
+  return { expiresAt, undeliverable: undefined, deadLetter: undefined, reservation: undefined };
 }
 
 export class QueuedMessage implements StoredBytes {
@@ -46,7 +57,7 @@ export class QueuedMessage implements StoredBytes {
     this.chunk = bytes.chunk;
     this.at = bytes.at;
     this.state = LIVE + deliveryCount * COUNT_UNIT;
-    if (expiresAt >= 0) this.rare = { expiresAt, undeliverable: undefined, deadLetter: undefined };
+    if (expiresAt >= 0) this.rare = rare(expiresAt);
   }
 
   /** Expiry deadline in leader time, or -1 for none (fixed at enqueue). */
@@ -90,7 +101,7 @@ export class QueuedMessage implements StoredBytes {
   }
   set undeliverable(v: string[] | undefined) {
     if (v === undefined && this.rare === undefined) return;
-    this.rare ??= { expiresAt: -1, undeliverable: undefined, deadLetter: undefined };
+    this.rare ??= rare(-1);
     this.rare.undeliverable = v;
   }
 
@@ -99,8 +110,27 @@ export class QueuedMessage implements StoredBytes {
   }
   set deadLetter(v: DeadLetterInfo | undefined) {
     if (v === undefined && this.rare === undefined) return;
-    this.rare ??= { expiresAt: -1, undeliverable: undefined, deadLetter: undefined };
+    this.rare ??= rare(-1);
     this.rare.deadLetter = v;
+  }
+
+  /**
+   * Set while the message waits, available, for the link that held it when that link went away
+   * (only that link may acquire it until `until`); undefined otherwise.
+   */
+  get reservation(): Reservation | undefined {
+    return this.rare?.reservation;
+  }
+  set reservation(v: Reservation | undefined) {
+    if (v === undefined && this.rare === undefined) return;
+    this.rare ??= rare(-1);
+    this.rare.reservation = v;
+  }
+
+  /** May `link` acquire it at leader time `now` (not reserved for another link)? */
+  reservedAgainst(link: string, now: number): boolean {
+    const r = this.rare?.reservation;
+    return r !== undefined && r.link !== link && r.until > now;
   }
 
   isExpired(now: number): boolean {

@@ -66,6 +66,10 @@ export interface ReleaseResult {
   released: number[];
 }
 
+export interface HoldResult {
+  type: 'hold-unsettled';
+}
+
 export interface OwnerResult {
   type: 'owner-attached' | 'owner-lost';
   /** False when nothing changed (no such temporary queue; owner-lost: its holder moved on). */
@@ -93,6 +97,7 @@ export type ApplyResult =
   | AcquireResult
   | SettleResult
   | ReleaseResult
+  | HoldResult
   | ExpireResult;
 
 /** The result type for an event type, so `state.apply(enqueueEvent)` is typed as EnqueueResult. */

@@ -10,9 +10,12 @@
  * [dead-letter: fromQueue, error?], then its bytes, or (F_SHARED) the seq of the message written
  * earlier that holds the same bytes: one publish to a topic shares one copy between its
  * subscriptions (docs/topics.md#commit-point), and a restored state shares it the same way.
- * Then, only when some temporary queue has an owner record (so older snapshots, which end after
- * the queues, still load): record count, then per record: queue name, kind u8 (1 = held by a
- * process: holder string; 2 = owner lost: leader time f64).
+ * Then, only when some temporary queue has an owner record or a hold section follows (so older
+ * snapshots, which end after the queues, still load): record count, then per record: queue name,
+ * kind u8 (1 = held by a process: holder string; 2 = owner lost: leader time f64).
+ * Then, only when some consumer asked for a hold or some message is reserved
+ * (docs/delivery-contract.md#held-unsettled): hold count, per hold (by consumer key): consumer,
+ * link, ms; reservation count, per reservation (by seq): queue name, seq, link, until f64.
  */
 import { ByteReaderError, VarintReader, VarintWriter } from './binary.js';
 import type { BrokerState } from './broker-state.js';
@@ -71,7 +74,12 @@ export function writeSnapshot(s: BrokerState): Uint8Array {
     }
   }
   const owned = s.ownedQueues();
-  if (owned.length > 0) {
+  const holds = [...s.holds].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const reserved: QueuedMessage[] = [];
+  for (const q of s.queues.values()) for (const m of q.reserved) if (m.reservation) reserved.push(m);
+  reserved.sort((a, b) => a.seq - b.seq);
+  const holdSection = holds.length > 0 || reserved.length > 0;
+  if (owned.length > 0 || holdSection) {
     w.uint(owned.length);
     for (const o of owned) {
       w.str(o.queue);
@@ -82,6 +90,21 @@ export function writeSnapshot(s: BrokerState): Uint8Array {
         w.u8(OWNER_LOST);
         w.f64(o.ownerLostAt!);
       }
+    }
+  }
+  if (holdSection) {
+    w.uint(holds.length);
+    for (const [consumer, h] of holds) {
+      w.str(consumer);
+      w.str(h.link);
+      w.uint(h.ms);
+    }
+    w.uint(reserved.length);
+    for (const m of reserved) {
+      w.str(m.queue.name);
+      w.uint(m.seq);
+      w.str(m.reservation!.link);
+      w.f64(m.reservation!.until);
     }
   }
   return w.finish();
@@ -192,8 +215,29 @@ export function readSnapshot(s: BrokerState, bytes: Uint8Array): void {
       q.dedup.restoreEntry(key, r.f64());
     }
   }
+  s.holds = new Map();
   if (r.remaining > 0) readOwners(s, r);
+  if (r.remaining > 0) readHolds(s, r);
   r.end();
+}
+
+function readHolds(s: BrokerState, r: VarintReader): void {
+  const holds = r.uint();
+  for (let i = 0; i < holds; i++) {
+    const consumer = r.str();
+    s.holds.set(consumer, { link: r.str(), ms: r.uint() });
+  }
+  const reservations = r.uint();
+  for (let i = 0; i < reservations; i++) {
+    const q = s.queues.get(r.str());
+    const seq = r.uint();
+    const reservation = { link: r.str(), until: r.f64() };
+    let m = q?.available.head;
+    while (m !== undefined && m.seq !== seq) m = m.next;
+    if (q === undefined || m === undefined) throw new ByteReaderError('a reservation names no available message');
+    m.reservation = reservation;
+    q.reserved.add(m);
+  }
 }
 
 function readOwners(s: BrokerState, r: VarintReader): void {
