@@ -146,7 +146,7 @@ const timeless: fc.Arbitrary<Timeless> = fc.oneof(
     }),
   },
   {
-    weight: 1,
+    weight: 2,
     arbitrary: fc.record({
       type: fc.constant('release-consumer' as const),
       consumer: fc.constantFrom(...consumers),
@@ -159,7 +159,7 @@ const timeless: fc.Arbitrary<Timeless> = fc.oneof(
       type: fc.constant('hold-unsettled' as const),
       consumer: fc.constantFrom(...consumers),
       link: fc.constantFrom('L1', 'L2', 'c/1'),
-      ms: fc.constantFrom(0, 100, 400),
+      ms: fc.constantFrom(0, 100, 3000),
     }),
   },
   { weight: 1, arbitrary: fc.constant({ type: 'release-all' as const }) },
