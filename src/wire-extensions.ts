@@ -9,7 +9,7 @@
  *   `quorate:leader`). `memberListValue()` encodes one; `parseMemberList()` decodes one.
  * - Not quorate: a member that cannot commit closes with `amqp:connection:forced` and a
  *   description starting "not quorate" (`notQuorateDescription()`); `isNotQuorate()` recognises it.
- * - Dedup: the `quorate:dedup` link capability.
+ * - Dedup: the `quorate:dedup` link capability; held unsettled: `quorate:hold-unsettled`.
  * - Cluster id: the Open frame's `quorate:cluster-id` property (`--cluster-id`): a federation
  *   link learns which cluster its upstream is (docs/federation.md#loops).
  *
@@ -35,6 +35,14 @@ export const MEMBERSHIP_ADDRESS = '$cluster/membership';
  * does: its failover re-sends rely on it). Our broker offers it back when it honours it.
  */
 export const DEDUP_CAPABILITY = 'quorate:dedup';
+
+/**
+ * The link capability a receiver lists in its attach's desired-capabilities to have what it holds
+ * unsettled, when its link goes away without settling it (connection lost, member died), wait
+ * for the same link (container-id + link name) for a while instead of going to any consumer
+ * (docs/delivery-contract.md#held-unsettled). Our broker offers it back when it honours it.
+ */
+export const HOLD_UNSETTLED_CAPABILITY = 'quorate:hold-unsettled';
 
 /**
  * The terminus capability that makes an address a topic (docs/topics.md): on a sender's target a

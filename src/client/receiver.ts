@@ -16,7 +16,12 @@ import {
   type ReceiverLink,
   selectorFilter,
 } from '../protocol/index.js';
-import { DURABLE_UNSETTLED_STATE, EXPIRY_NEVER, TOPIC_CAPABILITY } from '../wire-extensions.js';
+import {
+  DURABLE_UNSETTLED_STATE,
+  EXPIRY_NEVER,
+  HOLD_UNSETTLED_CAPABILITY,
+  TOPIC_CAPABILITY,
+} from '../wire-extensions.js';
 import type { Receiver as PublicReceiver } from './api.js';
 import { waitQueued } from './deadline.js';
 import { Delivery, type DeliveryOwner } from './delivery.js';
@@ -58,6 +63,7 @@ export class Receiver<T = MessageBody>
   private readonly selector: string | undefined;
   /** A topic subscription, and whether it is durable (docs/topics.md). */
   private readonly subscribes: 'durable' | 'non-durable' | undefined;
+  private readonly holdUnsettled: boolean;
 
   /** @internal use Connection.openReceiver(). */
   constructor(
@@ -74,6 +80,7 @@ export class Receiver<T = MessageBody>
     this.wantSecond = options.confirmAccept !== false;
     this.dynamicUnassigned = options.dynamic === true;
     this.selector = options.selector;
+    this.holdUnsettled = options.holdUnsettled === true;
     this.subscribes =
       options.topic === true ? (options.durable === true ? 'durable' : 'non-durable') : undefined;
   }
@@ -251,6 +258,7 @@ export class Receiver<T = MessageBody>
       source: receiverSource(this.address, this.dynamicUnassigned, this.selector, this.subscribes),
       target: { address: this.name },
       rcvSettleMode: this.askedSecond ? 1 : 0,
+      ...(this.holdUnsettled ? { desiredCapabilities: [HOLD_UNSETTLED_CAPABILITY] } : {}),
     });
     link.context = this;
     session.context = this;

@@ -212,6 +212,16 @@ export interface ReceiverOptions extends CallOptions {
    * subscription is found again by container-id + this name (from another process too).
    */
   subscription?: string;
+  /**
+   * Ask the broker (capability `quorate:hold-unsettled`) to keep what this receiver holds
+   * unsettled for this same receiver when its link goes away without settling it (its connection
+   * or its broker member died): for a while (60 s on quorate-broker) only a link with the same
+   * container-id and link name gets those messages again, so after a failover they come back here
+   * (where duplicate suppression knows them) instead of going to a competing consumer. Give the
+   * connection a fixed `containerId`. Brokers without the capability ignore it. Default false.
+   * See docs/delivery-contract.md#held-unsettled.
+   */
+  holdUnsettled?: boolean;
 }
 
 /** An AMQP error as carried in a rejected outcome. */

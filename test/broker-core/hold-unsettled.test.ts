@@ -29,7 +29,14 @@ describe('hold-unsettled', () => {
     expect(other.messages).toEqual([]);
     expect(s.reservationLapse('q', 'c/local')).toBe(2_010);
     // the same link re-attached on another process: gets them back, redelivered
-    const back = s.apply({ type: 'acquire', leaderTime: 1_200, queue: 'q', consumer: 'p2|fed', link: 'fed', max: 5 });
+    const back = s.apply({
+      type: 'acquire',
+      leaderTime: 1_200,
+      queue: 'q',
+      consumer: 'p2|fed',
+      link: 'fed',
+      max: 5,
+    });
     expect(back.messages.map((m) => [m.seq, m.firstAcquirer])).toEqual([
       [1, false],
       [2, false],
@@ -53,7 +60,9 @@ describe('hold-unsettled', () => {
     s.apply({ type: 'hold-unsettled', leaderTime: 1, consumer: 'a', link: 'a', ms: 0 });
     s.apply({ type: 'acquire', leaderTime: 1, queue: 'q', consumer: 'a', max: 1 });
     s.apply({ type: 'release-consumer', leaderTime: 2, consumer: 'a' });
-    expect(s.apply({ type: 'acquire', leaderTime: 3, queue: 'q', consumer: 'b', max: 1 }).messages).toHaveLength(1);
+    expect(
+      s.apply({ type: 'acquire', leaderTime: 3, queue: 'q', consumer: 'b', max: 1 }).messages,
+    ).toHaveLength(1);
     expect(s.holds.size).toBe(0);
   });
 
@@ -61,10 +70,16 @@ describe('hold-unsettled', () => {
     const s = heldByGoneLink();
     const restored = BrokerState.fromSnapshot(s.snapshot());
     expect(restored.snapshot()).toEqual(s.snapshot());
-    expect(restored.apply({ type: 'acquire', leaderTime: 1_100, queue: 'q', consumer: 'x', max: 5 }).messages).toEqual(
-      [],
-    );
-    const e: BrokerEvent = { type: 'hold-unsettled', leaderTime: 7, consumer: 'p|c/l', link: 'c/l', ms: 60_000 };
+    expect(
+      restored.apply({ type: 'acquire', leaderTime: 1_100, queue: 'q', consumer: 'x', max: 5 }).messages,
+    ).toEqual([]);
+    const e: BrokerEvent = {
+      type: 'hold-unsettled',
+      leaderTime: 7,
+      consumer: 'p|c/l',
+      link: 'c/l',
+      ms: 60_000,
+    };
     expect(decodeEvent(encodeEvent(e))).toEqual(e);
   });
 });

@@ -5,10 +5,7 @@
  * east; kill -9 and SIGSTOP of the member running the link on west). Producers send to east, the
  * consumers are on west only, so every message crosses the link; the checker must find nothing
  * lost, unexpected or duplicated.
- *
- * Consumers on both clusters (the runner's default) are not run here: a message the link had
- * committed on west but not yet accepted on east when a fault hit is handed by east to its own
- * consumer as well (test/chaos/README.md#federation).
+ * Consumers on both clusters: chaos-federation-both.test.ts.
  */
 import { expect, it } from 'vitest';
 import { printableResult, runChaos } from '../chaos/run.js';

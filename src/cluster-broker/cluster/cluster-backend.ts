@@ -346,11 +346,16 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
     if (event.type === 'commit') {
       return { ...event, events: event.events.map((e) => this.qualify(e)) };
     }
-    if (event.type !== 'acquire' && event.type !== 'settle' && event.type !== 'release-consumer')
+    if (
+      event.type !== 'acquire' &&
+      event.type !== 'settle' &&
+      event.type !== 'release-consumer' &&
+      event.type !== 'hold-unsettled'
+    )
       return event;
     const link = linkKeyOf(event.consumer);
     const consumer = qualifyConsumer(this.origin, link);
-    if (event.type === 'release-consumer') {
+    if (event.type === 'release-consumer' || event.type === 'hold-unsettled') {
       return { ...event, consumer };
     }
     if (!this.links.has(link)) {

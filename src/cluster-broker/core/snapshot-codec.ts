@@ -234,7 +234,8 @@ function readHolds(s: BrokerState, r: VarintReader): void {
     const reservation = { link: r.str(), until: r.f64() };
     let m = q?.available.head;
     while (m !== undefined && m.seq !== seq) m = m.next;
-    if (q === undefined || m === undefined) throw new ByteReaderError('a reservation names no available message');
+    if (q === undefined || m === undefined)
+      throw new ByteReaderError('a reservation names no available message');
     m.reservation = reservation;
     q.reserved.add(m);
   }

@@ -21,6 +21,9 @@ export function queueLink(o: LinkOptions, queue: string): FederationLink {
         name: `federation/${local.clusterId}/${queue}`,
         credit: 0,
         confirmAccept: true,
+        // a move in flight when either side dies comes back to this link (any member running
+        // it), not to the upstream's own consumers: it is committed here already
+        holdUnsettled: true,
         signal,
       }),
     creditToGrant: (outstanding) =>

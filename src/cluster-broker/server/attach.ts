@@ -12,11 +12,11 @@ import {
   SELECTOR_FILTER,
   type SenderLink,
 } from '../../protocol/index.js';
-import { DEDUP_CAPABILITY, TOPIC_CAPABILITY } from '../../wire-extensions.js';
+import { DEDUP_CAPABILITY, HOLD_UNSETTLED_CAPABILITY, TOPIC_CAPABILITY } from '../../wire-extensions.js';
 import { Selector, SelectorError } from '../selector/index.js';
 import { ensureDeclared, refuseOnError } from './attach-support.js';
 import type { BrokerConnection } from './broker-connection.js';
-import { ConsumerLink } from './consumer-link.js';
+import { ConsumerLink, HOLD_UNSETTLED_MS } from './consumer-link.js';
 import { type LinkGone, lifetimePolicyOf } from './dynamic-nodes.js';
 import { PublisherLink } from './publisher-link.js';
 import { ensureTopic, isTopicAttach, type Subscription, withSubscription } from './topic-attach.js';
@@ -95,9 +95,18 @@ export function attachConsumer(conn: BrokerConnection, link: SenderLink, attach:
     return;
   }
   const presettled = attach.sndSettleMode === 1;
+  // held unsettled: only for receivers that ask (a pre-settled link holds nothing unsettled)
+  const hold = !presettled && attach.desiredCapabilities?.includes(HOLD_UNSETTLED_CAPABILITY) === true;
   /** `sub`: a topic subscription (its selector is applied when a publish fans out, not here). */
   const accept = (address: string, sub?: Subscription): void => {
-    const h = new ConsumerLink(conn, link, address, presettled, sub ? undefined : filter.selector);
+    const h = new ConsumerLink(
+      conn,
+      link,
+      address,
+      presettled,
+      sub ? undefined : filter.selector,
+      hold ? HOLD_UNSETTLED_MS : 0,
+    );
     link.context = h;
     conn.addHandler(h, sub ? sub.gone(h) : dynamicGone(conn, link, address, h));
     const replySource: Source = {
@@ -112,6 +121,7 @@ export function attachConsumer(conn: BrokerConnection, link: SenderLink, attach:
       source: replySource,
       sndSettleMode: presettled ? 1 : attach.sndSettleMode === 0 ? 0 : 2,
       rcvSettleMode: (attach.rcvSettleMode ?? 0) === 1 ? 1 : 0,
+      ...(hold ? { offeredCapabilities: [HOLD_UNSETTLED_CAPABILITY] } : {}),
     });
     h.start();
   };

@@ -38,6 +38,12 @@ const MAX_ACQUIRE = 256;
 
 /** Acquire events one link has in flight at most. */
 const MAX_ACQUIRES_IN_FLIGHT = 4;
+/**
+ * How long what a link held unsettled waits for that link when it went away, for a receiver that
+ * asked (`quorate:hold-unsettled`, docs/delivery-contract.md#held-unsettled): long enough for a
+ * client to fail over and re-attach, short of the client's ten-minute dedup memory.
+ */
+export const HOLD_UNSETTLED_MS = 60_000;
 
 /**
  * A further acquire while one is in flight asks for at least this many messages: credit that
@@ -58,6 +64,8 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
   private requested = 0;
   /** Waiting for the socket to drain. */
   private paused = false;
+  /** Wakes it when a message held for another (gone) link is free for everyone again. */
+  private lapseTimer: NodeJS.Timeout | undefined;
   private tagCounter = 0;
   private pending = new Map<string, PendingSettle>();
   private settleScheduled = false;
@@ -73,6 +81,8 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
     private readonly presettled: boolean,
     /** A JMS selector: only matching messages are acquired (others stay for other consumers). */
     private readonly selector?: Selector,
+    /** ms what it holds waits for this link after it went away (hold-unsettled); 0: none. */
+    private readonly holdMs = 0,
   ) {
     this.key = `${host.containerId}/${link.name}`;
     this.queueActivity = host.ctx.activity.queue(queue);
@@ -90,6 +100,18 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
       // order is commit order, so this release precedes our first acquire.
       backend
         .submit({ type: 'release-consumer', leaderTime: backend.now(), consumer: this.key })
+        .catch((err: unknown) => this.host.fail(err));
+    }
+    if (this.holdMs > 0) {
+      // before the first acquire (submission order is commit order)
+      backend
+        .submit({
+          type: 'hold-unsettled',
+          leaderTime: backend.now(),
+          consumer: this.key,
+          link: this.key,
+          ms: this.holdMs,
+        })
         .catch((err: unknown) => this.host.fail(err));
     }
     this.pump();
@@ -135,6 +157,7 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    if (this.lapseTimer) clearTimeout(this.lapseTimer);
     const { consumers, backend } = this.host.ctx;
     consumers.remove(this);
     // settle what the client already decided, then give back the rest
@@ -221,6 +244,7 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
             return;
           }
           consumers.wait(this);
+          this.wakeAtLapse();
           // a drain is answered once no acquire is left that could still bring messages
           if (this.link.drain && this.acquiring === 0) {
             this.link.completeDrain();
@@ -234,6 +258,25 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
       )
       .catch((err: unknown) => this.host.internalError(err));
     return true;
+  }
+
+  /**
+   * Messages held for another link that went away become everyone's at a leader time no event
+   * marks: try again then (nothing else would wake this link for them).
+   */
+  private wakeAtLapse(): void {
+    if (this.lapseTimer !== undefined) return;
+    const { backend } = this.host.ctx;
+    const at = backend.state.reservationLapse(this.queue, this.key);
+    if (at === undefined) return;
+    this.lapseTimer = setTimeout(
+      () => {
+        this.lapseTimer = undefined;
+        this.wake();
+      },
+      Math.max(0, at - backend.now()) + 1,
+    );
+    this.lapseTimer.unref();
   }
 
   /** Up to `want` available messages the selector matches, in delivery order (each evaluated once). */
