@@ -201,6 +201,62 @@ describe('RaftCore', () => {
     expect(c.core(c.leader()).currentTerm).toBeGreaterThan(term);
   });
 
+  describe("the leader's connection closed (peerDisconnected)", () => {
+    // the member's timeouts (cluster/member.ts)
+    const timeouts = { electionTimeoutMin: 400, electionTimeoutMax: 800 };
+    function killLeader(hint: boolean) {
+      const c = new Cluster(['a', 'b', 'c'], timeouts);
+      c.run(3000);
+      const old = c.leader();
+      const term = c.core(old).currentTerm;
+      c.isolate(old); // dead: it neither hears nor is heard
+      const survivors = c.ids.filter((id) => id !== old);
+      if (hint) for (const id of survivors) c.core(id).peerDisconnected(old, c.now);
+      const elected = () => survivors.filter((id) => c.core(id).isLeader());
+      let ms = 0;
+      while (elected().length === 0 && ms < 5000) {
+        c.run(5);
+        ms += 5;
+      }
+      return { c, old, term, ms, elected };
+    }
+
+    it('the followers elect a new leader within tens of ms, not an election timeout', () => {
+      const { c, term, ms, elected } = killLeader(true);
+      expect(ms).toBeLessThan(150);
+      expect(elected()).toHaveLength(1);
+      expect(c.core(elected()[0]!).currentTerm).toBe(term + 1);
+    });
+
+    it('without the hint they wait for their election timeout (what the test measures is real)', () => {
+      expect(killLeader(false).ms).toBeGreaterThanOrEqual(400);
+    });
+
+    it('a hint about a live leader on one follower does not depose it (the other still hears it)', () => {
+      const c = new Cluster(['a', 'b', 'c'], timeouts);
+      c.run(3000);
+      const l = c.leader();
+      const term = c.core(l).currentTerm;
+      const f = c.ids.find((id) => id !== l)!;
+      c.core(f).peerDisconnected(l, c.now);
+      c.run(2000);
+      expect(c.leader()).toBe(l);
+      expect(c.core(l).currentTerm).toBe(term);
+    });
+
+    it('a hint about a member that is not the leader changes nothing', () => {
+      const c = new Cluster(['a', 'b', 'c'], timeouts);
+      c.run(3000);
+      const l = c.leader();
+      const [f, g] = c.ids.filter((id) => id !== l) as [string, string];
+      const term = c.core(l).currentTerm;
+      c.core(f).peerDisconnected(g, c.now);
+      c.run(2000);
+      expect(c.leader()).toBe(l);
+      expect(c.core(f).currentTerm).toBe(term);
+    });
+  });
+
   it('check-quorum: a leader cut off from the majority steps down; the majority elects another', () => {
     const c = new Cluster(['a', 'b', 'c']);
     c.run(1000);

@@ -2,7 +2,8 @@
  * RaftCore: the sans-I/O replication state machine of one member (Ongaro & Ousterhout, with
  * pre-vote, check-quorum and leader stickiness from the Raft thesis / etcd).
  *
- * Inputs: `tick(now)`, `step(message, now)`, `propose(data, now)`, `compact(index, data)`.
+ * Inputs: `tick(now)`, `step(message, now)`, `propose(data, now)`, `compact(index, data)`,
+ * `peerDisconnected(peer, now)` (a hint from the transport; only timers depend on it).
  * Output: `takeReady()` -> Ready { persist, messages, restoreSnapshot, apply, softState }.
  * The driver persists (fsync), THEN sends, THEN applies, THEN calls `advance(ready)`. Every
  * message in a Ready may depend on the writes of that same Ready (a vote on the persisted vote,
@@ -42,6 +43,8 @@ export class RaftCore {
   private readonly electionMin: number;
   private readonly electionMax: number;
   private readonly heartbeatInterval: number;
+  private readonly leaderLostDelay: number;
+  private readonly leaderLostStagger: number;
   private readonly preVote: boolean;
   private readonly checkQuorum: boolean;
   private readonly random: () => number;
@@ -88,6 +91,8 @@ export class RaftCore {
     this.electionMin = config.electionTimeoutMin ?? 150;
     this.electionMax = config.electionTimeoutMax ?? 300;
     this.heartbeatInterval = config.heartbeatInterval ?? 50;
+    this.leaderLostDelay = config.leaderLostDelay ?? 10;
+    this.leaderLostStagger = config.leaderLostStagger ?? 40;
     this.preVote = config.preVote ?? true;
     this.checkQuorum = config.checkQuorum ?? true;
     this.random = config.random ?? Math.random;
@@ -213,6 +218,24 @@ export class RaftCore {
       pr.lastProgress += ms;
       pr.snapshotSentAt += ms;
     }
+  }
+
+  /**
+   * The transport saw the connection from `peer` close. If `peer` is our leader it is most likely
+   * gone (kill -9 and a clean stop both close its sockets): forget its lease, so that we grant
+   * pre-votes again, and campaign soon instead of after a whole election timeout. Only timers
+   * and the lease (both liveness) change: pre-vote, terms and the up-to-date check decide as
+   * ever. A leader that is still alive keeps its place as long as a majority still hears it (they
+   * refuse the pre-vote); a wrong hint to a majority costs one election, as a timeout would.
+   */
+  peerDisconnected(peer: string, now: number): void {
+    this.now = now;
+    if (this.role !== 'follower' || peer !== this.leader) return;
+    this.lastLeaderContact = Number.NEGATIVE_INFINITY;
+    const survivors = this.members.filter((m) => m !== peer);
+    const rank = Math.max(0, survivors.indexOf(this.id));
+    const delay = this.leaderLostDelay + (rank + this.random() / 2) * this.leaderLostStagger;
+    this.electionDeadline = Math.min(this.electionDeadline, now + delay);
   }
 
   /** Append `data` as a new entry (leader only). Resolve the returned index/term by watching `apply`. */
