@@ -232,6 +232,34 @@ describe('RaftCore', () => {
       expect(killLeader(false).ms).toBeGreaterThanOrEqual(400);
     });
 
+    it('retries the pre-vote soon when the first one was refused (a peer still in lease, a shorter log)', () => {
+      const c = new Cluster(['a', 'b', 'c'], timeouts);
+      c.run(3000);
+      const old = c.leader();
+      const [f1, f2] = c.ids.filter((id) => id !== old) as [string, string];
+      // f1 holds an entry f2 lacks, so f1 refuses f2's pre-vote (log not up to date)
+      c.intercept = (m) => (m.to === f2 && m.type === 'append' ? null : m);
+      c.core(old).propose(data('x'), c.now);
+      c.settle();
+      c.intercept = (m) => m;
+      expect(c.core(f1).log.lastIndex()).toBeGreaterThan(c.core(f2).log.lastIndex());
+      c.isolate(old);
+      // f1 learns at once; f2 only after f1's first pre-vote was refused by its lease
+      c.core(f1).peerDisconnected(old, c.now);
+      let ms = 0;
+      while (c.core(f1).currentRole !== 'pre-candidate' && ms < 1000) {
+        c.run(5);
+        ms += 5;
+      }
+      c.core(f2).peerDisconnected(old, c.now);
+      while (!c.core(f1).isLeader() && ms < 5000) {
+        c.run(5);
+        ms += 5;
+      }
+      expect(c.core(f1).isLeader()).toBe(true);
+      expect(ms).toBeLessThan(300);
+    });
+
     it('a hint about a live leader on one follower does not depose it (the other still hears it)', () => {
       const c = new Cluster(['a', 'b', 'c'], timeouts);
       c.run(3000);

@@ -65,6 +65,9 @@ export class RaftCore {
   private electionDeadline = 0;
   private heartbeatDue = 0;
   private lastLeaderContact = Number.NEGATIVE_INFINITY;
+  /** When the transport last reported our leader's connection closed, and which leader. */
+  private leaderLostAt = Number.NEGATIVE_INFINITY;
+  private lostLeader: string | null = null;
   private votes = new Map<string, boolean>();
   private progress = new Map<string, Progress>();
 
@@ -232,10 +235,24 @@ export class RaftCore {
     this.now = now;
     if (this.role !== 'follower' || peer !== this.leader) return;
     this.lastLeaderContact = Number.NEGATIVE_INFINITY;
-    const survivors = this.members.filter((m) => m !== peer);
+    this.leaderLostAt = now;
+    this.lostLeader = peer;
+    this.campaignSoonAfterLeaderLost();
+  }
+
+  /**
+   * Within an election timeout of the hint, a pre-vote is retried as soon as the first one went
+   * out: one refused by a peer that had not yet seen the connection close (its lease still held)
+   * or by a peer with a longer log would otherwise cost a whole timeout. Pre-votes change no term,
+   * so a late grant still counts in the next round. A real campaign keeps its full timeout: a
+   * retry shorter than a round trip on a loaded host would only ever raise the term.
+   */
+  private campaignSoonAfterLeaderLost(): void {
+    if (this.now - this.leaderLostAt >= this.electionMax) return;
+    const survivors = this.members.filter((m) => m !== this.lostLeader);
     const rank = Math.max(0, survivors.indexOf(this.id));
     const delay = this.leaderLostDelay + (rank + this.random() / 2) * this.leaderLostStagger;
-    this.electionDeadline = Math.min(this.electionDeadline, now + delay);
+    this.electionDeadline = Math.min(this.electionDeadline, this.now + delay);
   }
 
   /** Append `data` as a new entry (leader only). Resolve the returned index/term by watching `apply`. */
@@ -428,6 +445,7 @@ export class RaftCore {
     this.leader = null;
     this.votes = new Map([[this.id, true]]);
     this.resetElectionDeadline();
+    this.campaignSoonAfterLeaderLost();
     if (this.quorum <= 1) {
       this.becomeCandidate();
       return;
