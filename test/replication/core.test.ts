@@ -260,6 +260,35 @@ describe('RaftCore', () => {
       expect(ms).toBeLessThan(300);
     });
 
+    it('two survivors pre-campaigning at once do not split the vote: the later-ranked gives way', () => {
+      const c = new Cluster(['a', 'b', 'c'], timeouts);
+      c.run(3000);
+      const old = c.leader();
+      const survivors = c.ids.filter((id) => id !== old);
+      c.isolate(old);
+      for (const id of survivors) c.core(id).peerDisconnected(old, c.now);
+      // a loaded host: each one's pre-vote arrives only after the other started its own
+      const held: Message[] = [];
+      c.intercept = (m) => {
+        if (m.type !== 'vote' || !m.pre) return m;
+        held.push(m);
+        return null;
+      };
+      let ms = 0;
+      while (!survivors.every((id) => c.core(id).currentRole === 'pre-candidate') && ms < 1000) {
+        c.run(5);
+        ms += 5;
+      }
+      c.intercept = (m) => m;
+      for (const m of held.splice(0)) c.core(m.to).step(m, c.now);
+      c.settle();
+      while (!survivors.some((id) => c.core(id).isLeader()) && ms < 5000) {
+        c.run(5);
+        ms += 5;
+      }
+      expect(ms).toBeLessThan(300);
+    });
+
     it('a hint about a live leader on one follower does not depose it (the other still hears it)', () => {
       const c = new Cluster(['a', 'b', 'c'], timeouts);
       c.run(3000);

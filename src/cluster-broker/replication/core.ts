@@ -248,11 +248,19 @@ export class RaftCore {
    * retry shorter than a round trip on a loaded host would only ever raise the term.
    */
   private campaignSoonAfterLeaderLost(): void {
-    if (this.now - this.leaderLostAt >= this.electionMax) return;
-    const survivors = this.members.filter((m) => m !== this.lostLeader);
-    const rank = Math.max(0, survivors.indexOf(this.id));
-    const delay = this.leaderLostDelay + (rank + this.random() / 2) * this.leaderLostStagger;
+    if (!this.leaderRecentlyLost()) return;
+    const delay =
+      this.leaderLostDelay + (this.survivorRank(this.id) + this.random() / 2) * this.leaderLostStagger;
     this.electionDeadline = Math.min(this.electionDeadline, this.now + delay);
+  }
+
+  private leaderRecentlyLost(): boolean {
+    return this.now - this.leaderLostAt < this.electionMax;
+  }
+
+  /** Position of `id` among the members but the lost leader: who campaigns first after the hint. */
+  private survivorRank(id: string): number {
+    return Math.max(0, this.members.filter((m) => m !== this.lostLeader).indexOf(id));
   }
 
   /** Append `data` as a new entry (leader only). Resolve the returned index/term by watching `apply`. */
@@ -527,6 +535,16 @@ export class RaftCore {
         this.resetElectionDeadline();
       }
       this.send(this.voteResponse(m.from, m.pre, true, m.term));
+      // Two survivors pre-campaigning at once grant each other and both stand, splitting the
+      // vote (a whole timeout lost, seen on a loaded host where a round trip outlasts the
+      // stagger): after the hint, the one that ranks later gives way to the one it just granted.
+      if (
+        m.pre &&
+        this.role === 'pre-candidate' &&
+        this.leaderRecentlyLost() &&
+        this.survivorRank(m.from) < this.survivorRank(this.id)
+      )
+        this.becomeFollower(this.term, null);
     } else {
       this.send(this.voteResponse(m.from, m.pre, false, this.term));
     }
