@@ -1,14 +1,19 @@
 /**
  * End to end, side by side: rhea and quorate against four brokers in one run, the same workload
  * (N x 1 KiB sent with at most `window` unsettled, settled on accept; then received with credit
- * `window`, each accepted), msg/s per phase and the quorate/rhea ratios.
+ * `window`, each accepted), msg/s per phase and the quorate/rhea ratios. quorate receives with
+ * batch receives (`receive({ max: window })`) by default; `--receive iterator` measures the
+ * one-at-a-time `for await` path instead, `--receive both` runs each round twice and prints both.
+ * A second table gives this process's CPU time per message in each phase (the clients run here,
+ * the brokers elsewhere): on a shared machine rates follow the other load, CPU per message less.
  *
  * Brokers: our single node (its own process, durable store with fsync), our 3-member cluster
  * (both clients on the same member), RabbitMQ 3.10 (one node, classic queue) and the Qpid Proton
  * C example broker (compiled here from Debian's examples). What is missing is apt-installed.
  *
  *   npm run bench -- e2e [--messages 20000] [--window 1000] [--rounds 1]
- *                        [--targets single,cluster,rabbitmq,proton] [--profile [DIR]]
+ *                        [--targets single,cluster,rabbitmq,proton] [--receive batch|iterator|both]
+ *                        [--profile [DIR]]
  *
  * --profile writes CPU profiles (.cpuprofile, open in Chrome DevTools) of the client (this
  * process, around each quorate run) and of our broker processes, into DIR (default: a new dir
@@ -26,7 +31,7 @@ import {
   startProtonBroker,
   startRabbitBroker,
 } from './lib/brokers.js';
-import { type BenchClient, quorateClient, rheaClient } from './lib/clients.js';
+import { type BenchClient, quorateBatchClient, quorateClient, rheaClient } from './lib/clients.js';
 import { profiled } from './lib/profile.js';
 
 export interface E2eOptions {
@@ -35,11 +40,14 @@ export interface E2eOptions {
   window?: number;
   rounds?: number;
   targets?: TargetName[];
+  /** How quorate receives: batch receives (default), the iterator, or both in turn. */
+  receive?: ReceivePath;
   /** Directory for CPU profiles; undefined: no profiling. */
   profileDir?: string;
 }
 
 type TargetName = 'single' | 'cluster' | 'rabbitmq' | 'proton';
+type ReceivePath = 'batch' | 'iterator' | 'both';
 const TARGETS: Record<TargetName, string> = {
   single: 'quorate-broker, one node, durable',
   cluster: 'quorate-broker, 3 members',
@@ -54,7 +62,18 @@ export interface E2eRow {
   rheaSend: number[];
   quorateSend: number[];
   rheaReceive: number[];
+  /** with the receive path chosen (both: batch) */
   quorateReceive: number[];
+  /** `--receive both`: the iterator path's receive, same rounds */
+  quorateIteratorReceive: number[];
+  /** this process's CPU per message (user + system, microseconds), per round and phase */
+  cpu: {
+    rheaSend: number[];
+    quorateSend: number[];
+    rheaReceive: number[];
+    quorateReceive: number[];
+    quorateIteratorReceive: number[];
+  };
   error?: string;
 }
 
@@ -63,7 +82,7 @@ export interface E2eResult {
   window: number;
   rows: E2eRow[];
   /** quorate/rhea, medians, per target and phase */
-  ratios: Record<string, { send: number; receive: number }>;
+  ratios: Record<string, { send: number; receive: number; iteratorReceive?: number }>;
   profileDir?: string;
 }
 
@@ -81,6 +100,12 @@ function argsFromCommandLine(argv: string[]): E2eOptions {
   if (r !== undefined) opts.rounds = Number(r);
   const t = value('--targets');
   if (t !== undefined) opts.targets = t.split(',') as TargetName[];
+  const rc = value('--receive');
+  if (rc !== undefined) {
+    if (rc !== 'batch' && rc !== 'iterator' && rc !== 'both')
+      throw new Error(`--receive ${rc}: batch, iterator or both`);
+    opts.receive = rc;
+  }
   const p = argv.indexOf('--profile');
   if (p >= 0) {
     const dir = argv[p + 1];
@@ -124,12 +149,15 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
   const rounds = opts.rounds ?? cli.rounds ?? 1;
   const targets = opts.targets ?? cli.targets ?? (Object.keys(TARGETS) as TargetName[]);
   const profileDir = opts.profileDir ?? cli.profileDir;
+  const receivePath = opts.receive ?? cli.receive ?? 'batch';
+  const mainClient = receivePath === 'iterator' ? quorateClient : quorateBatchClient;
   if (profileDir !== undefined) {
     mkdirSync(profileDir, { recursive: true });
     log(`CPU profiles into ${profileDir}`);
   }
   const body = Buffer.alloc(1024, 0x61);
   const rows: E2eRow[] = [];
+  const both = receivePath === 'both';
 
   for (const target of targets) {
     const row: E2eRow = {
@@ -139,7 +167,10 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
       quorateSend: [],
       rheaReceive: [],
       quorateReceive: [],
+      quorateIteratorReceive: [],
+      cpu: { rheaSend: [], quorateSend: [], rheaReceive: [], quorateReceive: [], quorateIteratorReceive: [] },
     };
+    const perMsg = (cpuMs: number) => Math.round((cpuMs * 1000) / n);
     rows.push(row);
     const ours = target === 'single' || target === 'cluster';
     const brokerNodeArgs =
@@ -155,18 +186,34 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
       };
       // warm-up (JIT, connection paths) at a tenth of the size, both clients
       await once(rheaClient, 'rhea-warm', 0, Math.max(100, Math.floor(n / 10)));
-      await once(quorateClient, 'quorate-warm', 0, Math.max(100, Math.floor(n / 10)));
+      await once(mainClient, 'quorate-warm', 0, Math.max(100, Math.floor(n / 10)));
+      if (receivePath === 'both')
+        await once(quorateClient, 'quorate-warm-iter', 0, Math.max(100, Math.floor(n / 10)));
       for (let round = 1; round <= rounds; round++) {
         const r = await once(rheaClient, 'rhea', round, n);
         row.rheaSend.push(Math.round((n / r.sendMs) * 1000));
         row.rheaReceive.push(Math.round((n / r.receiveMs) * 1000));
+        row.cpu.rheaSend.push(perMsg(r.sendCpuMs));
+        row.cpu.rheaReceive.push(perMsg(r.receiveCpuMs));
         const file =
           profileDir === undefined
             ? undefined
             : join(profileDir, `client-quorate-${target}-${round}.cpuprofile`);
-        const q = await profiled(file, () => once(quorateClient, 'quorate', round, n));
+        // --receive both: the iterator run goes first in even rounds, so neither path always
+        // meets the broker right after rhea's run
+        const iterator = async () => {
+          const iterFile = file?.replace(/\.cpuprofile$/, '-iterator.cpuprofile');
+          const qi = await profiled(iterFile, () => once(quorateClient, 'quorate-iter', round, n));
+          row.quorateIteratorReceive.push(Math.round((n / qi.receiveMs) * 1000));
+          row.cpu.quorateIteratorReceive.push(perMsg(qi.receiveCpuMs));
+        };
+        if (both && round % 2 === 0) await iterator();
+        const q = await profiled(file, () => once(mainClient, 'quorate', round, n));
         row.quorateSend.push(Math.round((n / q.sendMs) * 1000));
         row.quorateReceive.push(Math.round((n / q.receiveMs) * 1000));
+        row.cpu.quorateSend.push(perMsg(q.sendCpuMs));
+        row.cpu.quorateReceive.push(perMsg(q.receiveCpuMs));
+        if (both && round % 2 === 1) await iterator();
       }
     } catch (err) {
       row.error = err instanceof Error ? err.message : JSON.stringify(err);
@@ -176,15 +223,20 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
     log(
       row.error !== undefined
         ? `${row.broker}: failed: ${row.error}`
-        : `${row.broker}: rhea send ${fmt(row.rheaSend)}, quorate send ${fmt(row.quorateSend)}, rhea receive ${fmt(row.rheaReceive)}, quorate receive ${fmt(row.quorateReceive)} msg/s`,
+        : `${row.broker}: rhea send ${fmt(row.rheaSend)}, quorate send ${fmt(row.quorateSend)}, rhea receive ${fmt(row.rheaReceive)}, quorate receive ${fmt(row.quorateReceive)}${both ? `, quorate receive (for await) ${fmt(row.quorateIteratorReceive)}` : ''} msg/s`,
     );
   }
 
   const ratios: E2eResult['ratios'] = {};
   log('');
-  log(`${n} x 1 KiB, window ${window}, ${rounds} round(s); msg/s; ratio = quorate / rhea (medians)`);
-  log('| broker | rhea send | quorate send | send ratio | rhea receive | quorate receive | receive ratio |');
-  log('|---|---|---|---|---|---|---|');
+  log(
+    `${n} x 1 KiB, window ${window}, ${rounds} round(s); msg/s; ratio = quorate / rhea (medians); quorate receives ${receivePath === 'iterator' ? 'with for await' : 'with receive({ max })'}`,
+  );
+  const iterHead = both ? ' quorate receive (for await) | ratio (for await) |' : '';
+  log(
+    `| broker | rhea send | quorate send | send ratio | rhea receive | quorate receive | receive ratio |${iterHead}`,
+  );
+  log(`|---|---|---|---|---|---|---|${both ? '---|---|' : ''}`);
   for (const row of rows) {
     if (row.error !== undefined) {
       log(`| ${row.broker} | failed: ${row.error} |||||| `);
@@ -192,9 +244,30 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
     }
     const send = ratio(median(row.quorateSend), median(row.rheaSend));
     const receive = ratio(median(row.quorateReceive), median(row.rheaReceive));
-    ratios[row.target] = { send, receive };
+    const iteratorReceive = ratio(median(row.quorateIteratorReceive), median(row.rheaReceive));
+    ratios[row.target] = { send, receive, ...(both ? { iteratorReceive } : {}) };
+    const iterCells = both ? ` ${fmt(row.quorateIteratorReceive)} | ${iteratorReceive}x |` : '';
     log(
-      `| ${row.broker} | ${fmt(row.rheaSend)} | ${fmt(row.quorateSend)} | ${send}x | ${fmt(row.rheaReceive)} | ${fmt(row.quorateReceive)} | ${receive}x |`,
+      `| ${row.broker} | ${fmt(row.rheaSend)} | ${fmt(row.quorateSend)} | ${send}x | ${fmt(row.rheaReceive)} | ${fmt(row.quorateReceive)} | ${receive}x |${iterCells}`,
+    );
+  }
+  log('');
+  log(
+    'client CPU per message (this process, user + system, microseconds; medians; ratio = rhea / quorate: above 1, quorate costs less)',
+  );
+  log(
+    `| broker | rhea send | quorate send | send ratio | rhea receive | quorate receive | receive ratio |${both ? ' quorate receive (for await) | ratio (for await) |' : ''}`,
+  );
+  log(`|---|---|---|---|---|---|---|${both ? '---|---|' : ''}`);
+  for (const row of rows) {
+    if (row.error !== undefined) continue;
+    const c = row.cpu;
+    const us = (xs: number[]) => `${median(xs)}`;
+    const iterCells = both
+      ? ` ${us(c.quorateIteratorReceive)} | ${ratio(median(c.rheaReceive), median(c.quorateIteratorReceive))}x |`
+      : '';
+    log(
+      `| ${row.broker} | ${us(c.rheaSend)} | ${us(c.quorateSend)} | ${ratio(median(c.rheaSend), median(c.quorateSend))}x | ${us(c.rheaReceive)} | ${us(c.quorateReceive)} | ${ratio(median(c.rheaReceive), median(c.quorateReceive))}x |${iterCells}`,
     );
   }
   const single = rows.find((r) => r.target === 'single' && r.error === undefined);

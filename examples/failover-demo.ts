@@ -10,10 +10,14 @@
  * summary.
  *
  *   npm run demo -- [--duration 45] [--kill-every 5] [--nodes 3] [--window 64] [--hold 0]
+ *
+ * `--federation [--consumers-on both|downstream]`: two federated clusters instead of one
+ * (federation-demo.ts), the same flags.
  */
 import { parseArgs } from 'node:util';
 import { type Connection, connect, type Delivery } from 'quorate';
 import { startCluster } from 'quorate/broker';
+import { everyMemberServes, formatTable, leaderOf, memberAt } from './demo-cluster.js';
 import { DemoProgress } from './demo-progress.js';
 import { startStatusProxy } from './status-proxy.js';
 
@@ -24,6 +28,8 @@ const { values: args } = parseArgs({
     nodes: { type: 'string', default: '3' },
     window: { type: 'string', default: '64' },
     hold: { type: 'string', default: '0' },
+    federation: { type: 'boolean', default: false },
+    'consumers-on': { type: 'string', default: 'both' },
   },
 });
 const durationMs = Number(args.duration) * 1000;
@@ -209,9 +215,9 @@ async function killLoop(
   while (Date.now() < stopAt - everyMs / 2) {
     await new Promise((r) => setTimeout(r, 100));
     if (Date.now() < next) continue;
-    if (!(await everyMemberServes(cluster))) continue; // restarted members must have caught up
+    if (!(await everyMemberServes(cluster, QUEUE))) continue; // restarted members must have caught up
     const url = currentUrl();
-    const victim = cluster.members().find((m) => url !== undefined && sameEndpoint(m.url, url));
+    const victim = memberAt(cluster, url);
     if (!victim) continue;
     const wasLeader = (await leaderOf(victim.httpUrl)) === victim.id;
     progress.line(
@@ -231,51 +237,6 @@ async function killLoop(
   }
 }
 
-/** The leader as `httpUrl`'s member sees it (undefined: no answer). */
-async function leaderOf(httpUrl: string | null): Promise<string | undefined> {
-  if (httpUrl === null) return undefined;
-  try {
-    const res = await fetch(`${httpUrl}/api/overview`, { signal: AbortSignal.timeout(1000) });
-    return ((await res.json()) as { leader: string | null }).leader ?? undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * True when every member accepts a client connection: a member serves only once it is quorate
- * and has caught up with the log, so this is the demo's "every member has caught up".
- */
-async function everyMemberServes(cluster: Cluster): Promise<boolean> {
-  const members = cluster.members();
-  if (!members.every((m) => m.state === 'running')) return false;
-  const probes = members.map(async (m) => {
-    const probe = await connect({
-      urls: m.url,
-      reconnect: false,
-      timeoutMs: 2000,
-      containerId: `probe-${m.id}`,
-    });
-    try {
-      await probe.openSender(QUEUE, { timeoutMs: 2000 });
-    } finally {
-      await probe.close().catch(() => {});
-    }
-  });
-  const results = await Promise.allSettled(probes);
-  return results.every((r) => r.status === 'fulfilled');
-}
-
-function sameEndpoint(a: string, b: string): boolean {
-  const ua = new URL(a);
-  const ub = new URL(b);
-  return ua.port === ub.port && (ua.hostname === ub.hostname || [ua.hostname, ub.hostname].every(isLoopback));
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '127.0.0.1' || host === '::1';
-}
-
 function snapshot(t: Tally, started: number) {
   return {
     elapsedMs: Date.now() - started,
@@ -288,14 +249,24 @@ function snapshot(t: Tally, started: number) {
   };
 }
 
-function formatTable(rows: [string, number | string][]): string {
-  const w = Math.max(...rows.map(([k]) => k.length));
-  const v = Math.max(...rows.map(([, x]) => String(x).length));
-  const line = `+${'-'.repeat(w + 2)}+${'-'.repeat(v + 2)}+`;
-  return [line, ...rows.map(([k, x]) => `| ${k.padEnd(w)} | ${String(x).padStart(v)} |`), line].join('\n');
+function consumersOn(v: string): 'both' | 'downstream' {
+  if (v !== 'both' && v !== 'downstream') throw new Error(`--consumers-on both|downstream, got ${v}`);
+  return v;
 }
 
-main().then(
+const run = args.federation
+  ? import('./federation-demo.js').then((m) =>
+      m.runFederationDemo({
+        durationMs,
+        killEveryMs,
+        nodes,
+        window,
+        holdMs,
+        consumersOn: consumersOn(args['consumers-on']),
+      }),
+    )
+  : main();
+run.then(
   (code) => process.exit(code),
   (err) => {
     process.stderr.write(`demo failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

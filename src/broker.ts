@@ -11,6 +11,7 @@ export type { LifetimePolicy, QueueOptions } from './cluster-broker/core/events.
 export {
   type FederationConfig,
   FederationConfigError,
+  type FederationLinkKind,
   type FederationLinkPhase,
   type FederationLinkState,
   ROUTE_ANNOTATION,

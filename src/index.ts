@@ -36,6 +36,7 @@ export type {
   ModifyOptions,
   Outcome,
   OutcomeError,
+  ReceiveBatchOptions,
   ReceiverOptions,
   ReconnectOptions,
   RefusedOutcome,

@@ -10,9 +10,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { startCluster } from '../../src/broker.js';
-import { defaultMemberCommand } from '../../src/cluster-broker/supervisor/index.js';
-import { waitServing } from '../../test/cluster/cluster-support.js';
 import { startRabbit } from '../../test/support/rabbitmq.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -165,28 +162,83 @@ export function buildProtonBroker(): string {
   return bin;
 }
 
-/** A 3-member reference cluster (real processes, fsync); `nodeArgs` go to each member's Node. */
+/**
+ * A 3-member reference cluster (real processes, fsync), run by `quorate-broker cluster` in its own
+ * process: the members dial each other directly. (startCluster()'s loopback proxies would run in
+ * this process, the benchmark's client process, and the client profile showed them taking as
+ * much of its event loop during the receive phase as the receiver itself.) `nodeArgs` go to the
+ * supervisor's Node, which starts each member with the same flags. Resolves once every member
+ * serves (elected, caught up: GET /readyz 200).
+ */
 export async function startOurCluster(nodeArgs: string[] = []): Promise<RunningBroker & { urls: string[] }> {
-  const cluster = await startCluster({
-    nodes: 3,
-    autoRestart: false,
-    readyTimeoutMs: 90_000,
-    ...(nodeArgs.length > 0
-      ? {
-          memberCommand: (m) => {
-            const c = defaultMemberCommand(m);
-            return { ...c, args: [...nodeArgs, ...c.args] };
-          },
-        }
-      : {}),
-  });
+  const dir = await mkdtemp(join(tmpdir(), 'qc-bench-'));
+  const child = spawn(
+    process.execPath,
+    [
+      ...nodeArgs,
+      '--import',
+      'tsx',
+      'src/cluster-broker/cli/main.ts',
+      'cluster',
+      '--nodes',
+      '3',
+      '--base-port',
+      '0',
+      '--http-base-port',
+      '0',
+      '--data-dir',
+      dir,
+      '--log-level',
+      'error',
+    ],
+    { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const stop = async () => {
+    await stopChild(child);
+    await rm(dir, { recursive: true, force: true });
+  };
   try {
-    await waitServing(cluster, cluster.ids, 90_000); // elected, caught up, accepting clients
+    const members = await new Promise<{ url: string; httpUrl: string }[]>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error('cluster not ready within 90 s')), 90_000);
+      const ready = new Map<string, { url: string; httpUrl: string }>();
+      createInterface({ input: child.stdout! }).on('line', (line) => {
+        try {
+          const v = JSON.parse(line) as { event?: string; id?: string; url?: string; httpUrl?: string };
+          if (v.event === 'member-ready' && v.id && v.url && v.httpUrl) {
+            ready.set(v.id, { url: v.url, httpUrl: v.httpUrl });
+          } else if (v.event === 'cluster-ready') {
+            clearTimeout(t);
+            resolve([...ready.values()]);
+          }
+        } catch {
+          // not a JSON line
+        }
+      });
+      child.once('exit', (code) => reject(new Error(`cluster exited with ${code}`)));
+    });
+    const deadline = Date.now() + 90_000;
+    for (const m of members) {
+      while (!(await readyz(m.httpUrl))) {
+        if (Date.now() > deadline) throw new Error(`member ${m.url} did not serve within 90 s`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    const urls = members.map((m) => m.url);
+    return { url: new URL(urls[0]!), urls, ...(child.pid !== undefined ? { pid: child.pid } : {}), stop };
   } catch (err) {
-    await cluster.stop();
+    await stop();
     throw err;
   }
-  return { url: new URL(cluster.urls[0]!), urls: cluster.urls, stop: () => cluster.stop() };
+}
+
+async function readyz(httpUrl: string): Promise<boolean> {
+  try {
+    const res = await fetch(new URL('/readyz', httpUrl), { signal: AbortSignal.timeout(1_000) });
+    await res.arrayBuffer();
+    return res.status === 200;
+  } catch {
+    return false;
+  }
 }
 
 /** One RabbitMQ 3.10 node (AMQP 1.0 plugin; classic queues by plain name). */

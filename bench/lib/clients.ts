@@ -1,7 +1,11 @@
 /**
  * The two clients every end-to-end bench drives with the same workload: send `n` messages with at
  * most `window` unsettled (settled on accept), then receive them with credit `window`, each
- * accepted. Returns the send and receive phases' times separately.
+ * accepted. Returns the send and receive phases' wall times and the CPU time this process spent
+ * in each (user + system: on a shared machine a steadier measure of the client's own cost than
+ * the rate, which follows whatever else runs; the brokers run in other processes). Our client receives either one
+ * delivery at a time (`for await`, `quorateClient`) or in batches (`receive({ max })`,
+ * `quorateBatchClient`).
  */
 import rhea from 'rhea';
 
@@ -11,7 +15,21 @@ export type BenchClient = (
   n: number,
   body: Buffer,
   window: number,
-) => Promise<{ sendMs: number; receiveMs: number }>;
+) => Promise<PhaseTimes>;
+
+/** Wall and CPU milliseconds of the send phase and of the receive phase. */
+export interface PhaseTimes {
+  sendMs: number;
+  receiveMs: number;
+  sendCpuMs: number;
+  receiveCpuMs: number;
+}
+
+/** CPU time (user + system) of this process since `from`, in ms. */
+const cpuMs = (from: NodeJS.CpuUsage): number => {
+  const d = process.cpuUsage(from);
+  return (d.user + d.system) / 1000;
+};
 
 // ---------------------------------------------------------------- clients
 
@@ -33,7 +51,10 @@ export const rheaClient: BenchClient = (url, queue, n, body, window) =>
     let settled = 0;
     let got = 0;
     const t0 = performance.now();
+    const c0 = process.cpuUsage();
     let t1 = 0;
+    let sendCpuMs = 0;
+    let c1 = c0;
     conn.on('connection_error', (ctx) =>
       reject(new Error(`connection error: ${JSON.stringify(ctx.connection.error)}`)),
     );
@@ -56,20 +77,41 @@ export const rheaClient: BenchClient = (url, queue, n, body, window) =>
         return;
       }
       t1 = performance.now();
+      sendCpuMs = cpuMs(c0);
+      c1 = process.cpuUsage();
       sender.close();
       const receiver = conn.open_receiver({ source: queue, credit_window: window });
       receiver.on('message', () => {
         if (++got === n) {
           const t2 = performance.now();
+          const receiveCpuMs = cpuMs(c1);
           conn.close();
-          resolve({ sendMs: t1 - t0, receiveMs: t2 - t1 });
+          resolve({ sendMs: t1 - t0, receiveMs: t2 - t1, sendCpuMs, receiveCpuMs });
         }
       });
     });
   });
 
+/** How our client takes deliveries: the async iterator, or batch receives of up to `window`. */
+export type ReceiveMode = 'iterator' | 'batch';
+
+/** Our client, receiving with `for await`. */
+export const quorateClient: BenchClient = (url, queue, n, body, window) =>
+  ourClient(url, queue, n, body, window, 'iterator');
+
+/** Our client, receiving with `receive({ max: window })`. */
+export const quorateBatchClient: BenchClient = (url, queue, n, body, window) =>
+  ourClient(url, queue, n, body, window, 'batch');
+
 /** Our client, if the package root exports `connect` (it is being written; a failure is reported, not fatal). */
-export const quorateClient: BenchClient = async (url, queue, n, body, window) => {
+async function ourClient(
+  url: URL,
+  queue: string,
+  n: number,
+  body: Buffer,
+  window: number,
+  mode: ReceiveMode,
+): Promise<PhaseTimes> {
   const mod = (await import('../../src/index.js')) as unknown as {
     connect?: (o: { urls: string; reconnect?: false }) => Promise<OurConnection>;
   };
@@ -79,6 +121,7 @@ export const quorateClient: BenchClient = async (url, queue, n, body, window) =>
     const sender = await conn.openSender(queue);
     let next = 0;
     const t0 = performance.now();
+    const c0 = process.cpuUsage();
     const worker = async () => {
       while (next < n) {
         const i = next++;
@@ -88,29 +131,46 @@ export const quorateClient: BenchClient = async (url, queue, n, body, window) =>
     };
     await Promise.all(Array.from({ length: window }, worker));
     const t1 = performance.now();
+    const sendCpuMs = cpuMs(c0);
+    const c1 = process.cpuUsage();
     await sender.close();
     const receiver = await conn.openReceiver(queue, { credit: window, confirmAccept: false });
     let got = 0;
-    for await (const d of receiver) {
-      void d.accept();
-      if (++got === n) break;
+    if (mode === 'batch') {
+      while (got < n) {
+        const batch = await receiver.receive({ max: window, timeoutMs: 60_000 });
+        for (const d of batch) void d.accept();
+        got += batch.length;
+      }
+    } else {
+      for await (const d of receiver) {
+        void d.accept();
+        if (++got === n) break;
+      }
     }
     const t2 = performance.now();
+    const receiveCpuMs = cpuMs(c1);
     await receiver.close().catch(() => {});
-    return { sendMs: t1 - t0, receiveMs: t2 - t1 };
+    return { sendMs: t1 - t0, receiveMs: t2 - t1, sendCpuMs, receiveCpuMs };
   } finally {
     await conn.close().catch(() => {});
   }
-};
+}
+
+interface OurDelivery {
+  accept(): Promise<void>;
+}
+
+interface OurReceiver extends AsyncIterable<OurDelivery> {
+  receive(o: { max: number; timeoutMs: number }): Promise<OurDelivery[]>;
+  close(): Promise<void>;
+}
 
 interface OurConnection {
   openSender(a: string): Promise<{
     send(m: { body: Buffer; messageId: string }): Promise<{ state: string }>;
     close(): Promise<void>;
   }>;
-  openReceiver(
-    a: string,
-    o: { credit: number; confirmAccept: boolean },
-  ): Promise<AsyncIterable<{ accept(): Promise<void> }> & { close(): Promise<void> }>;
+  openReceiver(a: string, o: { credit: number; confirmAccept: boolean }): Promise<OurReceiver>;
   close(): Promise<void>;
 }

@@ -13,6 +13,7 @@ import type {
   LinkEvents,
   ModifyOptions,
   OutcomeError,
+  ReceiveBatchOptions,
   ReceiverOptions,
   SenderOptions,
   SendOptions,
@@ -153,6 +154,14 @@ export interface Receiver<T = MessageBody>
    * answered (what it had is buffered for receive()).
    */
   drain(options?: CallOptions): Promise<void>;
+  /**
+   * A batch: waits until at least one delivery is buffered, then resolves at once with every
+   * buffered delivery up to `max` (1..max, in arrival order; it never waits for more). With
+   * nothing by the deadline it rejects with the same `quorate:timeout` error as a single
+   * receive(); it rejects like receive() when the receiver fails or closes. Each delivery is
+   * deduplicated and handed out exactly as by a single receive().
+   */
+  receive(options: ReceiveBatchOptions): Promise<Delivery<T>[]>;
   /** The next delivery; rejects at the deadline or when the receiver fails. */
   receive(options?: CallOptions): Promise<Delivery<T>>;
   /**

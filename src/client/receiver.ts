@@ -8,7 +8,7 @@
  */
 import type { AmqpErrorBody, DeliveryState, Source } from '../codec/contract.js';
 import { decodeMessage, type Message, type MessageBody } from '../codec/message.js';
-import { ClientError } from '../errors.js';
+import { ArgumentRangeError, ArgumentTypeError, ClientError } from '../errors.js';
 import { type CreditFlow, CreditWindow, ReceiverDedup } from '../failover/index.js';
 import {
   type EngineEvent,
@@ -18,19 +18,19 @@ import {
 } from '../protocol/index.js';
 import { DURABLE_UNSETTLED_STATE, EXPIRY_NEVER, TOPIC_CAPABILITY } from '../wire-extensions.js';
 import type { Receiver as PublicReceiver } from './api.js';
-import { type Settle, waitQueued } from './deadline.js';
+import { waitQueued } from './deadline.js';
 import { Delivery, type DeliveryOwner } from './delivery.js';
 import { publish, receiveChannel } from './diagnostics.js';
 import { isPermanentDetach, type LinkHost, LogicalLink, Waiters } from './link-base.js';
+import { type BatchWaiter, type OneWaiter, ReceiveQueue } from './receive-queue.js';
 import { now, type PhysicalConnection } from './transport.js';
-import type { CallOptions, ReceiverOptions, SettleMode } from './types.js';
-
-type Waiter<T> = Settle<IteratorResult<Delivery<T>>>;
+import type { CallOptions, ReceiveBatchOptions, ReceiverOptions, SettleMode } from './types.js';
 
 /**
  * A receiving link, from {@link Connection.openReceiver}. Iterate it with `for await`, or call
- * {@link Receiver.receive}; settle each {@link Delivery}. It re-attaches after failover and never
- * hands out one message-id twice (docs/delivery-contract.md#receiver-dedup). `Receiver<T>`:
+ * {@link Receiver.receive} (one delivery, or with `max` an array of them); settle each
+ * {@link Delivery}. It re-attaches after failover and never hands out one message-id twice
+ * (docs/delivery-contract.md#receiver-dedup). `Receiver<T>`:
  * deliveries typed `Delivery<T>`, a type-level promise (openReceiver<T>()).
  */
 export class Receiver<T = MessageBody>
@@ -46,8 +46,7 @@ export class Receiver<T = MessageBody>
   /** Ask for rcv-settle-mode second on the next attach. */
   private wantSecond: boolean;
   private askedSecond = false;
-  private buffer: Delivery<T>[] = [];
-  private waiters: Waiter<T>[] = [];
+  private readonly queue = new ReceiveQueue<Delivery<T>>((d) => this.handOut(d));
   private readonly drainWaiters = new Waiters();
   /** Handed out, not yet settled: their confirmations fail if the connection dies. */
   private readonly unsettled = new Set<Delivery<T>>();
@@ -99,7 +98,7 @@ export class Receiver<T = MessageBody>
 
   /** Deliveries received and not yet handed out. */
   get buffered(): number {
-    return this.buffer.length;
+    return this.queue.length;
   }
 
   /** Link credit as we granted it on the current link. */
@@ -133,28 +132,58 @@ export class Receiver<T = MessageBody>
     });
   }
 
+  /**
+   * With `max`: waits until at least one delivery is buffered, then resolves at once with every
+   * buffered delivery up to `max` (in arrival order; 1..max of them, never waiting for more).
+   * At the deadline with nothing buffered it rejects with the `quorate:timeout` error a single
+   * receive() gives; it rejects as receive() does when the receiver fails or closes.
+   */
+  receive(options: ReceiveBatchOptions): Promise<Delivery<T>[]>;
   /** The next delivery (waits for one). Rejects at the deadline, or when the receiver fails. */
-  async receive(options?: CallOptions): Promise<Delivery<T>> {
-    const r = await waitQueued<IteratorResult<Delivery<T>>>(
+  receive(options?: CallOptions): Promise<Delivery<T>>;
+  async receive(options?: CallOptions | ReceiveBatchOptions): Promise<Delivery<T> | Delivery<T>[]> {
+    if (options !== undefined && 'max' in options && options.max !== undefined) {
+      const max = checkMax(options.max);
+      // buffered, nobody ahead: answered now, without a deadline (its timer) or a queued waiter
+      const ready = options.signal?.aborted ? undefined : this.queue.takeUpTo(max);
+      if (ready !== undefined) return ready;
+      let waiter: BatchWaiter<Delivery<T>> | undefined;
+      const batch = await waitQueued<Delivery<T>[] | undefined>(
+        options,
+        'receive',
+        (settle) => {
+          waiter = { max, resolve: settle.resolve, reject: settle.reject };
+          this.next(waiter);
+        },
+        () => {
+          if (waiter) this.queue.cancel(waiter);
+        },
+      );
+      if (batch === undefined) throw this.closedError();
+      return batch;
+    }
+    const ready = options?.signal?.aborted ? undefined : this.queue.shift();
+    if (ready !== undefined) return ready;
+    const r = await waitQueued<IteratorResult<Delivery<T>, undefined>>(
       options,
       'receive',
       (w) => this.next(w),
-      (w) => {
-        this.waiters = this.waiters.filter((x) => x !== w);
-      },
+      (w) => this.queue.cancel(w),
     );
-    if (r.done) throw this.failure ?? new ClientError('quorate:closed', `receiver '${this.name}' closed`);
+    if (r.done) throw this.closedError();
     return r.value;
   }
 
   /** Deliveries as they come; ends when the receiver closes. Breaking out of the loop does not close it. */
   [Symbol.asyncIterator](): AsyncIterator<Delivery<T>> {
     return {
-      next: () =>
+      next: () => {
         // one buffered: no waiter (and its closures) needed
-        this.buffer.length > 0
-          ? Promise.resolve({ done: false, value: this.handOut(this.buffer.shift()!) })
-          : new Promise<IteratorResult<Delivery<T>>>((resolve, reject) => this.next({ resolve, reject })),
+        const d = this.queue.shift();
+        return d !== undefined
+          ? Promise.resolve({ done: false, value: d })
+          : new Promise<IteratorResult<Delivery<T>>>((resolve, reject) => this.next({ resolve, reject }));
+      },
       return: async () => ({ done: true, value: undefined }),
     };
   }
@@ -330,8 +359,7 @@ export class Receiver<T = MessageBody>
     const decision = this.dedup?.onDelivery(message.messageId, delivery, now());
     if (decision === undefined || decision.action === 'deliver') {
       delivery.dedupKey = decision?.key;
-      this.buffer.push(delivery);
-      this.pump();
+      this.queue.push(delivery);
       return;
     }
     this.duplicatesSuppressed++;
@@ -345,27 +373,21 @@ export class Receiver<T = MessageBody>
     this.applyFlow(this.credit.onSuppressed());
   }
 
-  private next(w: Waiter<T>): void {
-    if (this.buffer.length > 0) {
-      w.resolve({ done: false, value: this.handOut(this.buffer.shift()!) });
-      return;
-    }
+  private next(w: OneWaiter<Delivery<T>> | BatchWaiter<Delivery<T>>): void {
+    if (this.queue.serveNow(w)) return;
     if (this.failure) {
       w.reject(this.failure);
       return;
     }
     if (this.state === 'closing' || this.state === 'closed') {
-      w.resolve({ done: true, value: undefined });
+      this.queue.endOne(w);
       return;
     }
-    this.waiters.push(w);
+    this.queue.wait(w);
   }
 
-  private pump(): void {
-    while (this.waiters.length > 0 && this.buffer.length > 0) {
-      const w = this.waiters.shift()!;
-      w.resolve({ done: false, value: this.handOut(this.buffer.shift()!) });
-    }
+  private closedError(): Error {
+    return this.failure ?? new ClientError('quorate:closed', `receiver '${this.name}' closed`);
   }
 
   private handOut(d: Delivery<T>): Delivery<T> {
@@ -391,25 +413,28 @@ export class Receiver<T = MessageBody>
   private dropBuffered(): void {
     this.credit.onDetached();
     this.dedup?.connectionLost();
-    this.buffer = [];
+    this.queue.clear();
   }
 
   private endIteration(error: Error | undefined): void {
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const w of waiters) {
-      if (error) w.reject(error);
-      else w.resolve({ done: true, value: undefined });
-    }
-    if (!error) {
-      for (const d of this.buffer) this.dedup?.forgetPending(d.dedupKey);
-      this.buffer = [];
-    }
+    this.queue.endWaiters(error);
+    if (!error) for (const d of this.queue.clear()) this.dedup?.forgetPending(d.dedupKey);
   }
 
   private rejectDrains(error: Error): void {
     this.drainWaiters.rejectAll(error);
   }
+}
+
+/** receive()'s `max`: a positive integer. */
+function checkMax(max: unknown): number {
+  if (typeof max !== 'number') {
+    throw new ArgumentTypeError('ERR_INVALID_ARG_TYPE', `options.max must be a number, got ${typeof max}`);
+  }
+  if (!Number.isInteger(max) || max < 1) {
+    throw new ArgumentRangeError(`options.max must be a positive integer, got ${max}`);
+  }
+  return max;
 }
 
 /**

@@ -123,6 +123,16 @@ export interface SendOptions extends CallOptions {
   tx?: Transaction;
 }
 
+/**
+ * A batch `receiver.receive({ max })`: resolves once at least one delivery is buffered, with every
+ * buffered delivery up to `max` (an array of 1..max, in arrival order), without waiting for more.
+ * `timeoutMs` / `signal` bound the wait for the first one, as for a single receive().
+ */
+export interface ReceiveBatchOptions extends CallOptions {
+  /** The most deliveries to return: a positive integer. */
+  max: number;
+}
+
 /** Options of a Delivery's accept/release/reject/modify: deadline, cancellation, transaction. */
 export interface SettleOptions extends CallOptions {
   /**

@@ -5,6 +5,11 @@
  *
  *   npm run chaos -- --nodes 3|5 --duration S --seed N --faults kill,pause,partition,restart-all,slow
  *   npm run chaos -- --target rabbitmq --duration S --seed N --faults kill
+ *   npm run chaos -- --federation --duration S --seed N --faults kill,pause,partition
+ *
+ * `--federation` (federation.ts): two clusters, east and west (west federates every queue from
+ * east), a nemesis on each; the producers send to east, every queue has a consumer on each
+ * cluster, and the checker judges the union of both (competing consumers' rule).
  *
  * stdout: the checker's JSON (exact keys `attempt-count`, `acknowledged-count`, `ok-count`,
  * `lost-count`, `unexpected-count`, `duplicated-count`, `recovered-count`, `valid`, plus
@@ -21,9 +26,8 @@ import type { Connection, Receiver } from '../../src/index.js';
 import { checkTotalQueue, type TotalQueueResult } from './checker.js';
 import { History } from './history.js';
 import { type NemesisEvent, runNemesis } from './nemesis.js';
-import { QuorateTarget } from './quorate-target.js';
-import { RabbitTarget } from './rabbit-target.js';
 import { FAULT_KINDS, type FaultKind, type NemesisStep, parseFaults, randomSchedule } from './schedule.js';
+import { startSides } from './sides.js';
 import type { ChaosTarget } from './target.js';
 import { sleep } from './target.js';
 import { connectWorker, type ProducerStats, runConsumer, runProducer } from './workers.js';
@@ -51,6 +55,15 @@ export interface ChaosOptions {
   /** queues; each has one consumer connection (two with competingConsumers). Default 2. */
   queues?: number;
   competingConsumers?: boolean;
+  /** two federated quorate clusters instead of one (federation.ts). Default false. */
+  federation?: boolean;
+  /**
+   * federation: consumers on both clusters (the issue's scenario; default) or on the downstream
+   * only (every message crosses the link: what docs/federation.md#exactly-once promises)
+   */
+  consumersOn?: 'both' | 'downstream';
+  /** federation: the downstream's fixed schedule (default: `schedule`, or one drawn from seed + 1) */
+  downstreamSchedule?: readonly NemesisStep[];
   /** messages per second per producer. Default 40. */
   rate?: number;
   /** sends in flight per producer. Default 8. */
@@ -76,7 +89,10 @@ export interface ChaosRunSummary {
   /** receiver dedup: redeliveries suppressed, and duplicates before/after it (single consumer per queue) */
   receiverDedup: { suppressed: number; duplicatedBeforeDedup: number; duplicatedAfterDedup: number };
   failovers: number;
+  /** every cluster's nemesis; with federation each event's fault is prefixed `east:` / `west:` */
   nemesis: NemesisEvent[];
+  /** federation: messages handed out by each cluster's consumers */
+  receivedPerCluster?: Record<string, number>;
   drained: boolean;
   recovered: boolean;
   /** each consumer at the end of the drain (diagnoses a stalled one) */
@@ -99,19 +115,26 @@ export interface ChaosReport {
   history: History;
 }
 
-async function startTarget(o: ChaosOptions, nodes: number, seed: number): Promise<ChaosTarget> {
-  if (o.target === 'rabbitmq') return RabbitTarget.start(3);
-  return QuorateTarget.start({ nodes, seed });
-}
-
 export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const log = o.log ?? (() => undefined);
   const nodes = o.target === 'rabbitmq' ? 3 : (o.nodes ?? 3);
   const seed = o.seed ?? 1;
   const faults = o.faults ?? DEFAULT_FAULTS;
   const wallStart = Date.now();
-  log(`starting ${o.target ?? 'quorate'} with ${nodes} members...`);
-  const target = await startTarget(o, nodes, seed);
+  log(
+    `starting ${o.federation ? 'two federated quorate clusters' : (o.target ?? 'quorate')} with ${nodes} members...`,
+  );
+  const queueNames = Array.from({ length: o.queues ?? 2 }, (_, i) => `chaos-${seed}-q${i}`);
+  const { sides, stop } = await startSides({
+    target: o.target ?? 'quorate',
+    federation: o.federation ?? false,
+    consumersOn: o.consumersOn ?? 'both',
+    nodes,
+    seed,
+    queues: queueNames,
+  });
+  const target = sides[0]!.target;
+  const receivedPerCluster: Record<string, number> = {};
   const history = new History();
   const conns: Connection[] = [];
   const receivers: Receiver[] = [];
@@ -123,11 +146,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   let recovered = false;
   const producerStats: ProducerStats[] = [];
   try {
-    const queueNames = Array.from({ length: o.queues ?? 2 }, (_, i) => `chaos-${seed}-q${i}`);
-    await target.prepare(queueNames);
+    for (const side of sides) await side.target.prepare(queueNames);
     const addresses = queueNames.map((q) => target.address(q));
-    const worker = async (containerId: string) => {
-      const c = await connectWorker({ urls: target.urls, extra: target.connectOptions, containerId, log });
+    const worker = async (containerId: string, on: ChaosTarget = target) => {
+      const c = await connectWorker({ urls: on.urls, extra: on.connectOptions, containerId, log });
       c.on('failover', () => failovers++);
       conns.push(c);
       return c;
@@ -140,31 +162,39 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     const consumerConns: Connection[] = [];
     const consumerNames: string[] = [];
     const perQueue = o.competingConsumers ? 2 : 1;
-    for (const [qi, address] of addresses.entries()) {
-      for (let k = 0; k < perQueue; k++) {
-        const name = `c${qi}${perQueue > 1 ? String.fromCharCode(97 + k) : ''}`;
-        const conn = await worker(`chaos-${seed}-${name}`);
-        consumerConns.push(conn);
-        consumerNames.push(name);
-        const receiver = await conn.openReceiver(address, { credit: 50, timeoutMs: 120_000 });
-        receivers.push(receiver);
-        receiver.on('detached', (d) => {
-          if (d.closed && d.error) {
-            receiverErrors.set(receiver, d.error.message);
-            log(`${name}: receiver closed for good: ${d.error.message}`);
-          }
-        });
-        consumers.push(
-          runConsumer({
-            process: name,
-            receiver,
-            history,
-            seen,
-            onMessage: () => {
-              lastMessageAt = Date.now();
-            },
-          }),
-        );
+    for (const side of sides.filter((x) => x.consumers)) {
+      for (const [qi, address] of addresses.entries()) {
+        for (let k = 0; k < perQueue; k++) {
+          const name = `${side.name ? `${side.name}-` : ''}c${qi}${perQueue > 1 ? String.fromCharCode(97 + k) : ''}`;
+          const conn = await worker(`chaos-${seed}-${name}`, side.target);
+          consumerConns.push(conn);
+          consumerNames.push(name);
+          // federation: no receiver dedup, so that what the brokers deliver twice reaches the checker
+          const receiver = await conn.openReceiver(address, {
+            credit: 50,
+            timeoutMs: 120_000,
+            ...(o.federation ? { dedup: false } : {}),
+          });
+          receivers.push(receiver);
+          receiver.on('detached', (d) => {
+            if (d.closed && d.error) {
+              receiverErrors.set(receiver, d.error.message);
+              log(`${name}: receiver closed for good: ${d.error.message}`);
+            }
+          });
+          consumers.push(
+            runConsumer({
+              process: name,
+              receiver,
+              history,
+              seen,
+              onMessage: () => {
+                lastMessageAt = Date.now();
+                receivedPerCluster[side.name] = (receivedPerCluster[side.name] ?? 0) + 1;
+              },
+            }),
+          );
+        }
       }
     }
 
@@ -189,35 +219,44 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       }),
     );
 
-    // the nemesis: a fixed schedule, or one drawn from the seed
-    const steps =
-      o.schedule ??
+    // the nemesis of each cluster: a fixed schedule, or one drawn from the seed (seed + i for side i)
+    const stepsOf = (i: number): readonly NemesisStep[] =>
+      (i > 0 ? (o.downstreamSchedule ?? o.schedule) : o.schedule) ??
       randomSchedule({
-        seed,
+        seed: seed + i,
         faults,
-        ids: target.ids,
+        ids: sides[i]!.target.ids,
         durationMs: Math.max(0, o.durationMs - (o.warmupMs ?? 2_000)),
       });
-    log(`nemesis schedule: ${steps.length} step(s)`);
+    log(`nemesis schedule: ${sides.map((_, i) => stepsOf(i).length).join(' + ')} step(s)`);
     const abort = new AbortController();
     const stopTimer = setTimeout(() => abort.abort(), Math.max(0, stopAt - Date.now()));
     await sleep(o.warmupMs ?? 2_000);
-    nemesisEvents = await runNemesis({
-      target,
-      steps,
-      clientMember: () => {
-        const url = producerConns[0]?.url;
-        return url ? target.memberOfUrl(url) : undefined;
-      },
-      now: () => history.now(),
-      signal: abort.signal,
-      log,
-    });
+    const producerMember = () => {
+      const url = producerConns[0]?.url;
+      return url ? target.memberOfUrl(url) : undefined;
+    };
+    const perSide = await Promise.all(
+      sides.map((side, i) =>
+        runNemesis({
+          target: side.target,
+          steps: stepsOf(i),
+          clientMember: side.clientMember ?? producerMember,
+          now: () => history.now(),
+          signal: abort.signal,
+          log: side.name ? (line) => log(`${side.name} ${line}`) : log,
+        }).then((events) =>
+          side.name ? events.map((e) => ({ ...e, fault: `${side.name}: ${e.fault}` })) : events,
+        ),
+      ),
+    );
+    nemesisEvents = perSide.flat().sort((a, b) => a.start - b.start);
     clearTimeout(stopTimer);
 
     // heal everything, let the producers finish (their sends settle or reach their deadline)
-    await target.recover();
-    recovered = await target.waitHealthy(120_000);
+    for (const side of sides) await side.target.recover();
+    const healthy = await Promise.all(sides.map((side) => side.target.waitHealthy(120_000)));
+    recovered = healthy.every(Boolean);
     log(`cluster ${recovered ? 'serves again' : 'did NOT recover within 120 s'}; waiting for producers...`);
     await Promise.all(producers);
 
@@ -251,13 +290,17 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     await Promise.all(consumers);
   } finally {
     await Promise.all(conns.map((c) => c.close({ timeoutMs: 3_000 }).catch(() => undefined)));
-    await target.stop().catch((e: unknown) => log(`stopping the target failed: ${String(e)}`));
+    await stop().catch((e: unknown) => log(`stopping the target failed: ${String(e)}`));
   }
 
-  const result = checkTotalQueue(history.ops, { singleConsumerPerQueue: !o.competingConsumers });
+  // federation: consumers on both clusters compete, and without receiver dedup a redelivery after
+  // an accept in doubt is at-least-once; either way only a hand-out after a confirmed accept is a duplicate
+  const result = checkTotalQueue(history.ops, {
+    singleConsumerPerQueue: !o.competingConsumers && !o.federation,
+  });
   const suppressed = receivers.reduce((n, r) => n + r.duplicatesSuppressed, 0);
   const summary: ChaosRunSummary = {
-    target: target.name,
+    target: o.federation ? 'quorate federation (east -> west)' : target.name,
     nodes,
     seed,
     faults: [...faults],
@@ -277,6 +320,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     },
     failovers,
     nemesis: nemesisEvents,
+    ...(o.federation ? { receivedPerCluster } : {}),
     drained,
     recovered,
     consumers: consumerInfo,
@@ -312,6 +356,11 @@ export function printableResult(r: TotalQueueResult): unknown {
   };
 }
 
+function consumersOn(v: string): 'both' | 'downstream' {
+  if (v !== 'both' && v !== 'downstream') throw new Error(`--consumers-on both|downstream, got ${v}`);
+  return v;
+}
+
 async function main(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
@@ -325,6 +374,8 @@ async function main(argv: string[]): Promise<number> {
       queues: { type: 'string', default: '2' },
       rate: { type: 'string', default: '40' },
       competing: { type: 'boolean', default: false },
+      federation: { type: 'boolean', default: false },
+      'consumers-on': { type: 'string', default: 'both' },
       history: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
@@ -333,7 +384,7 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(
       `npm run chaos -- [--target quorate|rabbitmq] [--nodes 3|5] [--duration S] [--seed N]\n` +
         `  [--faults ${FAULT_KINDS.join(',')}] [--producers N] [--queues N] [--rate MSG_PER_S]\n` +
-        `  [--competing] [--history FILE.json]\n`,
+        `  [--competing] [--federation [--consumers-on both|downstream]] [--history FILE.json]\n`,
     );
     return 0;
   }
@@ -350,6 +401,8 @@ async function main(argv: string[]): Promise<number> {
     queues: Number(values.queues),
     rate: Number(values.rate),
     competingConsumers: values.competing,
+    federation: values.federation,
+    consumersOn: consumersOn(values['consumers-on']),
     log,
   });
   if (values.history) writeFileSync(values.history, JSON.stringify(report.history.ops));

@@ -33,17 +33,17 @@ function refusal(value: unknown): string {
 }
 
 describe('federation config', () => {
-  it('accepts the issue example without topics, with per-upstream and top-level maxHops', () => {
+  it('accepts the issue example, topics included, with per-upstream and top-level maxHops', () => {
     const c = checkFederationConfig({
       maxHops: 3,
       upstreams: [
-        { name: 'eu', urls: [URL], username: 'u', passwordFile: 'p', queues: ['orders'], topics: [] },
+        { name: 'eu', urls: [URL], username: 'u', passwordFile: 'p', queues: ['orders'], topics: ['prices'] },
       ],
     });
     expect(c).toEqual({
       maxHops: 3,
       upstreams: [
-        { name: 'eu', urls: [URL], username: 'u', passwordFile: 'p', queues: ['orders'], topics: [] },
+        { name: 'eu', urls: [URL], username: 'u', passwordFile: 'p', queues: ['orders'], topics: ['prices'] },
       ],
     });
   });
@@ -77,10 +77,23 @@ describe('federation config', () => {
     ).toMatch(/upstream 'eu' is named twice/);
   });
 
-  it('refuses topics until topic federation exists', () => {
-    expect(refusal({ upstreams: [{ name: 'eu', urls: [URL], topics: ['prices'] }] })).toMatch(
-      /topic federation is not available yet \(topics: prices\)/,
+  it('refuses a topic listed twice, or one name listed as both a queue and a topic', () => {
+    expect(refusal({ upstreams: [{ name: 'eu', urls: [URL], topics: ['prices', 'prices'] }] })).toMatch(
+      /upstream 'eu': topic 'prices' is listed twice/,
     );
+    expect(refusal({ upstreams: [{ name: 'eu', urls: [URL], queues: ['x'], topics: ['x'] }] })).toMatch(
+      /upstream 'eu': 'x' is listed as both a queue and a topic/,
+    );
+  });
+
+  it('a topic fed by two upstreams is fine', () => {
+    const c = checkFederationConfig({
+      upstreams: [
+        { name: 'eu', urls: [URL], topics: ['prices'] },
+        { name: 'us', urls: [URL], topics: ['prices'] },
+      ],
+    });
+    expect(c.upstreams.map((u) => u.topics)).toEqual([['prices'], ['prices']]);
   });
 
   it('refuses a bad maxHops and a passwordFile without a username', () => {
@@ -106,6 +119,7 @@ describe('federation config', () => {
         username: 'u',
         password: 'secret',
         queues: ['q'],
+        topics: [],
         maxHops: 4,
         reconnectDelayMs: 2000,
       },

@@ -14,6 +14,7 @@ import {
   type ConnectionEvents,
   type ConnectOptions,
   connect,
+  type Delivery,
   type SendResult,
 } from '../../src/index.js';
 import { type RheaPeer, type RheaPeerOptions, startRheaPeer, stored } from '../client/rhea-peer.js';
@@ -199,6 +200,40 @@ describe('client failover (rhea peers)', () => {
     await dz.accept();
     await waitUntil(() => b.queue('dd').length === 0, 'B queue empty');
     await expect(receiver.receive({ timeoutMs: 300 })).rejects.toMatchObject({
+      condition: 'quorate:timeout',
+    });
+  });
+
+  it('dedup holds for batch receives: across a failover no message-id is handed out twice', async () => {
+    const a = await peer();
+    const b = await peer();
+    const conn = await client([a.url, b.url]);
+    const receiver = await conn.openReceiver('ddb', { credit: 10 });
+    const bytes = (id: string) => encodeMessage({ messageId: id, body: id });
+    for (const id of ['x', 'y', 'w']) a.enqueue('ddb', stored({}, bytes(id)));
+    await waitUntil(() => receiver.buffered === 3, 'x, y, w buffered');
+    const first = await receiver.receive({ max: 10, timeoutMs: 5000 });
+    expect(first.map((d) => d.message.messageId)).toEqual(['x', 'y', 'w']);
+    const [dx, dy, dw] = first as [Delivery, Delivery, Delivery];
+    await Promise.all([dx.accept(), dw.accept()]); // confirmed on A; y handed out, not settled
+    // the broker failed over without those settlements (replica lag): all three come again on B
+    for (const id of ['x', 'y', 'w', 'z']) b.enqueue('ddb', stored({}, bytes(id)));
+    const failover = once(conn, 'failover');
+    await a.stop();
+    await failover;
+    const after: string[] = [];
+    const handedOut: Delivery[] = [];
+    while (!after.includes('z')) {
+      const batch = await receiver.receive({ max: 10, timeoutMs: 5000 });
+      handedOut.push(...batch);
+      after.push(...batch.map((d) => String(d.message.messageId)));
+    }
+    expect(after).toEqual(['z']); // x and w settled again, y bound to dy
+    expect(receiver.duplicatesSuppressed).toBe(3);
+    await dy.accept(); // settles the bound redelivery on B
+    await Promise.all(handedOut.map((d) => d.accept()));
+    await waitUntil(() => b.queue('ddb').length === 0, 'B queue empty');
+    await expect(receiver.receive({ max: 10, timeoutMs: 300 })).rejects.toMatchObject({
       condition: 'quorate:timeout',
     });
   });

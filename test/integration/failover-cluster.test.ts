@@ -3,8 +3,8 @@
  * flight (fixed kill point: after 150 acknowledged sends). Every send resolves accepted; the
  * queue holds each message exactly once (the broker deduplicates the re-sent in-doubt deliveries:
  * drained with a receiver whose own dedup is off, so it counts raw deliveries); a receiver on the
- * failing-over connection hands its application every message exactly once; the events carry
- * their fields.
+ * failing-over connection hands its application every message exactly once, through the async
+ * iterator (queue b) and through batch receives (queue c); the events carry their fields.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { ClusterHandle } from '../../src/broker.js';
@@ -52,6 +52,25 @@ function collect(receiver: Receiver, accept = true): { counts: Map<string, numbe
   return { counts, done };
 }
 
+/** Like collect(), through batch receives (`receive({ max })`) instead of the iterator. */
+function collectBatches(receiver: Receiver): { counts: Map<string, number>; done: Promise<void> } {
+  const counts = new Map<string, number>();
+  const done = (async () => {
+    try {
+      for (;;) {
+        for (const d of await receiver.receive({ max: 20 })) {
+          const id = String(d.message.messageId);
+          counts.set(id, (counts.get(id) ?? 0) + 1);
+          d.accept().catch(() => undefined);
+        }
+      }
+    } catch {
+      // receiver closed
+    }
+  })();
+  return { counts, done };
+}
+
 async function until(cond: () => boolean, what: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!cond()) {
@@ -76,10 +95,12 @@ it('kill -9 of the member in use, sends in flight: nothing lost, nothing duplica
   conn.on('reconnecting', (e) => reconnects.push(e));
   conn.on('inDoubt', (e) => inDoubt.push(e));
 
-  // queue A: drained afterwards to count raw copies; queue B: consumed live through the kill
+  // queue A: drained afterwards to count raw copies; queues B and C: consumed live through the kill
   const senderA = await conn.openSender('failover-cluster-a');
   const senderB = await conn.openSender('failover-cluster-b');
+  const senderC = await conn.openSender('failover-cluster-c');
   const live = collect(await conn.openReceiver('failover-cluster-b', { credit: 50 }));
+  const liveBatches = collectBatches(await conn.openReceiver('failover-cluster-c', { credit: 50 }));
 
   const usedUrl = conn.url!;
   const victim = target.memberOfUrl(usedUrl)!;
@@ -93,6 +114,7 @@ it('kill -9 of the member in use, sends in flight: nothing lost, nothing duplica
     for (const [sender, q] of [
       [senderA, 'a'],
       [senderB, 'b'],
+      [senderC, 'c'],
     ] as const) {
       const p = sender
         .send({ messageId: `${q}-${i}`, durable: true, body: i }, { timeoutMs: 60_000 })
@@ -122,7 +144,7 @@ it('kill -9 of the member in use, sends in flight: nothing lost, nothing duplica
   expect(typeof f.reason).toBe('string');
   expect(f.durationMs).toBeGreaterThanOrEqual(0);
   expect(f.resent).toBeGreaterThan(0); // sends were in flight at the kill
-  expect(f.reattached).toBeGreaterThanOrEqual(3); // two senders and the receiver
+  expect(f.reattached).toBeGreaterThanOrEqual(5); // three senders and the two receivers
   expect(disconnects[0]?.url).toBe(usedUrl);
   expect(reconnects.length).toBeGreaterThanOrEqual(1);
   expect(reconnects[0]).toMatchObject({
@@ -136,6 +158,8 @@ it('kill -9 of the member in use, sends in flight: nothing lost, nothing duplica
   // the live receiver (same connection, failed over too): every message once, none twice
   await until(() => live.counts.size === N, `all ${N} messages on queue b`, 60_000);
   expect([...live.counts.values()].filter((n) => n > 1)).toEqual([]);
+  await until(() => liveBatches.counts.size === N, `all ${N} messages on queue c`, 60_000);
+  expect([...liveBatches.counts.values()].filter((n) => n > 1)).toEqual([]);
 
   // queue a, drained raw (no receiver dedup): the broker enqueued each message exactly once
   const drainConn = await connect({ urls: cluster.urls.filter((u) => u !== usedUrl), idleTimeoutMs: 2_000 });

@@ -1,16 +1,17 @@
 /**
  * Queue federation between two 3-member clusters (docs/federation.md#cluster): exactly one
  * member of the downstream cluster runs the link, chosen through its replicated log; kill -9 of
- * that member mid-flow and another takes the link over; then the owner is cut off from its
- * cluster (it stops being quorate) and another takes over again. The total-queue check over both
- * clusters: lost 0, duplicated 0, unexpected 0.
+ * that member mid-flow and another takes the link over; kill -9 of the upstream member the link
+ * reads from and the link fails over to another; then the owner is cut off from its cluster (it
+ * stops being quorate) and another takes over again. The total-queue check over both clusters:
+ * lost 0, duplicated 0, unexpected 0.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ClusterHandle } from '../../src/broker.js';
 import type { QueuesDocument } from '../../src/cluster-broker/http/index.js';
-import type { MemberFederationLink } from '../../src/cluster-broker/supervisor/start-cluster.js';
 import { startTestCluster, waitServing } from '../cluster/cluster-support.js';
 import { consumeInto, patientClient, sendIds, TotalQueueCheck } from '../support/federation.js';
+import { runners, soleRunner, upstreamMemberOf } from '../support/federation-cluster.js';
 import { waitFor } from '../support/net.js';
 
 const N = 300;
@@ -20,30 +21,15 @@ afterAll(async () => {
   await Promise.all(clusters.map((c) => c.stop()));
 });
 
-/** The members whose link runs (state running) now. */
-async function runners(c: ClusterHandle): Promise<MemberFederationLink[]> {
-  return (await c.federation()).filter((l) => l.state === 'running');
-}
-
-/** The member running the link, once exactly one does. */
-async function soleRunner(c: ClusterHandle): Promise<string> {
-  let member = '';
-  await waitFor(
-    async () => {
-      const r = await runners(c);
-      member = r[0]?.member ?? '';
-      return r.length === 1;
-    },
-    { timeoutMs: 30_000, what: 'one member running the link' },
-  );
-  return member;
-}
-
-/** Messages in `orders` on the cluster, as the first member that answers says (-1: none answers). */
-async function depth(c: ClusterHandle): Promise<number> {
-  for (const url of c.httpUrls) {
+/**
+ * Messages in `orders` on the cluster, as the first member that answers says (-1: none answers).
+ * `except`: a member cut off from its cluster, whose state stands still at the cut.
+ */
+async function depth(c: ClusterHandle, except?: string): Promise<number> {
+  for (const m of c.members()) {
+    if (m.id === except || m.httpUrl === null) continue;
     try {
-      const res = await fetch(`${url}/api/queues`, { signal: AbortSignal.timeout(2000) });
+      const res = await fetch(`${m.httpUrl}/api/queues`, { signal: AbortSignal.timeout(2000) });
       if (!res.ok) continue;
       const doc = (await res.json()) as QueuesDocument;
       return doc.queues.find((q) => q.name === 'orders')?.messages ?? 0;
@@ -55,7 +41,9 @@ async function depth(c: ClusterHandle): Promise<number> {
 }
 
 describe('queue federation between two clusters', () => {
-  it('one member runs the link; kill -9 of it, or its loss of quorum: another takes over, nothing lost or duplicated', async () => {
+  it('one member runs the link; kill -9 of it, of its upstream member, or its loss of quorum: another takes over, nothing lost or duplicated', {
+    timeout: 240_000,
+  }, async () => {
     const up = await startTestCluster({ clusterId: 'up' });
     clusters.push(up);
     const down = await startTestCluster({
@@ -86,10 +74,16 @@ describe('queue federation between two clusters', () => {
       timeoutMs: 30_000,
       what: 'another member running the link',
     });
+    // the upstream side: the member the link reads from dies; the link fails over to another
+    const source = await upstreamMemberOf(down, up);
+    await up.kill(source);
+    await upstreamMemberOf(down, up, source);
     await waitFor(async () => (await depth(up)) === 0 && (await depth(down)) === 0, {
       timeoutMs: 90_000,
       what: 'both clusters empty',
     });
+    await up.restart(source);
+    await waitServing(up);
 
     // the owner cut off from its cluster stops (not quorate) and another member takes over
     await down.restart(owner);
@@ -106,7 +100,7 @@ describe('queue federation between two clusters', () => {
       },
       { timeoutMs: 30_000, what: 'only another member running the link' },
     );
-    await waitFor(async () => (await depth(up)) === 0 && (await depth(down)) === 0, {
+    await waitFor(async () => (await depth(up)) === 0 && (await depth(down, cutOff)) === 0, {
       timeoutMs: 90_000,
       what: 'both clusters empty after the partition',
     });

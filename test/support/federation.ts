@@ -1,6 +1,6 @@
 /** Shared by the federation tests: a connected client that sends or takes messages by id. */
 
-import type { Connection, Receiver } from '../../src/index.js';
+import type { Connection, Receiver, Sender } from '../../src/index.js';
 import { connect } from '../../src/index.js';
 
 /** Sends `ids` to `queue` at `urls` (each accepted by the broker), then closes. */
@@ -89,5 +89,36 @@ export async function consumeInto(receiver: Receiver, check: TotalQueueCheck): P
       () => check.accepted(id),
       () => undefined,
     );
+  }
+}
+
+/**
+ * Sends one message with message-id `id` until the broker accepts it. A send that fails (its
+ * member died with the outcome in doubt) is sent again under the same message-id: the duplicate
+ * detection (the quorate client desires `quorate:dedup`) makes that exactly once.
+ */
+export async function sendUntilAccepted(sender: Sender, id: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await sender.send({ messageId: id, body: id });
+      return;
+    } catch (err) {
+      if (attempt >= 20) throw err;
+    }
+  }
+}
+
+/** Publishes `ids` to `topic` at `urls` (each accepted by the broker, see sendUntilAccepted), then closes. */
+export async function publishIds(
+  urls: string | string[],
+  topic: string,
+  ids: readonly string[],
+): Promise<void> {
+  const conn = await patientClient(urls);
+  try {
+    const sender = await conn.openSender(topic, { topic: true });
+    await Promise.all(ids.map((id) => sendUntilAccepted(sender, id)));
+  } finally {
+    await conn.close();
   }
 }

@@ -25,7 +25,7 @@ export interface UpstreamConfig {
   passwordFile?: string;
   /** Queues whose messages move from the upstream's queue of the same name to ours. */
   queues?: string[];
-  /** Topic federation: accepted by the schema, refused when non-empty (not available yet). */
+  /** Topics whose every message is republished from the upstream's topic of the same name to ours. */
   topics?: string[];
   /** This upstream's hop limit (overrides the top-level one). */
   maxHops?: number;
@@ -48,6 +48,7 @@ export interface ResolvedUpstream {
   username: string | undefined;
   password: string | undefined;
   queues: string[];
+  topics: string[];
   maxHops: number;
   reconnectDelayMs: number;
 }
@@ -130,16 +131,21 @@ export function checkFederationConfig(value: unknown, source = 'federation confi
     if (u.passwordFile !== undefined && u.username === undefined)
       throw new FederationConfigError(`${where}: 'passwordFile' needs 'username'`);
     const queues = stringList(u.queues, where, 'queues') ?? [];
-    const seen = new Set<string>();
-    for (const q of queues) {
-      if (seen.has(q)) throw new FederationConfigError(`${where}: queue '${q}' is listed twice`);
-      seen.add(q);
-    }
     const topics = stringList(u.topics, where, 'topics') ?? [];
-    if (topics.length > 0)
-      throw new FederationConfigError(
-        `${where}: topic federation is not available yet (topics: ${topics.join(', ')}); only 'queues' can be federated`,
-      );
+    const seen = new Map<string, string>();
+    for (const [kind, list] of [
+      ['queue', queues],
+      ['topic', topics],
+    ] as const) {
+      for (const name of list) {
+        const before = seen.get(name);
+        if (before === kind) throw new FederationConfigError(`${where}: ${kind} '${name}' is listed twice`);
+        // one upstream address is either a queue or a topic (docs/topics.md), never both
+        if (before !== undefined)
+          throw new FederationConfigError(`${where}: '${name}' is listed as both a queue and a topic`);
+        seen.set(name, kind);
+      }
+    }
     const out: UpstreamConfig = { name: u.name, urls, queues, topics };
     if (u.username !== undefined) out.username = u.username as string;
     if (u.passwordFile !== undefined) out.passwordFile = u.passwordFile as string;
@@ -185,6 +191,7 @@ export async function resolveFederationConfig(
         username: u.username,
         password,
         queues: u.queues ?? [],
+        topics: u.topics ?? [],
         maxHops: u.maxHops ?? checked.maxHops ?? DEFAULT_MAX_HOPS,
         reconnectDelayMs: u.reconnectDelayMs ?? DEFAULT_RECONNECT_DELAY_MS,
       };

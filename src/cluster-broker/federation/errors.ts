@@ -3,7 +3,7 @@ import { AmqpError, type AmqpErrorOptions } from '../../errors.js';
 /**
  * A federation configuration (`--federation FILE`, docs/federation.md#configuration) cannot be
  * used: not JSON, an unknown key, a missing or malformed field, an unreadable password file, a
- * queue listed twice, or a feature not available yet (topic federation). 'amqp:invalid-field';
+ * queue or topic listed twice. 'amqp:invalid-field';
  * the description names the file and the upstream.
  */
 export class FederationConfigError extends AmqpError {

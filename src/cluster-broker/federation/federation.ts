@@ -1,41 +1,41 @@
 /**
- * Every federation link of one broker (docs/federation.md): one QueueLink per (upstream, queue).
+ * Every federation link of one broker (docs/federation.md): one queue link per (upstream, queue)
+ * and one topic link per (upstream, topic).
  * A single node runs them all from the start; a cluster member runs them only while the
  * replicated log names it the owner (`setActive`), and keeps them on standby otherwise.
  */
 import type { Logger } from '../../common/logger.js';
 import type { ResolvedUpstream } from './config.js';
+import type { FederationLink, LinkOptions } from './link.js';
 import type { FederationLinkState } from './link-state.js';
 import type { LocalQueues } from './local-queues.js';
-import { QueueLink } from './queue-link.js';
+import { queueLink } from './queue-link.js';
+import { topicLink } from './topic-link.js';
 
 export interface FederationOptions {
   upstreams: readonly ResolvedUpstream[];
   local: LocalQueues;
   logger: Logger;
-  /** Demand re-read interval of each link, ms. */
+  /** Credit re-read interval of each link, ms. */
   pollMs?: number;
 }
 
 export class Federation {
-  private readonly links: QueueLink[] = [];
+  private readonly links: FederationLink[] = [];
   /** undefined until first told: the links show `stopped` until then. */
   private active: boolean | undefined;
   private change: Promise<void> = Promise.resolve();
 
   constructor(o: FederationOptions) {
     for (const upstream of o.upstreams) {
-      for (const queue of upstream.queues) {
-        this.links.push(
-          new QueueLink({
-            upstream,
-            queue,
-            local: o.local,
-            logger: o.logger,
-            ...(o.pollMs !== undefined ? { pollMs: o.pollMs } : {}),
-          }),
-        );
-      }
+      const options: LinkOptions = {
+        upstream,
+        local: o.local,
+        logger: o.logger,
+        ...(o.pollMs !== undefined ? { pollMs: o.pollMs } : {}),
+      };
+      for (const queue of upstream.queues) this.links.push(queueLink(options, queue));
+      for (const topic of upstream.topics) this.links.push(topicLink(options, topic));
     }
   }
 
@@ -50,9 +50,9 @@ export class Federation {
     return this.change;
   }
 
-  /** The queues its links feed, each once. */
+  /** The queues its queue links feed, each once (their demand is reported across a cluster). */
   queues(): string[] {
-    return [...new Set(this.links.map((l) => l.queue))];
+    return [...new Set(this.links.filter((l) => l.kind === 'queue').map((l) => l.address))];
   }
 
   /** Every link's state now. */

@@ -9,6 +9,6 @@ export {
 } from './config.js';
 export { FederationConfigError } from './errors.js';
 export { Federation } from './federation.js';
-export type { FederationLinkPhase, FederationLinkState } from './link-state.js';
+export type { FederationLinkKind, FederationLinkPhase, FederationLinkState } from './link-state.js';
 export { localQueuesOf } from './local-queues.js';
 export { ROUTE_ANNOTATION } from './route.js';

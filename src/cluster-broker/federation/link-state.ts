@@ -2,16 +2,24 @@
 
 /**
  * Where a link is: `connecting` (no upstream connection, or failing over), `running` (attached
- * upstream, moving on demand), `refused` (the upstream reports our own cluster id: it never
+ * upstream, moving: on demand for a queue, everything for a topic), `refused` (the upstream reports our own cluster id: it never
  * runs), `standby` (a cluster member that does not own the link now), `stopped`.
  */
 export type FederationLinkPhase = 'connecting' | 'running' | 'refused' | 'standby' | 'stopped';
 
-/** One link: one upstream queue moving into the local queue of the same name. */
+/** What a link moves: a queue's messages on demand, or a topic's every message. */
+export type FederationLinkKind = 'queue' | 'topic';
+
+/**
+ * One link: one upstream queue moving into the local queue of the same name, or one upstream
+ * topic republished to the local topic of the same name.
+ */
 export interface FederationLinkState {
   /** The upstream's `name` in the configuration. */
   upstream: string;
-  /** The queue. */
+  /** A queue link or a topic link. */
+  kind: FederationLinkKind;
+  /** The queue, or the topic of a topic link (the key predates topic links). */
   queue: string;
   /** Where the link is now. */
   state: FederationLinkPhase;
@@ -23,7 +31,10 @@ export interface FederationLinkState {
   moved: number;
   /** Re-sent moves the local duplicate detection absorbed. */
   duplicates: number;
-  /** Messages left upstream because their route forbids the move (a cycle, or maxHops). */
+  /**
+   * Messages not moved because their route forbids it (a cycle, or maxHops): left upstream by a
+   * queue link, dropped from its own subscription by a topic link.
+   */
   leftUpstream: number;
   /** The last thing that went wrong, if anything did. */
   lastError: string | undefined;

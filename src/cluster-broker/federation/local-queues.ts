@@ -1,13 +1,15 @@
 /**
  * What a federation link needs from the broker it feeds: the demand of a queue (its consumers'
- * unused credit, its available messages) and an enqueue that resolves at the commit point (the
- * backend's submit: fsynced on a single node, on a majority in a cluster;
+ * unused credit, its available messages), an enqueue and a topic publish that resolve at the
+ * commit point (the backend's submit: fsynced on a single node, on a majority in a cluster;
  * docs/federation.md#exactly-once), deduplicated by message-id like a `quorate:dedup` sender's.
  */
+import type { QueueOptions } from '../core/events.js';
 import type { EnqueueResult } from '../core/results.js';
 import type { BrokerBackend } from '../server/backend.js';
 import type { BrokerServer } from '../server/broker-server.js';
 import { enqueueEventFor } from '../server/publisher-link.js';
+import { topicOptions } from '../server/topic-attach.js';
 
 export interface LocalQueues {
   /** Our cluster id (`--cluster-id`): what routes are checked against. */
@@ -18,22 +20,51 @@ export interface LocalQueues {
   available(queue: string): number;
   /** Commits `message` (encoded) into `queue`; resolves once committed. */
   enqueue(queue: string, message: Uint8Array): Promise<EnqueueResult>;
+  /**
+   * Commits one publish of `message` (encoded) to `topic` (declared first when it does not exist
+   * yet): it reaches every subscription existing when it commits; resolves once committed.
+   */
+  publish(topic: string, message: Uint8Array): Promise<EnqueueResult>;
 }
 
 /**
  * The LocalQueues of an AMQP server over its backend. `elsewhere`: the unused credit of the
  * queue's consumers on the other members of a cluster (as their status messages last said).
+ * `queueDefaults`: the broker's, whose dedup window a topic declared here gets.
  */
 export function localQueuesOf(
   server: BrokerServer,
   backend: BrokerBackend,
   clusterId: string,
   elsewhere: (queue: string) => number = () => 0,
+  queueDefaults?: QueueOptions,
 ): LocalQueues {
   return {
     clusterId,
     unusedConsumerCredit: (queue) => server.unusedConsumerCredit(queue) + elsewhere(queue),
     available: (queue) => backend.state.queueInfo(queue)?.available ?? 0,
     enqueue: (queue, message) => backend.submit(enqueueEventFor(message, queue, backend.now(), true)),
+    publish: async (topic, message) => {
+      const info = backend.state.queueInfo(topic);
+      if (info !== undefined && info.options.topic !== true)
+        return {
+          type: 'enqueue',
+          status: 'refused',
+          condition: 'amqp:not-allowed',
+          description: `'${topic}' is a queue here, not a topic`,
+        };
+      // submission order is commit order: the declare applies before the publish (a declare of a
+      // topic that exists by then does nothing); a failed declare gets the publish refused
+      if (info === undefined)
+        backend
+          .submit({
+            type: 'declare',
+            leaderTime: backend.now(),
+            queue: topic,
+            options: topicOptions(queueDefaults),
+          })
+          .catch(() => undefined);
+      return backend.submit(enqueueEventFor(message, topic, backend.now(), true));
+    },
   };
 }

@@ -86,7 +86,7 @@ export interface QueuesDocument {
 
 /** `/api/federation`: this broker's federation links (docs/federation.md#operator). */
 export interface FederationDocument {
-  /** One entry per (upstream, queue), as `handle.federation()` reports it. */
+  /** One entry per (upstream, queue) and (upstream, topic), as `handle.federation()` reports it. */
   links: FederationLinkState[];
 }
 

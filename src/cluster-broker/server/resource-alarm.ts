@@ -68,8 +68,10 @@ export function defaultMaxMemory(): number {
  * after messages are gone, so an RSS alarm would never clear once consumers had drained.
  */
 export function memoryInUse(): number {
-  const m = process.memoryUsage();
-  return m.heapUsed + m.external;
+  // the same two figures as process.memoryUsage()'s heapUsed + external, without the RSS read
+  // it also makes (a system call: 10-30 us, here on the publish path every 256 KiB)
+  const h = v8.getHeapStatistics();
+  return h.used_heap_size + h.external_memory;
 }
 
 export interface ResourceAlarmOptions {

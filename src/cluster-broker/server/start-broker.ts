@@ -151,7 +151,7 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
       ? undefined
       : new Federation({
           upstreams,
-          local: localQueuesOf(server, backend, clusterId, remoteConsumerCredit),
+          local: localQueuesOf(server, backend, clusterId, remoteConsumerCredit, serverOpts.queueDefaults),
           logger: serverOpts.logger ?? {},
         });
   let monitoring: MonitoringServer | undefined;

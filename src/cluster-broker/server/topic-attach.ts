@@ -48,12 +48,18 @@ export interface Subscription {
   gone(handler: object): ((how: LinkGone) => void) | undefined;
 }
 
+/** The options a topic is declared with: its dedup window is the broker's default one. */
+export function topicOptions(queueDefaults: QueueOptions | undefined): QueueOptions {
+  const options: QueueOptions = { topic: true };
+  if (queueDefaults?.dedupWindowCount !== undefined)
+    options.dedupWindowCount = queueDefaults.dedupWindowCount;
+  if (queueDefaults?.dedupWindowMs !== undefined) options.dedupWindowMs = queueDefaults.dedupWindowMs;
+  return options;
+}
+
 /** Runs `then` once `topic` exists as a topic (declaring it if allowed), or refuses the link. */
 export function ensureTopic(conn: BrokerConnection, link: Link, topic: string, then: () => void): void {
-  const { dedupWindowCount, dedupWindowMs } = conn.ctx.opts.queueDefaults;
-  const options: QueueOptions = { topic: true };
-  if (dedupWindowCount !== undefined) options.dedupWindowCount = dedupWindowCount;
-  if (dedupWindowMs !== undefined) options.dedupWindowMs = dedupWindowMs;
+  const options = topicOptions(conn.ctx.opts.queueDefaults);
   ensureDeclared(conn, link, { name: topic, kind: 'topic', options }, () => {
     if (conn.ctx.backend.state.queueInfo(topic)?.options.topic === true) then();
     else link.refuse({ condition: 'amqp:not-allowed', description: `'${topic}' is a queue, not a topic` });

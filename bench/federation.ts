@@ -1,0 +1,203 @@
+/**
+ * Queue federation between two clusters (issue #12's federation target: the link moves messages
+ * at least half as fast as a local send). Two 3-member reference clusters on this machine, east
+ * (upstream) and west (downstream, federating east's `bench-fed` queue), our client:
+ * - local: one client sends N messages to west's `bench-local` while a consumer on west receives
+ *   and accepts them;
+ * - federated: one client sends N messages to east's `bench-fed` while a consumer on west (and
+ *   none on east) receives and accepts them: every message crosses the link (commit on west,
+ *   then accept on east; docs/federation.md#exactly-once).
+ * Both keep `window` sends in flight and give the consumer credit `window`; the figure is
+ * messages received per second, from the first send to the last delivery, and the ratio
+ * federated / local. `--preload` also times the link alone: N messages already on east, then a
+ * consumer attaches on west.
+ *
+ *   npx tsx bench/run.ts federation [--messages N] [--window W] [--preload]
+ */
+import { fileURLToPath } from 'node:url';
+import { type ClusterHandle, startCluster } from '../src/broker.js';
+import { connect } from '../src/index.js';
+
+export interface FederationBenchOptions {
+  log?: (line: string) => void;
+  /** Messages per measured round. Default 3_000. */
+  messages?: number;
+  /** Sends in flight, and the consumer's credit. Default 200. */
+  window?: number;
+  /** Also time the link draining N messages that wait on east. Default false. */
+  preload?: boolean;
+}
+
+export interface FederationBenchResult {
+  messages: number;
+  window: number;
+  /** Received per second on west, sent to west. */
+  localPerSec: number;
+  /** Received per second on west, sent to east (through the link). */
+  federatedPerSec: number;
+  /** federated / local (target >= 0.5). */
+  ratio: number;
+  /** Received per second on west of messages that were all on east before the consumer came. */
+  preloadedLinkPerSec?: number;
+}
+
+const FED = 'bench-fed';
+
+function argsFromCommandLine(argv: string[]): Partial<FederationBenchOptions> {
+  const value = (flag: string) => {
+    const i = argv.indexOf(flag);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const opts: Partial<FederationBenchOptions> = {};
+  const m = value('--messages');
+  if (m !== undefined) opts.messages = Number(m);
+  const w = value('--window');
+  if (w !== undefined) opts.window = Number(w);
+  if (argv.includes('--preload')) opts.preload = true;
+  return opts;
+}
+
+type Connection = Awaited<ReturnType<typeof connect>>;
+type Sender = Awaited<ReturnType<Connection['openSender']>>;
+type Receiver = Awaited<ReturnType<Connection['openReceiver']>>;
+
+/** Sends ids `${tag}-0..n-1` with `window` in flight; each must be accepted. */
+async function sendAll(sender: Sender, n: number, window: number, body: Buffer, tag: string): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < n) {
+      const i = next++;
+      const r = await sender.send({ body, messageId: `${tag}-${i}` });
+      if (r.state !== 'accepted') throw new Error(`send ${tag}-${i}: ${r.state}`);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, window) }, worker));
+}
+
+/** Receives and accepts `n` deliveries. */
+async function receiveAll(receiver: Receiver, n: number): Promise<void> {
+  let got = 0;
+  for await (const d of receiver) {
+    void d.accept();
+    if (++got === n) return;
+  }
+  throw new Error(`receiver ended after ${got} of ${n}`);
+}
+
+/** Sends `n` to `queue` on `sendUrls`, received on `receiveUrls`: messages per second received. */
+async function round(
+  sendUrls: string[],
+  receiveUrls: string[],
+  queue: string,
+  n: number,
+  window: number,
+  body: Buffer,
+  tag: string,
+): Promise<number> {
+  const pub = await connect({ urls: sendUrls, reconnect: false });
+  const sub = await connect({ urls: receiveUrls, reconnect: false });
+  try {
+    const receiver = await sub.openReceiver(queue, { credit: window, confirmAccept: false });
+    const sender = await pub.openSender(queue);
+    const t0 = performance.now();
+    const received = receiveAll(receiver, n);
+    await sendAll(sender, n, window, body, tag);
+    await received;
+    return Math.round((n / (performance.now() - t0)) * 1000);
+  } finally {
+    await pub.close().catch(() => {});
+    await sub.close().catch(() => {});
+  }
+}
+
+/** `n` messages put on east with nobody asking for them, then a consumer on west: the link alone. */
+async function preloadedRound(east: string[], west: string[], n: number, window: number, body: Buffer) {
+  const pub = await connect({ urls: east, reconnect: false });
+  try {
+    await sendAll(await pub.openSender(FED), n, window, body, 'pre');
+  } finally {
+    await pub.close().catch(() => {});
+  }
+  const sub = await connect({ urls: west, reconnect: false });
+  try {
+    const t0 = performance.now();
+    const receiver = await sub.openReceiver(FED, { credit: window, confirmAccept: false });
+    await receiveAll(receiver, n);
+    return Math.round((n / (performance.now() - t0)) * 1000);
+  } finally {
+    await sub.close().catch(() => {});
+  }
+}
+
+/** Resolves once a member of `c` runs its federation link. */
+async function linkRunning(c: ClusterHandle, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await c.federation()).some((l) => l.state === 'running')) {
+    if (Date.now() > deadline) throw new Error('the federation link did not run within 60 s');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+export async function run(opts: FederationBenchOptions = {}): Promise<FederationBenchResult> {
+  const cli = argsFromCommandLine(process.argv.slice(2));
+  const log = opts.log ?? ((l: string) => process.stdout.write(`${l}\n`));
+  const n = opts.messages ?? cli.messages ?? 3_000;
+  const window = opts.window ?? cli.window ?? 200;
+  const preload = opts.preload ?? cli.preload ?? false;
+  const body = Buffer.alloc(1024, 0x61);
+  const clusters: ClusterHandle[] = [];
+  let local = 0;
+  let federated = 0;
+  let preloaded: number | undefined;
+  try {
+    const east = await startCluster({
+      nodes: 3,
+      clusterId: 'east',
+      autoRestart: false,
+      readyTimeoutMs: 90_000,
+    });
+    clusters.push(east);
+    const west = await startCluster({
+      nodes: 3,
+      clusterId: 'west',
+      autoRestart: false,
+      readyTimeoutMs: 90_000,
+      federation: { upstreams: [{ name: 'east', urls: east.urls, queues: [FED] }] },
+    });
+    clusters.push(west);
+    await linkRunning(west);
+    // warm-up (JIT, link and queue paths) at a tenth of the size
+    const warm = Math.max(100, Math.floor(n / 10));
+    await round(west.urls, west.urls, 'bench-local', warm, window, body, 'wl');
+    await round(east.urls, west.urls, FED, warm, window, body, 'wf');
+    local = await round(west.urls, west.urls, 'bench-local', n, window, body, 'l');
+    federated = await round(east.urls, west.urls, FED, n, window, body, 'f');
+    if (preload) preloaded = await preloadedRound(east.urls, west.urls, n, window, body);
+  } finally {
+    await Promise.all(clusters.map((c) => c.stop().catch(() => undefined)));
+  }
+  const ratio = local > 0 ? Math.round((federated / local) * 100) / 100 : 0;
+  log(`${n} x 1 KiB, window ${window}, two 3-member clusters (east -> west), durable stores`);
+  log(`local send to west, consumer on west:      ${local} msg/s received`);
+  log(`send to east, consumer on west (the link): ${federated} msg/s received`);
+  if (preloaded !== undefined) log(`link alone (${n} waiting on east):        ${preloaded} msg/s received`);
+  log(`ratio federated / local: ${ratio} (target >= 0.5)`);
+  return {
+    messages: n,
+    window,
+    localPerSec: local,
+    federatedPerSec: federated,
+    ratio,
+    ...(preloaded !== undefined ? { preloadedLinkPerSec: preloaded } : {}),
+  };
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  run().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      process.stderr.write(`${String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

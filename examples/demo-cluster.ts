@@ -1,0 +1,74 @@
+/**
+ * What the demos (`npm run demo`, and its `--federation` mode) ask of a running cluster, and the
+ * tables they end with.
+ */
+import { connect } from 'quorate';
+import type { ClusterHandle } from 'quorate/broker';
+
+/** The leader as `httpUrl`'s member sees it (undefined: no answer). */
+export async function leaderOf(httpUrl: string | null): Promise<string | undefined> {
+  if (httpUrl === null) return undefined;
+  try {
+    const res = await fetch(`${httpUrl}/api/overview`, { signal: AbortSignal.timeout(1000) });
+    return ((await res.json()) as { leader: string | null }).leader ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * True when every member accepts a client connection and a sender on `queue`: a member serves
+ * only once it is quorate and has caught up with the log, so this is the demos' "every member
+ * has caught up".
+ */
+export async function everyMemberServes(cluster: ClusterHandle, queue: string): Promise<boolean> {
+  const members = cluster.members();
+  if (!members.every((m) => m.state === 'running')) return false;
+  const probes = members.map(async (m) => {
+    const probe = await connect({
+      urls: m.url,
+      reconnect: false,
+      timeoutMs: 2000,
+      containerId: `probe-${m.id}`,
+    });
+    try {
+      await probe.openSender(queue, { timeoutMs: 2000 });
+    } finally {
+      await probe.close().catch(() => {});
+    }
+  });
+  const results = await Promise.allSettled(probes);
+  return results.every((r) => r.status === 'fulfilled');
+}
+
+/** The member of `cluster` serving `url` (undefined: none, or no URL). */
+export function memberAt(cluster: ClusterHandle, url: string | undefined) {
+  return cluster.members().find((m) => url !== undefined && sameEndpoint(m.url, url));
+}
+
+export function sameEndpoint(a: string, b: string): boolean {
+  const ua = new URL(a);
+  const ub = new URL(b);
+  return ua.port === ub.port && (ua.hostname === ub.hostname || [ua.hostname, ub.hostname].every(isLoopback));
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '127.0.0.1' || host === '::1';
+}
+
+/** A two-column table: a label and a value per row. */
+export function formatTable(rows: [string, number | string][]): string {
+  const w = Math.max(...rows.map(([k]) => k.length));
+  const v = Math.max(...rows.map(([, x]) => String(x).length));
+  const line = `+${'-'.repeat(w + 2)}+${'-'.repeat(v + 2)}+`;
+  return [line, ...rows.map(([k, x]) => `| ${k.padEnd(w)} | ${String(x).padStart(v)} |`), line].join('\n');
+}
+
+/** A table with a header row: the first column left-aligned, the others right-aligned. */
+export function formatGrid(header: string[], rows: (number | string)[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i] ?? '').length)));
+  const line = `+${widths.map((w) => '-'.repeat(w + 2)).join('+')}+`;
+  const row = (cells: (number | string)[]) =>
+    `| ${cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]!) : String(c).padStart(widths[i]!))).join(' | ')} |`;
+  return [line, row(header), line, ...rows.map(row), line].join('\n');
+}

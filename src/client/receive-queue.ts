@@ -1,0 +1,145 @@
+/**
+ * A Receiver's deliveries received and not yet handed out, and the receive() callers waiting for
+ * them, served in call order: a single receive() (and the async iterator) takes one delivery; a
+ * batch receive({ max }) takes, once at least one is there, everything buffered up to `max`.
+ *
+ * The buffer is an array read from a moving head rather than shifted: a batch takes a run of
+ * deliveries from the front, and Array.prototype.shift/splice on a window-sized buffer copy.
+ *
+ * A waiting batch is answered one microtask after the delivery that woke it, not at once: the
+ * transfers of one socket read arrive in one synchronous run, so the batch then carries all of
+ * them instead of just the first (answered at once, a waiting batch came back with one delivery
+ * and the next call took the rest: twice the calls, promises and deadlines per message).
+ */
+import type { Settle } from './deadline.js';
+
+/** A queued receive() of one delivery; `done` once the receiver ended cleanly. */
+export type OneWaiter<D> = Settle<IteratorResult<D, undefined>>;
+
+/** A queued receive({ max }); resolves with undefined once the receiver ended cleanly. */
+export interface BatchWaiter<D> extends Settle<D[] | undefined> {
+  readonly max: number;
+}
+
+export type ReceiveWaiter<D> = OneWaiter<D> | BatchWaiter<D>;
+
+const isBatch = <D>(w: ReceiveWaiter<D>): w is BatchWaiter<D> => 'max' in w;
+
+export class ReceiveQueue<D> {
+  private buffer: (D | undefined)[] = [];
+  private head = 0;
+  private waiters: ReceiveWaiter<D>[] = [];
+  private serveQueued = false;
+  // bound once: queueing the deferred answer allocates nothing
+  private readonly serveWaiting = (): void => {
+    this.serveQueued = false;
+    while (this.waiters.length > 0 && this.length > 0) this.serve(this.waiters.shift()!);
+  };
+
+  /** `handOut` runs for every delivery as it leaves the queue for the application. */
+  constructor(private readonly handOut: (d: D) => D) {}
+
+  /** Deliveries buffered, not handed out. */
+  get length(): number {
+    return this.buffer.length - this.head;
+  }
+
+  /** A delivery arrived: buffer it, then serve the waiting callers (a batch: one microtask later). */
+  push(d: D): void {
+    this.buffer.push(d);
+    const first = this.waiters[0];
+    if (first === undefined) return;
+    if (!isBatch(first)) {
+      this.serveWaiting();
+    } else if (!this.serveQueued) {
+      this.serveQueued = true;
+      queueMicrotask(this.serveWaiting);
+    }
+  }
+
+  /**
+   * Answer `w` from the buffer now; false (nothing done) when it must wait: the buffer is empty,
+   * or earlier callers still wait (a batch whose answer is queued for the microtask).
+   */
+  serveNow(w: ReceiveWaiter<D>): boolean {
+    if (this.length === 0 || this.waiters.length > 0) return false;
+    this.serve(w);
+    return true;
+  }
+
+  /** The next buffered delivery, handed out; undefined when it must wait (as serveNow()). */
+  shift(): D | undefined {
+    if (this.length === 0 || this.waiters.length > 0) return undefined;
+    return this.handOut(this.take());
+  }
+
+  /** Up to `max` buffered deliveries, handed out; undefined when it must wait (as serveNow()). */
+  takeUpTo(max: number): D[] | undefined {
+    if (this.length === 0 || this.waiters.length > 0) return undefined;
+    return this.takeFront(max);
+  }
+
+  /** Queue a caller until a delivery arrives (or it is taken back, or the queue ends). */
+  wait(w: ReceiveWaiter<D>): void {
+    this.waiters.push(w);
+  }
+
+  /** A caller's deadline passed: it no longer waits. */
+  cancel(w: ReceiveWaiter<D>): void {
+    const i = this.waiters.indexOf(w);
+    if (i >= 0) this.waiters.splice(i, 1);
+  }
+
+  /** Every waiting caller ends: rejected with `error`, or (undefined) done. */
+  endWaiters(error: Error | undefined): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) {
+      if (error) w.reject(error);
+      else this.endOne(w);
+    }
+  }
+
+  /** Answer `w` as the queue's end: done (one), undefined (batch). */
+  endOne(w: ReceiveWaiter<D>): void {
+    if (isBatch(w)) w.resolve(undefined);
+    else w.resolve({ done: true, value: undefined });
+  }
+
+  /** Drop every buffered delivery (not handed out); returns them. */
+  clear(): D[] {
+    const dropped = this.buffer.slice(this.head) as D[];
+    this.buffer = [];
+    this.head = 0;
+    return dropped;
+  }
+
+  private serve(w: ReceiveWaiter<D>): void {
+    if (!isBatch(w)) {
+      w.resolve({ done: false, value: this.handOut(this.take()) });
+      return;
+    }
+    w.resolve(this.takeFront(w.max));
+  }
+
+  private takeFront(max: number): D[] {
+    const n = Math.min(max, this.length);
+    const out = new Array<D>(n);
+    for (let i = 0; i < n; i++) out[i] = this.handOut(this.take());
+    return out;
+  }
+
+  /** The front delivery, removed (the caller checked the buffer is not empty). */
+  private take(): D {
+    const d = this.buffer[this.head] as D;
+    this.buffer[this.head++] = undefined;
+    if (this.head === this.buffer.length) {
+      this.buffer.length = 0;
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.buffer.length) {
+      this.buffer = this.buffer.slice(this.head);
+      this.head = 0;
+    }
+    return d;
+  }
+}

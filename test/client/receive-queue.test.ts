@@ -1,0 +1,83 @@
+/** ReceiveQueue: the order callers are served in, and what a waiting batch carries. */
+import { describe, expect, it } from 'vitest';
+import { type BatchWaiter, type OneWaiter, ReceiveQueue } from '../../src/client/receive-queue.js';
+
+function batch(max: number): { w: BatchWaiter<number>; p: Promise<number[] | undefined> } {
+  let w!: BatchWaiter<number>;
+  const p = new Promise<number[] | undefined>((resolve, reject) => {
+    w = { max, resolve, reject };
+  });
+  return { w, p };
+}
+
+function one(): { w: OneWaiter<number>; p: Promise<IteratorResult<number, undefined>> } {
+  let w!: OneWaiter<number>;
+  const p = new Promise<IteratorResult<number, undefined>>((resolve, reject) => {
+    w = { resolve, reject };
+  });
+  return { w, p };
+}
+
+describe('ReceiveQueue', () => {
+  it('a waiting batch carries every delivery pushed in the same synchronous run, up to max', async () => {
+    const handedOut: number[] = [];
+    const q = new ReceiveQueue<number>((d) => {
+      handedOut.push(d);
+      return d;
+    });
+    const b = batch(3);
+    q.wait(b.w);
+    for (const d of [1, 2, 3, 4]) q.push(d); // one socket read's transfers
+    expect(await b.p).toEqual([1, 2, 3]);
+    expect(handedOut).toEqual([1, 2, 3]);
+    expect(q.length).toBe(1);
+    expect(q.takeUpTo(10)).toEqual([4]);
+  });
+
+  it('a caller arriving while a batch answer is queued waits behind it', async () => {
+    const q = new ReceiveQueue<number>((d) => d);
+    const b = batch(10);
+    q.wait(b.w);
+    q.push(1);
+    // the batch's answer is queued for the microtask: nobody may take 1 ahead of it
+    expect(q.shift()).toBeUndefined();
+    expect(q.takeUpTo(5)).toBeUndefined();
+    const later = one();
+    expect(q.serveNow(later.w)).toBe(false);
+    q.wait(later.w);
+    q.push(2);
+    expect(await b.p).toEqual([1, 2]);
+    q.push(3);
+    expect(await later.p).toEqual({ done: false, value: 3 });
+  });
+
+  it('a single waiter is answered at once; ending answers every waiter', async () => {
+    const q = new ReceiveQueue<number>((d) => d);
+    const a = one();
+    q.wait(a.w);
+    q.push(7);
+    expect(await a.p).toEqual({ done: false, value: 7 });
+    const b = batch(2);
+    const c = one();
+    q.wait(b.w);
+    q.wait(c.w);
+    q.endWaiters(undefined);
+    expect(await b.p).toBeUndefined();
+    expect(await c.p).toEqual({ done: true, value: undefined });
+    const d = batch(2);
+    q.wait(d.w);
+    q.endWaiters(new Error('lost'));
+    await expect(d.p).rejects.toThrow('lost');
+  });
+
+  it('a batch waiter answered after the buffer was dropped keeps waiting', async () => {
+    const q = new ReceiveQueue<number>((d) => d);
+    const b = batch(5);
+    q.wait(b.w);
+    q.push(1);
+    expect(q.clear()).toEqual([1]); // connection lost before the microtask
+    await Promise.resolve();
+    q.push(2);
+    expect(await b.p).toEqual([2]);
+  });
+});

@@ -1,0 +1,58 @@
+/**
+ * The chaos runner's federation mode in CI (`npm run chaos -- --federation --consumers-on
+ * downstream`): two 3-member clusters, east and west (west federates both queues from east), a
+ * fixed schedule of faults on each at once (kill -9 of the producers' member and a partition on
+ * east; kill -9 and SIGSTOP of the member running the link on west). Producers send to east, the
+ * consumers are on west only, so every message crosses the link; the checker must find nothing
+ * lost, unexpected or duplicated.
+ *
+ * Consumers on both clusters (the runner's default) are not run here: a message the link had
+ * committed on west but not yet accepted on east when a fault hit is handed by east to its own
+ * consumer as well (test/chaos/README.md#federation).
+ */
+import { expect, it } from 'vitest';
+import { printableResult, runChaos } from '../chaos/run.js';
+
+it('two federated clusters, faults on both, consumers on the downstream: every acknowledged message consumed once', async () => {
+  const report = await runChaos({
+    federation: true,
+    consumersOn: 'downstream',
+    nodes: 3,
+    seed: 404,
+    durationMs: 25_000,
+    producers: 2,
+    rate: 30,
+    schedule: [
+      { fault: { kind: 'kill', victims: 'client' }, holdMs: 2_000, gapMs: 2_000 },
+      { fault: { kind: 'partition', groups: [['n1']], label: 'isolate n1' }, holdMs: 3_000, gapMs: 1_000 },
+    ],
+    downstreamSchedule: [
+      { fault: { kind: 'kill', victims: 'client' }, holdMs: 2_000, gapMs: 2_000 },
+      { fault: { kind: 'pause', victims: 'client' }, holdMs: 3_000, gapMs: 1_000 },
+    ],
+    log: () => undefined,
+  });
+  const r = report.result;
+  if (!report.passed) {
+    // the history of every value judged wrong, to read against the nemesis log
+    const wrong = new Set([...r.details.lost, ...r.details.duplicated, ...r.details.unexpected].map(String));
+    const ops = report.history.ops.filter((op) => wrong.has(String(op.value)));
+    console.error(JSON.stringify({ result: printableResult(r), summary: report.summary, ops }, null, 2));
+  }
+  expect({
+    valid: r.valid,
+    'lost-count': r['lost-count'],
+    'unexpected-count': r['unexpected-count'],
+    'duplicated-count': r['duplicated-count'],
+  }).toEqual({ valid: true, 'lost-count': 0, 'unexpected-count': 0, 'duplicated-count': 0 });
+  expect(r['acknowledged-count']).toBeGreaterThan(300);
+  expect(report.summary.drained).toBe(true);
+  expect(report.summary.recovered).toBe(true);
+  // both schedules ran to their end, every fault injected, each cluster serving again after it
+  expect(report.summary.nemesis.length).toBe(4);
+  expect(report.summary.nemesis.filter((e) => e.skipped !== undefined)).toEqual([]);
+  expect(report.summary.nemesis.every((e) => e.recovered === true)).toBe(true);
+  // every message reached west's consumers through the link
+  expect(report.summary.receivedPerCluster).toEqual({ west: report.summary.dequeued });
+  expect(report.passed).toBe(true);
+}, 300_000);
