@@ -9,7 +9,7 @@
  *
  *   npx tsx bench/failover.ts [--kills 20] [--json]     or     npx tsx bench/run.ts failover
  *
- * Targets (ours): p50 <= 500 ms, p99 <= 2 s, lost 0, duplicates 0.
+ * Targets (ours): p50 <= 300 ms, p99 <= 800 ms, lost 0, duplicates 0.
  */
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -361,12 +361,14 @@ export async function run(opts: FailoverBenchOptions = {}): Promise<FailoverBenc
   const ours = results.find((r) => r.client === 'quorate');
   const targetsMet =
     ours !== undefined &&
-    ours.p50Ms <= 500 &&
-    ours.p99Ms <= 2_000 &&
+    ours.p50Ms <= 300 &&
+    ours.p99Ms <= 800 &&
     ours.lost === 0 &&
     ours.lostAcknowledged === 0 &&
     ours.duplicates === 0;
-  log(`targets (ours: p50 <= 500 ms, p99 <= 2 s, lost 0, duplicates 0): ${targetsMet ? 'met' : 'NOT met'}`);
+  log(
+    `targets (ours: p50 <= 300 ms, p99 <= 800 ms, lost 0, duplicates 0): ${targetsMet ? 'met' : 'NOT met'}`,
+  );
   return { nodes: 3, results, targetsMet };
 }
 

@@ -38,7 +38,12 @@ import {
 export type ServerListAction = 'replace' | 'add' | 'ignore';
 
 export interface NotQuorateBackoff {
-  /** first backoff after a not-quorate close (ms), default 1000 */
+  /**
+   * first backoff after a not-quorate close (ms), default 250: a member says so mostly while an
+   * election is under way, which takes tens of ms once the leader's death is seen (a longer hold
+   * left the client dialling a dead member while the live ones were held back); consecutive
+   * closes double it (a cluster that lost its quorum)
+   */
   initialMs?: number;
   /** cap (ms), default 30000 */
   maxMs?: number;
@@ -106,7 +111,7 @@ export class ServerPool<O = unknown> {
     this.randomize = options.randomize ?? true;
     this.serverListAction = options.serverListAction ?? 'replace';
     this.nq = {
-      initialMs: options.notQuorateBackoff?.initialMs ?? 1000,
+      initialMs: options.notQuorateBackoff?.initialMs ?? 250,
       maxMs: options.notQuorateBackoff?.maxMs ?? 30_000,
       factor: options.notQuorateBackoff?.factor ?? 2,
       jitter: options.notQuorateBackoff?.jitter ?? 0.5,

@@ -24,6 +24,8 @@ export interface TestMember {
   id: string;
   transport: TcpTransport;
   got: Message[];
+  /** Members whose connection to this one closed (`onPeerLost`), in order. */
+  lost: string[];
   logs: LogLine[];
   /** Log lines at warn whose message contains `text`. */
   warned(text: string): LogLine[];
@@ -37,6 +39,7 @@ export async function startMemberTransport(options: {
   codec?: WireCodec;
 }): Promise<TestMember> {
   const got: Message[] = [];
+  const lost: string[] = [];
   const logs: LogLine[] = [];
   const rec =
     (level: LogLine['level']) =>
@@ -53,6 +56,7 @@ export async function startMemberTransport(options: {
     peers,
     codec: options.codec ?? binaryWireCodec,
     onMessage: (m) => got.push(m),
+    onPeerLost: (peer) => lost.push(peer),
     ...(options.secret ? { secret: options.secret } : {}),
     ...(options.tls ? { tls: options.tls } : {}),
     logger: { debug: rec('debug'), info: rec('info'), warn: rec('warn'), error: rec('error') },
@@ -62,6 +66,7 @@ export async function startMemberTransport(options: {
     id: options.id,
     transport,
     got,
+    lost,
     logs,
     warned: (text) => logs.filter((l) => l.level === 'warn' && l.msg.includes(text)),
   };

@@ -201,6 +201,119 @@ describe('RaftCore', () => {
     expect(c.core(c.leader()).currentTerm).toBeGreaterThan(term);
   });
 
+  describe("the leader's connection closed (peerDisconnected)", () => {
+    // the member's timeouts (cluster/member.ts)
+    const timeouts = { electionTimeoutMin: 400, electionTimeoutMax: 800 };
+    function killLeader(hint: boolean) {
+      const c = new Cluster(['a', 'b', 'c'], timeouts);
+      c.run(3000);
+      const old = c.leader();
+      const term = c.core(old).currentTerm;
+      c.isolate(old); // dead: it neither hears nor is heard
+      const survivors = c.ids.filter((id) => id !== old);
+      if (hint) for (const id of survivors) c.core(id).peerDisconnected(old, c.now);
+      const elected = () => survivors.filter((id) => c.core(id).isLeader());
+      let ms = 0;
+      while (elected().length === 0 && ms < 5000) {
+        c.run(5);
+        ms += 5;
+      }
+      return { c, old, term, ms, elected };
+    }
+
+    it('the followers elect a new leader within tens of ms, not an election timeout', () => {
+      const { c, term, ms, elected } = killLeader(true);
+      expect(ms).toBeLessThan(150);
+      expect(elected()).toHaveLength(1);
+      expect(c.core(elected()[0]!).currentTerm).toBe(term + 1);
+    });
+
+    it('without the hint they wait for their election timeout (what the test measures is real)', () => {
+      expect(killLeader(false).ms).toBeGreaterThanOrEqual(400);
+    });
+
+    it('retries the pre-vote soon when the first one was refused (a peer still in lease, a shorter log)', () => {
+      const c = new Cluster(['a', 'b', 'c'], timeouts);
+      c.run(3000);
+      const old = c.leader();
+      const [f1, f2] = c.ids.filter((id) => id !== old) as [string, string];
+      // f1 holds an entry f2 lacks, so f1 refuses f2's pre-vote (log not up to date)
+      c.intercept = (m) => (m.to === f2 && m.type === 'append' ? null : m);
+      c.core(old).propose(data('x'), c.now);
+      c.settle();
+      c.intercept = (m) => m;
+      expect(c.core(f1).log.lastIndex()).toBeGreaterThan(c.core(f2).log.lastIndex());
+      c.isolate(old);
+      // f1 learns at once; f2 only after f1's first pre-vote was refused by its lease
+      c.core(f1).peerDisconnected(old, c.now);
+      let ms = 0;
+      while (c.core(f1).currentRole !== 'pre-candidate' && ms < 1000) {
+        c.run(5);
+        ms += 5;
+      }
+      c.core(f2).peerDisconnected(old, c.now);
+      while (!c.core(f1).isLeader() && ms < 5000) {
+        c.run(5);
+        ms += 5;
+      }
+      expect(c.core(f1).isLeader()).toBe(true);
+      expect(ms).toBeLessThan(300);
+    });
+
+    it('two survivors pre-campaigning at once do not split the vote: the later-ranked gives way', () => {
+      const c = new Cluster(['a', 'b', 'c'], timeouts);
+      c.run(3000);
+      const old = c.leader();
+      const survivors = c.ids.filter((id) => id !== old);
+      c.isolate(old);
+      for (const id of survivors) c.core(id).peerDisconnected(old, c.now);
+      // a loaded host: each one's pre-vote arrives only after the other started its own
+      const held: Message[] = [];
+      c.intercept = (m) => {
+        if (m.type !== 'vote' || !m.pre) return m;
+        held.push(m);
+        return null;
+      };
+      let ms = 0;
+      while (!survivors.every((id) => c.core(id).currentRole === 'pre-candidate') && ms < 1000) {
+        c.run(5);
+        ms += 5;
+      }
+      c.intercept = (m) => m;
+      for (const m of held.splice(0)) c.core(m.to).step(m, c.now);
+      c.settle();
+      while (!survivors.some((id) => c.core(id).isLeader()) && ms < 5000) {
+        c.run(5);
+        ms += 5;
+      }
+      expect(ms).toBeLessThan(300);
+    });
+
+    it('a hint about a live leader on one follower does not depose it (the other still hears it)', () => {
+      const c = new Cluster(['a', 'b', 'c'], timeouts);
+      c.run(3000);
+      const l = c.leader();
+      const term = c.core(l).currentTerm;
+      const f = c.ids.find((id) => id !== l)!;
+      c.core(f).peerDisconnected(l, c.now);
+      c.run(2000);
+      expect(c.leader()).toBe(l);
+      expect(c.core(l).currentTerm).toBe(term);
+    });
+
+    it('a hint about a member that is not the leader changes nothing', () => {
+      const c = new Cluster(['a', 'b', 'c'], timeouts);
+      c.run(3000);
+      const l = c.leader();
+      const [f, g] = c.ids.filter((id) => id !== l) as [string, string];
+      const term = c.core(l).currentTerm;
+      c.core(f).peerDisconnected(g, c.now);
+      c.run(2000);
+      expect(c.leader()).toBe(l);
+      expect(c.core(f).currentTerm).toBe(term);
+    });
+  });
+
   it('check-quorum: a leader cut off from the majority steps down; the majority elects another', () => {
     const c = new Cluster(['a', 'b', 'c']);
     c.run(1000);

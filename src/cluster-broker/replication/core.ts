@@ -2,7 +2,8 @@
  * RaftCore: the sans-I/O replication state machine of one member (Ongaro & Ousterhout, with
  * pre-vote, check-quorum and leader stickiness from the Raft thesis / etcd).
  *
- * Inputs: `tick(now)`, `step(message, now)`, `propose(data, now)`, `compact(index, data)`.
+ * Inputs: `tick(now)`, `step(message, now)`, `propose(data, now)`, `compact(index, data)`,
+ * `peerDisconnected(peer, now)` (a hint from the transport; only timers depend on it).
  * Output: `takeReady()` -> Ready { persist, messages, restoreSnapshot, apply, softState }.
  * The driver persists (fsync), THEN sends, THEN applies, THEN calls `advance(ready)`. Every
  * message in a Ready may depend on the writes of that same Ready (a vote on the persisted vote,
@@ -42,6 +43,8 @@ export class RaftCore {
   private readonly electionMin: number;
   private readonly electionMax: number;
   private readonly heartbeatInterval: number;
+  private readonly leaderLostDelay: number;
+  private readonly leaderLostStagger: number;
   private readonly preVote: boolean;
   private readonly checkQuorum: boolean;
   private readonly random: () => number;
@@ -62,6 +65,9 @@ export class RaftCore {
   private electionDeadline = 0;
   private heartbeatDue = 0;
   private lastLeaderContact = Number.NEGATIVE_INFINITY;
+  /** When the transport last reported our leader's connection closed, and which leader. */
+  private leaderLostAt = Number.NEGATIVE_INFINITY;
+  private lostLeader: string | null = null;
   private votes = new Map<string, boolean>();
   private progress = new Map<string, Progress>();
 
@@ -88,6 +94,8 @@ export class RaftCore {
     this.electionMin = config.electionTimeoutMin ?? 150;
     this.electionMax = config.electionTimeoutMax ?? 300;
     this.heartbeatInterval = config.heartbeatInterval ?? 50;
+    this.leaderLostDelay = config.leaderLostDelay ?? 10;
+    this.leaderLostStagger = config.leaderLostStagger ?? 40;
     this.preVote = config.preVote ?? true;
     this.checkQuorum = config.checkQuorum ?? true;
     this.random = config.random ?? Math.random;
@@ -213,6 +221,46 @@ export class RaftCore {
       pr.lastProgress += ms;
       pr.snapshotSentAt += ms;
     }
+  }
+
+  /**
+   * The transport saw the connection from `peer` close. If `peer` is our leader it is most likely
+   * gone (kill -9 and a clean stop both close its sockets): forget its lease, so that we grant
+   * pre-votes again, and campaign soon instead of after a whole election timeout. Only timers
+   * and the lease (both liveness) change: pre-vote, terms and the up-to-date check decide as
+   * ever. A leader that is still alive keeps its place as long as a majority still hears it (they
+   * refuse the pre-vote); a wrong hint to a majority costs one election, as a timeout would.
+   */
+  peerDisconnected(peer: string, now: number): void {
+    this.now = now;
+    if (this.role !== 'follower' || peer !== this.leader) return;
+    this.lastLeaderContact = Number.NEGATIVE_INFINITY;
+    this.leaderLostAt = now;
+    this.lostLeader = peer;
+    this.campaignSoonAfterLeaderLost();
+  }
+
+  /**
+   * Within an election timeout of the hint, a pre-vote is retried as soon as the first one went
+   * out: one refused by a peer that had not yet seen the connection close (its lease still held)
+   * or by a peer with a longer log would otherwise cost a whole timeout. Pre-votes change no term,
+   * so a late grant still counts in the next round. A real campaign keeps its full timeout: a
+   * retry shorter than a round trip on a loaded host would only ever raise the term.
+   */
+  private campaignSoonAfterLeaderLost(): void {
+    if (!this.leaderRecentlyLost()) return;
+    const delay =
+      this.leaderLostDelay + (this.survivorRank(this.id) + this.random() / 2) * this.leaderLostStagger;
+    this.electionDeadline = Math.min(this.electionDeadline, this.now + delay);
+  }
+
+  private leaderRecentlyLost(): boolean {
+    return this.now - this.leaderLostAt < this.electionMax;
+  }
+
+  /** Position of `id` among the members but the lost leader: who campaigns first after the hint. */
+  private survivorRank(id: string): number {
+    return Math.max(0, this.members.filter((m) => m !== this.lostLeader).indexOf(id));
   }
 
   /** Append `data` as a new entry (leader only). Resolve the returned index/term by watching `apply`. */
@@ -405,6 +453,7 @@ export class RaftCore {
     this.leader = null;
     this.votes = new Map([[this.id, true]]);
     this.resetElectionDeadline();
+    this.campaignSoonAfterLeaderLost();
     if (this.quorum <= 1) {
       this.becomeCandidate();
       return;
@@ -486,6 +535,16 @@ export class RaftCore {
         this.resetElectionDeadline();
       }
       this.send(this.voteResponse(m.from, m.pre, true, m.term));
+      // Two survivors pre-campaigning at once grant each other and both stand, splitting the
+      // vote (a whole timeout lost, seen on a loaded host where a round trip outlasts the
+      // stagger): after the hint, the one that ranks later gives way to the one it just granted.
+      if (
+        m.pre &&
+        this.role === 'pre-candidate' &&
+        this.leaderRecentlyLost() &&
+        this.survivorRank(m.from) < this.survivorRank(this.id)
+      )
+        this.becomeFollower(this.term, null);
     } else {
       this.send(this.voteResponse(m.from, m.pre, false, this.term));
     }

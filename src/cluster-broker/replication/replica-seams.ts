@@ -15,8 +15,14 @@ export interface ReplicaTransport {
   close(): Promise<void>;
 }
 
-/** Builds the transport; it hands every message it receives to `onMessage`. */
-export type TransportFactory = (onMessage: (m: Message) => void) => ReplicaTransport;
+/**
+ * Builds the transport; it hands every message it receives to `onMessage`, and the id of a
+ * member whose connection to us closed to `onPeerLost` (a hint: the core may campaign sooner).
+ */
+export type TransportFactory = (
+  onMessage: (m: Message) => void,
+  onPeerLost: (peer: string) => void,
+) => ReplicaTransport;
 
 /** Calls `tick` every `ms` milliseconds until the returned function is called. */
 export type Ticker = (tick: () => void, ms: number) => () => void;

@@ -141,7 +141,10 @@ export class Replica extends EventEmitter<ReplicaEvents> {
       ...(opts.fs ? { fs: opts.fs } : {}),
     });
     let replica: Replica | undefined;
-    const transport = (seams.transport ?? tcpTransportFor(opts))((m) => replica?.onMessage(m));
+    const transport = (seams.transport ?? tcpTransportFor(opts))(
+      (m) => replica?.onMessage(m),
+      (peer) => replica?.onPeerLost(peer),
+    );
     replica = new Replica(opts, storage, transport, seams.unsafe ?? {});
     replica.port = await transport.start();
     replica.stopTicker = (seams.ticker ?? intervalTicker)(() => replica!.onTick(), opts.tickMs ?? 10);
@@ -237,6 +240,11 @@ export class Replica extends EventEmitter<ReplicaEvents> {
     if (this.closed) return;
     this.core.step(m, this.clock());
     this.kick();
+  }
+
+  private onPeerLost(peer: string): void {
+    if (this.closed) return;
+    this.core.peerDisconnected(peer, this.clock());
   }
 
   private onTick(): void {
@@ -362,7 +370,7 @@ export class Replica extends EventEmitter<ReplicaEvents> {
 
 /** The production transport: TCP to every member, with the handshake (and TLS) of the options. */
 function tcpTransportFor(opts: ReplicaOptions): TransportFactory {
-  return (onMessage) => {
+  return (onMessage, onPeerLost) => {
     const listen = opts.listen ?? opts.members[opts.id];
     if (!listen) throw new ReplicationError('amqp:invalid-field', `no address for member ${opts.id}`);
     return new TcpTransport({
@@ -372,6 +380,7 @@ function tcpTransportFor(opts: ReplicaOptions): TransportFactory {
       peers: opts.members,
       codec: opts.codec ?? amqpWireCodec,
       onMessage,
+      onPeerLost,
       ...(opts.secret ? { secret: opts.secret } : {}),
       ...(opts.tls ? { tls: opts.tls } : {}),
       ...(opts.logger ? { logger: opts.logger } : {}),

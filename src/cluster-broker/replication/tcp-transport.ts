@@ -55,6 +55,8 @@ export interface TcpTransportOptions {
   readonly peers: Readonly<Record<string, PeerAddress>>;
   readonly codec: WireCodec;
   readonly onMessage: (m: Message) => void;
+  /** An authenticated connection from `peer` closed (it may be dead: Raft may campaign sooner). */
+  readonly onPeerLost?: (peer: string) => void;
   /** The cluster secret every member proves it holds; absent: none (loopback-only clusters). */
   readonly secret?: Uint8Array;
   /** Mutual TLS on the cluster port (both sides present and verify certificates). */
@@ -358,6 +360,7 @@ export class TcpTransport implements ReplicaTransport {
     s.on('close', () => {
       clearTimeout(deadline);
       this.inbound.delete(s);
+      if (peer !== undefined && !this.closed) this.opts.onPeerLost?.(peer);
       // e.g. a dialer that found we could not prove its secret (so: not the same secret)
       if (peer === undefined && !failureLogged && !this.closed) {
         log?.warn?.({ remote, claimed: hs.peer }, 'cluster: connecting peer left before authenticating');

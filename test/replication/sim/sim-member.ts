@@ -83,6 +83,7 @@ export class SimMember {
   /** The log as this incarnation wrote it to its store: what the checks read. */
   private written = new StoreImage();
   private deliverTo: ((m: Message) => void) | undefined;
+  private peerLostTo: ((peer: string) => void) | undefined;
   /** A byte of the store was flipped and no start has recovered from it yet. */
   private flipped = false;
   constructor(
@@ -102,6 +103,7 @@ export class SimMember {
     this.epoch++;
     this.replica = undefined;
     this.deliverTo = undefined;
+    this.peerLostTo = undefined;
     const epoch = this.epoch;
     const current = () => this.up && this.epoch === epoch;
     const host = this.host;
@@ -112,8 +114,14 @@ export class SimMember {
         if (current()) this.guard(() => this.onWrite(path, data));
       },
     );
-    const transport = (onMessage: (m: Message) => void): ReplicaTransport => {
-      if (current()) this.deliverTo = onMessage;
+    const transport = (
+      onMessage: (m: Message) => void,
+      onPeerLost: (peer: string) => void,
+    ): ReplicaTransport => {
+      if (current()) {
+        this.deliverTo = onMessage;
+        this.peerLostTo = onPeerLost;
+      }
       return {
         start: async () => 0,
         send: (m) => {
@@ -185,12 +193,18 @@ export class SimMember {
     this.epoch++;
     this.replica = undefined;
     this.deliverTo = undefined;
+    this.peerLostTo = undefined;
     const rng = this.host.rng;
     this.disk = this.disk.survivor(torn ? (bytes) => rng.int(0, bytes) : undefined);
   }
 
   deliver(m: Message): void {
     if (this.replica) this.deliverTo?.(m);
+  }
+
+  /** The connection from `peer` closed (it crashed), as the TCP transport reports it. */
+  peerLost(peer: string): void {
+    if (this.replica) this.peerLostTo?.(peer);
   }
 
   /**

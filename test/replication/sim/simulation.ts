@@ -388,6 +388,11 @@ export class Simulation implements SimHost {
     const torn = this.rng.chance(0.5);
     node.crash(torn);
     this.trace(`crash ${node.id}${torn ? ' (last unsynced write torn)' : ''}`);
+    // a dead process's sockets close: the members still connected to it learn within a delivery
+    for (const other of this.nodes) {
+      if (other !== node && other.up && this.conn[i]![other.index])
+        this.later(other, this.delayMax, () => other.peerLost(node.id));
+    }
   }
 
   private propose(): void {
