@@ -15,6 +15,7 @@ import {
   waitLeader,
   waitServing,
 } from '../cluster/cluster-support.js';
+import { waitFor } from '../support/net.js';
 
 let handle: ClusterHandle;
 /** Each member's /readyz status the moment startCluster resolved. */
@@ -48,6 +49,22 @@ describe('a 3-member cluster', () => {
 
   it('lists every member in each Open (failover-server-list) and offers quorate:membership', async () => {
     const leader = await waitLeader(handle);
+    // the member restarted by the test before is quorate again in every member's view once its
+    // status reached them (a heartbeat after it caught up), not necessarily the moment it serves
+    await waitFor(
+      async () => {
+        for (const id of handle.ids) {
+          const o = await open(portOf(handle, id));
+          try {
+            if (!parseList(o.properties?.['failover-server-list']).every((m) => m.quorate)) return false;
+          } finally {
+            await closeConn(o.conn);
+          }
+        }
+        return true;
+      },
+      { timeoutMs: 30_000, what: 'every member quorate in every Open' },
+    );
     for (const id of handle.ids) {
       const o = await open(portOf(handle, id));
       try {

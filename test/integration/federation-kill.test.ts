@@ -129,8 +129,14 @@ describe('federation under kill -9 (two processes)', () => {
       timeoutMs: 90_000,
       what: 'both queues empty',
     });
-    const links = (await getJson<{ links: FederationLinkState[] }>(b.httpPort!, '/api/federation')).links;
-    expect(links).toMatchObject([
+    // the link may still be reconnecting after the last kill: it reports running once it is back
+    const linkState = async () =>
+      (await getJson<{ links: FederationLinkState[] }>(b.httpPort!, '/api/federation')).links;
+    await waitFor(async () => (await linkState())[0]?.state === 'running', {
+      timeoutMs: 60_000,
+      what: 'the link running again',
+    });
+    expect(await linkState()).toMatchObject([
       { upstream: 'a', queue: 'orders', state: 'running', upstreamClusterId: 'A' },
     ]);
     await consumer.close();
