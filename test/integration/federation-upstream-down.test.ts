@@ -98,6 +98,12 @@ describe('federation with its upstream down for a minute', () => {
     };
     expect(await Promise.all([take(orders), take(prices)])).toEqual([ids(3, 'order'), ids(3, 'price')]);
     expect(Date.now() - downAt).toBeGreaterThanOrEqual(DOWN_MS);
+    // a move counts once the upstream confirmed its accept, which may come after the local
+    // consumer already has the copy
+    await waitFor(() => b.federation().every((l) => l.moved === 3), {
+      timeoutMs: 30_000,
+      what: 'moves counted',
+    });
     expect(b.federation().map((l) => [l.kind, l.state, l.moved])).toEqual([
       ['queue', 'running', 3],
       ['topic', 'running', 3],
