@@ -17,6 +17,7 @@
 import { fileURLToPath } from 'node:url';
 import { type ClusterHandle, startCluster } from '../src/broker.js';
 import { connect } from '../src/index.js';
+import { receiveAll, sendAll } from './lib/quorate-flow.js';
 
 export interface FederationBenchOptions {
   log?: (line: string) => void;
@@ -55,33 +56,6 @@ function argsFromCommandLine(argv: string[]): Partial<FederationBenchOptions> {
   if (w !== undefined) opts.window = Number(w);
   if (argv.includes('--preload')) opts.preload = true;
   return opts;
-}
-
-type Connection = Awaited<ReturnType<typeof connect>>;
-type Sender = Awaited<ReturnType<Connection['openSender']>>;
-type Receiver = Awaited<ReturnType<Connection['openReceiver']>>;
-
-/** Sends ids `${tag}-0..n-1` with `window` in flight; each must be accepted. */
-async function sendAll(sender: Sender, n: number, window: number, body: Buffer, tag: string): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < n) {
-      const i = next++;
-      const r = await sender.send({ body, messageId: `${tag}-${i}` });
-      if (r.state !== 'accepted') throw new Error(`send ${tag}-${i}: ${r.state}`);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, window) }, worker));
-}
-
-/** Receives and accepts `n` deliveries. */
-async function receiveAll(receiver: Receiver, n: number): Promise<void> {
-  let got = 0;
-  for await (const d of receiver) {
-    void d.accept();
-    if (++got === n) return;
-  }
-  throw new Error(`receiver ended after ${got} of ${n}`);
 }
 
 /** Sends `n` to `queue` on `sendUrls`, received on `receiveUrls`: messages per second received. */

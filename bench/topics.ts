@@ -17,9 +17,10 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { connect } from '../src/index.js';
+import { connect, type Receiver, type Sender } from '../src/index.js';
 import { type RunningBroker, startOurBroker } from './lib/brokers.js';
 import { profiled } from './lib/profile.js';
+import { receiveAll, sendAll } from './lib/quorate-flow.js';
 
 export interface TopicsOptions {
   log?: (line: string) => void;
@@ -66,35 +67,9 @@ function argsFromCommandLine(argv: string[]): Partial<TopicsOptions> {
   return opts;
 }
 
-type Connection = Awaited<ReturnType<typeof connect>>;
-type Receiver = Awaited<ReturnType<Connection['openReceiver']>>;
-type Sender = Awaited<ReturnType<Connection['openSender']>>;
-
 /** Receives and accepts `n` deliveries on every receiver. */
 function drainAll(receivers: Receiver[], n: number): Promise<void> {
-  return Promise.all(
-    receivers.map(async (r) => {
-      let got = 0;
-      for await (const d of r) {
-        void d.accept();
-        if (++got === n) return;
-      }
-      throw new Error(`receiver ended after ${got} of ${n}`);
-    }),
-  ).then(() => undefined);
-}
-
-/** Sends `n` messages on `sender` with `window` sends in flight; each must be accepted. */
-async function sendAll(sender: Sender, n: number, window: number, body: Buffer, tag: string): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < n) {
-      const i = next++;
-      const r = await sender.send({ body, messageId: `${tag}-${i}` });
-      if (r.state !== 'accepted') throw new Error(`send ${tag}-${i}: ${r.state}`);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, window) }, worker));
+  return Promise.all(receivers.map((r) => receiveAll(r, n))).then(() => undefined);
 }
 
 /** One topic with `k` subscribers: deliveries per second. */

@@ -9,9 +9,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ClusterHandle } from '../../src/broker.js';
 import type { Connection } from '../../src/index.js';
-import { startTestCluster, waitServing } from '../cluster/cluster-support.js';
 import { consumeInto, patientClient, sendUntilAccepted, TotalQueueCheck } from '../support/federation.js';
-import { runners, soleRunner, upstreamMemberOf } from '../support/federation-cluster.js';
+import {
+  runners,
+  soleRunner,
+  startFederatedClusters,
+  upstreamMemberOf,
+} from '../support/federation-cluster.js';
 import { waitFor } from '../support/net.js';
 
 /** Messages published per batch; batches follow each other until the kills are done. */
@@ -28,14 +32,7 @@ describe('topic federation between two clusters', () => {
   it('kill -9 of the link member downstream and of its upstream member: every local subscription gets every message once', {
     timeout: 240_000,
   }, async () => {
-    const up = await startTestCluster({ clusterId: 'up' });
-    clusters.push(up);
-    const down = await startTestCluster({
-      clusterId: 'down',
-      federation: { upstreams: [{ name: 'up', urls: up.urls, topics: ['prices'], reconnectDelayMs: 200 }] },
-    });
-    clusters.push(down);
-    await Promise.all([waitServing(up), waitServing(down)]);
+    const { up, down } = await startFederatedClusters({ topics: ['prices'] }, clusters);
     // running: the link's upstream subscription exists, so everything published from now on is kept for it
     const owner = await soleRunner(down);
     expect((await down.federation()).find((l) => l.member === owner)).toMatchObject({

@@ -9,9 +9,14 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ClusterHandle } from '../../src/broker.js';
 import type { QueuesDocument } from '../../src/cluster-broker/http/index.js';
-import { startTestCluster, waitServing } from '../cluster/cluster-support.js';
+import { waitServing } from '../cluster/cluster-support.js';
 import { consumeInto, patientClient, sendIds, TotalQueueCheck } from '../support/federation.js';
-import { runners, soleRunner, upstreamMemberOf } from '../support/federation-cluster.js';
+import {
+  runners,
+  soleRunner,
+  startFederatedClusters,
+  upstreamMemberOf,
+} from '../support/federation-cluster.js';
 import { waitFor } from '../support/net.js';
 
 const N = 300;
@@ -44,14 +49,7 @@ describe('queue federation between two clusters', () => {
   it('one member runs the link; kill -9 of it, of its upstream member, or its loss of quorum: another takes over, nothing lost or duplicated', {
     timeout: 240_000,
   }, async () => {
-    const up = await startTestCluster({ clusterId: 'up' });
-    clusters.push(up);
-    const down = await startTestCluster({
-      clusterId: 'down',
-      federation: { upstreams: [{ name: 'up', urls: up.urls, queues: ['orders'], reconnectDelayMs: 200 }] },
-    });
-    clusters.push(down);
-    await Promise.all([waitServing(up), waitServing(down)]);
+    const { up, down } = await startFederatedClusters({ queues: ['orders'] }, clusters);
     const owner = await soleRunner(down);
     const links = await down.federation();
     expect(

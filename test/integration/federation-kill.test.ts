@@ -93,6 +93,36 @@ async function linksOf(b: BrokerProcess): Promise<FederationLinkState[]> {
   }
 }
 
+/**
+ * kill -9 mid-flow, alternating sides (B, A, B, A, each restarted on its store and port) as the
+ * consumer passes 100, 220, 340 and 460 messages: each kill catches moves between their two
+ * commit points. Returns the brokers running after the last restart.
+ */
+async function killAlternately(
+  check: TotalQueueCheck,
+  brokers: { a: BrokerProcess; b: BrokerProcess },
+  argsA: string[],
+  argsB: string[],
+): Promise<{ a: BrokerProcess; b: BrokerProcess }> {
+  let { a, b } = brokers;
+  for (const [at, side] of [
+    [100, 'B'],
+    [220, 'A'],
+    [340, 'B'],
+    [460, 'A'],
+  ] as const) {
+    await waitFor(() => check.seen >= at, { timeoutMs: 60_000, what: `${at} consumed` });
+    if (side === 'A') {
+      await kill9(a);
+      a = await start(argsA);
+    } else {
+      await kill9(b);
+      b = await start(argsB);
+    }
+  }
+  return { a, b };
+}
+
 describe('federation under kill -9 (two processes)', () => {
   it('loses and duplicates nothing when either broker is killed mid-flow', async () => {
     const { argsA, argsB } = await pair({ queues: ['orders'] });
@@ -108,35 +138,18 @@ describe('federation under kill -9 (two processes)', () => {
     const consumer = await consumerConn.openReceiver('orders', { credit: 100, dedup: false });
     const consuming = consumeInto(consumer, check);
 
-    // kill -9 mid-flow, alternating sides: each kill catches moves between their two commit points
-    for (const [at, side] of [
-      [100, 'B'],
-      [220, 'A'],
-      [340, 'B'],
-      [460, 'A'],
-    ] as const) {
-      await waitFor(() => check.seen >= at, { timeoutMs: 60_000, what: `${at} consumed` });
-      if (side === 'A') {
-        await kill9(a);
-        a = await start(argsA);
-      } else {
-        await kill9(b);
-        b = await start(argsB);
-      }
-    }
+    ({ a, b } = await killAlternately(check, { a, b }, argsA, argsB));
     // done when both queues are empty: everything moved, consumed and settled
     await waitFor(async () => (await depth(a)) === 0 && (await depth(b)) === 0, {
       timeoutMs: 90_000,
       what: 'both queues empty',
     });
     // the link may still be reconnecting after the last kill: it reports running once it is back
-    const linkState = async () =>
-      (await getJson<{ links: FederationLinkState[] }>(b.httpPort!, '/api/federation')).links;
-    await waitFor(async () => (await linkState())[0]?.state === 'running', {
+    await waitFor(async () => (await linksOf(b))[0]?.state === 'running', {
       timeoutMs: 60_000,
       what: 'the link running again',
     });
-    expect(await linkState()).toMatchObject([
+    expect(await linksOf(b)).toMatchObject([
       { upstream: 'a', queue: 'orders', state: 'running', upstreamClusterId: 'A' },
     ]);
     await consumer.close();
@@ -171,21 +184,7 @@ describe('federation under kill -9 (two processes)', () => {
     await publishIds(`amqp://127.0.0.1:${portA}`, 'prices', ids);
     const check = new TotalQueueCheck(new Set(ids));
     const consuming = consumeInto(consumer, check);
-    for (const [at, side] of [
-      [100, 'B'],
-      [220, 'A'],
-      [340, 'B'],
-      [460, 'A'],
-    ] as const) {
-      await waitFor(() => check.seen >= at, { timeoutMs: 60_000, what: `${at} consumed` });
-      if (side === 'A') {
-        await kill9(a);
-        a = await start(argsA);
-      } else {
-        await kill9(b);
-        b = await start(argsB);
-      }
-    }
+    ({ a, b } = await killAlternately(check, { a, b }, argsA, argsB));
     const upstreamSub = subscriptionQueue('quorate-federation/B/a/prices', 'federation/B/prices');
     const localSub = subscriptionQueue(consumerConn.containerId, 'archive');
     await waitFor(

@@ -3,14 +3,13 @@
  * cycle that does not loop, a link that refuses its own cluster, and a link that resumes by
  * itself after its upstream was down.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type BrokerHandle, startBroker } from '../../src/broker.js';
 import type { BrokerEvent } from '../../src/cluster-broker/core/events.js';
 import type { ResultOf } from '../../src/cluster-broker/core/results.js';
 import type { FederationConfig } from '../../src/cluster-broker/federation/index.js';
-import type { Connection } from '../../src/index.js';
 import { ToggleBackend } from '../broker/toggle-backend.js';
-import { patientClient, sendIds } from '../support/federation.js';
+import { inProcessBrokers, sendIds } from '../support/federation.js';
 import { freePort, waitFor } from '../support/net.js';
 
 /** A real in-memory backend whose enqueues apply at once but commit only when the test says so. */
@@ -33,24 +32,7 @@ class HeldCommits extends ToggleBackend {
   }
 }
 
-const started: BrokerHandle[] = [];
-const clients: Connection[] = [];
-
-afterEach(async () => {
-  for (const c of clients.splice(0)) await c.close().catch(() => undefined);
-  for (const b of started.splice(0)) await b.stop();
-});
-
-async function broker(clusterId: string, federation?: FederationConfig, port = 0): Promise<BrokerHandle> {
-  const b = await startBroker({
-    port,
-    host: '127.0.0.1',
-    clusterId,
-    ...(federation ? { federation } : {}),
-  });
-  started.push(b);
-  return b;
-}
+const { started, broker, client } = inProcessBrokers();
 
 function from(upstream: BrokerHandle | string, name = 'up'): FederationConfig {
   const url = typeof upstream === 'string' ? upstream : upstream.url;
@@ -59,12 +41,6 @@ function from(upstream: BrokerHandle | string, name = 'up'): FederationConfig {
 
 function depth(b: BrokerHandle, queue = 'orders'): number {
   return b.stats().queues.find((q) => q.name === queue)?.depth ?? 0;
-}
-
-async function client(url: string): Promise<Connection> {
-  const c = await patientClient(url);
-  clients.push(c);
-  return c;
 }
 
 async function running(b: BrokerHandle): Promise<void> {

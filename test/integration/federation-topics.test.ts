@@ -4,37 +4,19 @@
  * a full local subscription holds a republish back without dropping it, and a restarted link
  * resumes the same durable upstream subscription with what was published while it was down.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type BrokerHandle, startBroker } from '../../src/broker.js';
 import type { FederationConfig } from '../../src/cluster-broker/federation/index.js';
 import { subscriptionQueue } from '../../src/cluster-broker/server/topic-attach.js';
-import type { Connection, Receiver } from '../../src/index.js';
-import { patientClient, publishIds } from '../support/federation.js';
+import type { Receiver } from '../../src/index.js';
+import { inProcessBrokers, publishIds } from '../support/federation.js';
 import { freePort, waitFor } from '../support/net.js';
 
-const started: BrokerHandle[] = [];
-const clients: Connection[] = [];
-
-afterEach(async () => {
-  for (const c of clients.splice(0)) await c.close().catch(() => undefined);
-  for (const b of started.splice(0)) await b.stop();
-});
-
-async function broker(clusterId: string, federation?: FederationConfig, port = 0): Promise<BrokerHandle> {
-  const b = await startBroker({ port, host: '127.0.0.1', clusterId, ...(federation ? { federation } : {}) });
-  started.push(b);
-  return b;
-}
+const { started, broker, client } = inProcessBrokers();
 
 function from(upstream: BrokerHandle | string, name = 'up'): FederationConfig {
   const url = typeof upstream === 'string' ? upstream : upstream.url;
   return { upstreams: [{ name, urls: [url], topics: ['prices'], reconnectDelayMs: 100 }] };
-}
-
-async function client(url: string): Promise<Connection> {
-  const c = await patientClient(url);
-  clients.push(c);
-  return c;
 }
 
 async function subscribe(url: string, name?: string): Promise<Receiver> {

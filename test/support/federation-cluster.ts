@@ -1,7 +1,30 @@
-/** Shared by the federation tests between clusters: which member runs a link, and where it reads from. */
+/**
+ * Shared by the federation tests between clusters: the two clusters, which member runs a link,
+ * and where it reads from.
+ */
 import type { ClusterHandle } from '../../src/broker.js';
 import type { MemberFederationLink } from '../../src/cluster-broker/supervisor/start-cluster.js';
+import { startTestCluster, waitServing } from '../cluster/cluster-support.js';
 import { waitFor } from './net.js';
+
+/**
+ * Two 3-member clusters, `up` and `down`, with `down` federating `what` from `up`, both serving.
+ * Each is pushed onto `started` as soon as it runs (the caller stops them).
+ */
+export async function startFederatedClusters(
+  what: { queues?: string[]; topics?: string[] },
+  started: ClusterHandle[],
+): Promise<{ up: ClusterHandle; down: ClusterHandle }> {
+  const up = await startTestCluster({ clusterId: 'up' });
+  started.push(up);
+  const down = await startTestCluster({
+    clusterId: 'down',
+    federation: { upstreams: [{ name: 'up', urls: up.urls, ...what, reconnectDelayMs: 200 }] },
+  });
+  started.push(down);
+  await Promise.all([waitServing(up), waitServing(down)]);
+  return { up, down };
+}
 
 /** The members whose link runs (state running) now. */
 export async function runners(c: ClusterHandle): Promise<MemberFederationLink[]> {

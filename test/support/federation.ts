@@ -1,7 +1,48 @@
-/** Shared by the federation tests: a connected client that sends or takes messages by id. */
+/**
+ * Shared by the federation tests: a connected client that sends or takes messages by id, and the
+ * in-process brokers and clients of one test file.
+ */
 
+import { afterEach } from 'vitest';
+import { type BrokerHandle, startBroker } from '../../src/broker.js';
+import type { FederationConfig } from '../../src/cluster-broker/federation/index.js';
 import type { Connection, Receiver, Sender } from '../../src/index.js';
 import { connect } from '../../src/index.js';
+
+/**
+ * In-process single nodes and clients for one test file, all stopped after each test: call once
+ * at the file's top level. `started` takes brokers a test started itself.
+ */
+export function inProcessBrokers(): {
+  started: BrokerHandle[];
+  broker(clusterId: string, federation?: FederationConfig, port?: number): Promise<BrokerHandle>;
+  client(url: string): Promise<Connection>;
+} {
+  const started: BrokerHandle[] = [];
+  const clients: Connection[] = [];
+  afterEach(async () => {
+    for (const c of clients.splice(0)) await c.close().catch(() => undefined);
+    for (const b of started.splice(0)) await b.stop();
+  });
+  return {
+    started,
+    async broker(clusterId, federation, port = 0) {
+      const b = await startBroker({
+        port,
+        host: '127.0.0.1',
+        clusterId,
+        ...(federation ? { federation } : {}),
+      });
+      started.push(b);
+      return b;
+    },
+    async client(url) {
+      const c = await patientClient(url);
+      clients.push(c);
+      return c;
+    },
+  };
+}
 
 /** Sends `ids` to `queue` at `urls` (each accepted by the broker), then closes. */
 export async function sendIds(urls: string | string[], queue: string, ids: readonly string[]): Promise<void> {

@@ -191,22 +191,21 @@ export class FederationLink {
       });
       signal.addEventListener('abort', () => resolve(), { once: true });
     });
-    const onConnected = (): void => {
-      if (this.refusesOwnCluster(conn)) {
-        conn.close().catch(() => undefined);
-        return;
-      }
+    const running = (): void => {
       this.member = conn.url;
       this.setPhase('running');
     };
-    conn.on('connected', onConnected);
+    // after a failover: another upstream member, which must not be our own cluster either
+    conn.on('connected', () => {
+      if (!this.refusesOwnCluster(conn)) running();
+      else conn.close().catch(() => undefined);
+    });
     conn.on('disconnected', () => {
       this.member = undefined;
       if (this.phase === 'running') this.setPhase('connecting');
     });
     const receiver = await this.k.open(conn, signal);
-    this.member = conn.url;
-    this.setPhase('running');
+    running();
     const grant = (): void => this.grant(receiver);
     const timer = setInterval(grant, this.o.pollMs ?? DEFAULT_POLL_MS);
     try {
