@@ -1,7 +1,9 @@
 /**
  * Queue federation between two clusters (issue #12's federation target: the link moves messages
  * at least half as fast as a local send). Two 3-member reference clusters on this machine, east
- * (upstream) and west (downstream, federating east's `bench-fed` queue), our client:
+ * (upstream) and west (downstream, federating east's `bench-fed` queue), each run by
+ * `quorate-broker cluster` in its own process (startCluster()'s loopback proxies would carry both
+ * clusters' replication in this, the clients', process), our client:
  * - local: one client sends N messages to west's `bench-local` while a consumer on west receives
  *   and accepts them;
  * - federated: one client sends N messages to east's `bench-fed` while a consumer on west (and
@@ -14,14 +16,18 @@
  *
  *   npx tsx bench/run.ts federation [--messages N] [--window W] [--preload]
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type ClusterHandle, startCluster } from '../src/broker.js';
+import type { FederationLinkState } from '../src/broker.js';
 import { connect } from '../src/index.js';
+import { type RunningBroker, startOurCluster } from './lib/brokers.js';
 import { receiveAll, sendAll } from './lib/quorate-flow.js';
 
 export interface FederationBenchOptions {
   log?: (line: string) => void;
-  /** Messages per measured round. Default 3_000. */
+  /** Messages per measured round. Default 10_000. */
   messages?: number;
   /** Sends in flight, and the consumer's credit. Default 200. */
   window?: number;
@@ -103,10 +109,24 @@ async function preloadedRound(east: string[], west: string[], n: number, window:
   }
 }
 
-/** Resolves once a member of `c` runs its federation link. */
-async function linkRunning(c: ClusterHandle, timeoutMs = 60_000): Promise<void> {
+/** True when one of the members (their monitoring endpoints) runs a federation link. */
+async function anyLinkRunning(httpUrls: string[]): Promise<boolean> {
+  for (const url of httpUrls) {
+    try {
+      const res = await fetch(new URL('/api/federation', url), { signal: AbortSignal.timeout(1_000) });
+      const doc = (await res.json()) as { links: FederationLinkState[] };
+      if (doc.links.some((l) => l.state === 'running')) return true;
+    } catch {
+      // not answering yet
+    }
+  }
+  return false;
+}
+
+/** Resolves once a member of the cluster serving `httpUrls` runs its federation link. */
+async function linkRunning(httpUrls: string[], timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!(await c.federation()).some((l) => l.state === 'running')) {
+  while (!(await anyLinkRunning(httpUrls))) {
     if (Date.now() > deadline) throw new Error('the federation link did not run within 60 s');
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -115,31 +135,26 @@ async function linkRunning(c: ClusterHandle, timeoutMs = 60_000): Promise<void> 
 export async function run(opts: FederationBenchOptions = {}): Promise<FederationBenchResult> {
   const cli = argsFromCommandLine(process.argv.slice(2));
   const log = opts.log ?? ((l: string) => process.stdout.write(`${l}\n`));
-  const n = opts.messages ?? cli.messages ?? 3_000;
+  const n = opts.messages ?? cli.messages ?? 10_000;
   const window = opts.window ?? cli.window ?? 200;
   const preload = opts.preload ?? cli.preload ?? false;
   const body = Buffer.alloc(1024, 0x61);
-  const clusters: ClusterHandle[] = [];
+  const clusters: RunningBroker[] = [];
+  const dir = await mkdtemp(join(tmpdir(), 'quorate-fed-bench-'));
   let local = 0;
   let federated = 0;
   let preloaded: number | undefined;
   try {
-    const east = await startCluster({
-      nodes: 3,
-      clusterId: 'east',
-      autoRestart: false,
-      readyTimeoutMs: 90_000,
-    });
+    const east = await startOurCluster([], ['--cluster-id', 'east']);
     clusters.push(east);
-    const west = await startCluster({
-      nodes: 3,
-      clusterId: 'west',
-      autoRestart: false,
-      readyTimeoutMs: 90_000,
-      federation: { upstreams: [{ name: 'east', urls: east.urls, queues: [FED] }] },
-    });
+    const federationFile = join(dir, 'federation.json');
+    await writeFile(
+      federationFile,
+      JSON.stringify({ upstreams: [{ name: 'east', urls: east.urls, queues: [FED] }] }),
+    );
+    const west = await startOurCluster([], ['--cluster-id', 'west', '--federation', federationFile]);
     clusters.push(west);
-    await linkRunning(west);
+    await linkRunning(west.httpUrls);
     // warm-up (JIT, link and queue paths) at a tenth of the size
     const warm = Math.max(100, Math.floor(n / 10));
     await round(west.urls, west.urls, 'bench-local', warm, window, body, 'wl');
@@ -149,6 +164,7 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     if (preload) preloaded = await preloadedRound(east.urls, west.urls, n, window, body);
   } finally {
     await Promise.all(clusters.map((c) => c.stop().catch(() => undefined)));
+    await rm(dir, { recursive: true, force: true });
   }
   const ratio = local > 0 ? Math.round((federated / local) * 100) / 100 : 0;
   log(`${n} x 1 KiB, window ${window}, two 3-member clusters (east -> west), durable stores`);
@@ -156,6 +172,8 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
   log(`send to east, consumer on west (the link): ${federated} msg/s received`);
   if (preloaded !== undefined) log(`link alone (${n} waiting on east):        ${preloaded} msg/s received`);
   log(`ratio federated / local: ${ratio} (target >= 0.5)`);
+  if (preloaded !== undefined && local > 0)
+    log(`ratio link alone / local: ${Math.round((preloaded / local) * 100) / 100}`);
   return {
     messages: n,
     window,

@@ -167,10 +167,14 @@ export function buildProtonBroker(): string {
  * process: the members dial each other directly. (startCluster()'s loopback proxies would run in
  * this process, the benchmark's client process, and the client profile showed them taking as
  * much of its event loop during the receive phase as the receiver itself.) `nodeArgs` go to the
- * supervisor's Node, which starts each member with the same flags. Resolves once every member
+ * supervisor's Node, which starts each member with the same flags; `brokerArgs` to
+ * `quorate-broker cluster` (e.g. `--cluster-id`, `--federation`). Resolves once every member
  * serves (elected, caught up: GET /readyz 200).
  */
-export async function startOurCluster(nodeArgs: string[] = []): Promise<RunningBroker & { urls: string[] }> {
+export async function startOurCluster(
+  nodeArgs: string[] = [],
+  brokerArgs: string[] = [],
+): Promise<RunningBroker & { urls: string[]; httpUrls: string[] }> {
   const dir = await mkdtemp(join(tmpdir(), 'qc-bench-'));
   const child = spawn(
     process.execPath,
@@ -190,6 +194,7 @@ export async function startOurCluster(nodeArgs: string[] = []): Promise<RunningB
       dir,
       '--log-level',
       'error',
+      ...brokerArgs,
     ],
     { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
   );
@@ -224,7 +229,14 @@ export async function startOurCluster(nodeArgs: string[] = []): Promise<RunningB
       }
     }
     const urls = members.map((m) => m.url);
-    return { url: new URL(urls[0]!), urls, ...(child.pid !== undefined ? { pid: child.pid } : {}), stop };
+    const httpUrls = members.map((m) => m.httpUrl);
+    return {
+      url: new URL(urls[0]!),
+      urls,
+      httpUrls,
+      ...(child.pid !== undefined ? { pid: child.pid } : {}),
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;

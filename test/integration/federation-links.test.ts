@@ -12,9 +12,14 @@ import { ToggleBackend } from '../broker/toggle-backend.js';
 import { inProcessBrokers, sendIds } from '../support/federation.js';
 import { freePort, waitFor } from '../support/net.js';
 
-/** A real in-memory backend whose enqueues apply at once but commit only when the test says so. */
+/** A real in-memory backend whose events of one type apply at once but commit only when the test says so. */
 class HeldCommits extends ToggleBackend {
   held = 0;
+
+  constructor(private readonly holds: BrokerEvent['type'] = 'enqueue') {
+    super();
+  }
+
   private open!: () => void;
   private readonly gate = new Promise<void>((resolve) => {
     this.open = resolve;
@@ -22,7 +27,7 @@ class HeldCommits extends ToggleBackend {
 
   override submit<E extends BrokerEvent>(event: E): Promise<ResultOf<E>> {
     const result = super.submit(event);
-    if (event.type !== 'enqueue') return result;
+    if (event.type !== this.holds) return result;
     this.held++;
     return this.gate.then(() => result);
   }
@@ -86,6 +91,33 @@ describe('queue federation (in process)', () => {
     await b.stop();
     started.splice(started.indexOf(b), 1);
     await backend.close();
+  });
+
+  it('grants more once a move commits here, before the upstream confirms its accept', async () => {
+    const upstreamBackend = new HeldCommits('settle');
+    const a = await startBroker({ port: 0, host: '127.0.0.1', backend: upstreamBackend, clusterId: 'A' });
+    started.push(a);
+    await sendIds(a.url, 'orders', ids(10));
+    const b = await broker('B', from(a));
+    const consumer = await (await client(b.url)).openReceiver('orders', { credit: 0 });
+    await running(b);
+    // each round: the moves' accepts wait upstream (nothing settled there), yet the next local
+    // credit moves more, because a committed move counts here, not as credit still outstanding
+    for (let round = 0; round < 2; round++) {
+      consumer.addCredit(3);
+      for (let i = 0; i < 3; i++) await (await consumer.receive({ timeoutMs: 20_000 })).accept();
+    }
+    // no accept confirmed upstream yet: the link counts a move once its accept is
+    expect(upstreamBackend.held).toBeGreaterThan(0);
+    expect(b.federation()[0]!.moved).toBe(0);
+    upstreamBackend.commit();
+    await waitFor(() => b.federation()[0]!.moved === 6, { timeoutMs: 20_000, what: '6 accepted upstream' });
+    expect(depth(a)).toBe(4);
+    await b.stop();
+    started.splice(started.indexOf(b), 1);
+    await a.stop();
+    started.splice(started.indexOf(a), 1);
+    await upstreamBackend.close();
   });
 
   it('a cycle A -> B -> A does not loop: the message stays where its route forbids the move', async () => {

@@ -6,7 +6,8 @@
  *
  * - the connection's life: connect, serve, reconnect after the client gave up, until stopped;
  * - credit: the kind says how much to grant given what is outstanding (granted and unused, plus
- *   received and not yet settled upstream), re-read every `pollMs` and after every move;
+ *   received and not yet settled upstream, or for a queue link not yet committed here), re-read
+ *   every `pollMs`, after every local commit and after every move;
  * - each delivery moved by move.ts (route check, local commit, then accept upstream);
  * - an upstream whose Open reports our own cluster id is refused for good.
  */
@@ -22,6 +23,12 @@ import { moveDelivery } from './move.js';
 
 /** How often credit is re-read (ms) when nothing else prompts it. */
 const DEFAULT_POLL_MS = 50;
+/**
+ * Deliveries a link leaves unsettled upstream at most (credit included), whatever its kind asks
+ * for: accepts wait for a commit upstream, and this keeps them from piling up there when the
+ * upstream commits more slowly than we do.
+ */
+const MAX_UNSETTLED_UPSTREAM = 1000;
 /** How long a delivery whose local commit was refused is held before it goes back upstream (ms). */
 const REFUSED_BACKOFF_MS = 1000;
 
@@ -32,6 +39,12 @@ export interface LinkKind {
   readonly address: string;
   /** Attaches the upstream receiver (credit 0, rcv-settle-mode second) under a stable name. */
   open(conn: Connection, signal: AbortSignal): Promise<Receiver>;
+  /**
+   * What `outstanding` counts besides the upstream's unused credit and our buffer: deliveries not
+   * yet settled upstream, or only those not yet committed here (a queue link: once committed, a
+   * moved message is counted by the local queue's demand itself).
+   */
+  readonly outstandingUntil: 'settled' | 'committed';
   /** More upstream credit to grant now, given `outstanding` (0: none). */
   creditToGrant(outstanding: number): number;
   /** Commits an encoded copy here; resolves at the commit point. */
@@ -71,6 +84,8 @@ export class FederationLink {
   private lastError: string | undefined;
   /** Received from upstream, not yet settled there. */
   private moving = 0;
+  /** Received from upstream, local commit not resolved yet (a part of `moving`). */
+  private committing = 0;
   private stopper: AbortController | undefined;
   private running: Promise<void> | undefined;
   private warnedNoId = false;
@@ -222,20 +237,33 @@ export class FederationLink {
   /** Tops the upstream credit up to what the kind asks for, never beyond. */
   private grant(receiver: Receiver): void {
     if (receiver.state !== 'attached') return;
-    const n = this.k.creditToGrant(receiver.linkCredit + this.moving + receiver.buffered);
+    const upstream = receiver.linkCredit + receiver.buffered;
+    const outstanding = upstream + (this.k.outstandingUntil === 'committed' ? this.committing : this.moving);
+    const n = Math.min(this.k.creditToGrant(outstanding), MAX_UNSETTLED_UPSTREAM - upstream - this.moving);
     if (n > 0) receiver.addCredit(n);
   }
 
   /** One delivery (move.ts), counted. */
   private async move(d: Delivery, receiver: Receiver, conn: Connection, signal: AbortSignal): Promise<void> {
     this.moving++;
+    this.committing++;
+    let committing = true;
+    const committed = (): void => {
+      if (!committing) return;
+      committing = false;
+      this.committing--;
+    };
     const { upstream, local } = this.o;
     try {
       const outcome = await moveDelivery(d, {
         localClusterId: local.clusterId,
         fromClusterId: this.upstreamClusterId ?? upstream.name,
         maxHops: upstream.maxHops,
-        commit: (copy) => this.k.commit(copy),
+        commit: (copy) =>
+          this.k.commit(copy).finally(() => {
+            committed();
+            this.grant(receiver);
+          }),
         leave: (x) => this.k.leave(x),
         backoff: () => pause(REFUSED_BACKOFF_MS, signal),
       });
@@ -266,6 +294,7 @@ export class FederationLink {
       this.fail(err, 'move');
       if (receiver.state !== 'closed') conn.close().catch(() => undefined);
     } finally {
+      committed();
       this.moving--;
       this.grant(receiver);
     }

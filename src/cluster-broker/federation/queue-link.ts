@@ -16,6 +16,7 @@ export function queueLink(o: LinkOptions, queue: string): FederationLink {
   const kind: LinkKind = {
     kind: 'queue',
     address: queue,
+    outstandingUntil: 'committed',
     open: (conn, signal) =>
       conn.openReceiver(queue, {
         name: `federation/${local.clusterId}/${queue}`,

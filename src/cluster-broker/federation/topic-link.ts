@@ -22,6 +22,7 @@ export function topicLink(o: LinkOptions, topic: string): FederationLink {
   const kind: LinkKind = {
     kind: 'topic',
     address: topic,
+    outstandingUntil: 'settled',
     open: (conn, signal) =>
       conn.openReceiver(topic, {
         topic: true,
