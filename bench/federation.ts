@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FederationLinkState } from '../src/broker.js';
 import { connect } from '../src/index.js';
+import { waitFor } from '../test/support/net.js';
 import { type RunningBroker, startOurCluster } from './lib/brokers.js';
 import { receiveAll, sendAll } from './lib/quorate-flow.js';
 
@@ -123,15 +124,6 @@ async function anyLinkRunning(httpUrls: string[]): Promise<boolean> {
   return false;
 }
 
-/** Resolves once a member of the cluster serving `httpUrls` runs its federation link. */
-async function linkRunning(httpUrls: string[], timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await anyLinkRunning(httpUrls))) {
-    if (Date.now() > deadline) throw new Error('the federation link did not run within 60 s');
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 export async function run(opts: FederationBenchOptions = {}): Promise<FederationBenchResult> {
   const cli = argsFromCommandLine(process.argv.slice(2));
   const log = opts.log ?? ((l: string) => process.stdout.write(`${l}\n`));
@@ -154,7 +146,11 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     );
     const west = await startOurCluster([], ['--cluster-id', 'west', '--federation', federationFile]);
     clusters.push(west);
-    await linkRunning(west.httpUrls);
+    await waitFor(() => anyLinkRunning(west.httpUrls), {
+      timeoutMs: 60_000,
+      what: "west's federation link running",
+      intervalMs: 200,
+    });
     // warm-up (JIT, link and queue paths) at a tenth of the size
     const warm = Math.max(100, Math.floor(n / 10));
     await round(west.urls, west.urls, 'bench-local', warm, window, body, 'wl');

@@ -52,6 +52,13 @@ async function running(b: BrokerHandle): Promise<void> {
   await waitFor(() => b.federation()[0]?.state === 'running', { timeoutMs: 20_000, what: 'link running' });
 }
 
+/** Stops a broker this test started on its own backend, then closes that backend. */
+async function stopWithBackend(b: BrokerHandle, backend: HeldCommits): Promise<void> {
+  started.splice(started.indexOf(b), 1);
+  await b.stop();
+  await backend.close();
+}
+
 const ids = (n: number, prefix = 'm'): string[] => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
 
 describe('queue federation (in process)', () => {
@@ -88,9 +95,7 @@ describe('queue federation (in process)', () => {
     await (await consumer.receive({ timeoutMs: 20_000 })).accept();
     await waitFor(() => b.federation()[0]!.moved === 1, { timeoutMs: 20_000, what: 'moved' });
     expect(depth(a)).toBe(0);
-    await b.stop();
-    started.splice(started.indexOf(b), 1);
-    await backend.close();
+    await stopWithBackend(b, backend);
   });
 
   it('grants more once a move commits here, before the upstream confirms its accept', async () => {
@@ -113,11 +118,10 @@ describe('queue federation (in process)', () => {
     upstreamBackend.commit();
     await waitFor(() => b.federation()[0]!.moved === 6, { timeoutMs: 20_000, what: '6 accepted upstream' });
     expect(depth(a)).toBe(4);
-    await b.stop();
+    // the downstream first, so its link does not spin reconnecting to a stopped upstream
     started.splice(started.indexOf(b), 1);
-    await a.stop();
-    started.splice(started.indexOf(a), 1);
-    await upstreamBackend.close();
+    await b.stop();
+    await stopWithBackend(a, upstreamBackend);
   });
 
   it('a cycle A -> B -> A does not loop: the message stays where its route forbids the move', async () => {

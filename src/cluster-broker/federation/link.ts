@@ -247,10 +247,11 @@ export class FederationLink {
   private async move(d: Delivery, receiver: Receiver, conn: Connection, signal: AbortSignal): Promise<void> {
     this.moving++;
     this.committing++;
-    let committing = true;
+    // once per delivery: at its local commit, or at the end when it never reached one
+    let awaitingCommit = true;
     const committed = (): void => {
-      if (!committing) return;
-      committing = false;
+      if (!awaitingCommit) return;
+      awaitingCommit = false;
       this.committing--;
     };
     const { upstream, local } = this.o;
