@@ -20,6 +20,7 @@ export {
   type FinalOutcome,
   ReceiverDedup,
   type ReceiverDedupOptions,
+  receiverDedupKey,
 } from './receiver-dedup.js';
 export {
   type AdmitResult,

@@ -10,7 +10,8 @@
  *   original);
  * - no message-id: no dedup.
  * Remembered settled ids are bounded by count and by age (time passed in, same clock always).
- * Keys are canonical (type and value): string 'a', symbol 'a' and binary 0x61 differ.
+ * Keys are canonical (type and value): string 'a', symbol 'a' and binary 0x61 differ
+ * (receiverDedupKey).
  *
  * `T` is the client's token for a pending delivery (whatever it needs to settle it later).
  * onDelivery takes the message-id and returns its key; the later calls for that delivery take the
@@ -61,6 +62,19 @@ function finalOutcome(outcome: DeliveryState): FinalOutcome | undefined {
   return undefined;
 }
 
+/**
+ * The key this receiver remembers an id by. A string id (the common case: every id the quorate
+ * client assigns) is its own key, so the decoded string is hashed as it is, with no key built per
+ * delivery; any other id (and a string that happens to start with NUL) is NUL followed by its
+ * canonical typed key, which no plain string key starts with, so string 'a', symbol 'a' and
+ * binary 0x61 still differ.
+ */
+export function receiverDedupKey(id: unknown): string | undefined {
+  if (typeof id === 'string' && id.charCodeAt(0) !== 0) return id;
+  const canonical = messageIdKey(id);
+  return canonical === undefined ? undefined : `\u0000${canonical}`;
+}
+
 export class ReceiverDedup<T = unknown> {
   readonly maxIds: number;
   readonly maxAgeMs: number;
@@ -92,7 +106,7 @@ export class ReceiverDedup<T = unknown> {
 
   /** A transfer arrived with this message-id. `token` identifies it if it becomes the pending one. */
   onDelivery(messageId: unknown, token: T, now: number): DedupDecision<T> {
-    const key = messageIdKey(messageId);
+    const key = receiverDedupKey(messageId);
     if (key === undefined) return { action: 'deliver', key: undefined };
     this.prune(now);
     const e = this.entries.get(key);

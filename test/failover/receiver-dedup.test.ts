@@ -1,8 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { messageIdKey as k } from '../../src/codec/message-id.js';
 import { symbol } from '../../src/codec/typed.js';
-import { ReceiverDedup } from '../../src/failover/receiver-dedup.js';
+import { receiverDedupKey as k, ReceiverDedup } from '../../src/failover/receiver-dedup.js';
 import { expectReachesLength } from '../support/property-size.js';
 
 const accepted = { type: 'accepted' } as const;
@@ -13,10 +12,10 @@ const modified = { type: 'modified', deliveryFailed: true } as const;
 describe('ReceiverDedup', () => {
   it('settles a redelivery of an accepted or rejected message again, without handing it out', () => {
     const d = new ReceiverDedup<string>();
-    expect(d.onDelivery('a', 't1', 0)).toEqual({ action: 'deliver', key: 'string:a' });
+    expect(d.onDelivery('a', 't1', 0)).toEqual({ action: 'deliver', key: 'a' });
     d.onHandedOut(k('a'), 't1');
     d.onSettled(k('a'), accepted, 1);
-    expect(d.onDelivery('a', 't2', 2)).toEqual({ action: 'settle', key: 'string:a', outcome: accepted });
+    expect(d.onDelivery('a', 't2', 2)).toEqual({ action: 'settle', key: 'a', outcome: accepted });
     d.onDelivery('b', 't3', 3);
     d.onHandedOut(k('b'), 't3');
     d.onSettled(k('b'), rejected, 4);
@@ -50,7 +49,7 @@ describe('ReceiverDedup', () => {
     d.onDelivery('a', 'orig', 0);
     expect(d.onDelivery('a', 'copy', 1)).toEqual({
       action: 'bind',
-      key: 'string:a',
+      key: 'a',
       pending: 'orig',
       handedOut: false,
     });
@@ -82,6 +81,17 @@ describe('ReceiverDedup', () => {
     d.onSettled(k('a'), accepted, 0);
     expect(d.onDelivery(symbol('a'), 't', 0).action).toBe('deliver');
     expect(d.onDelivery(new Uint8Array([0x61]), 't', 0).action).toBe('deliver');
+  });
+
+  it("keeps a string that looks like another id's key apart from that id", () => {
+    const d = new ReceiverDedup<string>();
+    const other = k(symbol('a'))!;
+    d.onDelivery(symbol('a'), 't', 0);
+    d.onSettled(other, accepted, 0);
+    expect(d.onDelivery(other, 't', 0).action).toBe('deliver');
+    expect(d.onDelivery(`\u0000string:a`, 't', 0).action).toBe('deliver');
+    expect(d.onDelivery('string:a', 't', 0).action).toBe('deliver');
+    expect(d.onDelivery(symbol('a'), 't', 0).action).toBe('settle');
   });
 
   it('forgets by age and by count', () => {
