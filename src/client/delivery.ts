@@ -206,10 +206,13 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
     }
     this.outcome = state;
     this.owner.onSettled(this, state);
-    const live = this.transfers.filter((t) => this.owner.isLive(t));
-    this.transfers.length = 0;
+    // no array per settlement: nearly every message has one transfer
+    const transfers = this.transfers;
+    let live = 0;
+    for (const t of transfers) if (this.owner.isLive(t)) live++;
     const final = state.type === 'accepted' || state.type === 'rejected';
-    if (live.length === 0) {
+    if (live === 0) {
+      transfers.length = 0;
       // the link it came on is gone: the broker already put it back. For release/modify that is
       // what was asked; accept/reject are in doubt (dedup settles the redelivery with this outcome)
       if (!final) return Promise.resolve();
@@ -221,11 +224,15 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
       );
     }
     const confirm = this.owner.confirmsSettlement;
-    for (const t of live) this.apply(t, state);
+    let pending: Set<IncomingDelivery> | undefined;
+    for (const t of transfers) {
+      if (!this.owner.isLive(t)) continue;
+      this.apply(t, state);
+      if (confirm && !t.remoteSettled) (pending ??= new Set()).add(t);
+    }
+    transfers.length = 0;
     this.owner.flush();
-    if (!confirm) return SETTLED;
-    const pending = new Set(live.filter((t) => !t.remoteSettled));
-    if (pending.size === 0) return SETTLED;
+    if (pending === undefined) return SETTLED;
     return new Promise<void>((resolve, reject) => {
       this.confirmation = { pending, resolve, reject };
     });

@@ -22,7 +22,7 @@ export function decodeError(description: string): AmqpDecodeError {
 }
 
 export class Decoder {
-  readonly buf: Buffer;
+  buf: Buffer;
   pos: number;
   /** reads never pass `end` (narrowed while inside a compound value) */
   end: number;
@@ -32,6 +32,18 @@ export class Decoder {
     this.buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     this.pos = start;
     this.end = end;
+  }
+
+  /**
+   * Point this decoder at other bytes, as if new. The frame decoder keeps one and resets it per
+   * frame instead of allocating a decoder (and often a Buffer view) for every frame.
+   */
+  reset(bytes: Uint8Array, start = 0, end = bytes.length): this {
+    this.buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.pos = start;
+    this.end = end;
+    this.depth = 0;
+    return this;
   }
 
   need(n: number): void {

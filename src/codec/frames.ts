@@ -111,20 +111,28 @@ export function parseProtocolHeader(b: Uint8Array): ProtocolHeader {
   return { id, major: b[5], minor: b[6], revision: b[7] };
 }
 
-/** decode a performative from bytes [start, end); returns it and the offset after it */
-export function decodePerformativeAt(
+/**
+ * The one decoder frames are read with (decoding is synchronous and never re-enters
+ * decodeFrame, so one is enough): no decoder object per frame. It keeps a reference to the last
+ * frame's bytes until the next frame, at most one read buffer.
+ */
+const frameDecoder = new Decoder(new Uint8Array(0));
+
+/** decode a performative from bytes [start, end) with `d`; `d.pos` ends after it */
+function readPerformative(
+  d: Decoder,
   bytes: Uint8Array,
   start: number,
   end: number,
   kind: 'performative' | 'sasl',
-): { performative: Performative | SaslPerformative; end: number } {
-  const d = new Decoder(bytes, start, end);
+): Performative | SaslPerformative {
+  d.reset(bytes, start, end);
   if (d.u8() !== 0x00) throw decodeError(`frame body is not a described ${kind}`);
   const def = readDescriptor(d);
   if (def === undefined || def.kind !== kind)
     throw decodeError(`frame body: unknown or unexpected ${kind} descriptor`);
   const body = readCompositeBody(d, def);
-  return { performative: { type: def.name, body } as unknown as Performative, end: d.pos };
+  return { type: def.name, body } as unknown as Performative;
 }
 
 /**
@@ -142,19 +150,20 @@ export function decodeFrame(bytes: Uint8Array, start: number, size: number): Fra
   if (type === FRAME_TYPE_AMQP) {
     const channel = (bytes[start + 6] << 8) | bytes[start + 7];
     if (bodyStart === end) return { kind: 'heartbeat', channel };
-    const r = decodePerformativeAt(bytes, bodyStart, end, 'performative');
-    const performative = r.performative as Performative;
+    const d = frameDecoder;
+    const performative = readPerformative(d, bytes, bodyStart, end, 'performative') as Performative;
     if (performative.type === 'transfer') {
-      const payload = new Uint8Array(bytes.buffer, bytes.byteOffset + r.end, end - r.end);
+      const payload = new Uint8Array(bytes.buffer, bytes.byteOffset + d.pos, end - d.pos);
       return { kind: 'amqp', channel, performative, payload };
     }
     return { kind: 'amqp', channel, performative };
   }
   if (type === FRAME_TYPE_SASL) {
     if (bodyStart === end) throw framingError('empty SASL frame');
-    const r = decodePerformativeAt(bytes, bodyStart, end, 'sasl');
-    if (r.end !== end) throw decodeError('SASL frame has bytes after its performative');
-    return { kind: 'sasl', performative: r.performative as SaslPerformative };
+    const d = frameDecoder;
+    const performative = readPerformative(d, bytes, bodyStart, end, 'sasl') as SaslPerformative;
+    if (d.pos !== end) throw decodeError('SASL frame has bytes after its performative');
+    return { kind: 'sasl', performative };
   }
   throw framingError(`unknown frame type ${type}`);
 }

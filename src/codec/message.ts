@@ -205,11 +205,17 @@ function readMap(d: Decoder, def: CompositeDef): Record<string, AmqpValue> | und
 }
 
 /**
+ * The one decoder messages are read with (decodeMessage, splitMessage, peekMessage are
+ * synchronous and never call one another while reading): no decoder per message.
+ */
+const messageDecoder = new Decoder(new Uint8Array(0));
+
+/**
  * Decodes one encoded message (its sections, as carried by transfers). Throws
  * {@link AmqpDecodeError} on malformed bytes. Binary values are views into `bytes`, not copies.
  */
 export function decodeMessage(bytes: Uint8Array): Message {
-  const d = new Decoder(bytes);
+  const d = messageDecoder.reset(bytes);
   const m: Message = {};
   const o = m as unknown as Obj;
   let data: Uint8Array[] | undefined;
@@ -289,7 +295,7 @@ export function decodeMessage(bytes: Uint8Array): Message {
 
 /** the header of an encoded message and where the rest (annotations + bare message) begins */
 export function splitMessage(bytes: Uint8Array): { header?: MessageHeader; headerEnd: number } {
-  const d = new Decoder(bytes);
+  const d = messageDecoder.reset(bytes);
   if (d.end === 0) return { headerEnd: 0 };
   const def = readSection(d);
   if (def !== HEADER) return { headerEnd: 0 };
@@ -319,7 +325,7 @@ export function peekMessage(bytes: Uint8Array): {
   properties?: MessageProperties;
   headerEnd: number;
 } {
-  const d = new Decoder(bytes);
+  const d = messageDecoder.reset(bytes);
   const out: { header?: MessageHeader; properties?: MessageProperties; headerEnd: number } = { headerEnd: 0 };
   while (d.pos < d.end) {
     const start = d.pos;

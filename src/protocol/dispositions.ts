@@ -5,9 +5,11 @@
  */
 import type { DeliveryState, Disposition } from './codec-port.js';
 
+/** A run of consecutive delivery ids [first, last] with one role, settled flag and state. */
 interface Pending {
   role: boolean;
-  id: number;
+  first: number;
+  last: number;
   settled: boolean;
   state: DeliveryState | undefined;
 }
@@ -27,15 +29,31 @@ export class DispositionBatcher {
   private pending: Pending[] = [];
   private sorted = true;
 
+  /** Disposition runs queued (not deliveries: consecutive ones share a run). */
   get size(): number {
     return this.pending.length;
   }
 
+  /**
+   * Queue one delivery's disposition. The common case, settling deliveries in the order they
+   * came with one outcome, extends the last run in place: no entry per delivery.
+   */
   add(role: boolean, id: number, state: DeliveryState | undefined, settled: boolean): void {
     const p = this.pending;
     const last = p[p.length - 1];
-    if (last && (last.role !== role || last.id > id)) this.sorted = false;
-    p.push({ role, id, settled, state });
+    if (last) {
+      if (
+        last.role === role &&
+        id === (last.last + 1) >>> 0 &&
+        last.settled === settled &&
+        sameState(last.state, state)
+      ) {
+        last.last = id;
+        return;
+      }
+      if (last.role !== role || last.first > id) this.sorted = false;
+    }
+    p.push({ role, first: id, last: id, settled, state });
   }
 
   /** Returns the disposition bodies to send, in order, and empties the batch. */
@@ -45,27 +63,28 @@ export class DispositionBatcher {
     this.pending = [];
     if (!this.sorted) {
       // stable: two entries for one id keep their order
-      p.sort((x, y) => (x.role === y.role ? x.id - y.id : x.role ? 1 : -1));
+      p.sort((x, y) => (x.role === y.role ? x.first - y.first : x.role ? 1 : -1));
       this.sorted = true;
     }
     const out: Disposition[] = [];
     let cur = p[0];
-    let first = cur.id;
-    let last = cur.id;
+    let first = cur.first;
+    let last = cur.last;
     for (let i = 1; i < p.length; i++) {
       const n = p[i];
       if (
         n.role === cur.role &&
-        n.id === (last + 1) >>> 0 &&
+        n.first === (last + 1) >>> 0 &&
         n.settled === cur.settled &&
         sameState(n.state, cur.state)
       ) {
-        last = n.id;
+        last = n.last;
         continue;
       }
       out.push(toBody(cur, first, last));
       cur = n;
-      first = last = n.id;
+      first = n.first;
+      last = n.last;
     }
     out.push(toBody(cur, first, last));
     return out;

@@ -46,4 +46,33 @@ describe('DispositionBatcher (property)', () => {
       { numRuns: 300 },
     );
   });
+
+  it('settling in arrival order gives one range per run of equal outcomes, each delivery exactly once', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 300 }),
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 2 }), fc.integer({ min: 1, max: 8 })), {
+          minLength: 1,
+          maxLength: 40,
+        }),
+        (start, runs) => {
+          const b = new DispositionBatcher();
+          const want: Array<{ first: number; last: number; state: DeliveryState | undefined }> = [];
+          let id = start;
+          for (const [si, n] of runs) {
+            const state = STATES[si];
+            const prev = want[want.length - 1];
+            if (prev && prev.state === state) prev.last = id + n - 1;
+            else want.push({ first: id, last: id + n - 1, state });
+            for (let i = 0; i < n; i++) b.add(false, id++, state, true);
+          }
+          expect(b.size).toBe(want.length);
+          const got = b.take().map((d) => ({ first: d.first, last: d.last ?? d.first, state: d.state }));
+          expect(got).toEqual(want);
+          expect(b.size).toBe(0);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
 });
