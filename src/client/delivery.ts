@@ -228,7 +228,9 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
     for (const t of transfers) {
       if (!this.owner.isLive(t)) continue;
       this.apply(t, state);
-      if (confirm && !t.remoteSettled) (pending ??= new Set()).add(t);
+      if (!confirm || t.remoteSettled) continue;
+      pending ??= new Set();
+      pending.add(t);
     }
     transfers.length = 0;
     this.owner.flush();
