@@ -231,49 +231,53 @@ describe('event store', () => {
     await again.close();
   });
 
-  it('compacts: snapshot + fresh segment, older segments deleted, recovery equal', async () => {
-    const dir = await tempDir();
-    const log: BrokerEvent[] = [];
-    const store = await openStore(dir, { ...opts, segmentBytes: 8 * 1024 });
-    const commit = <E extends BrokerEvent>(e: E) => {
-      log.push(e);
-      return store.commit(e);
-    };
-    for (const e of events(400)) {
-      await commit(e).durable;
-      if (log.length % 10 === 0) {
-        // consume most messages (compaction pays off once the log outgrows the live state);
-        // one per batch stays acquired, so snapshots hold more than plain enqueues
-        const got = commit({ type: 'acquire', leaderTime: 500, queue: 'q', consumer: 'c/1', max: 10 });
-        const seqs = got.result.messages.map((m) => m.seq);
-        expect(seqs.length).toBeGreaterThan(0);
-        commit({
-          type: 'settle',
-          leaderTime: 500,
-          consumer: 'c/1',
-          seqs: seqs.slice(0, -1),
-          outcome: { type: 'accepted' },
-        });
+  // 400-byte bodies: the snapshot references their stored bytes instead of copying them
+  it.each([100, 400])(
+    'compacts: snapshot + fresh segment, older segments deleted, recovery equal (%i-byte bodies)',
+    async (size) => {
+      const dir = await tempDir();
+      const log: BrokerEvent[] = [];
+      const store = await openStore(dir, { ...opts, segmentBytes: 8 * 1024 });
+      const commit = <E extends BrokerEvent>(e: E) => {
+        log.push(e);
+        return store.commit(e);
+      };
+      for (const e of events(400, 'x'.repeat(size))) {
+        await commit(e).durable;
+        if (log.length % 10 === 0) {
+          // consume most messages (compaction pays off once the log outgrows the live state);
+          // one per batch stays acquired, so snapshots hold more than plain enqueues
+          const got = commit({ type: 'acquire', leaderTime: 500, queue: 'q', consumer: 'c/1', max: 10 });
+          const seqs = got.result.messages.map((m) => m.seq);
+          expect(seqs.length).toBeGreaterThan(0);
+          commit({
+            type: 'settle',
+            leaderTime: 500,
+            consumer: 'c/1',
+            seqs: seqs.slice(0, -1),
+            outcome: { type: 'accepted' },
+          });
+        }
       }
-    }
-    await store.close();
-    const stats = store.stats();
-    expect(stats.snapshotsWritten).toBeGreaterThan(3);
-    expect(stats.segmentsDeleted).toBeGreaterThan(3);
-    const files = await readdir(dir);
-    expect(files).toContain('snapshot.bin');
-    expect(files.filter((f) => f.endsWith('.seg')).length).toBeLessThanOrEqual(2);
-    const again = await openStore(dir, opts);
-    // every event is either in the snapshot or replayed from the remaining segments
-    expect(again.stats().recoveredSnapshotIndex).toBeGreaterThan(0);
-    const expected = new BrokerState();
-    for (const e of log) expected.apply(e);
-    // the reopened store released c/1's leftover acquisition
-    expected.apply({ type: 'release-all', leaderTime: 1 });
-    expect(again.state.queueInfo('q')).toEqual(expected.queueInfo('q'));
-    expect(again.state.snapshot()).toEqual(expected.snapshot());
-    await again.close();
-  });
+      await store.close();
+      const stats = store.stats();
+      expect(stats.snapshotsWritten).toBeGreaterThan(3);
+      expect(stats.segmentsDeleted).toBeGreaterThan(3);
+      const files = await readdir(dir);
+      expect(files).toContain('snapshot.bin');
+      expect(files.filter((f) => f.endsWith('.seg')).length).toBeLessThanOrEqual(2);
+      const again = await openStore(dir, opts);
+      // every event is either in the snapshot or replayed from the remaining segments
+      expect(again.stats().recoveredSnapshotIndex).toBeGreaterThan(0);
+      const expected = new BrokerState();
+      for (const e of log) expected.apply(e);
+      // the reopened store released c/1's leftover acquisition
+      expected.apply({ type: 'release-all', leaderTime: 1 });
+      expect(again.state.queueInfo('q')).toEqual(expected.queueInfo('q'));
+      expect(again.state.snapshot()).toEqual(expected.snapshot());
+      await again.close();
+    },
+  );
 
   it('waits to compact while holdCompaction says so (told the snapshot size), then compacts', async () => {
     const dir = await tempDir();

@@ -40,7 +40,7 @@ import type {
   ResultOf,
   SettleResult,
 } from './results.js';
-import { readSnapshot, writeSnapshot } from './snapshot-codec.js';
+import { readSnapshot, writeSnapshot, writeSnapshotParts } from './snapshot-codec.js';
 
 /** One queue's size, as `stats()` reports it. */
 export interface QueueInfo {
@@ -239,6 +239,11 @@ export class BrokerState {
 
   snapshot(): Uint8Array {
     return writeSnapshot(this);
+  }
+
+  /** The same snapshot as parts referencing the stored message bytes (writeSnapshotParts). */
+  snapshotParts(): Uint8Array[] {
+    return writeSnapshotParts(this);
   }
 
   /** Replaces this state's contents with a snapshot's. */

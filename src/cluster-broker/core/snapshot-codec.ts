@@ -51,10 +51,78 @@ function queueMessagesInSeqOrder(q: Queue): QueuedMessage[] {
   return out;
 }
 
+/** The snapshot as one buffer (what a Raft snapshot carries). */
 export function writeSnapshot(s: BrokerState): Uint8Array {
   let size = 64;
   for (const q of s.queues.values()) size += q.byteCount + q.messageCount * 24 + q.dedup.size * 48;
   const w = new VarintWriter(size);
+  encodeSnapshot(s, w);
+  return w.finish();
+}
+
+/**
+ * The same bytes as writeSnapshot, as parts to be written one after the other: message bytes of
+ * at least BY_REFERENCE_BYTES are views of the queues' stored bytes, not copies. Stored bytes
+ * never change once stored (byte-arena.ts), so the parts stay the snapshot of this moment
+ * however the state moves on while they are written; the store's compaction writes them in the
+ * background instead of first copying the whole live state into one buffer on the event loop.
+ */
+export function writeSnapshotParts(s: BrokerState): Uint8Array[] {
+  const w = new PartsWriter();
+  encodeSnapshot(s, w);
+  return w.parts();
+}
+
+/** Shorter message bytes are copied in with their metadata: a part of their own costs more. */
+const BY_REFERENCE_BYTES = 256;
+const PART_BUFFER_BYTES = 64 * 1024;
+
+/**
+ * A VarintWriter that hands out what it wrote as parts: long byte strings are referenced, not
+ * copied. Growing starts a new buffer holding only what is not handed out yet, so parts already
+ * cut (views of the old buffer) stay as they are.
+ */
+class PartsWriter extends VarintWriter {
+  private readonly out: Uint8Array[] = [];
+  private partStart = 0;
+
+  constructor() {
+    super(PART_BUFFER_BYTES);
+  }
+
+  override ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    const pending = this.buf.subarray(this.partStart, this.pos);
+    const next = Buffer.allocUnsafeSlow(Math.max(PART_BUFFER_BYTES, 2 * (pending.length + n)));
+    next.set(pending, 0);
+    this.buf = next;
+    this.view = new DataView(next.buffer, next.byteOffset, next.byteLength);
+    this.pos = pending.length;
+    this.partStart = 0;
+  }
+
+  override bytes(v: Uint8Array): void {
+    if (v.length < BY_REFERENCE_BYTES) {
+      super.bytes(v);
+      return;
+    }
+    this.uint(v.length);
+    this.cut();
+    this.out.push(v);
+  }
+
+  parts(): Uint8Array[] {
+    this.cut();
+    return this.out;
+  }
+
+  private cut(): void {
+    if (this.pos > this.partStart) this.out.push(this.buf.subarray(this.partStart, this.pos));
+    this.partStart = this.pos;
+  }
+}
+
+function encodeSnapshot(s: BrokerState, w: VarintWriter): void {
   for (const b of MAGIC) w.u8(b);
   w.f64(s.now);
   w.uint(s.nextSeq);
@@ -107,7 +175,6 @@ export function writeSnapshot(s: BrokerState): Uint8Array {
       w.f64(m.reservation!.until);
     }
   }
-  return w.finish();
 }
 
 /** Seq of the message whose bytes were written first, by chunk and place (a topic's subscriptions share them). */

@@ -107,11 +107,40 @@ export async function writeFileAtomic(
   const tmp = `${file}.tmp`;
   const fh = await fs.create(tmp);
   try {
-    for (const c of chunks) await fh.write(c);
+    await writeGathered(fh, chunks);
     await fh.sync();
   } finally {
     await fh.close();
   }
   await fs.rename(tmp, file);
   await fs.syncDir(dirname(file));
+}
+
+/** Small chunks are gathered into writes of up to this size; larger ones are written as they are. */
+const GATHER_BYTES = 1024 * 1024;
+
+/**
+ * Writes `chunks` one after the other with one write per ~1 MiB rather than one per chunk (a
+ * snapshot comes as two parts per message).
+ */
+async function writeGathered(fh: DurableFile, chunks: readonly Uint8Array[]): Promise<void> {
+  let staging: Buffer | undefined;
+  let used = 0;
+  const flush = async () => {
+    if (used === 0 || staging === undefined) return;
+    await fh.write(staging.subarray(0, used));
+    used = 0;
+  };
+  for (const c of chunks) {
+    if (c.length >= GATHER_BYTES) {
+      await flush();
+      await fh.write(c);
+      continue;
+    }
+    if (used + c.length > GATHER_BYTES) await flush();
+    staging ??= Buffer.allocUnsafe(GATHER_BYTES);
+    staging.set(c, used);
+    used += c.length;
+  }
+  await flush();
 }

@@ -21,9 +21,10 @@
  * consumers died with the process).
  *
  * Compaction: when the current segment passes `segmentBytes` and twice the live message bytes
- * (see rollDue), the state is snapshotted (sync, at
- * the current index), a new segment is started, the snapshot is written atomically in the
- * background, and only once it is durable are the older segments deleted.
+ * (see rollDue), the state is snapshotted (sync, at the current index, as parts that reference
+ * the stored message bytes rather than copy them), a new segment is started, the snapshot is
+ * written atomically in the background, and only once it is durable are the older segments
+ * deleted.
  */
 import { join } from 'node:path';
 import type { BrokerState } from '../core/broker-state.js';
@@ -58,9 +59,9 @@ export interface StoreOptions {
   /** Every file operation of the store goes through this. Default: node:fs/promises (tests inject a power-loss model). */
   fs?: DurableFs;
   /**
-   * Asked before a compaction with the live message bytes (about the size of the snapshot, which
-   * is a whole copy of the state in memory); while it returns true, compaction waits and the log
-   * keeps growing in its segment. The broker holds it while the memory alarm is on or the copy
+   * Asked before a compaction with the live message bytes (about the size of the snapshot, whose
+   * parts keep every message's bytes alive until written, even those consumed meanwhile); while
+   * it returns true, compaction waits and the log keeps growing in its segment. The broker holds it while the memory alarm is on or the copy
    * would take the broker past its memory limit.
    */
   holdCompaction?: (snapshotBytes: number) => boolean;
@@ -289,7 +290,8 @@ class FileEventStore implements EventStore {
   /** New segment now; snapshot + deletion of older segments in the background. */
   private async roll(): Promise<void> {
     const snapIndex = this.index;
-    const snapState = this.state.snapshot();
+    // parts that reference the stored message bytes: no copy of the live state on the loop
+    const snapState = this.state.snapshotParts();
     const newStart = this.writtenIndex + 1;
     const fs = this.opts.fs ?? nodeDurableFs;
     const older = (await listSegments(this.dir, fs)).filter((s) => s.start < newStart);

@@ -18,22 +18,35 @@ export interface SnapshotContents {
   state: Uint8Array;
 }
 
+/** A snapshot to write: its state as one buffer or as parts written one after the other. */
+export interface SnapshotToWrite {
+  index: number;
+  state: Uint8Array | readonly Uint8Array[];
+}
+
 export async function fsyncDir(dir: string, fs: DurableFs = nodeDurableFs): Promise<void> {
   await fs.syncDir(dir);
 }
 
 export async function writeSnapshotFile(
   dir: string,
-  snap: SnapshotContents,
+  snap: SnapshotToWrite,
   fs: DurableFs = nodeDurableFs,
 ): Promise<void> {
+  const parts = snap.state instanceof Uint8Array ? [snap.state] : snap.state;
+  let length = 0;
+  let crc = 0;
+  for (const p of parts) {
+    length += p.length;
+    crc = crc32(p, crc);
+  }
   const header = new Uint8Array(HEADER_BYTES);
   const view = new DataView(header.buffer);
   header.set(MAGIC, 0);
   view.setFloat64(4, snap.index, true);
-  view.setFloat64(12, snap.state.length, true);
-  view.setUint32(20, crc32(snap.state), true);
-  await writeFileAtomic(fs, join(dir, SNAPSHOT_FILE), [header, snap.state]);
+  view.setFloat64(12, length, true);
+  view.setUint32(20, crc, true);
+  await writeFileAtomic(fs, join(dir, SNAPSHOT_FILE), [header, ...parts]);
 }
 
 /**
