@@ -206,16 +206,23 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
     }
     this.outcome = state;
     this.owner.onSettled(this, state);
-    // no array per settlement: nearly every message has one transfer
-    const transfers = this.transfers;
+    // one pass, no array per settlement: nearly every message has one transfer
+    const confirm = this.owner.confirmsSettlement;
     let live = 0;
-    for (const t of transfers) if (this.owner.isLive(t)) live++;
-    const final = state.type === 'accepted' || state.type === 'rejected';
+    let pending: Set<IncomingDelivery> | undefined;
+    for (const t of this.transfers) {
+      if (!this.owner.isLive(t)) continue;
+      live++;
+      this.apply(t, state);
+      if (!confirm || t.remoteSettled) continue;
+      pending ??= new Set();
+      pending.add(t);
+    }
+    this.transfers.length = 0;
     if (live === 0) {
-      transfers.length = 0;
       // the link it came on is gone: the broker already put it back. For release/modify that is
       // what was asked; accept/reject are in doubt (dedup settles the redelivery with this outcome)
-      if (!final) return Promise.resolve();
+      if (state.type !== 'accepted' && state.type !== 'rejected') return Promise.resolve();
       return Promise.reject(
         new ClientError(
           'quorate:in-doubt',
@@ -223,16 +230,6 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
         ),
       );
     }
-    const confirm = this.owner.confirmsSettlement;
-    let pending: Set<IncomingDelivery> | undefined;
-    for (const t of transfers) {
-      if (!this.owner.isLive(t)) continue;
-      this.apply(t, state);
-      if (!confirm || t.remoteSettled) continue;
-      pending ??= new Set();
-      pending.add(t);
-    }
-    transfers.length = 0;
     this.owner.flush();
     if (pending === undefined) return SETTLED;
     return new Promise<void>((resolve, reject) => {

@@ -21,6 +21,11 @@ export function decodeError(description: string): AmqpDecodeError {
   return new AmqpDecodeError('amqp:decode-error', description);
 }
 
+/** The bytes as a Buffer (a view, no copy), for Buffer's fast reads. */
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 export class Decoder {
   buf: Buffer;
   pos: number;
@@ -29,7 +34,7 @@ export class Decoder {
   depth = 0;
 
   constructor(bytes: Uint8Array, start = 0, end = bytes.length) {
-    this.buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.buf = asBuffer(bytes);
     this.pos = start;
     this.end = end;
   }
@@ -39,7 +44,7 @@ export class Decoder {
    * frame instead of allocating a decoder (and often a Buffer view) for every frame.
    */
   reset(bytes: Uint8Array, start = 0, end = bytes.length): this {
-    this.buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.buf = asBuffer(bytes);
     this.pos = start;
     this.end = end;
     this.depth = 0;

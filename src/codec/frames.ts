@@ -118,15 +118,14 @@ export function parseProtocolHeader(b: Uint8Array): ProtocolHeader {
  */
 const frameDecoder = new Decoder(new Uint8Array(0));
 
-/** decode a performative from bytes [start, end) with `d`; `d.pos` ends after it */
+/** decode a performative from bytes [start, end) with frameDecoder, whose `pos` ends after it */
 function readPerformative(
-  d: Decoder,
   bytes: Uint8Array,
   start: number,
   end: number,
   kind: 'performative' | 'sasl',
 ): Performative | SaslPerformative {
-  d.reset(bytes, start, end);
+  const d = frameDecoder.reset(bytes, start, end);
   if (d.u8() !== 0x00) throw decodeError(`frame body is not a described ${kind}`);
   const def = readDescriptor(d);
   if (def === undefined || def.kind !== kind)
@@ -150,19 +149,18 @@ export function decodeFrame(bytes: Uint8Array, start: number, size: number): Fra
   if (type === FRAME_TYPE_AMQP) {
     const channel = (bytes[start + 6] << 8) | bytes[start + 7];
     if (bodyStart === end) return { kind: 'heartbeat', channel };
-    const d = frameDecoder;
-    const performative = readPerformative(d, bytes, bodyStart, end, 'performative') as Performative;
+    const performative = readPerformative(bytes, bodyStart, end, 'performative') as Performative;
     if (performative.type === 'transfer') {
-      const payload = new Uint8Array(bytes.buffer, bytes.byteOffset + d.pos, end - d.pos);
+      const at = frameDecoder.pos;
+      const payload = new Uint8Array(bytes.buffer, bytes.byteOffset + at, end - at);
       return { kind: 'amqp', channel, performative, payload };
     }
     return { kind: 'amqp', channel, performative };
   }
   if (type === FRAME_TYPE_SASL) {
     if (bodyStart === end) throw framingError('empty SASL frame');
-    const d = frameDecoder;
-    const performative = readPerformative(d, bytes, bodyStart, end, 'sasl') as SaslPerformative;
-    if (d.pos !== end) throw decodeError('SASL frame has bytes after its performative');
+    const performative = readPerformative(bytes, bodyStart, end, 'sasl') as SaslPerformative;
+    if (frameDecoder.pos !== end) throw decodeError('SASL frame has bytes after its performative');
     return { kind: 'sasl', performative };
   }
   throw framingError(`unknown frame type ${type}`);

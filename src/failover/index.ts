@@ -20,7 +20,6 @@ export {
   type FinalOutcome,
   ReceiverDedup,
   type ReceiverDedupOptions,
-  receiverDedupKey,
 } from './receiver-dedup.js';
 export {
   type AdmitResult,

@@ -25,6 +25,17 @@ export function sameState(a: DeliveryState | undefined, b: DeliveryState | undef
   );
 }
 
+/** Whether delivery `id` with these settled flag and state continues the run `r` (ids wrap at 2^32). */
+function continues(
+  r: Pending,
+  role: boolean,
+  id: number,
+  settled: boolean,
+  state: DeliveryState | undefined,
+) {
+  return r.role === role && id === (r.last + 1) >>> 0 && r.settled === settled && sameState(r.state, state);
+}
+
 export class DispositionBatcher {
   private pending: Pending[] = [];
   private sorted = true;
@@ -42,12 +53,7 @@ export class DispositionBatcher {
     const p = this.pending;
     const last = p[p.length - 1];
     if (last) {
-      if (
-        last.role === role &&
-        id === (last.last + 1) >>> 0 &&
-        last.settled === settled &&
-        sameState(last.state, state)
-      ) {
+      if (continues(last, role, id, settled, state)) {
         last.last = id;
         return;
       }
@@ -67,33 +73,25 @@ export class DispositionBatcher {
       this.sorted = true;
     }
     const out: Disposition[] = [];
+    // merge runs that the sort made adjacent (in place: `p` is this batch's own array)
     let cur = p[0];
-    let first = cur.first;
-    let last = cur.last;
     for (let i = 1; i < p.length; i++) {
       const n = p[i];
-      if (
-        n.role === cur.role &&
-        n.first === (last + 1) >>> 0 &&
-        n.settled === cur.settled &&
-        sameState(n.state, cur.state)
-      ) {
-        last = n.last;
+      if (continues(cur, n.role, n.first, n.settled, n.state)) {
+        cur.last = n.last;
         continue;
       }
-      out.push(toBody(cur, first, last));
+      out.push(toBody(cur));
       cur = n;
-      first = n.first;
-      last = n.last;
     }
-    out.push(toBody(cur, first, last));
+    out.push(toBody(cur));
     return out;
   }
 }
 
-function toBody(p: Pending, first: number, last: number): Disposition {
-  const d: Disposition = { role: p.role, first };
-  if (last !== first) d.last = last;
+function toBody(p: Pending): Disposition {
+  const d: Disposition = { role: p.role, first: p.first };
+  if (p.last !== p.first) d.last = p.last;
   if (p.settled) d.settled = true;
   if (p.state) d.state = p.state;
   return d;

@@ -91,7 +91,7 @@ describe('BrokerState snapshot/restore', () => {
   });
 
   it('the parts snapshot is the same bytes, referencing long messages, and stays so as the state moves on', () => {
-    const join = (parts: Uint8Array[]) => Buffer.concat(parts.map((p) => Buffer.from(p)));
+    const join = (parts: Uint8Array[]) => Buffer.concat(parts);
     const d = new Driver();
     d.declare('q');
     d.declare('t', { topic: true });

@@ -235,7 +235,7 @@ export class FileStorage {
     const parts = [baseRecord(this.image.base.index, this.image.base.term)];
     for (const e of this.image.entries) parts.push(entryRecord(e));
     if (this.fh) await this.fh.close();
-    await writeFileAtomic(this.fs, this.logPath, [Buffer.concat(parts)]);
+    await writeFileAtomic(this.fs, this.logPath, parts);
     this.fh = await this.fs.openAppend(this.logPath);
     this.stats.fsyncs += 2;
   }

@@ -116,29 +116,32 @@ export async function writeFileAtomic(
   await fs.syncDir(dirname(file));
 }
 
-/** Small chunks are gathered into writes of up to this size; larger ones are written as they are. */
+/** Chunks at least this large are written as they are (gathering them saves no write). */
+const DIRECT_BYTES = 64 * 1024;
+/** Smaller chunks are gathered into writes of up to this size. */
 const GATHER_BYTES = 1024 * 1024;
 
 /**
- * Writes `chunks` one after the other with one write per ~1 MiB rather than one per chunk (a
- * snapshot comes as two parts per message).
+ * Writes `chunks` one after the other, gathering small ones into writes of up to 1 MiB rather
+ * than one write per chunk (a store snapshot comes as two parts per message).
  */
 async function writeGathered(fh: DurableFile, chunks: readonly Uint8Array[]): Promise<void> {
-  let staging: Buffer | undefined;
+  let small = 0;
+  for (const c of chunks) if (c.length < DIRECT_BYTES) small += c.length;
+  const staging = Buffer.allocUnsafe(Math.min(GATHER_BYTES, small));
   let used = 0;
   const flush = async () => {
-    if (used === 0 || staging === undefined) return;
+    if (used === 0) return;
     await fh.write(staging.subarray(0, used));
     used = 0;
   };
   for (const c of chunks) {
-    if (c.length >= GATHER_BYTES) {
+    if (c.length >= DIRECT_BYTES) {
       await flush();
       await fh.write(c);
       continue;
     }
-    if (used + c.length > GATHER_BYTES) await flush();
-    staging ??= Buffer.allocUnsafe(GATHER_BYTES);
+    if (used + c.length > staging.length) await flush();
     staging.set(c, used);
     used += c.length;
   }

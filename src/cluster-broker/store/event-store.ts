@@ -61,8 +61,8 @@ export interface StoreOptions {
   /**
    * Asked before a compaction with the live message bytes (about the size of the snapshot, whose
    * parts keep every message's bytes alive until written, even those consumed meanwhile); while
-   * it returns true, compaction waits and the log keeps growing in its segment. The broker holds it while the memory alarm is on or the copy
-   * would take the broker past its memory limit.
+   * it returns true, compaction waits and the log keeps growing in its segment. The broker holds
+   * it while the memory alarm is on or the snapshot would take the broker past its memory limit.
    */
   holdCompaction?: (snapshotBytes: number) => boolean;
 }
