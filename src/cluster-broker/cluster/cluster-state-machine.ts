@@ -93,6 +93,10 @@ export class ClusterStateMachine implements StateMachine {
     return this.state.snapshot();
   }
 
+  liveBytes(): number {
+    return this.state.liveBytes();
+  }
+
   private applyEvent(event: BrokerEvent): ApplyResult {
     const held = queuesHeldBy(this.state, event);
     const result = this.state.apply(event);

@@ -152,6 +152,13 @@ export class BrokerState {
     return q ? { added: q.addedCount, acquisitions: q.acquiredCount } : undefined;
   }
 
+  /** Bytes of every queued message (what a snapshot mostly consists of), without walking the messages. */
+  liveBytes(): number {
+    let n = 0;
+    for (const q of this.queues.values()) n += q.byteCount;
+    return n;
+  }
+
   listQueues(): QueueInfo[] {
     return [...this.queues.keys()].map((n) => this.queueInfo(n)!);
   }

@@ -7,6 +7,7 @@
  */
 import { EventEmitter } from 'eventemitter3';
 import type { Logger } from '../../common/logger.js';
+import { DEFAULT_MAX_LOG_BYTES, raftCompactionDue } from '../store/compaction-pace.js';
 import type { DurableFs } from '../store/durable-fs.js';
 import type { LatencyHistogram } from '../store/latency-histogram.js';
 import type { ClusterTlsOptions } from './cluster-tls.js';
@@ -32,6 +33,8 @@ export interface StateMachine {
   restore(snapshot: Snapshot): void;
   /** Serialize the state as of the last applied entry; enables log compaction. */
   snapshot?(): Uint8Array;
+  /** Bytes of live data a snapshot would hold (cheap to ask); paces compaction of a large state. */
+  liveBytes?(): number;
 }
 
 export interface ReplicaOptions {
@@ -51,8 +54,13 @@ export interface ReplicaOptions {
   readonly fs?: DurableFs;
   /** One write + fsync per Ready (default true) or one per entry. */
   readonly groupCommit?: boolean;
-  /** Compact after this many applied entries (default 10000; 0 never). Needs stateMachine.snapshot. */
+  /**
+   * Compact after this many applied entries (default 10000; 0 never), once the log also pays for a
+   * snapshot of the state (store/compaction-pace.ts). Needs stateMachine.snapshot.
+   */
   readonly snapshotEvery?: number;
+  /** Compact at this many bytes of log since the last snapshot whatever the state (default 64 MiB). */
+  readonly maxLogBytes?: number;
   /** The cluster secret members prove to each other (see handshake.ts); absent: none. */
   readonly secret?: Uint8Array;
   /** Mutual TLS between members. */
@@ -106,6 +114,8 @@ export class Replica extends EventEmitter<ReplicaEvents> {
   private lastTickAt = Number.POSITIVE_INFINITY;
   private lastRole: Role = 'follower';
   private wasRecovering: RecoveryReason | null = null;
+  /** Bytes of the entries applied since the last snapshot (paces compaction). */
+  private logBytesSinceSnapshot = 0;
 
   private constructor(
     private readonly opts: ReplicaOptions,
@@ -301,6 +311,7 @@ export class Replica extends EventEmitter<ReplicaEvents> {
     if (this.unsafe.sendBeforePersist !== true) for (const m of r.messages) this.transport.send(m);
     if (r.restoreSnapshot) {
       this.opts.stateMachine.restore(r.restoreSnapshot);
+      this.logBytesSinceSnapshot = 0;
       for (const [index, w] of this.waiters) {
         if (index > r.restoreSnapshot.index) continue;
         this.waiters.delete(index);
@@ -343,6 +354,7 @@ export class Replica extends EventEmitter<ReplicaEvents> {
 
   private applyEntry(e: Entry): void {
     this.opts.stateMachine.apply(e);
+    this.logBytesSinceSnapshot += e.data?.length ?? 0;
     const w = this.waiters.get(e.index);
     if (!w) return;
     this.waiters.delete(e.index);
@@ -359,12 +371,19 @@ export class Replica extends EventEmitter<ReplicaEvents> {
   }
 
   private maybeCompact(): void {
-    const every = this.opts.snapshotEvery ?? 10_000;
     const sm = this.opts.stateMachine;
-    if (every <= 0 || !sm.snapshot) return;
+    if (!sm.snapshot) return;
     const applied = this.core.appliedIndex;
-    if (applied - this.core.log.snapshotIndex < every) return;
+    const due = raftCompactionDue({
+      entriesSince: applied - this.core.log.snapshotIndex,
+      every: this.opts.snapshotEvery ?? 10_000,
+      logBytes: this.logBytesSinceSnapshot,
+      liveBytes: sm.liveBytes?.(),
+      maxLogBytes: this.opts.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES,
+    });
+    if (!due) return;
     this.core.compact(applied, sm.snapshot());
+    this.logBytesSinceSnapshot = 0;
   }
 }
 

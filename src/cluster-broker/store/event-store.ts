@@ -20,8 +20,8 @@
  * or set it aside with `repair`, then release every acquisition left in the state (its
  * consumers died with the process).
  *
- * Compaction: when the current segment passes `segmentBytes` and twice the live message bytes
- * (see rollDue), the state is snapshotted (sync, at the current index, as parts that reference
+ * Compaction: when the current segment passes `segmentBytes` and pays for a snapshot of the live
+ * message bytes (see rollDue), the state is snapshotted (sync, at the current index, as parts that reference
  * the stored message bytes rather than copy them), a new segment is started, the snapshot is
  * written atomically in the background, and only once it is durable are the older segments
  * deleted.
@@ -31,6 +31,7 @@ import type { BrokerState } from '../core/broker-state.js';
 import { encodeEvent } from '../core/event-codec.js';
 import type { BrokerEvent } from '../core/events.js';
 import type { ResultOf } from '../core/results.js';
+import { snapshotPaysOff } from './compaction-pace.js';
 import { type DurableFile, type DurableFs, nodeDurableFs } from './durable-fs.js';
 import { StoreError } from './errors.js';
 import { LatencyHistogram } from './latency-histogram.js';
@@ -275,15 +276,12 @@ class FileEventStore implements EventStore {
 
   /**
    * Roll (snapshot + new segment) once the log since the last snapshot is past `segmentBytes`
-   * AND at least twice the live message bytes, unless `holdCompaction` says to wait. A snapshot
-   * costs O(live state), so tying it to log growth keeps compaction linear overall: a queue that
-   * only grows (log ~ state) is not re-serialized every segment, which was quadratic and stalled
-   * the loop for seconds.
+   * AND pays for a snapshot of the live message bytes (compaction-pace.ts), unless
+   * `holdCompaction` says to wait.
    */
   private rollDue(): boolean {
-    let live = 0;
-    for (const q of this.state.listQueues()) live += q.bytes;
-    if (this.segmentBytes < 2 * live) return false;
+    const live = this.state.liveBytes();
+    if (!snapshotPaysOff(this.segmentBytes, live)) return false;
     return this.opts.holdCompaction?.(live) !== true;
   }
 
