@@ -18,7 +18,6 @@
 import { EventEmitter } from 'eventemitter3';
 import { notQuorateDescription } from '../../wire-extensions.js';
 import type { BrokerState } from '../core/broker-state.js';
-import { encodeEvent } from '../core/event-codec.js';
 import type { BrokerEvent } from '../core/events.js';
 import type { ResultOf } from '../core/results.js';
 import type { Committed } from '../replication/replica.js';
@@ -31,7 +30,7 @@ import {
 } from '../server/backend.js';
 import type { ClusterStateMachine, EntryOutcome } from './cluster-state-machine.js';
 import { linkKeyOf, processOf, qualifyConsumer } from './consumer-keys.js';
-import { type EntryBody, encodeEntry, stampEntryInPlace } from './entry-codec.js';
+import { type EntryRequest, encodeEntry, stampEntryInPlace } from './entry-codec.js';
 import type { AppMessage } from './peer-wire.js';
 
 /** The part of Replica the backend drives. */
@@ -168,7 +167,7 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
     const qualified = this.qualify(event);
     const linkFor =
       qualified.type === 'acquire' || qualified.type === 'settle' ? linkKeyOf(qualified.consumer) : undefined;
-    const answer = this.request({ kind: 'event', event: encodeEvent(qualified) }, linkFor);
+    const answer = this.request({ kind: 'event', event: qualified }, linkFor);
     if (this.unsafe.ackOnAppend === true && qualified.type === 'enqueue') this.ackIfAppended(this.seq);
     return answer.then((result) => result as ResultOf<E>);
   }
@@ -177,7 +176,7 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
    * Replicates `body` (also used for the member's own release-owner / expire entries, before it
    * serves). Resolves with the result of this member's apply.
    */
-  request(body: EntryBody, linkFor?: string): Promise<unknown> {
+  request(body: EntryRequest, linkFor?: string): Promise<unknown> {
     if (this.closed) return Promise.reject(new BackendClosedError('the broker is stopping'));
     const seq = ++this.seq;
     const bytes = encodeEntry(this.origin, seq, body);

@@ -15,6 +15,8 @@
  *   federation links from now on; docs/federation.md#cluster).
  */
 import { ByteReaderError, VarintReader, VarintWriter } from '../core/binary.js';
+import { writeEvent } from '../core/event-codec.js';
+import type { BrokerEvent } from '../core/events.js';
 
 export const ENTRY_VERSION = 1;
 const TIME_OFFSET = 1;
@@ -35,11 +37,17 @@ export interface ClusterEntry {
   body: EntryBody;
 }
 
+/**
+ * What encodeEntry takes: a body, or for kind `event` the broker event itself, encoded straight
+ * into the entry (no buffer of its own, no copy).
+ */
+export type EntryRequest = EntryBody | { kind: 'event'; event: BrokerEvent };
+
 const KIND = { event: 1, 'release-owner': 2, claim: 3, 'federation-owner': 4 } as const;
 
 /** Encodes a request (leaderTime 0 until the leader stamps it). */
-export function encodeEntry(origin: string, seq: number, body: EntryBody, leaderTime = 0): Uint8Array {
-  const w = new VarintWriter(body.kind === 'event' ? body.event.length + 32 + origin.length : 64);
+export function encodeEntry(origin: string, seq: number, body: EntryRequest, leaderTime = 0): Uint8Array {
+  const w = new VarintWriter(sizeHint(body) + 32 + origin.length * 3);
   w.u8(ENTRY_VERSION);
   w.f64(leaderTime);
   w.u8(KIND[body.kind]);
@@ -47,7 +55,8 @@ export function encodeEntry(origin: string, seq: number, body: EntryBody, leader
   w.uint(seq);
   switch (body.kind) {
     case 'event':
-      w.raw(body.event);
+      if (body.event instanceof Uint8Array) w.raw(body.event);
+      else writeEvent(w, body.event);
       break;
     case 'release-owner':
       w.str(body.member);
@@ -62,6 +71,14 @@ export function encodeEntry(origin: string, seq: number, body: EntryBody, leader
       break;
   }
   return w.finish();
+}
+
+/** About the bytes of a body (the writer grows when it is more). */
+function sizeHint(body: EntryRequest): number {
+  if (body.kind !== 'event') return 64;
+  const e = body.event;
+  if (e instanceof Uint8Array) return e.length;
+  return e.type === 'enqueue' ? e.message.length + 64 + e.queue.length * 3 : 64;
 }
 
 /** A copy of `request` with `leaderTime` written in (the leader does this before proposing). */

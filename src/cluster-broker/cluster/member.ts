@@ -13,7 +13,6 @@ import {
   memberListValue,
   notQuorateDescription,
 } from '../../wire-extensions.js';
-import { encodeEvent } from '../core/event-codec.js';
 import type { ClusterTlsOptions } from '../replication/cluster-tls.js';
 import { Replica } from '../replication/replica.js';
 import type { PeerAddress } from '../replication/tcp-transport.js';
@@ -347,9 +346,7 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
       (now - lastTrim >= DEDUP_TRIM_EVERY_MS && state.queues.size > 0)
     ) {
       lastTrim = now;
-      backend
-        .request({ kind: 'event', event: encodeEvent({ type: 'expire', leaderTime: now }) })
-        .catch(() => {});
+      backend.request({ kind: 'event', event: { type: 'expire', leaderTime: now } }).catch(() => {});
     }
     // members holding consumers, or the owner links of temporary queues (docs/topics.md#owner-gone)
     const holders = new Set(state.listConsumers().map((c) => memberOf(c)));

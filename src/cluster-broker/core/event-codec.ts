@@ -40,6 +40,16 @@ export class EventDecodeError extends ByteReaderError {
 
 export function encodeEvent(e: BrokerEvent): Uint8Array {
   const w = new VarintWriter(e.type === 'enqueue' ? e.message.length + 64 + e.queue.length * 3 : 64);
+  writeEvent(w, e);
+  return w.finish();
+}
+
+/**
+ * Appends the encoding of `e` to `w` (what encodeEvent returns, written where the caller wants
+ * it: the single node's store encodes straight into its batch buffer, no buffer per event). On a
+ * throw, `w` holds a partial encoding after its previous position: the caller rewinds.
+ */
+export function writeEvent(w: VarintWriter, e: BrokerEvent): void {
   w.u8(EVENT_CODEC_VERSION);
   w.u8(TYPE_CODES[e.type]);
   w.f64(e.leaderTime);
@@ -105,7 +115,6 @@ export function encodeEvent(e: BrokerEvent): Uint8Array {
       for (const sub of e.events) w.bytes(encodeEvent(sub));
       break;
   }
-  return w.finish();
 }
 
 function writeOptionalString(w: VarintWriter, s: string | undefined): void {

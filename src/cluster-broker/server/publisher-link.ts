@@ -194,19 +194,20 @@ export function enqueueEventFor(bytes: Uint8Array, queue: string, now: number, d
 
 /**
  * What the queue stores: the message with first-acquirer set in its header (only the header
- * changes), in its own exactly-sized buffer. The first delivery then goes out as stored, with no
- * rewrite or copy; later ones rewrite the header (consumer-link.ts).
+ * changes), so the first delivery goes out as stored, with no rewrite; later ones rewrite the
+ * header (consumer-link.ts).
  *
- * The copy matters for memory too: the engine hands over views into socket chunks, and one
- * queued message must not keep a whole read chunk alive.
+ * The result only lives as long as the event that carries it: applying an enqueue copies the bytes
+ * into the queue's own memory (core/byte-arena.ts), so a socket chunk is never kept by a queued
+ * message, and this needs no buffer of its own. `bytes` is the engine's (a view into a socket chunk
+ * it did not reuse, or its own copy of a small one), so it is kept as it is when its header is
+ * already right; otherwise the new form goes into Node's buffer pool (no zero-fill, no ArrayBuffer
+ * per message for the common sizes).
  */
 function storedForm(bytes: Uint8Array, header: MessageHeader | undefined, headerEnd: number): Uint8Array {
-  if (header?.firstAcquirer === true) {
-    if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return bytes;
-    return new Uint8Array(bytes);
-  }
+  if (header?.firstAcquirer === true) return bytes;
   const head = withHeader(EMPTY, { ...header, firstAcquirer: true });
-  const out = new Uint8Array(head.length + bytes.length - headerEnd);
+  const out = Buffer.allocUnsafe(head.length + bytes.length - headerEnd);
   out.set(head, 0);
   out.set(bytes.subarray(headerEnd), head.length);
   return out;

@@ -10,12 +10,21 @@ export const MAX_RECORD_BYTES = 1 << 30;
 
 /** Writes one framed record into `out` at `offset`; returns the offset after it. */
 export function frameRecord(payload: Uint8Array, out: Uint8Array, offset: number): number {
+  out.set(payload, offset + RECORD_HEADER_BYTES);
+  return sealRecord(out, offset, payload.length);
+}
+
+/**
+ * Fills in the header of the record at `offset` in `out` whose `length` payload bytes already
+ * follow the header's RECORD_HEADER_BYTES; returns the offset after the record.
+ */
+export function sealRecord(out: Uint8Array, offset: number, length: number): number {
   const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
-  view.setUint32(offset, payload.length, true);
+  view.setUint32(offset, length, true);
+  const payload = out.subarray(offset + RECORD_HEADER_BYTES, offset + RECORD_HEADER_BYTES + length);
   const crc = crc32(payload, crc32(out.subarray(offset, offset + 4)));
   view.setUint32(offset + 4, crc, true);
-  out.set(payload, offset + RECORD_HEADER_BYTES);
-  return offset + RECORD_HEADER_BYTES + payload.length;
+  return offset + RECORD_HEADER_BYTES + length;
 }
 
 export interface ScanResult {
