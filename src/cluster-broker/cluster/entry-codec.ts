@@ -15,7 +15,7 @@
  *   federation links from now on; docs/federation.md#cluster).
  */
 import { ByteReaderError, VarintReader, VarintWriter } from '../core/binary.js';
-import { writeEvent } from '../core/event-codec.js';
+import { eventSizeHint, writeEvent } from '../core/event-codec.js';
 import type { BrokerEvent } from '../core/events.js';
 
 export const ENTRY_VERSION = 1;
@@ -77,8 +77,7 @@ export function encodeEntry(origin: string, seq: number, body: EntryRequest, lea
 function sizeHint(body: EntryRequest): number {
   if (body.kind !== 'event') return 64;
   const e = body.event;
-  if (e instanceof Uint8Array) return e.length;
-  return e.type === 'enqueue' ? e.message.length + 64 + e.queue.length * 3 : 64;
+  return e instanceof Uint8Array ? e.length : eventSizeHint(e);
 }
 
 /** A copy of `request` with `leaderTime` written in (the leader does this before proposing). */

@@ -38,8 +38,13 @@ export class EventDecodeError extends ByteReaderError {
   }
 }
 
+/** About the bytes `e` encodes to, to size a writer (it grows when it is more). */
+export function eventSizeHint(e: BrokerEvent): number {
+  return e.type === 'enqueue' ? e.message.length + 64 + e.queue.length * 3 : 64;
+}
+
 export function encodeEvent(e: BrokerEvent): Uint8Array {
-  const w = new VarintWriter(e.type === 'enqueue' ? e.message.length + 64 + e.queue.length * 3 : 64);
+  const w = new VarintWriter(eventSizeHint(e));
   writeEvent(w, e);
   return w.finish();
 }

@@ -378,7 +378,7 @@ export class Replica extends EventEmitter<ReplicaEvents> {
       entriesSince: applied - this.core.log.snapshotIndex,
       every: this.opts.snapshotEvery ?? 10_000,
       logBytes: this.logBytesSinceSnapshot,
-      liveBytes: sm.liveBytes?.(),
+      liveBytes: sm.liveBytes?.bind(sm),
       maxLogBytes: this.opts.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES,
     });
     if (!due) return;

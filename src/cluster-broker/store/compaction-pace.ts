@@ -29,8 +29,11 @@ export interface RaftLogPace {
   readonly every: number;
   /** Bytes of the entries applied since the last snapshot. */
   readonly logBytes: number;
-  /** Live message bytes of the state, when the state machine can tell (else the count alone decides). */
-  readonly liveBytes: number | undefined;
+  /**
+   * Live message bytes of the state, when the state machine can tell (else the count alone
+   * decides). Asked only once the entry count is reached: it walks every queue.
+   */
+  readonly liveBytes: (() => number) | undefined;
   /** Compact at this much log whatever the state: bounds the memory and the replay after a restart. */
   readonly maxLogBytes: number;
 }
@@ -41,6 +44,8 @@ export interface RaftLogPace {
  */
 export function raftCompactionDue(p: RaftLogPace): boolean {
   if (p.every <= 0 || p.entriesSince < p.every) return false;
-  if (p.liveBytes === undefined || p.liveBytes <= SMALL_STATE_BYTES) return true;
-  return p.logBytes >= p.maxLogBytes || snapshotPaysOff(p.logBytes, p.liveBytes);
+  if (p.liveBytes === undefined) return true;
+  const live = p.liveBytes();
+  if (live <= SMALL_STATE_BYTES) return true;
+  return p.logBytes >= p.maxLogBytes || snapshotPaysOff(p.logBytes, live);
 }
