@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { MessageId } from '../codec/message-id.js';
+import { copyWith } from '../common/copy-with.js';
 
 export interface WithMessageId {
   messageId?: MessageId | null;
@@ -24,5 +25,5 @@ export function ensureMessageId<M extends WithMessageId>(
 ): { message: M & { messageId: MessageId }; messageId: MessageId } {
   const given = message.messageId;
   const messageId = hasMessageId(given) ? given : generate();
-  return { message: { ...message, messageId }, messageId };
+  return { message: copyWith(message, 'messageId', messageId), messageId };
 }

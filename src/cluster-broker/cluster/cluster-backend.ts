@@ -16,6 +16,7 @@
  * (test/cluster/sim/broker-sim.ts) runs this very code on every simulated member.
  */
 import { EventEmitter } from 'eventemitter3';
+import { copyWith } from '../../common/copy-with.js';
 import { notQuorateDescription } from '../../wire-extensions.js';
 import type { BrokerState } from '../core/broker-state.js';
 import type { BrokerEvent } from '../core/events.js';
@@ -363,6 +364,7 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
         // a lost claim only leaves a half-open predecessor elsewhere attached until it notices
       });
     }
-    return { ...event, consumer, link: event.link ?? link };
+    // copyWith, not a spread: acquire and settle events come without `link` (common/copy-with.ts)
+    return copyWith(copyWith(event, 'consumer', consumer), 'link', event.link ?? link);
   }
 }

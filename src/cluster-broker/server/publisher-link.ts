@@ -6,6 +6,7 @@
  */
 import { type DeliveryState, type MessageHeader, peekMessage, withHeader } from '../../codec/index.js';
 import { messageIdKey } from '../../codec/message-id.js';
+import { copyWith } from '../../common/copy-with.js';
 import { ACCEPTED, type IncomingDelivery, type ReceiverLink } from '../../protocol/index.js';
 import type { EnqueueEvent } from '../core/events.js';
 import type { EnqueueResult } from '../core/results.js';
@@ -206,7 +207,7 @@ export function enqueueEventFor(bytes: Uint8Array, queue: string, now: number, d
  */
 function storedForm(bytes: Uint8Array, header: MessageHeader | undefined, headerEnd: number): Uint8Array {
   if (header?.firstAcquirer === true) return bytes;
-  const head = withHeader(EMPTY, { ...header, firstAcquirer: true });
+  const head = withHeader(EMPTY, copyWith(header, 'firstAcquirer', true));
   const out = Buffer.allocUnsafe(head.length + bytes.length - headerEnd);
   out.set(head, 0);
   out.set(bytes.subarray(headerEnd), head.length);
