@@ -14,15 +14,29 @@ interface Pending {
   state: DeliveryState | undefined;
 }
 
-/** Outcomes without fields are equal by type; anything with fields only by identity. */
+/**
+ * Outcomes without fields are equal by type; a transactional state by its txn-id and outcome (so
+ * a transaction's sends, each answered with the same state, settle in ranges); anything else with
+ * fields only by identity.
+ */
 export function sameState(a: DeliveryState | undefined, b: DeliveryState | undefined): boolean {
   if (a === b) return true;
   if (!a || !b || a.type !== b.type) return false;
+  if (a.type === 'transactional-state') {
+    const t = b as typeof a;
+    return sameBytes(a.txnId, t.txnId) && sameState(a.outcome, t.outcome);
+  }
   return (
     a.type === 'accepted' ||
     a.type === 'released' ||
     (a.type === 'rejected' && !a.error && !('error' in b && b.error))
   );
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** Whether delivery `id` with these settled flag and state continues the run `r` (ids wrap at 2^32). */

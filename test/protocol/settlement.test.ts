@@ -48,6 +48,34 @@ describe('disposition batching', () => {
     ]);
   });
 
+  it('transactional states coalesce by txn-id and outcome, never across transactions or outcomes', () => {
+    const b = new DispositionBatcher();
+    const tx = (id: number, outcome?: DeliveryState): DeliveryState => ({
+      type: 'transactional-state',
+      txnId: new Uint8Array([0, id]),
+      ...(outcome ? { outcome } : {}),
+    });
+    // a fresh state object per delivery, as a broker answers each transactional send
+    b.add(true, 1, tx(1, acc), false);
+    b.add(true, 2, tx(1, acc), false);
+    b.add(true, 3, tx(1, acc), false);
+    b.add(true, 4, tx(2, acc), false);
+    b.add(true, 5, tx(2, rel), false);
+    // rejected with an error: equal only by identity, also inside a transactional state
+    b.add(true, 6, tx(2, { ...rej }), false);
+    b.add(true, 7, tx(2, { ...rej }), false);
+    b.add(true, 8, tx(2), false);
+    b.add(true, 9, tx(2), false);
+    expect(b.take()).toEqual([
+      { role: true, first: 1, last: 3, state: tx(1, acc) },
+      { role: true, first: 4, state: tx(2, acc) },
+      { role: true, first: 5, state: tx(2, rel) },
+      { role: true, first: 6, state: tx(2, rej) },
+      { role: true, first: 7, state: tx(2, rej) },
+      { role: true, first: 8, last: 9, state: tx(2) },
+    ]);
+  });
+
   it('end to end: mixed outcomes in one tick reach the sender per delivery (rhea 3.0.5 merges them)', () => {
     const p = pair();
     autoServer(p);

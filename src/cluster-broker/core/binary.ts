@@ -33,6 +33,36 @@ export class VarintWriter extends ByteWriter {
     this.raw(v);
   }
 
+  /**
+   * What `bytes()` of the output of `write` would write, without a buffer of its own for that
+   * output: `write` writes here, after room for the length prefix guessed from `sizeHint`, and the
+   * written bytes move (memmove) only when the guess was wrong.
+   */
+  prefixed(sizeHint: number, write: () => void): void {
+    const guess = varintSize(sizeHint);
+    this.ensure(guess);
+    const start = this.pos;
+    this.pos += guess;
+    write();
+    const end = this.pos;
+    const length = end - start - guess;
+    const need = varintSize(length);
+    if (need !== guess) {
+      this.ensure(need - guess);
+      this.buf.copyWithin(start + need, start + guess, end);
+    }
+    // the prefix goes into room already there (uint() could regrow the buffer from `start` and
+    // drop what follows it)
+    let v = length;
+    let at = start;
+    while (v >= 0x80) {
+      this.buf[at++] = (v % 0x80) | 0x80;
+      v = Math.floor(v / 0x80);
+    }
+    this.buf[at] = v;
+    this.pos = end + need - guess;
+  }
+
   str(v: string): void {
     // Worst case 3 bytes per UTF-16 unit; encodeInto avoids an intermediate array.
     const max = v.length * 3;
@@ -50,6 +80,16 @@ export class VarintWriter extends ByteWriter {
   finish(): Uint8Array {
     return this.written();
   }
+}
+
+/** Bytes of the unsigned varint of `v`. */
+function varintSize(v: number): number {
+  let n = 1;
+  while (v >= 0x80) {
+    v = Math.floor(v / 0x80);
+    n++;
+  }
+  return n;
 }
 
 function isAscii(s: string): boolean {

@@ -117,7 +117,8 @@ export function writeEvent(w: VarintWriter, e: BrokerEvent): void {
       break;
     case 'commit':
       w.uint(e.events.length);
-      for (const sub of e.events) w.bytes(encodeEvent(sub));
+      // each sub-event length-prefixed, written in place (no writer per sub-event)
+      for (const sub of e.events) w.prefixed(eventSizeHint(sub), () => writeEvent(w, sub));
       break;
   }
 }
