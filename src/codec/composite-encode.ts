@@ -1,6 +1,7 @@
 /**
- * The one generic encoder for every composite in composites.ts: described lists with trailing
- * nulls omitted, plus the field-type encoders. Its decoding twin is composite-decode.ts.
+ * The one encoder for every composite in composites.ts: described lists with trailing nulls
+ * omitted (each field table compiled once into its own writer), plus the field-type encoders.
+ * Its decoding twin is composite-decode.ts.
  */
 import { AmqpEncodeError } from '../errors.js';
 import type { CompositeDef, FieldDef, FieldType } from './composites.js';
@@ -35,6 +36,107 @@ export function writeDescriptor(w: Writer, code: number): void {
 
 /** encode `obj` (camelCase properties) as the described list `def`, trailing nulls omitted */
 export function writeComposite(w: Writer, def: CompositeDef, obj: Obj): void {
+  compiledWriter(def)(w, obj);
+}
+
+/** Whether `obj` has any field of `def` set (not null or undefined): would it encode as more than an empty list? */
+export function hasAnyField(def: CompositeDef, obj: Obj): boolean {
+  return compiledTest(def)(obj);
+}
+
+type CompositeWriter = (w: Writer, obj: Obj) => void;
+type FieldTest = (obj: Obj) => boolean;
+const WRITERS = new Map<CompositeDef, CompositeWriter>();
+const TESTS = new Map<CompositeDef, FieldTest>();
+
+/** Field names that can be written as literal property accesses in generated code. */
+function literalNames(def: CompositeDef): boolean {
+  return def.fields.every((f) => /^[a-zA-Z]+$/.test(f.name));
+}
+
+/**
+ * The writer of `def`, compiled once from its field table into straight-line code with literal
+ * property names (as composite-decode.ts does for reading): reading fields by a computed name
+ * (`obj[name]`) over every composite's and every message's shapes goes megamorphic, and each
+ * such read then costs a global cache lookup. Field encoding itself stays in writeField.
+ */
+function compiledWriter(def: CompositeDef): CompositeWriter {
+  let f = WRITERS.get(def);
+  if (f !== undefined) return f;
+  const fields = def.fields;
+  if (literalNames(def)) {
+    const n = fields.length;
+    const reads = fields.map((fd, i) => `const v${i} = obj.${fd.name};`).join(' ');
+    let last = '-1';
+    for (let i = 0; i < n; i++) last = `v${i} != null ? ${i} : ${last}`;
+    const writes = fields
+      .map(
+        (_, i) =>
+          `if (last >= ${i}) { if (v${i} == null) nul(w, ${i}); else writeField(w, fields[${i}], v${i}); }`,
+      )
+      .join(' ');
+    f = new Function(
+      'def',
+      'fields',
+      'writeDescriptor',
+      'beginCompound',
+      'endCompound',
+      'writeField',
+      'nul',
+      'missing',
+      `return function (w, obj) { ${reads} const last = ${last};
+        if (last < def.lastMandatory) missing(def.lastMandatory);
+        writeDescriptor(w, def.code);
+        if (last < 0) { w.u8(0x45); return; }
+        const at = beginCompound(w, 0xc0); ${writes} endCompound(w, at, last + 1); };`,
+    )(
+      def,
+      fields,
+      writeDescriptor,
+      beginCompound,
+      endCompound,
+      writeField,
+      nullField(def),
+      missingField(def),
+    ) as CompositeWriter;
+  } else {
+    f = (w, obj) => writeCompositeByName(w, def, obj);
+  }
+  WRITERS.set(def, f);
+  return f;
+}
+
+function compiledTest(def: CompositeDef): FieldTest {
+  let t = TESTS.get(def);
+  if (t !== undefined) return t;
+  const fields = def.fields;
+  t = literalNames(def)
+    ? (new Function(
+        'obj',
+        `return ${fields.map((fd) => `obj.${fd.name} != null`).join(' || ') || 'false'};`,
+      ) as FieldTest)
+    : (obj) => fields.some((fd) => obj[fd.name] != null);
+  TESTS.set(def, t);
+  return t;
+}
+
+function missingField(def: CompositeDef): (i: number) => never {
+  return (i) => {
+    throw new AmqpEncodeError(`${def.name}: mandatory field ${def.fields[i].specName} missing`);
+  };
+}
+
+/** A null in the list: refused for a mandatory field. */
+function nullField(def: CompositeDef): (w: Writer, i: number) => void {
+  const missing = missingField(def);
+  return (w, i) => {
+    if (def.fields[i].mandatory) missing(i);
+    w.u8(0x40);
+  };
+}
+
+/** The same encoding, reading fields by name (a def whose names are not plain identifiers; tests compare the two). */
+export function writeCompositeByName(w: Writer, def: CompositeDef, obj: Obj): void {
   const fields = def.fields;
   let last = fields.length - 1;
   while (last >= 0 && obj[fields[last].name] == null) last--;

@@ -5,7 +5,7 @@
 
 import { AmqpEncodeError } from '../errors.js';
 import { readCompositeBody, readDescriptor, readField } from './composite-decode.js';
-import { writeComposite, writeDescriptor, writeRestricted } from './composite-encode.js';
+import { hasAnyField, writeComposite, writeDescriptor, writeRestricted } from './composite-encode.js';
 import {
   AMQP_SEQUENCE,
   AMQP_VALUE,
@@ -110,19 +110,14 @@ export interface Message<Body = MessageBody> extends MessageHeader, MessagePrope
 
 type Obj = Record<string, unknown>;
 
-function hasAny(def: CompositeDef, m: Obj): boolean {
-  for (const f of def.fields) if (m[f.name] != null) return true;
-  return false;
-}
-
 /** Write all sections into the scratch writer except a single data body, which is returned. */
 function writeSections(m: Message): { big?: Uint8Array; split: number } {
   const w = scratch();
   const o = m as unknown as Obj;
-  if (hasAny(HEADER, o)) writeComposite(w, HEADER, o);
+  if (hasAnyField(HEADER, o)) writeComposite(w, HEADER, o);
   if (m.deliveryAnnotations != null) writeRestricted(w, DELIVERY_ANNOTATIONS, m.deliveryAnnotations);
   if (m.messageAnnotations != null) writeRestricted(w, MESSAGE_ANNOTATIONS, m.messageAnnotations);
-  if (hasAny(PROPERTIES, o)) writeComposite(w, PROPERTIES, o);
+  if (hasAnyField(PROPERTIES, o)) writeComposite(w, PROPERTIES, o);
   if (m.applicationProperties != null) writeRestricted(w, APPLICATION_PROPERTIES, m.applicationProperties);
 
   // a single data body is copied once, straight into the result
@@ -307,7 +302,7 @@ export function splitMessage(bytes: Uint8Array): { header?: MessageHeader; heade
 export function withHeader(bytes: Uint8Array, header: MessageHeader | undefined): Uint8Array {
   const { headerEnd } = splitMessage(bytes);
   const w = scratch();
-  if (header !== undefined && hasAny(HEADER, header as Obj)) writeComposite(w, HEADER, header as Obj);
+  if (header !== undefined && hasAnyField(HEADER, header as Obj)) writeComposite(w, HEADER, header as Obj);
   const head = w.pos;
   const rest = bytes.length - headerEnd;
   const out = Buffer.allocUnsafe(head + rest);
