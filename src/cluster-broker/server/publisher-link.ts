@@ -207,7 +207,8 @@ export function enqueueEventFor(bytes: Uint8Array, queue: string, now: number, d
  */
 function storedForm(bytes: Uint8Array, header: MessageHeader | undefined, headerEnd: number): Uint8Array {
   if (header?.firstAcquirer === true) return bytes;
-  const head = withHeader(EMPTY, copyWith(header, 'firstAcquirer', true));
+  const head =
+    header === undefined ? FIRST_ACQUIRER_ONLY : withHeader(EMPTY, copyWith(header, 'firstAcquirer', true));
   const out = Buffer.allocUnsafe(head.length + bytes.length - headerEnd);
   out.set(head, 0);
   out.set(bytes.subarray(headerEnd), head.length);
@@ -215,3 +216,5 @@ function storedForm(bytes: Uint8Array, header: MessageHeader | undefined, header
 }
 
 const EMPTY = new Uint8Array(0);
+/** The header of a message sent without one (most are: the quorate client's, rhea's), encoded once. */
+const FIRST_ACQUIRER_ONLY = withHeader(EMPTY, { firstAcquirer: true });
