@@ -28,7 +28,7 @@ export {
   selectorFilter,
 } from './filters.js';
 export type { AcceptOptions, Link, LinkOptions, LinkState, RcvSettleMode, SndSettleMode } from './link.js';
-export { ReceiverLink } from './receiver.js';
+export { ownedBytes, ReceiverLink } from './receiver.js';
 export { SaslCode } from './sasl.js';
 export { SenderLink, type SendOptions } from './sender.js';
 export { Session, type SessionState } from './session.js';

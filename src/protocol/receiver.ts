@@ -24,6 +24,13 @@ export class ReceiverLink extends Link {
   draining = false;
   private echoRequested = false;
   private partial: Partial | undefined = undefined;
+  /**
+   * Hand single-frame payloads out as views of the socket chunk they arrived in, small ones too.
+   * Default false: a small payload is copied (ownedBytes), so that a message kept for long does
+   * not pin a much larger chunk. For a handler that copies what it keeps anyway (the broker's
+   * publisher links store a rewritten copy of every message).
+   */
+  keepPayloadViews = false;
 
   /** Largest message we reassemble (ours, or the engine default when we declared none). */
   get maxMessageSize(): number {
@@ -88,7 +95,7 @@ export class ReceiverLink extends Link {
           this.tooBig(size);
           return;
         }
-        const bytes = payload ? own(payload) : new Uint8Array(0);
+        const bytes = payload ? (this.keepPayloadViews ? payload : ownedBytes(payload)) : new Uint8Array(0);
         this.complete(t.deliveryId, t.deliveryTag, t.messageFormat ?? 0, settled, t.state, mode === 1, bytes);
         return;
       }
@@ -231,7 +238,7 @@ export class ReceiverLink extends Link {
  * The reader's payload is a view of a socket chunk (never reused), so keeping it is safe; but a
  * small view would pin a much larger chunk in memory, so those are copied.
  */
-function own(payload: Uint8Array): Uint8Array {
+export function ownedBytes(payload: Uint8Array): Uint8Array {
   if (payload.length * 2 >= payload.buffer.byteLength) return payload;
   // Buffer.from copies, into Node's pool for small sizes (far cheaper than a fresh ArrayBuffer);
   // payload.slice() would not do: on a Buffer it is a view
@@ -239,7 +246,7 @@ function own(payload: Uint8Array): Uint8Array {
 }
 
 function concat(chunks: Uint8Array[], size: number): Uint8Array {
-  if (chunks.length === 1) return own(chunks[0]);
+  if (chunks.length === 1) return ownedBytes(chunks[0]);
   const out = new Uint8Array(size);
   let o = 0;
   for (const c of chunks) {

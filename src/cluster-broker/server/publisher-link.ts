@@ -7,7 +7,7 @@
 import { type DeliveryState, type MessageHeader, peekMessage, withHeader } from '../../codec/index.js';
 import { messageIdKey } from '../../codec/message-id.js';
 import { copyWith } from '../../common/copy-with.js';
-import { ACCEPTED, type IncomingDelivery, type ReceiverLink } from '../../protocol/index.js';
+import { ACCEPTED, type IncomingDelivery, ownedBytes, type ReceiverLink } from '../../protocol/index.js';
 import type { EnqueueEvent } from '../core/events.js';
 import type { EnqueueResult } from '../core/results.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
@@ -26,7 +26,10 @@ export class PublisherLink implements LinkHandler {
     readonly queue: string | undefined,
     /** Deduplicate by message-id (the sender desired `quorate:dedup`, or the broker runs `--dedup`). */
     private readonly dedup: boolean,
-  ) {}
+  ) {
+    // storedForm copies what an event keeps: a copy by the engine first would be a second one
+    link.keepPayloadViews = true;
+  }
 
   /** Grants the first credit window (call after accept), unless a resource alarm is on. */
   start(): void {
@@ -200,13 +203,15 @@ export function enqueueEventFor(bytes: Uint8Array, queue: string, now: number, d
  *
  * The result only lives as long as the event that carries it: applying an enqueue copies the bytes
  * into the queue's own memory (core/byte-arena.ts), so a socket chunk is never kept by a queued
- * message, and this needs no buffer of its own. `bytes` is the engine's (a view into a socket chunk
- * it did not reuse, or its own copy of a small one), so it is kept as it is when its header is
- * already right; otherwise the new form goes into Node's buffer pool (no zero-fill, no ArrayBuffer
- * per message for the common sizes).
+ * message, and this needs no buffer of its own. `bytes` is the engine's view into the socket chunk
+ * it arrived in (publisher links keep views, ReceiverLink.keepPayloadViews), so it is kept as it is
+ * when its header is already right, copied only when small (ownedBytes); otherwise the new form
+ * goes into Node's buffer pool (no zero-fill, no ArrayBuffer per message for the common sizes).
  */
 function storedForm(bytes: Uint8Array, header: MessageHeader | undefined, headerEnd: number): Uint8Array {
-  if (header?.firstAcquirer === true) return bytes;
+  // kept as received: a small view of a socket chunk is copied, so that a transaction holding it
+  // does not pin the chunk
+  if (header?.firstAcquirer === true) return ownedBytes(bytes);
   const head =
     header === undefined ? FIRST_ACQUIRER_ONLY : withHeader(EMPTY, copyWith(header, 'firstAcquirer', true));
   const out = Buffer.allocUnsafe(head.length + bytes.length - headerEnd);
