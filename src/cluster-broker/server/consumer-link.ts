@@ -306,8 +306,8 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
       this.queueSettle(m.seq, { type: 'modified', undeliverableHere: true }, undefined);
       return;
     }
-    const tag = new Uint8Array(8);
-    new DataView(tag.buffer).setFloat64(0, this.tagCounter++);
+    TAG_VIEW.setFloat64(0, this.tagCounter++);
+    const tag = TAG_SCRATCH.slice(); // one allocation per delivery, not a buffer and a view
     const d = this.link.send(tag, bytes, { settled: this.presettled });
     const { counters, activity } = this.host.ctx;
     counters.messagesOut++;
@@ -461,3 +461,7 @@ export function rewriteHeader(m: AcquiredMessage): Uint8Array {
   else delete h.firstAcquirer;
   return withHeader(m.message, h);
 }
+
+/** Where a delivery tag is written before it is copied out (tags are the big-endian float64 of a counter). */
+const TAG_SCRATCH = new Uint8Array(8);
+const TAG_VIEW = new DataView(TAG_SCRATCH.buffer);
