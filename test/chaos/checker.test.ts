@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkTotalQueue, type HistoryOp } from './checker.js';
+import { checkSubscriptions, checkTotalQueue, type HistoryOp } from './checker.js';
 
 let t = 0;
 const op = (
@@ -14,7 +14,7 @@ const enq = (value: string, result: 'ok' | 'fail' | 'info' | 'none'): HistoryOp[
   result === 'none'
     ? [op('invoke', 'enqueue', value)]
     : [op('invoke', 'enqueue', value), op(result, 'enqueue', value)];
-const deq = (value: string, acceptConfirmed = true, process = 1): HistoryOp[] => [
+const deq = (value: string, acceptConfirmed = true, process: HistoryOp['process'] = 1): HistoryOp[] => [
   op('invoke', 'dequeue', null, { process }),
   op('ok', 'dequeue', value, { process, acceptConfirmed }),
 ];
@@ -207,6 +207,43 @@ describe('checkTotalQueue (Jepsen total-queue)', () => {
     const r = checkTotalQueue(h);
     expect(r['lost-count']).toBe(1);
     expect(r['unexpected-count']).toBe(1);
+  });
+});
+
+describe('checkSubscriptions (each topic subscription a queue of every publish)', () => {
+  const counts = (h: HistoryOp[], subs: string[]) =>
+    [...checkSubscriptions(h, subs)].map(([name, r]) => ({
+      name,
+      acknowledged: r['acknowledged-count'],
+      lost: r.details.lost,
+      duplicated: r.details.duplicated,
+      unexpected: r.details.unexpected,
+      valid: r.valid,
+    }));
+
+  it('every subscription expects every publish, and only its own dequeues count for it', () => {
+    const h = [
+      ...enq('a', 'ok'),
+      ...enq('b', 'ok'),
+      ...deq('a', true, 'east-s'),
+      ...deq('b', true, 'east-s'),
+    ];
+    h.push(...deq('a', true, 'west-s'));
+    expect(counts(h, ['east-s', 'west-s'])).toEqual([
+      { name: 'east-s', acknowledged: 2, lost: [], duplicated: [], unexpected: [], valid: true },
+      { name: 'west-s', acknowledged: 2, lost: ['b'], duplicated: [], unexpected: [], valid: false },
+    ]);
+  });
+
+  it('a surplus hand-out is duplicated after a confirmed accept, at-least-once after one in doubt', () => {
+    const h = [...enq('a', 'ok'), ...enq('b', 'ok')];
+    h.push(...deq('a', true, 'east-s'), ...deq('a', true, 'east-s'));
+    h.push(...deq('b', false, 'east-s'), ...deq('b', true, 'east-s'));
+    h.push(...deq('a', true, 'west-s'), ...deq('b', true, 'west-s'), ...deq('x', true, 'west-s'));
+    expect(counts(h, ['east-s', 'west-s'])).toEqual([
+      { name: 'east-s', acknowledged: 2, lost: [], duplicated: ['a'], unexpected: [], valid: false },
+      { name: 'west-s', acknowledged: 2, lost: [], duplicated: [], unexpected: ['x'], valid: false },
+    ]);
   });
 });
 

@@ -171,3 +171,36 @@ export function checkTotalQueue(
     details,
   };
 }
+
+/**
+ * Topics: each subscription judged as its own queue whose expected set is every publish (every
+ * enqueue of `history`) and whose dequeues are the ones its process (the subscription's name)
+ * recorded. One receiver per subscription, but without receiver dedup a hand-out after an
+ * accept in doubt is at-least-once, so the competing-consumer rule applies: a surplus counts as
+ * duplicated only after a confirmed accept.
+ */
+export function checkSubscriptions(
+  history: readonly HistoryOp[],
+  subscriptions: readonly string[],
+): Map<string, TotalQueueResult> {
+  const results = new Map<string, TotalQueueResult>();
+  for (const name of subscriptions) {
+    const ops = history.filter((op) => op.f === 'enqueue' || op.process === name);
+    results.set(name, checkTotalQueue(ops, { singleConsumerPerQueue: false }));
+  }
+  return results;
+}
+
+/**
+ * The chaos runner's verdict on one check: valid with lost 0, unexpected 0 and duplicated 0, and
+ * at least one acknowledged enqueue (a run that acknowledged nothing proves nothing).
+ */
+export function passesRun(r: TotalQueueResult): boolean {
+  return (
+    r.valid &&
+    r['lost-count'] === 0 &&
+    r['unexpected-count'] === 0 &&
+    r['duplicated-count'] === 0 &&
+    r['acknowledged-count'] > 0
+  );
+}

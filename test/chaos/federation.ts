@@ -2,10 +2,13 @@
  * The chaos runner's `--federation` mode: two reference clusters, `east` (upstream: the producers
  * send there) and `west` (downstream: it federates every queue of the run from east,
  * docs/federation.md). Each is an ordinary QuorateTarget with its own nemesis; the consumers on
- * west get their messages through the link, the ones on east compete with it.
+ * west get their messages through the link, the ones on east compete with it. With `topics`
+ * (`--topic`) west also federates those topics: its link holds a durable subscription on each of
+ * east's.
  */
 import type { ClusterHandle } from '../../src/broker.js';
 import { QuorateTarget } from './quorate-target.js';
+import { sleep } from './target.js';
 
 export interface FederatedPair {
   upstream: QuorateTarget;
@@ -34,11 +37,36 @@ function pollLinkOwner(c: ClusterHandle): { owner(): string | undefined; stop():
   return { owner: () => owner, stop: () => clearInterval(timer) };
 }
 
+/**
+ * Until a member of `c` runs the topic link of every topic in `topics`: its durable subscription
+ * on the upstream then exists (the link runs once its attach is answered), so everything
+ * published from then on reaches the downstream. Throws after `timeoutMs`.
+ */
+async function waitTopicLinksRunning(
+  c: ClusterHandle,
+  topics: readonly string[],
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const links = await c.federation();
+    const running = (t: string) =>
+      links.some((l) => l.kind === 'topic' && l.queue === t && l.state === 'running');
+    if (topics.every(running)) return;
+    if (Date.now() > deadline)
+      throw new Error(`the topic links of ${topics.join(', ')} did not run within ${timeoutMs} ms`);
+    await sleep(200);
+  }
+}
+
 export async function startFederatedPair(o: {
   nodes: number;
   seed: number;
   queues: readonly string[];
+  /** topics west federates too (their links run before this resolves). Default none. */
+  topics?: readonly string[];
 }): Promise<FederatedPair> {
+  const topics = o.topics ?? [];
   const upstream = await QuorateTarget.start({ nodes: o.nodes, seed: o.seed, clusterId: 'east' });
   let downstream: QuorateTarget;
   try {
@@ -48,11 +76,25 @@ export async function startFederatedPair(o: {
       clusterId: 'west',
       // a short reconnect delay: the link's upstream members are killed too
       federation: {
-        upstreams: [{ name: 'east', urls: upstream.urls, queues: [...o.queues], reconnectDelayMs: 500 }],
+        upstreams: [
+          {
+            name: 'east',
+            urls: upstream.urls,
+            queues: [...o.queues],
+            ...(topics.length > 0 ? { topics: [...topics] } : {}),
+            reconnectDelayMs: 500,
+          },
+        ],
       },
     });
   } catch (err) {
     await upstream.stop();
+    throw err;
+  }
+  try {
+    await waitTopicLinksRunning(downstream.cluster, topics, 60_000);
+  } catch (err) {
+    await Promise.all([upstream.stop(), downstream.stop()]);
     throw err;
   }
   const poll = pollLinkOwner(downstream.cluster);

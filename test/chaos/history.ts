@@ -6,9 +6,11 @@ import type { HistoryOp, QueueValue } from './checker.js';
 
 export class History {
   readonly ops: HistoryOp[] = [];
-  private readonly t0 = performance.now();
   /** set once the final drain starts: later dequeues are marked `final` */
   draining = false;
+
+  /** `t0`: another history's, so that both share one clock (and the nemesis log's) */
+  constructor(readonly t0: number = performance.now()) {}
 
   /** ms since the run started */
   now(): number {

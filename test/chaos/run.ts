@@ -6,31 +6,44 @@
  *   npm run chaos -- --nodes 3|5 --duration S --seed N --faults kill,pause,partition,restart-all,slow
  *   npm run chaos -- --target rabbitmq --duration S --seed N --faults kill
  *   npm run chaos -- --federation --duration S --seed N --faults kill,pause,partition
+ *   npm run chaos -- --federation --topic --duration S --seed N --faults kill,pause,partition
  *
  * `--federation` (federation.ts): two clusters, east and west (west federates every queue from
  * east), a nemesis on each; the producers send to east, every queue has a consumer on each
- * cluster, and the checker judges the union of both (competing consumers' rule).
+ * cluster, and the checker judges the union of both (competing consumers' rule). `--topic`
+ * (topics.ts): the producers also publish to a topic west federates, with a durable subscription
+ * on each cluster; each subscription must get every acknowledged publish once.
  *
  * stdout: the checker's JSON (exact keys `attempt-count`, `acknowledged-count`, `ok-count`,
  * `lost-count`, `unexpected-count`, `duplicated-count`, `recovered-count`, `valid`, plus
  * `details`). stderr: progress and a run summary (nemesis log, client counts, receiver dedup).
  * Exit 0 only when valid with lost 0, unexpected 0 and duplicated 0 (and something was
- * acknowledged: a run that acknowledged nothing proves nothing).
+ * acknowledged: a run that acknowledged nothing proves nothing), for the queues and (`--topic`)
+ * every subscription.
  *
  * `runChaos(options)` is the same run as a function (test/integration/chaos-ci.test.ts).
  */
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import type { MemberFederationLink } from '../../src/broker.js';
 import type { Connection, Receiver } from '../../src/index.js';
-import { checkTotalQueue, type TotalQueueResult } from './checker.js';
+import { checkTotalQueue, passesRun, type TotalQueueResult } from './checker.js';
 import { History } from './history.js';
 import { type NemesisEvent, runNemesis } from './nemesis.js';
+import { startQueueConsumers } from './queue-consumers.js';
 import { FAULT_KINDS, type FaultKind, type NemesisStep, parseFaults, randomSchedule } from './schedule.js';
 import { startSides } from './sides.js';
 import type { ChaosTarget } from './target.js';
 import { sleep } from './target.js';
-import { connectWorker, type ProducerStats, runConsumer, runProducer } from './workers.js';
+import {
+  CHAOS_TOPIC,
+  type SubscriptionResult,
+  subscribeTopic,
+  type TopicSummary,
+  type TopicWorkload,
+} from './topics.js';
+import { type ConsumerInfo, connectWorker, type ProducerStats, runProducer } from './workers.js';
 
 /** The fault families of a seeded schedule when none are named. */
 export const DEFAULT_FAULTS: readonly FaultKind[] = ['kill', 'pause', 'partition', 'corrupt'];
@@ -64,6 +77,11 @@ export interface ChaosOptions {
   consumersOn?: 'both' | 'downstream';
   /** federation: the downstream's fixed schedule (default: `schedule`, or one drawn from seed + 1) */
   downstreamSchedule?: readonly NemesisStep[];
+  /**
+   * federation: the producers also publish to a topic west federates, read by a durable
+   * subscription on each cluster (topics.ts). Default false.
+   */
+  topic?: boolean;
   /** messages per second per producer. Default 40. */
   rate?: number;
   /** sends in flight per producer. Default 8. */
@@ -93,26 +111,29 @@ export interface ChaosRunSummary {
   nemesis: NemesisEvent[];
   /** federation: messages handed out by each cluster's consumers */
   receivedPerCluster?: Record<string, number>;
+  /** `topic`: the publishes and each subscription's counts */
+  topic?: TopicSummary;
+  /** federation: the downstream's links at the end of the drain, as each member reports them */
+  federationLinks?: MemberFederationLink[];
   drained: boolean;
   recovered: boolean;
-  /** each consumer at the end of the drain (diagnoses a stalled one) */
-  consumers: {
-    process: string;
-    url?: string;
-    state: string;
-    linkCredit: number;
-    buffered: number;
-    /** why the receiver closed for good, if it did */
-    error?: string;
-  }[];
+  /** each consumer (and subscriber) at the end of the drain (diagnoses a stalled one) */
+  consumers: ConsumerInfo[];
 }
 
 export interface ChaosReport {
   result: TotalQueueResult;
   summary: ChaosRunSummary;
-  /** valid with lost 0, unexpected 0, duplicated 0, and at least one acknowledged enqueue */
+  /** `topic`: each subscription's check, its lists included */
+  subscriptions?: SubscriptionResult[];
+  /**
+   * valid with lost 0, unexpected 0, duplicated 0, and at least one acknowledged enqueue: the
+   * queues' check and every subscription's
+   */
   passed: boolean;
   history: History;
+  /** `topic`: the publishes and the subscriptions' hand-outs (on the same clock as `history`) */
+  topicHistory?: History;
 }
 
 export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
@@ -120,6 +141,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const nodes = o.target === 'rabbitmq' ? 3 : (o.nodes ?? 3);
   const seed = o.seed ?? 1;
   const faults = o.faults ?? DEFAULT_FAULTS;
+  if (o.topic && !o.federation) throw new Error('--topic runs with --federation');
   const wallStart = Date.now();
   log(
     `starting ${o.federation ? 'two federated quorate clusters' : (o.target ?? 'quorate')} with ${nodes} members...`,
@@ -132,14 +154,16 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     nodes,
     seed,
     queues: queueNames,
+    topics: o.topic ? [CHAOS_TOPIC] : [],
   });
   const target = sides[0]!.target;
   const receivedPerCluster: Record<string, number> = {};
   const history = new History();
   const conns: Connection[] = [];
   const receivers: Receiver[] = [];
-  const consumerInfo: ChaosRunSummary['consumers'] = [];
-  const receiverErrors = new Map<Receiver, string>();
+  const consumerInfo: ConsumerInfo[] = [];
+  let topic: TopicWorkload | undefined;
+  let federationLinks: MemberFederationLink[] | undefined;
   let failovers = 0;
   let nemesisEvents: NemesisEvent[] = [];
   let drained = false;
@@ -158,66 +182,55 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     // consumers first, so nothing piles up
     const seen = new Set<string>();
     let lastMessageAt = Date.now();
-    const consumers: Promise<number>[] = [];
-    const consumerConns: Connection[] = [];
-    const consumerNames: string[] = [];
-    const perQueue = o.competingConsumers ? 2 : 1;
-    for (const side of sides.filter((x) => x.consumers)) {
-      for (const [qi, address] of addresses.entries()) {
-        for (let k = 0; k < perQueue; k++) {
-          const name = `${side.name ? `${side.name}-` : ''}c${qi}${perQueue > 1 ? String.fromCharCode(97 + k) : ''}`;
-          const conn = await worker(`chaos-${seed}-${name}`, side.target);
-          consumerConns.push(conn);
-          consumerNames.push(name);
-          // federation: no receiver dedup, so that what the brokers deliver twice reaches the checker
-          const receiver = await conn.openReceiver(address, {
-            credit: 50,
-            timeoutMs: 120_000,
-            ...(o.federation ? { dedup: false } : {}),
-          });
-          receivers.push(receiver);
-          receiver.on('detached', (d) => {
-            if (d.closed && d.error) {
-              receiverErrors.set(receiver, d.error.message);
-              log(`${name}: receiver closed for good: ${d.error.message}`);
-            }
-          });
-          consumers.push(
-            runConsumer({
-              process: name,
-              receiver,
-              history,
-              seen,
-              onMessage: () => {
-                lastMessageAt = Date.now();
-                receivedPerCluster[side.name] = (receivedPerCluster[side.name] ?? 0) + 1;
-              },
-            }),
-          );
-        }
-      }
+    const queueConsumers = await startQueueConsumers({
+      sides,
+      addresses,
+      perQueue: o.competingConsumers ? 2 : 1,
+      seed,
+      // federation: no receiver dedup, so that what the brokers deliver twice reaches the checker
+      dedup: !o.federation,
+      connect: worker,
+      history,
+      seen,
+      onMessage: (side) => {
+        lastMessageAt = Date.now();
+        receivedPerCluster[side] = (receivedPerCluster[side] ?? 0) + 1;
+      },
+      log,
+    });
+    receivers.push(...queueConsumers.receivers);
+
+    // topic: every subscription exists before the first publish
+    if (o.topic) {
+      topic = await subscribeTopic({
+        sides,
+        seed,
+        clock: history,
+        connect: worker,
+        onMessage: () => {
+          lastMessageAt = Date.now();
+        },
+        log,
+      });
     }
 
     const acknowledged = new Set<string>();
     const stopAt = Date.now() + o.durationMs;
     const producerConns: Connection[] = [];
     for (let i = 0; i < (o.producers ?? 3); i++) producerConns.push(await worker(`chaos-${seed}-p${i}`));
+    const pace = {
+      rate: o.rate ?? 40,
+      window: o.window ?? 8,
+      sendTimeoutMs: o.sendTimeoutMs ?? 60_000,
+      shouldStop: () => Date.now() >= stopAt,
+    };
     const producers = producerConns.map((conn, i) =>
-      runProducer({
-        process: `p${i}`,
-        conn,
-        addresses,
-        history,
-        rate: o.rate ?? 40,
-        window: o.window ?? 8,
-        sendTimeoutMs: o.sendTimeoutMs ?? 60_000,
-        shouldStop: () => Date.now() >= stopAt,
-        acknowledged,
-      }).then((s) => {
+      runProducer({ process: `p${i}`, conn, addresses, history, ...pace, acknowledged }).then((s) => {
         producerStats.push(s);
         return s;
       }),
     );
+    const publishers = topic?.publish({ conns: producerConns, ...pace }) ?? [];
 
     // the nemesis of each cluster: a fixed schedule, or one drawn from the seed (seed + i for side i)
     const stepsOf = (i: number): readonly NemesisStep[] =>
@@ -258,16 +271,17 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     const healthy = await Promise.all(sides.map((side) => side.target.waitHealthy(120_000)));
     recovered = healthy.every(Boolean);
     log(`cluster ${recovered ? 'serves again' : 'did NOT recover within 120 s'}; waiting for producers...`);
-    await Promise.all(producers);
+    await Promise.all([...producers, ...publishers]);
 
-    // final drain: everything acknowledged arrived, and nothing more for quietMs
+    // final drain: everything acknowledged arrived (at every subscription too), and nothing more for quietMs
     history.draining = true;
+    if (topic) topic.history.draining = true;
     lastMessageAt = Date.now();
     const quietMs = o.quietMs ?? 3_000;
     const drainDeadline = Date.now() + (o.drainTimeoutMs ?? 120_000);
     log(`draining (${acknowledged.size} acknowledged, ${seen.size} seen so far)...`);
     for (;;) {
-      const allSeen = [...acknowledged].every((v) => seen.has(v));
+      const allSeen = [...acknowledged].every((v) => seen.has(v)) && (topic?.allReceived() ?? true);
       if (allSeen && Date.now() - lastMessageAt >= quietMs) {
         drained = true;
         break;
@@ -275,19 +289,12 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       if (Date.now() > drainDeadline) break;
       await sleep(100);
     }
-    receivers.forEach((r, i) => {
-      const c = consumerConns[i];
-      consumerInfo.push({
-        process: consumerNames[i]!,
-        url: c?.url,
-        state: r.state,
-        linkCredit: r.linkCredit,
-        buffered: r.buffered,
-        ...(receiverErrors.has(r) ? { error: receiverErrors.get(r) } : {}),
-      });
-    });
+    const downstream = sides.find((side) => side.federationLinks);
+    federationLinks = await downstream?.federationLinks?.().catch(() => undefined);
+    consumerInfo.push(...queueConsumers.infos.map((info) => info()), ...(topic?.consumers() ?? []));
     for (const r of receivers) await r.close({ timeoutMs: 5_000 }).catch(() => undefined);
-    await Promise.all(consumers);
+    await Promise.all(queueConsumers.done);
+    await topic?.close();
   } finally {
     await Promise.all(conns.map((c) => c.close({ timeoutMs: 3_000 }).catch(() => undefined)));
     await stop().catch((e: unknown) => log(`stopping the target failed: ${String(e)}`));
@@ -298,6 +305,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const result = checkTotalQueue(history.ops, {
     singleConsumerPerQueue: !o.competingConsumers && !o.federation,
   });
+  const topicCheck = topic?.check();
   const suppressed = receivers.reduce((n, r) => n + r.duplicatesSuppressed, 0);
   const summary: ChaosRunSummary = {
     target: o.federation ? 'quorate federation (east -> west)' : target.name,
@@ -321,17 +329,21 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     failovers,
     nemesis: nemesisEvents,
     ...(o.federation ? { receivedPerCluster } : {}),
+    ...(topicCheck ? { topic: topicCheck.summary } : {}),
+    ...(federationLinks ? { federationLinks } : {}),
     drained,
     recovered,
     consumers: consumerInfo,
   };
-  const passed =
-    result.valid &&
-    result['lost-count'] === 0 &&
-    result['unexpected-count'] === 0 &&
-    result['duplicated-count'] === 0 &&
-    result['acknowledged-count'] > 0;
-  return { result, summary, passed, history };
+  const subscriptions = topicCheck?.subscriptions;
+  const passed = passesRun(result) && (subscriptions ?? []).every((s) => passesRun(s.result));
+  return {
+    result,
+    summary,
+    passed,
+    history,
+    ...(topic && subscriptions ? { subscriptions, topicHistory: topic.history } : {}),
+  };
 }
 
 // ------------------------------------------------------------------ CLI
@@ -376,6 +388,7 @@ async function main(argv: string[]): Promise<number> {
       competing: { type: 'boolean', default: false },
       federation: { type: 'boolean', default: false },
       'consumers-on': { type: 'string', default: 'both' },
+      topic: { type: 'boolean', default: false },
       history: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
@@ -384,7 +397,7 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(
       `npm run chaos -- [--target quorate|rabbitmq] [--nodes 3|5] [--duration S] [--seed N]\n` +
         `  [--faults ${FAULT_KINDS.join(',')}] [--producers N] [--queues N] [--rate MSG_PER_S]\n` +
-        `  [--competing] [--federation [--consumers-on both|downstream]] [--history FILE.json]\n`,
+        `  [--competing] [--federation [--consumers-on both|downstream] [--topic]] [--history FILE.json]\n`,
     );
     return 0;
   }
@@ -403,10 +416,22 @@ async function main(argv: string[]): Promise<number> {
     competingConsumers: values.competing,
     federation: values.federation,
     consumersOn: consumersOn(values['consumers-on']),
+    topic: values.topic,
     log,
   });
-  if (values.history) writeFileSync(values.history, JSON.stringify(report.history.ops));
+  if (values.history) {
+    // with --topic both histories, under their names; else the queue history alone, as always
+    const topicOps = report.topicHistory?.ops;
+    const ops = report.history.ops;
+    writeFileSync(values.history, JSON.stringify(topicOps ? { queues: ops, topic: topicOps } : ops));
+  }
   process.stderr.write(`${JSON.stringify(report.summary, null, 2)}\n`);
+  // a failed subscription's lists (the summary has its counts only)
+  for (const s of report.subscriptions ?? []) {
+    if (!passesRun(s.result)) {
+      process.stderr.write(`subscription ${s.name}: ${JSON.stringify(printableResult(s.result), null, 2)}\n`);
+    }
+  }
   process.stdout.write(`${JSON.stringify(printableResult(report.result), null, 2)}\n`);
   log(report.passed ? 'PASS' : 'FAIL');
   return report.passed ? 0 : 1;

@@ -3,6 +3,7 @@
  * RabbitMQ), or with `--federation` two federated reference clusters (federation.ts). The
  * producers send to the first.
  */
+import type { MemberFederationLink } from '../../src/broker.js';
 import { startFederatedPair } from './federation.js';
 import { QuorateTarget } from './quorate-target.js';
 import { RabbitTarget } from './rabbit-target.js';
@@ -16,6 +17,8 @@ export interface Side {
   consumers: boolean;
   /** the member `victims: 'client'` hits (undefined: the producers' member) */
   clientMember?: () => string | undefined;
+  /** federation downstream: its links as its members report them now */
+  federationLinks?: () => Promise<MemberFederationLink[]>;
 }
 
 /** The clusters of a run: the producers' first. */
@@ -27,17 +30,25 @@ export async function startSides(o: {
   nodes: number;
   seed: number;
   queues: readonly string[];
+  /** federation: topics west federates too (`--topic`) */
+  topics?: readonly string[];
 }): Promise<{ sides: Side[]; stop(): Promise<void> }> {
   const { nodes, seed, queues } = o;
   if (o.federation) {
     if (o.target !== 'quorate')
       throw new Error('--federation runs two quorate clusters; it takes no --target');
-    const pair = await startFederatedPair({ nodes, seed, queues });
+    const pair = await startFederatedPair({ nodes, seed, queues, topics: o.topics });
     return {
       sides: [
         { name: 'east', target: pair.upstream, consumers: o.consumersOn === 'both' },
         // the downstream's client is the member running the link
-        { name: 'west', target: pair.downstream, consumers: true, clientMember: pair.linkOwner },
+        {
+          name: 'west',
+          target: pair.downstream,
+          consumers: true,
+          clientMember: pair.linkOwner,
+          federationLinks: () => pair.downstream.cluster.federation(),
+        },
       ],
       stop: () => pair.stop(),
     };

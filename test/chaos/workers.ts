@@ -44,6 +44,8 @@ export interface ProducerOptions {
   conn: Connection;
   /** addresses of the queues, sent to round-robin */
   addresses: readonly string[];
+  /** the addresses are topics: publish (every subscription gets each message) */
+  topic?: boolean;
   history: History;
   /** messages per second (paced), and sends in flight at most */
   rate: number;
@@ -64,7 +66,8 @@ export interface ProducerStats {
 export async function runProducer(o: ProducerOptions): Promise<ProducerStats> {
   const stats: ProducerStats = { sent: 0, ok: 0, fail: 0, info: 0 };
   const senders: Sender[] = [];
-  for (const a of o.addresses) senders.push(await o.conn.openSender(a, { timeoutMs: 120_000 }));
+  for (const a of o.addresses)
+    senders.push(await o.conn.openSender(a, { timeoutMs: 120_000, topic: o.topic }));
   const inflight = new Set<Promise<void>>();
   const intervalMs = 1000 / o.rate;
   let nextAt = performance.now();
@@ -105,6 +108,44 @@ export async function runProducer(o: ProducerOptions): Promise<ProducerStats> {
   }
   await Promise.all(inflight);
   return stats;
+}
+
+/** A consumer at the end of the drain (diagnoses a stalled one). */
+export interface ConsumerInfo {
+  process: string;
+  url?: string;
+  state: string;
+  linkCredit: number;
+  buffered: number;
+  /** why the receiver closed for good, if it did */
+  error?: string;
+}
+
+/**
+ * Logs the receiver of `process` closing for good, and returns what it looks like when asked
+ * (its connection's URL, link state, credit, buffered messages, and that error).
+ */
+export function watchReceiver(
+  process: string,
+  conn: Connection,
+  receiver: Receiver,
+  log: (line: string) => void,
+): () => ConsumerInfo {
+  let error: string | undefined;
+  receiver.on('detached', (d) => {
+    if (d.closed && d.error) {
+      error = d.error.message;
+      log(`${process}: receiver closed for good: ${d.error.message}`);
+    }
+  });
+  return () => ({
+    process,
+    url: conn.url,
+    state: receiver.state,
+    linkCredit: receiver.linkCredit,
+    buffered: receiver.buffered,
+    ...(error !== undefined ? { error } : {}),
+  });
 }
 
 export interface ConsumerOptions {

@@ -2,14 +2,15 @@
  * Topics on a single node (docs/topics.md), with our client: a publish reaches every
  * subscription that exists when it commits; durable subscriptions keep messages across detach,
  * reconnect and a broker restart (--data-dir) until unsubscribed; a re-sent publish reaches each
- * subscription once; a selector filters a subscription.
+ * subscription once; a selector filters a subscription; a durable subscription's link stolen by
+ * a successor (same container-id and name) leaves the subscription to it.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BrokerHandle, startBroker } from '../../src/broker.js';
-import { type Connection, connect, type Receiver } from '../../src/index.js';
+import { AmqpError, type Connection, connect, type Receiver } from '../../src/index.js';
 import { waitFor } from '../support/net.js';
 
 let broker: BrokerHandle;
@@ -127,6 +128,34 @@ describe('topics on a single node', () => {
     expect(await bodies(green, 2)).toEqual(['green', 'green']);
     const [greenQueue] = subscriptionQueues(broker, 'colours');
     expect(broker.backend.state.queues.get(greenQueue!)!.selector!.evaluations).toBe(4);
+  });
+
+  it('a durable subscription re-attached under the same container-id and name steals the link and keeps the subscription', async () => {
+    // a federation topic link taken over by another member while its old owner still runs does this
+    const first = await open(broker, 'stolen-durable');
+    const old = await first.openReceiver('stolen-topic', {
+      topic: true,
+      durable: true,
+      subscription: 'ticks',
+    });
+    const stolen = new Promise<string | undefined>((resolve) =>
+      old.on('detached', (d) => {
+        if (d.closed) resolve(d.error instanceof AmqpError ? d.error.condition : undefined);
+      }),
+    );
+    const second = await open(broker, 'stolen-durable');
+    const successor = await second.openReceiver('stolen-topic', {
+      topic: true,
+      durable: true,
+      subscription: 'ticks',
+    });
+    expect(await stolen).toBe('amqp:link:stolen');
+    // a round trip on the old connection: the broker has read its answer to the stolen detach
+    await (await first.openSender('stolen-topic', { topic: true })).close();
+    expect(subscriptionQueues(broker, 'stolen-topic')).toEqual(['$sub/stolen-durable/ticks']);
+    const sender = await (await open(broker)).openSender('stolen-topic', { topic: true });
+    await sender.send({ body: 'after the steal' });
+    expect(await bodies(successor, 1)).toEqual(['after the steal']);
   });
 
   it('a topic and a queue cannot share a name', async () => {

@@ -389,8 +389,9 @@ export class BrokerConnection implements LinkHost {
         if (ev.type === 'link-attached') return;
         const h = ev.link.context as LinkHandler | undefined;
         // detach with closed=false suspends the link: its owner may come back (a temporary queue
-        // waits for it); closed=true also ends a durable subscription
-        if (h) this.dropHandler(h, ev.closed ? 'detached' : 'lost');
+        // waits for it); closed=true also ends a durable subscription, unless it answers our own
+        // closing detach (a stolen link): then the successor holds the subscription
+        if (h) this.dropHandler(h, ev.closed ? (ev.byPeer ? 'detached' : 'stolen') : 'lost');
         return;
       }
       case 'session-end':

@@ -35,11 +35,13 @@ export const DEFAULT_DYNAMIC_GRACE_MS = 30_000;
 const SINGLE_NODE_HOLDER = 'local';
 
 /**
- * How a link went away: `detached` = detach with closed=true (a durable subscription ends);
- * `closed` = its session ended or the client closed the connection cleanly; `lost` = anything
- * that may be a failover (socket gone, detach without closed).
+ * How a link went away: `detached` = the client detached it with closed=true (a durable
+ * subscription ends); `closed` = its session ended or the client closed the connection cleanly;
+ * `lost` = anything that may be a failover (socket gone, detach without closed); `stolen` = we
+ * detached it first (amqp:link:stolen: a link of the same container-id and name attached), so
+ * the client's closing answer is no decision of its own and the successor holds what it held.
  */
-export type LinkGone = 'detached' | 'closed' | 'lost';
+export type LinkGone = 'detached' | 'closed' | 'lost' | 'stolen';
 
 const POLICY_BY_CODE = new Map<number | string, LifetimePolicy>([
   [0x2b, 'delete-on-close'],
@@ -182,7 +184,7 @@ export class DynamicNodes {
   }
 
   private detached(node: DynamicNode, linkKey: string, handler: object, how: LinkGone): void {
-    if (!node.links.delete(handler) || this.closed) return;
+    if (!node.links.delete(handler) || this.closed || how === 'stolen') return;
     // the owner re-attached (failover) before its old link's loss was noticed: not gone
     const ownerGone = linkKey === node.owner && ![...node.links.values()].includes(node.owner);
     const due = node.policy === 'delete-on-close' ? ownerGone : node.links.size === 0;
