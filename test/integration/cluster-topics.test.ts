@@ -3,7 +3,8 @@
  * for the grace period) whose member is killed -9 fails over and gets every message published
  * exactly once; a dynamic node and a non-durable
  * subscription whose owner's member was killed, and whose owner never comes back, are deleted
- * after the grace period by the surviving members (docs/topics.md#owner-gone).
+ * after the grace period by the surviving members (docs/topics.md#owner-gone); a non-durable
+ * subscription whose link a link on another member steals stays with the successor.
  */
 import type rhea from 'rhea';
 import { describe, expect, it } from 'vitest';
@@ -83,6 +84,48 @@ describe('topics on a 3-member cluster', () => {
     await receiver.unsubscribe();
     await handle.restart(inUse);
     await waitServing(handle);
+  });
+
+  it('a non-durable subscription whose link is stolen by a link on another member stays with the successor past the grace period', async () => {
+    const { handle } = testCluster;
+    const [first, second] = handle.ids;
+    const urlOf = (id: string) => handle.urls[handle.ids.indexOf(id)]!;
+    const old = testCluster.track(
+      await connect({ urls: urlOf(first!), reconnect: false, containerId: 'cross-steal' }),
+    );
+    const oldReceiver = await old.openReceiver('cluster-steal', { topic: true, name: 'ticker', credit: 5 });
+    const stolen = new Promise<boolean>((resolve) => oldReceiver.on('detached', (d) => resolve(d.closed)));
+    const subscription = '$sub/cross-steal/ticker';
+    await waitFor(async () => (await attachError(second!, subscription)) === undefined, {
+      timeoutMs: 30_000,
+      what: `${subscription} on ${second}`,
+    });
+    // the same container-id and link name on another member: the first member's link is stolen,
+    // and the old client answers that detach with closed=true (a steal is no decision of its own)
+    const successor = testCluster.track(
+      await connect({ urls: urlOf(second!), reconnect: false, containerId: 'cross-steal' }),
+    );
+    const receiver = await successor.openReceiver('cluster-steal', {
+      topic: true,
+      name: 'ticker',
+      credit: 5,
+    });
+    expect(await stolen).toBe(true);
+    // an owner-lost recorded for the old link must not end it: wait out several grace periods
+    const waited = Date.now();
+    await waitFor(
+      async () =>
+        Date.now() - waited > GRACE_MS * 3 && (await attachError(second!, subscription)) === undefined,
+      {
+        timeoutMs: 60_000,
+        what: `${subscription} still there after the grace period`,
+      },
+    );
+    const pub = testCluster.track(await connect({ urls: urlOf(second!), reconnect: false }));
+    await (await pub.openSender('cluster-steal', { topic: true })).send({ body: 'after the steal' });
+    const d = await receiver.receive({ timeoutMs: 30_000 });
+    expect(d.message.body).toBe('after the steal');
+    await d.accept();
   });
 
   it("a dynamic node and a non-durable subscription are deleted when their owner's member dies and the owner never re-attaches", async () => {

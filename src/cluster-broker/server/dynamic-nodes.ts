@@ -38,8 +38,10 @@ const SINGLE_NODE_HOLDER = 'local';
  * How a link went away: `detached` = the client detached it with closed=true (a durable
  * subscription ends); `closed` = its session ended or the client closed the connection cleanly;
  * `lost` = anything that may be a failover (socket gone, detach without closed); `stolen` = we
- * detached it first (amqp:link:stolen: a link of the same container-id and name attached), so
- * the client's closing answer is no decision of its own and the successor holds what it held.
+ * detached it first with closed=true (amqp:link:stolen: a link of the same container-id and name
+ * attached; or a link error of ours), so the client's closing answer is no decision of its own:
+ * like a loss, it ends no durable subscription, and a temporary node no link holds any more
+ * waits out the grace period (after a steal the successor holds it already).
  */
 export type LinkGone = 'detached' | 'closed' | 'lost' | 'stolen';
 
@@ -184,12 +186,12 @@ export class DynamicNodes {
   }
 
   private detached(node: DynamicNode, linkKey: string, handler: object, how: LinkGone): void {
-    if (!node.links.delete(handler) || this.closed || how === 'stolen') return;
+    if (!node.links.delete(handler) || this.closed) return;
     // the owner re-attached (failover) before its old link's loss was noticed: not gone
     const ownerGone = linkKey === node.owner && ![...node.links.values()].includes(node.owner);
     const due = node.policy === 'delete-on-close' ? ownerGone : node.links.size === 0;
     if (!due) return;
-    if (how === 'lost') this.record('owner-lost', node);
+    if (how === 'lost' || how === 'stolen') this.record('owner-lost', node);
     else this.delete(node);
   }
 
