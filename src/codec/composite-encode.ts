@@ -36,46 +36,43 @@ export function writeDescriptor(w: Writer, code: number): void {
 
 /** encode `obj` (camelCase properties) as the described list `def`, trailing nulls omitted */
 export function writeComposite(w: Writer, def: CompositeDef, obj: Obj): void {
-  compiledWriter(def)(w, obj);
+  compiled(def).write(w, obj);
 }
 
 /** Whether `obj` has any field of `def` set (not null or undefined): would it encode as more than an empty list? */
 export function hasAnyField(def: CompositeDef, obj: Obj): boolean {
-  return compiledTest(def)(obj);
+  return compiled(def).hasAny(obj);
 }
 
-type CompositeWriter = (w: Writer, obj: Obj) => void;
-type FieldTest = (obj: Obj) => boolean;
-const WRITERS = new Map<CompositeDef, CompositeWriter>();
-const TESTS = new Map<CompositeDef, FieldTest>();
-
-/** Field names that can be written as literal property accesses in generated code. */
-function literalNames(def: CompositeDef): boolean {
-  return def.fields.every((f) => /^[a-zA-Z]+$/.test(f.name));
+/** What a field table compiles to: its writer and its any-field-set test. */
+interface Compiled {
+  write(w: Writer, obj: Obj): void;
+  hasAny(obj: Obj): boolean;
 }
+const COMPILED = new Map<CompositeDef, Compiled>();
 
 /**
- * The writer of `def`, compiled once from its field table into straight-line code with literal
- * property names (as composite-decode.ts does for reading): reading fields by a computed name
- * (`obj[name]`) over every composite's and every message's shapes goes megamorphic, and each
- * such read then costs a global cache lookup. Field encoding itself stays in writeField.
+ * The writer and test of `def`, compiled once from its field table into straight-line code with
+ * literal property names (as composite-decode.ts does for reading): reading fields by a computed
+ * name (`obj[name]`) over every composite's and every message's shapes goes megamorphic, and each
+ * such read then costs a global cache lookup. Field encoding itself stays in writeField. A table
+ * whose names are not plain identifiers keeps the loops that read by name.
  */
-function compiledWriter(def: CompositeDef): CompositeWriter {
-  let f = WRITERS.get(def);
-  if (f !== undefined) return f;
+function compiled(def: CompositeDef): Compiled {
+  let c = COMPILED.get(def);
+  if (c !== undefined) return c;
   const fields = def.fields;
-  if (literalNames(def)) {
-    const n = fields.length;
+  if (fields.every((f) => /^[a-zA-Z]+$/.test(f.name))) {
     const reads = fields.map((fd, i) => `const v${i} = obj.${fd.name};`).join(' ');
     let last = '-1';
-    for (let i = 0; i < n; i++) last = `v${i} != null ? ${i} : ${last}`;
+    for (let i = 0; i < fields.length; i++) last = `v${i} != null ? ${i} : ${last}`;
     const writes = fields
       .map(
         (_, i) =>
           `if (last >= ${i}) { if (v${i} == null) nul(w, ${i}); else writeField(w, fields[${i}], v${i}); }`,
       )
       .join(' ');
-    f = new Function(
+    const write = new Function(
       'def',
       'fields',
       'writeDescriptor',
@@ -98,31 +95,30 @@ function compiledWriter(def: CompositeDef): CompositeWriter {
       writeField,
       nullField(def),
       missingField(def),
-    ) as CompositeWriter;
+    ) as Compiled['write'];
+    const hasAny = new Function(
+      'obj',
+      `return ${fields.map((fd) => `obj.${fd.name} != null`).join(' || ') || 'false'};`,
+    ) as Compiled['hasAny'];
+    c = { write, hasAny };
   } else {
-    f = (w, obj) => writeCompositeByName(w, def, obj);
+    c = {
+      write: (w, obj) => writeCompositeByName(w, def, obj),
+      hasAny: (obj) => fields.some((fd) => obj[fd.name] != null),
+    };
   }
-  WRITERS.set(def, f);
-  return f;
+  COMPILED.set(def, c);
+  return c;
 }
 
-function compiledTest(def: CompositeDef): FieldTest {
-  let t = TESTS.get(def);
-  if (t !== undefined) return t;
-  const fields = def.fields;
-  t = literalNames(def)
-    ? (new Function(
-        'obj',
-        `return ${fields.map((fd) => `obj.${fd.name} != null`).join(' || ') || 'false'};`,
-      ) as FieldTest)
-    : (obj) => fields.some((fd) => obj[fd.name] != null);
-  TESTS.set(def, t);
-  return t;
+/** The refusal of a missing mandatory field (both writers throw it). */
+function mandatoryMissing(def: CompositeDef, i: number): AmqpEncodeError {
+  return new AmqpEncodeError(`${def.name}: mandatory field ${def.fields[i].specName} missing`);
 }
 
 function missingField(def: CompositeDef): (i: number) => never {
   return (i) => {
-    throw new AmqpEncodeError(`${def.name}: mandatory field ${def.fields[i].specName} missing`);
+    throw mandatoryMissing(def, i);
   };
 }
 
@@ -140,9 +136,7 @@ export function writeCompositeByName(w: Writer, def: CompositeDef, obj: Obj): vo
   const fields = def.fields;
   let last = fields.length - 1;
   while (last >= 0 && obj[fields[last].name] == null) last--;
-  if (last < def.lastMandatory) {
-    throw new AmqpEncodeError(`${def.name}: mandatory field ${fields[def.lastMandatory].specName} missing`);
-  }
+  if (last < def.lastMandatory) throw mandatoryMissing(def, def.lastMandatory);
   writeDescriptor(w, def.code);
   if (last < 0) {
     w.u8(0x45);
@@ -153,7 +147,7 @@ export function writeCompositeByName(w: Writer, def: CompositeDef, obj: Obj): vo
     const fd = fields[i];
     const v = obj[fd.name];
     if (v == null) {
-      if (fd.mandatory) throw new AmqpEncodeError(`${def.name}: mandatory field ${fd.specName} missing`);
+      if (fd.mandatory) throw mandatoryMissing(def, i);
       w.u8(0x40);
     } else writeField(w, fd, v);
   }

@@ -7,8 +7,8 @@
  * east's.
  */
 import type { ClusterHandle } from '../../src/broker.js';
+import { waitFor } from '../support/net.js';
 import { QuorateTarget } from './quorate-target.js';
-import { sleep } from './target.js';
 
 export interface FederatedPair {
   upstream: QuorateTarget;
@@ -40,23 +40,18 @@ function pollLinkOwner(c: ClusterHandle): { owner(): string | undefined; stop():
 /**
  * Until a member of `c` runs the topic link of every topic in `topics`: its durable subscription
  * on the upstream then exists (the link runs once its attach is answered), so everything
- * published from then on reaches the downstream. Throws after `timeoutMs`.
+ * published from then on reaches the downstream.
  */
-async function waitTopicLinksRunning(
-  c: ClusterHandle,
-  topics: readonly string[],
-  timeoutMs: number,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const links = await c.federation();
-    const running = (t: string) =>
-      links.some((l) => l.kind === 'topic' && l.queue === t && l.state === 'running');
-    if (topics.every(running)) return;
-    if (Date.now() > deadline)
-      throw new Error(`the topic links of ${topics.join(', ')} did not run within ${timeoutMs} ms`);
-    await sleep(200);
-  }
+function topicLinksRunning(c: ClusterHandle, topics: readonly string[]): Promise<void> {
+  return waitFor(
+    async () => {
+      const links = await c.federation();
+      return topics.every((t) =>
+        links.some((l) => l.kind === 'topic' && l.queue === t && l.state === 'running'),
+      );
+    },
+    { timeoutMs: 60_000, what: `the topic links of ${topics.join(', ')} running`, intervalMs: 200 },
+  );
 }
 
 export async function startFederatedPair(o: {
@@ -92,7 +87,7 @@ export async function startFederatedPair(o: {
     throw err;
   }
   try {
-    await waitTopicLinksRunning(downstream.cluster, topics, 60_000);
+    await topicLinksRunning(downstream.cluster, topics);
   } catch (err) {
     await Promise.all([upstream.stop(), downstream.stop()]);
     throw err;

@@ -74,18 +74,15 @@ export class TopicWorkload {
   ) {}
 
   /** Each producer connection publishes unique values (`p<i>-topic-<n>`) to the topic. */
-  publish(o: TopicPublishOptions): Promise<ProducerStats>[] {
-    return o.conns.map((conn, i) =>
+  publish({ conns, ...pace }: TopicPublishOptions): Promise<ProducerStats>[] {
+    return conns.map((conn, i) =>
       runProducer({
         process: `p${i}-topic`,
         conn,
         addresses: [CHAOS_TOPIC],
         topic: true,
         history: this.history,
-        rate: o.rate,
-        window: o.window,
-        sendTimeoutMs: o.sendTimeoutMs,
-        shouldStop: o.shouldStop,
+        ...pace,
         acknowledged: this.acknowledged,
       }),
     );

@@ -21,11 +21,7 @@ export class VarintWriter extends ByteWriter {
   uint(v: number): void {
     if (!Number.isSafeInteger(v) || v < 0) throw new AmqpEncodeError(`not a non-negative safe integer: ${v}`);
     this.ensure(8);
-    while (v >= 0x80) {
-      this.buf[this.pos++] = (v % 0x80) | 0x80;
-      v = Math.floor(v / 0x80);
-    }
-    this.buf[this.pos++] = v;
+    this.pos = putVarint(this.buf, this.pos, v);
   }
 
   bytes(v: Uint8Array): void {
@@ -51,15 +47,7 @@ export class VarintWriter extends ByteWriter {
       this.ensure(need - guess);
       this.buf.copyWithin(start + need, start + guess, end);
     }
-    // the prefix goes into room already there (uint() could regrow the buffer from `start` and
-    // drop what follows it)
-    let v = length;
-    let at = start;
-    while (v >= 0x80) {
-      this.buf[at++] = (v % 0x80) | 0x80;
-      v = Math.floor(v / 0x80);
-    }
-    this.buf[at] = v;
+    putVarint(this.buf, start, length); // into the room made above
     this.pos = end + need - guess;
   }
 
@@ -80,6 +68,16 @@ export class VarintWriter extends ByteWriter {
   finish(): Uint8Array {
     return this.written();
   }
+}
+
+/** Writes the unsigned varint of `v` at `at` (room already made); returns the position after it. */
+function putVarint(buf: Uint8Array, at: number, v: number): number {
+  while (v >= 0x80) {
+    buf[at++] = (v % 0x80) | 0x80;
+    v = Math.floor(v / 0x80);
+  }
+  buf[at++] = v;
+  return at;
 }
 
 /** Bytes of the unsigned varint of `v`. */

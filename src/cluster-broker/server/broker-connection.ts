@@ -389,9 +389,10 @@ export class BrokerConnection implements LinkHost {
         if (ev.type === 'link-attached') return;
         const h = ev.link.context as LinkHandler | undefined;
         // detach with closed=false suspends the link: its owner may come back (a temporary queue
-        // waits for it); closed=true also ends a durable subscription, unless it answers our own
-        // closing detach (a stolen link): then the successor holds the subscription
-        if (h) this.dropHandler(h, ev.closed ? (ev.byPeer ? 'detached' : 'stolen') : 'lost');
+        // waits for it); closed=true also ends a durable subscription, unless it answers a closing
+        // detach of ours (a stolen link, or a link error of ours): no decision of the client's, so
+        // a loss like any other (after a steal the successor holds what the link held)
+        if (h) this.dropHandler(h, ev.closed && ev.byPeer ? 'detached' : 'lost');
         return;
       }
       case 'session-end':

@@ -37,13 +37,11 @@ const SINGLE_NODE_HOLDER = 'local';
 /**
  * How a link went away: `detached` = the client detached it with closed=true (a durable
  * subscription ends); `closed` = its session ended or the client closed the connection cleanly;
- * `lost` = anything that may be a failover (socket gone, detach without closed); `stolen` = we
- * detached it first with closed=true (amqp:link:stolen: a link of the same container-id and name
- * attached; or a link error of ours), so the client's closing answer is no decision of its own:
- * like a loss, it ends no durable subscription, and a temporary node no link holds any more
- * waits out the grace period (after a steal the successor holds it already).
+ * `lost` = anything that may be a failover (socket gone, detach without closed) or that the
+ * client did not decide (its closing answer to our own detach: amqp:link:stolen, or a link error
+ * of ours), so a temporary node no link holds any more waits out the grace period.
  */
-export type LinkGone = 'detached' | 'closed' | 'lost' | 'stolen';
+export type LinkGone = 'detached' | 'closed' | 'lost';
 
 const POLICY_BY_CODE = new Map<number | string, LifetimePolicy>([
   [0x2b, 'delete-on-close'],
@@ -191,7 +189,7 @@ export class DynamicNodes {
     const ownerGone = linkKey === node.owner && ![...node.links.values()].includes(node.owner);
     const due = node.policy === 'delete-on-close' ? ownerGone : node.links.size === 0;
     if (!due) return;
-    if (how === 'lost' || how === 'stolen') this.record('owner-lost', node);
+    if (how === 'lost') this.record('owner-lost', node);
     else this.delete(node);
   }
 
