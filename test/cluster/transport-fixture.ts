@@ -37,6 +37,10 @@ export async function startMemberTransport(options: {
   secret?: Uint8Array;
   tls?: ClusterTlsOptions;
   codec?: WireCodec;
+  /** Largest frame after the handshake (larger messages are cut into fragments). */
+  maxFrame?: number;
+  /** Where to dial a peer when not at its own port (a proxy in between). */
+  dialPorts?: Record<string, number>;
 }): Promise<TestMember> {
   const got: Message[] = [];
   const lost: string[] = [];
@@ -47,7 +51,10 @@ export async function startMemberTransport(options: {
       logs.push({ level, msg: msg ?? '', fields: (obj ?? {}) as Record<string, unknown> });
     };
   const peers = Object.fromEntries(
-    Object.entries(options.ports).map(([id, port]) => [id, { host: '127.0.0.1', port }]),
+    Object.entries(options.ports).map(([id, port]) => [
+      id,
+      { host: '127.0.0.1', port: id === options.id ? port : (options.dialPorts?.[id] ?? port) },
+    ]),
   );
   const transport = new TcpTransport({
     id: options.id,
@@ -59,6 +66,7 @@ export async function startMemberTransport(options: {
     onPeerLost: (peer) => lost.push(peer),
     ...(options.secret ? { secret: options.secret } : {}),
     ...(options.tls ? { tls: options.tls } : {}),
+    ...(options.maxFrame !== undefined ? { maxFrame: options.maxFrame } : {}),
     logger: { debug: rec('debug'), info: rec('info'), warn: rec('warn'), error: rec('error') },
   });
   await transport.start();

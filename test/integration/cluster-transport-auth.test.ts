@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AppMessage } from '../../src/cluster-broker/cluster/peer-wire.js';
 import { carry, withAppMessages } from '../../src/cluster-broker/cluster/peer-wire.js';
 import type { Message } from '../../src/cluster-broker/replication/types.js';
+import { snapshotBytes } from '../../src/cluster-broker/replication/types.js';
 import { binaryWireCodec } from '../../src/cluster-broker/replication/wire-binary.js';
 import { forgedFrames, impersonate } from '../cluster/impostor.js';
 import {
@@ -70,7 +71,9 @@ describe('cluster transport authentication', () => {
     await waitFor(() => n2.got.length >= 2, { timeoutMs: 20_000, what: 'snapshot and heartbeat' });
     const snap = n2.got[0]!;
     expect(snap.type).toBe('snapshot');
-    expect(snap.type === 'snapshot' && Buffer.from(snap.snapshot.data).equals(Buffer.from(data))).toBe(true);
+    expect(
+      snap.type === 'snapshot' && Buffer.from(snapshotBytes(snap.snapshot.data)).equals(Buffer.from(data)),
+    ).toBe(true);
     expect(n2.got[1]).toEqual(heartbeat('n1', 'n2', 5));
   });
 

@@ -12,6 +12,7 @@ import {
   type StateMachine,
 } from '../../src/cluster-broker/replication/replica.js';
 import type { Entry, Snapshot } from '../../src/cluster-broker/replication/types.js';
+import { snapshotBytes } from '../../src/cluster-broker/replication/types.js';
 import { PowerLossFs } from '../support/power-loss-fs.js';
 import { appliedAll, leading } from './power-loss-member.js';
 
@@ -24,7 +25,7 @@ class SizedState implements StateMachine {
     this.applied += entry.data?.length ?? 0;
   }
   restore(snapshot: Snapshot): void {
-    this.applied = Buffer.from(snapshot.data).readUInt32BE(0);
+    this.applied = Buffer.from(snapshotBytes(snapshot.data)).readUInt32BE(0);
   }
   snapshot(): Uint8Array {
     this.snapshots++;

@@ -18,6 +18,7 @@ import type {
   InitialState,
   PersistOps,
 } from '../../src/cluster-broker/replication/types.js';
+import { snapshotBytes } from '../../src/cluster-broker/replication/types.js';
 import { seededRandom } from '../../src/common/random.js';
 import { PowerLossFs } from '../support/power-loss-fs.js';
 
@@ -90,7 +91,7 @@ function describeState(s: InitialState): string {
     (e) => `${e.index}@${e.term}${e.data ? `:${Buffer.from(e.data).toString('hex')}` : ''}`,
   );
   const snap = s.snapshot
-    ? `${s.snapshot.index}@${s.snapshot.term}:${Buffer.from(s.snapshot.data).toString('hex')}`
+    ? `${s.snapshot.index}@${s.snapshot.term}:${Buffer.from(snapshotBytes(s.snapshot.data)).toString('hex')}`
     : '-';
   return JSON.stringify([hs.term, hs.vote, hs.recovering ?? null, snap, entries]);
 }

@@ -1,6 +1,7 @@
 /** What the member power-loss tests share: a journal state machine and waits on a Replica's events. */
 import type { Replica, StateMachine } from '../../src/cluster-broker/replication/replica.js';
 import type { Entry, Snapshot } from '../../src/cluster-broker/replication/types.js';
+import { snapshotBytes } from '../../src/cluster-broker/replication/types.js';
 
 /** The applied payloads, snapshotted as a JSON list. */
 export class Journal implements StateMachine {
@@ -9,7 +10,7 @@ export class Journal implements StateMachine {
     if (entry.data) this.items.push(Buffer.from(entry.data).toString('utf8'));
   }
   restore(snapshot: Snapshot): void {
-    this.items = JSON.parse(Buffer.from(snapshot.data).toString('utf8')) as string[];
+    this.items = JSON.parse(Buffer.from(snapshotBytes(snapshot.data)).toString('utf8')) as string[];
   }
   snapshot(): Uint8Array {
     return Buffer.from(JSON.stringify(this.items));

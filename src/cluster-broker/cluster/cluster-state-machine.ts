@@ -11,7 +11,7 @@ import { decodeEvent } from '../core/event-codec.js';
 import type { BrokerEvent } from '../core/events.js';
 import type { ApplyResult, ReleaseResult } from '../core/results.js';
 import type { StateMachine } from '../replication/replica.js';
-import type { Entry, Snapshot } from '../replication/types.js';
+import { type Entry, type Snapshot, snapshotBytes } from '../replication/types.js';
 import { availableQueues, queuesHeldBy } from '../server/availability.js';
 import { linkKeyOf, memberOf, memberOfProcess, processOf } from './consumer-keys.js';
 import { type ClusterEntry, decodeEntry } from './entry-codec.js';
@@ -85,12 +85,13 @@ export class ClusterStateMachine implements StateMachine {
   restore(snapshot: Snapshot): void {
     // the owner is not in snapshots: the leader names one again (docs/federation.md#cluster)
     this.hooks.federationOwner?.(undefined);
-    this.state.restore(snapshot.data);
+    this.state.restore(snapshotBytes(snapshot.data));
     this.appliedIndex = snapshot.index;
   }
 
-  snapshot(): Uint8Array {
-    return this.state.snapshot();
+  /** Parts referencing the queued message bytes: a deep queue is not copied to compact the log. */
+  snapshot(): Uint8Array[] {
+    return this.state.snapshotParts();
   }
 
   liveBytes(): number {

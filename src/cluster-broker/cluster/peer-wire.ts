@@ -11,6 +11,7 @@
  * transport checks like any message (its sender must be the authenticated member) and then hands
  * to the codec's `consume`, which passes it to `onApp`.
  */
+import type { ByteWriter } from '../../common/byte-writer.js';
 import { VarintReader, VarintWriter } from '../core/binary.js';
 import { isCountable, UnsafeNumberError } from '../replication/safe-numbers.js';
 import type { Message } from '../replication/types.js';
@@ -94,6 +95,12 @@ export function withAppMessages(inner: WireCodec, onApp: (m: AppMessage) => void
       const c = m as unknown as Partial<CarriedApp>;
       if (c.type === 'app' && c.app) return encodeApp(c.app);
       return inner.encodeMessage(m);
+    },
+    encodeInto(m: Message, w: ByteWriter): void {
+      const c = m as unknown as Partial<CarriedApp>;
+      if (c.type === 'app' && c.app) w.raw(encodeApp(c.app));
+      else if (inner.encodeInto) inner.encodeInto(m, w);
+      else w.raw(inner.encodeMessage(m));
     },
     decodeMessage(bytes: Uint8Array): Message {
       if (bytes[0] !== APP_TAG) return inner.decodeMessage(bytes);

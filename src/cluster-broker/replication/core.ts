@@ -26,6 +26,7 @@ import type {
   RecoveryReason,
   Role,
   Snapshot,
+  SnapshotData,
   SnapshotMessage,
   SoftState,
   UnsafeFlags,
@@ -277,7 +278,7 @@ export class RaftCore {
    * The application took a snapshot of its state after applying `index`: drop the log prefix.
    * `index` must be <= the last index handed out in `apply`.
    */
-  compact(index: number, data: Uint8Array): void {
+  compact(index: number, data: SnapshotData): void {
     if (index > this.applied) throw new Error(`compact ${index} beyond applied ${this.applied}`);
     if (index <= this.log.snapshotIndex) return;
     const term = this.log.term(index)!;

@@ -17,7 +17,7 @@ import { AmqpError } from '../../errors.js';
 import { NotLeaderError } from './errors.js';
 import { Replica } from './replica.js';
 import { parsePeers } from './tcp-transport.js';
-import type { Entry, Snapshot } from './types.js';
+import { type Entry, type Snapshot, snapshotBytes } from './types.js';
 
 function arg(name: string, fallback?: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -42,7 +42,7 @@ const stateMachine = {
   restore(s: Snapshot): void {
     restores++;
     values.length = 0;
-    values.push(...(JSON.parse(dec.decode(s.data)) as string[]));
+    values.push(...(JSON.parse(dec.decode(snapshotBytes(s.data))) as string[]));
   },
   snapshot(): Uint8Array {
     return enc.encode(JSON.stringify(values));

@@ -21,29 +21,43 @@ const KIND_ENTRY = 1;
 const KIND_TRUNCATE = 2;
 const KIND_BASE = 3;
 
-function seal(out: Buffer, bodyLength: number): Buffer {
-  out.writeUInt32BE(bodyLength, 0);
-  out.writeUInt32BE(crc32(out.subarray(HEADER)), 4);
-  out.writeUInt32BE(crc32(out.subarray(0, 8)), 8);
-  return out;
+/** Fills in a record's header for the `bodyLength` bytes written at `at + HEADER`. */
+function sealAt(out: Buffer, at: number, bodyLength: number): void {
+  out.writeUInt32BE(bodyLength, at);
+  out.writeUInt32BE(crc32(out.subarray(at + HEADER, at + HEADER + bodyLength)), at + 4);
+  out.writeUInt32BE(crc32(out.subarray(at, at + 8)), at + 8);
 }
 
 function record(body: Buffer): Buffer {
   const out = Buffer.allocUnsafe(HEADER + body.length);
   body.copy(out, HEADER);
-  return seal(out, body.length);
+  sealAt(out, 0, body.length);
+  return out;
+}
+
+/** Bytes of the entry record of `e`. */
+export function entryRecordSize(e: Entry): number {
+  return HEADER + 18 + (e.data ? e.data.length : 0);
+}
+
+/** Writes the entry record of `e` at `at` in `out` (room checked by the caller); returns its end. */
+export function writeEntryRecord(out: Buffer, at: number, e: Entry): number {
+  const body = at + HEADER;
+  out[body] = KIND_ENTRY;
+  out.writeDoubleBE(e.index, body + 1);
+  out.writeDoubleBE(e.term, body + 9);
+  out[body + 17] = e.data ? 1 : 0;
+  if (e.data) out.set(e.data, body + 18);
+  const length = 18 + (e.data ? e.data.length : 0);
+  sealAt(out, at, length);
+  return body + length;
 }
 
 /** One allocation per entry record: header, then body built in place. */
 export function entryRecord(e: Entry): Buffer {
-  const n = e.data ? e.data.length : 0;
-  const out = Buffer.allocUnsafe(HEADER + 18 + n);
-  out[HEADER] = KIND_ENTRY;
-  out.writeDoubleBE(e.index, HEADER + 1);
-  out.writeDoubleBE(e.term, HEADER + 9);
-  out[HEADER + 17] = e.data ? 1 : 0;
-  if (e.data) out.set(e.data, HEADER + 18);
-  return seal(out, 18 + n);
+  const out = Buffer.allocUnsafe(entryRecordSize(e));
+  writeEntryRecord(out, 0, e);
+  return out;
 }
 
 export function truncateRecord(from: number): Buffer {

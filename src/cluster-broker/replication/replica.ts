@@ -22,7 +22,16 @@ import {
   type UnsafeDriverFlags,
 } from './replica-seams.js';
 import { type PeerAddress, TcpTransport } from './tcp-transport.js';
-import type { Entry, RaftConfig, Ready, RecoveryReason, Role, Snapshot, SoftState } from './types.js';
+import type {
+  Entry,
+  RaftConfig,
+  Ready,
+  RecoveryReason,
+  Role,
+  Snapshot,
+  SnapshotData,
+  SoftState,
+} from './types.js';
 import { amqpWireCodec, type WireCodec } from './wire.js';
 
 /** The application replicated by the log (the broker's event applier). */
@@ -31,8 +40,11 @@ export interface StateMachine {
   apply(entry: Entry): void;
   /** Replace the whole state by a snapshot (at start-up, and when the leader sends one). */
   restore(snapshot: Snapshot): void;
-  /** Serialize the state as of the last applied entry; enables log compaction. */
-  snapshot?(): Uint8Array;
+  /**
+   * Serialize the state as of the last applied entry; enables log compaction. Parts may be views
+   * of bytes the state keeps, provided those never change (the snapshot is kept and sent later).
+   */
+  snapshot?(): SnapshotData;
   /** Bytes of live data a snapshot would hold (cheap to ask); paces compaction of a large state. */
   liveBytes?(): number;
 }

@@ -18,6 +18,7 @@ import { constants as bufferConstants } from 'node:buffer';
 import net from 'node:net';
 import tls from 'node:tls';
 import { backoffDelay, type ExponentialBackoff } from '../../common/backoff.js';
+import { ByteWriter } from '../../common/byte-writer.js';
 import type { Logger } from '../../common/logger.js';
 import { type ClusterTlsOptions, clusterTlsClientOptions, clusterTlsServerOptions } from './cluster-tls.js';
 import { ReplicationError } from './errors.js';
@@ -85,12 +86,27 @@ const ROUTINE_ERRORS = new Set([
   'ENETUNREACH',
 ]);
 
+/** First size of a connection's staging buffer, and the largest kept for reuse after a flush. */
+const STAGING_FIRST = 64 * 1024;
+const STAGING_KEPT = 8 * 1024 * 1024;
+
 class Outbound {
   socket: net.Socket | undefined;
   /** Authenticated: messages may go out. */
   connected = false;
+  /** Chunks waiting for the next flush, in order (the staging writer's bytes join at the flush). */
   pending: Buffer[] = [];
   flushScheduled = false;
+  /**
+   * Where this turn's messages are encoded, framed, back to back (codecs with encodeInto): one
+   * buffer reused from flush to flush while the socket has written all of it, instead of a
+   * buffer per message (fresh memory is far slower to fill than memory already in use).
+   */
+  staging: ByteWriter | undefined;
+  /** Start of the staged bytes not yet handed to `pending`. */
+  sealed = 0;
+  /** The staging buffer was handed to the socket; reusable once the socket wrote everything. */
+  stagingWritten = false;
   /** Failed dials since the last authenticated connection: the backoff's exponent. */
   failures = 0;
   timer: NodeJS.Timeout | undefined;
@@ -188,18 +204,55 @@ export class TcpTransport implements ReplicaTransport {
     const o = this.out.get(m.to);
     if (!o?.connected || !o.socket) return;
     if (o.socket.writableLength > this.maxQueued) return;
-    let bytes: Uint8Array;
     try {
-      bytes = this.opts.codec.encodeMessage(m);
+      const encodeInto = this.opts.codec.encodeInto;
+      if (encodeInto) this.stage(o, o.socket, m, encodeInto);
+      else o.pending.push(...fragments(this.opts.codec.encodeMessage(m), this.maxFrame));
     } catch (err) {
       this.opts.logger?.error?.({ err, type: m.type }, 'replication: cannot encode message');
       return;
     }
-    o.pending.push(...fragments(bytes, this.maxFrame));
     if (!o.flushScheduled) {
       o.flushScheduled = true;
       setImmediate(() => this.flush(o));
     }
+  }
+
+  /** Encodes `m` as one frame (or, above maxFrame, fragments) at the end of the staging buffer. */
+  private stage(
+    o: Outbound,
+    socket: net.Socket,
+    m: Message,
+    encodeInto: (m: Message, w: ByteWriter) => void,
+  ): void {
+    if (o.staging && o.stagingWritten) {
+      o.stagingWritten = false;
+      // still queued in the socket: leave that buffer to it and start another
+      if (socket.writableLength > 0 || o.staging.buf.length > STAGING_KEPT) o.staging = undefined;
+      else {
+        o.staging.pos = 0;
+        o.sealed = 0;
+      }
+    }
+    o.staging ??= new ByteWriter(STAGING_FIRST);
+    const w = o.staging;
+    const start = w.pos;
+    w.u32(0);
+    try {
+      encodeInto(m, w);
+    } catch (err) {
+      w.pos = start;
+      throw err;
+    }
+    const length = w.pos - start - 4;
+    if (length <= this.maxFrame) {
+      w.buf.writeUInt32BE(length, start);
+      return;
+    }
+    // a snapshot or a huge append: fragments with headers of their own, as views of the buffer
+    if (start > o.sealed) o.pending.push(w.buf.subarray(o.sealed, start));
+    o.pending.push(...fragments(w.buf.subarray(start + 4, w.pos), this.maxFrame));
+    o.sealed = w.pos;
   }
 
   /** Is there a live, authenticated outbound connection to `peer`? */
@@ -220,12 +273,22 @@ export class TcpTransport implements ReplicaTransport {
 
   private flush(o: Outbound): void {
     o.flushScheduled = false;
+    const w = o.staging;
+    if (w && w.pos > o.sealed) {
+      o.pending.push(w.buf.subarray(o.sealed, w.pos));
+      o.sealed = w.pos;
+    }
     if (!o.connected || !o.socket || o.pending.length === 0) {
       o.pending = [];
       return;
     }
     const chunks = o.pending;
     o.pending = [];
+    o.stagingWritten = true;
+    if (chunks.length === 1) {
+      o.socket.write(chunks[0]!);
+      return;
+    }
     // corked writes go out as one writev
     o.socket.cork();
     for (const c of chunks) o.socket.write(c);
@@ -280,6 +343,7 @@ export class TcpTransport implements ReplicaTransport {
       o.connected = false;
       o.socket = undefined;
       o.pending = [];
+      o.staging = undefined;
       if (this.closed) return;
       const delay = backoffDelay(this.backoff, o.failures) * (0.5 + Math.random() / 2);
       o.failures++;

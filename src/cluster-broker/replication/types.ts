@@ -11,11 +11,39 @@ export interface Entry {
   readonly data: Uint8Array | null;
 }
 
+/**
+ * A snapshot's bytes: one buffer, or parts read one after the other. A state machine may hand out
+ * parts that are views of its own stored bytes (which never change once stored) instead of
+ * copying a large state into one buffer; whoever needs one buffer joins them (snapshotBytes).
+ */
+export type SnapshotData = Uint8Array | readonly Uint8Array[];
+
 /** A snapshot of the application state covering the log up to and including `index`. */
 export interface Snapshot {
   readonly index: number;
   readonly term: number;
-  readonly data: Uint8Array;
+  readonly data: SnapshotData;
+}
+
+/** The snapshot's bytes as one buffer (parts are joined: a copy). */
+export function snapshotBytes(data: SnapshotData): Uint8Array {
+  if (data instanceof Uint8Array) return data;
+  if (data.length === 1) return data[0]!;
+  const out = new Uint8Array(snapshotLength(data));
+  let at = 0;
+  for (const p of data) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** How many bytes the snapshot holds. */
+export function snapshotLength(data: SnapshotData): number {
+  if (data instanceof Uint8Array) return data.length;
+  let n = 0;
+  for (const p of data) n += p.length;
+  return n;
 }
 
 /**

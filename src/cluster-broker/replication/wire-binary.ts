@@ -11,7 +11,7 @@ import { ByteReader } from '../../common/byte-reader.js';
 import { ByteWriter } from '../../common/byte-writer.js';
 import { ReplicationError } from './errors.js';
 import { assertSafeMessage } from './safe-numbers.js';
-import type { Entry, Message } from './types.js';
+import { type Entry, type Message, snapshotLength } from './types.js';
 import type { WireCodec } from './wire.js';
 
 const enc = new TextEncoder();
@@ -27,15 +27,14 @@ const TYPE_CODES: Record<Message['type'], number> = {
   'heartbeat-response': 7,
 };
 
-/** The common ByteWriter with this layout's encodings: numbers as f64, u32-length byte strings. */
-class Out extends ByteWriter {
-  bytes(b: Uint8Array | null): void {
-    this.u32(b ? b.length : NULL_LEN);
-    if (b) this.raw(b);
-  }
-  str(s: string): void {
-    this.bytes(enc.encode(s));
-  }
+/** A u32-length byte string (NULL_LEN: null). */
+function putBytes(o: ByteWriter, b: Uint8Array | null): void {
+  o.u32(b ? b.length : NULL_LEN);
+  if (b) o.raw(b);
+}
+
+function putStr(o: ByteWriter, s: string): void {
+  putBytes(o, enc.encode(s));
 }
 
 /** The common ByteReader with this layout's encodings (the twin of Out). */
@@ -57,59 +56,75 @@ class In extends ByteReader {
   }
 }
 
+/** About how many bytes `m` encodes to (a writer made this big rarely grows). */
+function sizeHint(m: Message): number {
+  if (m.type === 'snapshot') return 64 + snapshotLength(m.snapshot.data);
+  if (m.type !== 'append') return 64;
+  let n = 64;
+  for (const e of m.entries) n += 24 + (e.data?.length ?? 0);
+  return n;
+}
+
+function encodeInto(m: Message, o: ByteWriter): void {
+  o.ensure(sizeHint(m));
+  o.u8(TYPE_CODES[m.type]);
+  putStr(o, m.from);
+  putStr(o, m.to);
+  o.f64(m.term);
+  switch (m.type) {
+    case 'append':
+      o.f64(m.prevIndex);
+      o.f64(m.prevTerm);
+      o.f64(m.commit);
+      o.f64(m.entries.length);
+      for (const e of m.entries) {
+        o.f64(e.index);
+        o.f64(e.term);
+        putBytes(o, e.data);
+      }
+      break;
+    case 'append-response':
+      o.u8(m.success ? 1 : 0);
+      o.f64(m.matchIndex);
+      o.f64(m.rejectedPrev);
+      o.f64(m.hintIndex);
+      if (m.recovering) o.u8(1);
+      break;
+    case 'vote':
+      o.u8(m.pre ? 1 : 0);
+      o.f64(m.lastIndex);
+      o.f64(m.lastTerm);
+      if (m.blank) o.u8(1);
+      break;
+    case 'vote-response':
+      o.u8(m.pre ? 1 : 0);
+      o.u8(m.granted ? 1 : 0);
+      if (m.blank) o.u8(1);
+      break;
+    case 'snapshot':
+      o.f64(m.snapshot.index);
+      o.f64(m.snapshot.term);
+      o.u32(snapshotLength(m.snapshot.data));
+      if (m.snapshot.data instanceof Uint8Array) o.raw(m.snapshot.data);
+      else for (const p of m.snapshot.data) o.raw(p);
+      break;
+    case 'heartbeat':
+      o.f64(m.commit);
+      if (m.recovered) o.u8(1);
+      break;
+    case 'heartbeat-response':
+      break;
+  }
+}
+
 export const binaryWireCodec: WireCodec = {
   encodeMessage(m: Message): Uint8Array {
-    const size =
-      m.type === 'append' ? 64 + m.entries.reduce((n, e) => n + 24 + (e.data?.length ?? 0), 0) : 64;
-    const o = new Out(m.type === 'snapshot' ? 64 + m.snapshot.data.length : size);
-    o.u8(TYPE_CODES[m.type]);
-    o.str(m.from);
-    o.str(m.to);
-    o.f64(m.term);
-    switch (m.type) {
-      case 'append':
-        o.f64(m.prevIndex);
-        o.f64(m.prevTerm);
-        o.f64(m.commit);
-        o.f64(m.entries.length);
-        for (const e of m.entries) {
-          o.f64(e.index);
-          o.f64(e.term);
-          o.bytes(e.data);
-        }
-        break;
-      case 'append-response':
-        o.u8(m.success ? 1 : 0);
-        o.f64(m.matchIndex);
-        o.f64(m.rejectedPrev);
-        o.f64(m.hintIndex);
-        if (m.recovering) o.u8(1);
-        break;
-      case 'vote':
-        o.u8(m.pre ? 1 : 0);
-        o.f64(m.lastIndex);
-        o.f64(m.lastTerm);
-        if (m.blank) o.u8(1);
-        break;
-      case 'vote-response':
-        o.u8(m.pre ? 1 : 0);
-        o.u8(m.granted ? 1 : 0);
-        if (m.blank) o.u8(1);
-        break;
-      case 'snapshot':
-        o.f64(m.snapshot.index);
-        o.f64(m.snapshot.term);
-        o.bytes(m.snapshot.data);
-        break;
-      case 'heartbeat':
-        o.f64(m.commit);
-        if (m.recovered) o.u8(1);
-        break;
-      case 'heartbeat-response':
-        break;
-    }
+    const o = new ByteWriter(sizeHint(m));
+    encodeInto(m, o);
     return o.written();
   },
+
+  encodeInto,
 
   decodeMessage(bytes: Uint8Array): Message {
     const m = decodeBinaryMessage(bytes);

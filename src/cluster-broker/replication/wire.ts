@@ -13,14 +13,21 @@
  *
  * Decoding refuses terms and indexes outside the safe integers (UnsafeNumberError).
  */
+
 import { decodeValue, encodeValue } from '../../codec/index.js';
 import type { AmqpValue } from '../../codec/values.js';
+import type { ByteWriter } from '../../common/byte-writer.js';
 import { ReplicationError } from './errors.js';
 import { assertSafeMessage } from './safe-numbers.js';
-import type { Entry, Message } from './types.js';
+import { type Entry, type Message, snapshotBytes } from './types.js';
 
 export interface WireCodec {
   encodeMessage(m: Message): Uint8Array;
+  /**
+   * Writes what encodeMessage returns at the writer's position instead, so a transport can
+   * gather one turn's messages in a buffer it reuses (no buffer per message). Optional.
+   */
+  encodeInto?(m: Message, w: ByteWriter): void;
   decodeMessage(bytes: Uint8Array): Message;
   /**
    * Messages the codec's owner handles itself rather than Raft (the cluster's peer messages):
@@ -117,7 +124,15 @@ export const amqpWireCodec: WireCodec = {
       case 'vote-response':
         return encodeValue([4, m.from, m.to, m.term, m.pre, m.granted, ...(m.blank ? [true] : [])]);
       case 'snapshot':
-        return encodeValue([5, m.from, m.to, m.term, m.snapshot.index, m.snapshot.term, m.snapshot.data]);
+        return encodeValue([
+          5,
+          m.from,
+          m.to,
+          m.term,
+          m.snapshot.index,
+          m.snapshot.term,
+          snapshotBytes(m.snapshot.data),
+        ]);
       case 'heartbeat':
         return encodeValue([6, m.from, m.to, m.term, m.commit, ...(m.recovered ? [true] : [])]);
       case 'heartbeat-response':

@@ -36,6 +36,7 @@ import { decodeEvent, encodeEvent } from '../../../src/cluster-broker/core/event
 import type { BrokerEvent } from '../../../src/cluster-broker/core/events.js';
 import { RaftCore } from '../../../src/cluster-broker/replication/core.js';
 import type { Entry, Message, Ready } from '../../../src/cluster-broker/replication/types.js';
+import { snapshotBytes } from '../../../src/cluster-broker/replication/types.js';
 import { EventQueue } from '../../replication/sim/event-queue.js';
 import { Rng } from '../../replication/sim/rng.js';
 import { SimDisk } from '../../replication/sim/sim-disk.js';
@@ -388,7 +389,7 @@ export class BrokerSimulation {
 
   /** Members at the same index hold byte-identical snapshots. */
   private checkState(node: SimNode, index: number, how: string): void {
-    const h = hashOf(node.sm.snapshot());
+    const h = hashOf(snapshotBytes(node.sm.snapshot()));
     const seen = this.stateAt.get(index);
     if (seen === undefined) this.stateAt.set(index, h);
     else if (seen !== h)
@@ -561,7 +562,7 @@ export class BrokerSimulation {
   }
 
   private finalChecks(): void {
-    const states = this.nodes.map((n) => hashOf(n.sm.snapshot()));
+    const states = this.nodes.map((n) => hashOf(snapshotBytes(n.sm.snapshot())));
     if (new Set(states).size !== 1)
       throw new ContractViolation(`members ended with different states: ${this.describe()}`);
     const state = this.nodes[0]!.sm.state;

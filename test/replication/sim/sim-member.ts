@@ -18,6 +18,7 @@ import type {
 } from '../../../src/cluster-broker/replication/replica-seams.js';
 import { StoreImage } from '../../../src/cluster-broker/replication/store-image.js';
 import type { Entry, Message, Snapshot, UnsafeFlags } from '../../../src/cluster-broker/replication/types.js';
+import { snapshotBytes } from '../../../src/cluster-broker/replication/types.js';
 import { PowerLossFs } from '../../support/power-loss-fs.js';
 import { type Checker, chain, type LogView, SafetyViolation } from './checker.js';
 import type { Rng } from './rng.js';
@@ -269,7 +270,7 @@ export class SimMember {
         }),
       restore: (s: Snapshot) =>
         this.guard(() => {
-          const state = decodeState(s.data);
+          const state = decodeState(snapshotBytes(s.data));
           checker.onRestore(this.id, state.index, state.hash);
           index = state.index;
           hash = state.hash;
