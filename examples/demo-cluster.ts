@@ -1,8 +1,8 @@
 /**
- * What the demos (`npm run demo`, and its `--federation` mode) ask of a running cluster, and the
- * tables they end with.
+ * What the demos (`npm run demo`, and its `--federation` modes) ask of a running cluster, the
+ * producer they all run, and the tables they end with.
  */
-import { connect } from 'quorate';
+import { connect, type Sender } from 'quorate';
 import type { ClusterHandle } from 'quorate/broker';
 
 /** The leader as `httpUrl`'s member sees it (undefined: no answer). */
@@ -54,6 +54,40 @@ export function sameEndpoint(a: string, b: string): boolean {
 
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '127.0.0.1' || host === '::1';
+}
+
+/**
+ * Sends until `stopAt` with `window` sends in flight, each message with its own stable id
+ * (`order-<n>`): the client re-sends what a failover left unanswered, and the broker's duplicate
+ * detection recognises the id. `accepted(id)` for each one the broker acknowledged; a send that
+ * ends otherwise (refused, deadline, given up) is not acknowledged and is not expected anywhere.
+ */
+export async function produce(o: {
+  sender: Sender;
+  window: number;
+  stopAt: number;
+  /** counts every send started */
+  tally: { attempted: number };
+  accepted: (id: string) => void;
+}): Promise<void> {
+  let seq = 0;
+  const inflight = new Set<Promise<void>>();
+  while (Date.now() < o.stopAt) {
+    const id = `order-${++seq}`;
+    o.tally.attempted++;
+    const p = o.sender
+      .send({ messageId: id, durable: true, body: { order: seq, at: Date.now() } }, { timeoutMs: 60_000 })
+      .then((r) => {
+        if (r.state === 'accepted') o.accepted(id);
+      })
+      .catch(() => {
+        // not acknowledged (deadline, or gave up): it does not count
+      })
+      .finally(() => inflight.delete(p));
+    inflight.add(p);
+    if (inflight.size >= o.window) await Promise.race(inflight);
+  }
+  await Promise.all(inflight);
 }
 
 /** A two-column table: a label and a value per row. */

@@ -8,7 +8,8 @@ export interface ProgressSnapshot {
   elapsedMs: number;
   sent: number;
   acknowledged: number;
-  received: number;
+  /** distinct messages received: one count, or one per place (the topic demo's subscriptions) */
+  received: number | Record<string, number>;
   duplicates: number;
   kills: number;
   failovers: number;
@@ -34,7 +35,13 @@ export class DemoProgress {
   }
 
   update(s: ProgressSnapshot): void {
-    const counters = `sent ${s.sent}  acked ${s.acknowledged}  received ${s.received}  dup ${s.duplicates}  kills ${s.kills}  failovers ${s.failovers}`;
+    const received =
+      typeof s.received === 'number'
+        ? String(s.received)
+        : Object.entries(s.received)
+            .map(([where, n]) => `${where} ${n}`)
+            .join(' ');
+    const counters = `sent ${s.sent}  acked ${s.acknowledged}  received ${received}  dup ${s.duplicates}  kills ${s.kills}  failovers ${s.failovers}`;
     if (this.tty) {
       const width = 24;
       const filled = Math.min(width, Math.round((s.elapsedMs / this.totalMs) * width));

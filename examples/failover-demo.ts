@@ -11,13 +11,17 @@
  *
  *   npm run demo -- [--duration 45] [--kill-every 5] [--nodes 3] [--window 64] [--hold 0]
  *
- * `--federation [--consumers-on both|downstream]`: two federated clusters instead of one
- * (federation-demo.ts), the same flags.
+ * `--federation [--consumers-on both|downstream]`: two federated clusters instead of one, west
+ * federating east's queue (federation-demo.ts), the same flags. `--federation --topic`: west
+ * federates east's topic instead, and a durable subscription on each cluster must get every
+ * message (federation-topic-demo.ts), the same flags but `--consumers-on`, which it refuses: a
+ * topic copies every message to both clusters, there is no choosing where they go. `--topic`
+ * without `--federation` is refused too (exit 2 for both).
  */
 import { parseArgs } from 'node:util';
 import { type Connection, connect, type Delivery } from 'quorate';
 import { startCluster } from 'quorate/broker';
-import { everyMemberServes, formatTable, leaderOf, memberAt } from './demo-cluster.js';
+import { everyMemberServes, formatTable, leaderOf, memberAt, produce } from './demo-cluster.js';
 import { DemoProgress } from './demo-progress.js';
 import { startStatusProxy } from './status-proxy.js';
 
@@ -29,7 +33,9 @@ const { values: args } = parseArgs({
     window: { type: 'string', default: '64' },
     hold: { type: 'string', default: '0' },
     federation: { type: 'boolean', default: false },
-    'consumers-on': { type: 'string', default: 'both' },
+    topic: { type: 'boolean', default: false },
+    // no default: with --topic, a --consumers-on given at all is refused
+    'consumers-on': { type: 'string' },
   },
 });
 const durationMs = Number(args.duration) * 1000;
@@ -104,34 +110,23 @@ async function main(): Promise<number> {
     const nemesis = killLoop(cluster, () => conn?.url, tally, progress, stopAt, killEveryMs);
     const ticker = setInterval(() => progress.update(snapshot(tally, started)), 250);
 
-    // Producer: `window` sends in flight; each message has its own stable id.
-    let seq = 0;
-    const inflight = new Set<Promise<void>>();
-    while (Date.now() < stopAt) {
-      const id = `order-${++seq}`;
-      tally.attempted++;
-      const p = sender
-        .send({ messageId: id, durable: true, body: { order: seq, at: Date.now() } }, { timeoutMs: 60_000 })
-        .then((r) => {
-          if (r.state !== 'accepted') return;
-          const now = Date.now();
-          tally.longestPauseMs = Math.max(tally.longestPauseMs, now - tally.lastAckAt);
-          const kill = tally.killLog.at(-1);
-          if (kill && kill.at <= now) {
-            kill.stallMs = Math.max(kill.stallMs, now - Math.max(tally.lastAckAt, kill.at));
-            if (kill.failedOver && kill.resumedMs === undefined) kill.resumedMs = now - kill.at;
-          }
-          tally.lastAckAt = now;
-          tally.acknowledged.add(id);
-        })
-        .catch(() => {
-          // not acknowledged (deadline, or gave up): it does not count as acknowledged
-        })
-        .finally(() => inflight.delete(p));
-      inflight.add(p);
-      if (inflight.size >= window) await Promise.race(inflight);
-    }
-    await Promise.all(inflight);
+    await produce({
+      sender,
+      window,
+      stopAt,
+      tally,
+      accepted: (id) => {
+        const now = Date.now();
+        tally.longestPauseMs = Math.max(tally.longestPauseMs, now - tally.lastAckAt);
+        const kill = tally.killLog.at(-1);
+        if (kill && kill.at <= now) {
+          kill.stallMs = Math.max(kill.stallMs, now - Math.max(tally.lastAckAt, kill.at));
+          if (kill.failedOver && kill.resumedMs === undefined) kill.resumedMs = now - kill.at;
+        }
+        tally.lastAckAt = now;
+        tally.acknowledged.add(id);
+      },
+    });
     await nemesis;
     progress.line('producer done; draining the queue...');
     const drainDeadline = Date.now() + 30_000;
@@ -249,23 +244,32 @@ function snapshot(t: Tally, started: number) {
   };
 }
 
-function consumersOn(v: string): 'both' | 'downstream' {
-  if (v !== 'both' && v !== 'downstream') throw new Error(`--consumers-on both|downstream, got ${v}`);
+/** A flag combination the demo does not run: the reason on stderr, exit 2. */
+function refuse(reason: string): never {
+  process.stderr.write(`demo: ${reason}\n`);
+  process.exit(2);
+}
+
+function consumersOn(v: string | undefined): 'both' | 'downstream' {
+  if (v === undefined) return 'both';
+  if (v !== 'both' && v !== 'downstream') refuse(`--consumers-on both|downstream, got ${v}`);
   return v;
 }
 
-const run = args.federation
-  ? import('./federation-demo.js').then((m) =>
-      m.runFederationDemo({
-        durationMs,
-        killEveryMs,
-        nodes,
-        window,
-        holdMs,
-        consumersOn: consumersOn(args['consumers-on']),
-      }),
-    )
-  : main();
+function federationDemo(): Promise<number> {
+  const options = { durationMs, killEveryMs, nodes, window, holdMs };
+  if (!args.topic) {
+    const on = consumersOn(args['consumers-on']);
+    return import('./federation-demo.js').then((m) => m.runFederationDemo({ ...options, consumersOn: on }));
+  }
+  if (args['consumers-on'] !== undefined)
+    refuse('--consumers-on does not apply to --topic: a topic copies every message to both clusters');
+  return import('./federation-topic-demo.js').then((m) => m.runFederationTopicDemo(options));
+}
+
+if (args.topic && !args.federation)
+  refuse('--topic goes with --federation: npm run demo -- --federation --topic');
+const run = args.federation ? federationDemo() : main();
 run.then(
   (code) => process.exit(code),
   (err) => {
