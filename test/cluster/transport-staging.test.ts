@@ -27,6 +27,7 @@ async function pausableProxy(port: number) {
   let held = false;
   const server = net.createServer((dialer) => {
     const target = net.connect(port, '127.0.0.1');
+    dialer.on('close', () => target.destroy());
     dialer.on('data', (chunk) => target.write(chunk));
     target.pipe(dialer);
     dialer.on('error', () => target.destroy());
@@ -38,6 +39,10 @@ async function pausableProxy(port: number) {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as net.AddressInfo).port,
+    /** Drops every proxied connection, both sides (the member dials again). */
+    cut(): void {
+      for (const d of dialers.splice(0)) d.destroy();
+    },
     hold(on: boolean): void {
       held = on;
       for (const d of dialers) {
@@ -90,10 +95,14 @@ describe('cluster transport staging', () => {
     proxy.hold(true);
     let sent = 0;
     // ~1 MiB a turn, 40 turns: the kernel's buffers fill after a few turns, then every later
-    // turn stages while the socket still holds earlier turns' bytes
+    // turn stages while the socket still holds earlier turns' bytes. Each turn starts with a
+    // small message (one frame) and goes on with appends of several frames and of one; the
+    // sizes change from turn to turn, so no turn ends where an earlier one did
+    const sizes = [100, 3, 20, 1, 57];
+    const entriesOf = (t: number, k: number): number => (k === 0 ? 1 : sizes[(t + k) % sizes.length]! + t);
     for (let t = 0; t < 40; t++) {
-      for (let k = 0; k < 4; k++) {
-        n1.transport.send(append(sent, sent % 2 === 0 ? 100 : 20, 2000));
+      for (let k = 0; k < 5; k++) {
+        n1.transport.send(append(sent, entriesOf(t, k), 2000));
         sent++;
       }
       await nextTurn();
@@ -104,9 +113,46 @@ describe('cluster transport staging', () => {
     n2.got.forEach((m, n) => {
       expect(m.type === 'append' && m.commit).toBe(n);
       if (m.type !== 'append') return;
-      expect(m.entries.length).toBe(n % 2 === 0 ? 100 : 20);
+      const t = Math.floor(n / 5);
+      const k = n % 5;
+      expect(m.entries.length).toBe(entriesOf(t, k));
       m.entries.forEach((e, k) => {
         expect(e.index).toBe(k + 1);
+        expect(Buffer.from(e.data!).equals(Buffer.from(entryData(n, k, 2000)))).toBe(true);
+      });
+    });
+  });
+
+  it('after the connection drops and comes back, what is sent goes out whole', async () => {
+    const ports = { n1: await freePort(), n2: await freePort() };
+    const proxy = await pausableProxy(ports.n2);
+    const n1 = await startMemberTransport({
+      id: 'n1',
+      ports,
+      maxFrame: 64 * 1024,
+      dialPorts: { n2: proxy.port },
+    });
+    const n2 = await startMemberTransport({ id: 'n2', ports, maxFrame: 64 * 1024 });
+    running.push(n1, n2);
+    const connected = () => n1.transport.isConnected('n2');
+    await waitFor(connected, { timeoutMs: 20_000, what: 'n1 connected to n2' });
+    // a large append, then a small one, so the staging buffer holds bytes when the link drops
+    n1.transport.send(append(0, 50, 2000));
+    n1.transport.send(append(1, 1, 2000));
+    await waitFor(() => n2.got.length >= 2, { timeoutMs: 20_000, what: 'the first two appends' });
+    proxy.cut();
+    // n2 sees its connection from n1 close; n1 dials again at once (it may be back before a poll)
+    await waitFor(() => n2.lost.includes('n1'), { timeoutMs: 20_000, what: 'the link seen down' });
+    await waitFor(() => connected() && n2.transport.isConnected('n1'), {
+      timeoutMs: 20_000,
+      what: 'n1 connected to n2 again',
+    });
+    for (let n = 2; n < 6; n++) n1.transport.send(append(n, n % 2 === 0 ? 1 : 40, 2000));
+    await waitFor(() => n2.got.length >= 6, { timeoutMs: 20_000, what: 'the appends after the reconnect' });
+    n2.got.forEach((m, n) => {
+      expect(m.type === 'append' && m.commit).toBe(n);
+      if (m.type !== 'append') return;
+      m.entries.forEach((e, k) => {
         expect(Buffer.from(e.data!).equals(Buffer.from(entryData(n, k, 2000)))).toBe(true);
       });
     });

@@ -90,6 +90,64 @@ const ROUTINE_ERRORS = new Set([
 const STAGING_FIRST = 64 * 1024;
 const STAGING_KEPT = 8 * 1024 * 1024;
 
+/**
+ * Where a connection's messages are encoded, framed, back to back: one buffer reused from flush
+ * to flush once the socket has written all of it, instead of a buffer per message (fresh memory
+ * is far slower to fill than memory already in use). Staged bytes leave as views (`cut`).
+ */
+class Staging {
+  private w: ByteWriter | undefined;
+  /** Start of the staged bytes not cut yet. */
+  private cutAt = 0;
+  /** What was cut went to the socket: the buffer is reusable once the socket wrote it all. */
+  private handedOver = false;
+
+  /** The writer to append to (the same buffer again only when `socket` holds none of it). */
+  writer(socket: net.Socket): ByteWriter {
+    if (this.w && this.handedOver) {
+      this.handedOver = false;
+      if (socket.writableLength === 0 && this.w.buf.length <= STAGING_KEPT) {
+        this.w.pos = 0;
+        this.cutAt = 0;
+      } else {
+        // still queued in the socket (or too big to keep): leave it to the socket
+        this.w = undefined;
+      }
+    }
+    if (this.w === undefined) {
+      this.w = new ByteWriter(STAGING_FIRST);
+      this.cutAt = 0;
+    }
+    return this.w;
+  }
+
+  /** The bytes staged since the last cut up to `end` (default: all), as a view; empty: undefined. */
+  cut(end = this.w?.pos ?? 0): Buffer | undefined {
+    const w = this.w;
+    if (w === undefined || end <= this.cutAt) return undefined;
+    const bytes = w.buf.subarray(this.cutAt, end);
+    this.cutAt = end;
+    return bytes;
+  }
+
+  /** Skip the staged bytes up to the writer's position (they left as views of their own). */
+  skip(): void {
+    if (this.w) this.cutAt = this.w.pos;
+  }
+
+  /** The cut bytes were handed to the socket. */
+  handed(): void {
+    this.handedOver = true;
+  }
+
+  /** The connection is gone: start afresh on the next one. */
+  drop(): void {
+    this.w = undefined;
+    this.cutAt = 0;
+    this.handedOver = false;
+  }
+}
+
 class Outbound {
   socket: net.Socket | undefined;
   /** Authenticated: messages may go out. */
@@ -97,16 +155,8 @@ class Outbound {
   /** Chunks waiting for the next flush, in order (the staging writer's bytes join at the flush). */
   pending: Buffer[] = [];
   flushScheduled = false;
-  /**
-   * Where this turn's messages are encoded, framed, back to back (codecs with encodeInto): one
-   * buffer reused from flush to flush while the socket has written all of it, instead of a
-   * buffer per message (fresh memory is far slower to fill than memory already in use).
-   */
-  staging: ByteWriter | undefined;
-  /** Start of the staged bytes not yet handed to `pending`. */
-  sealed = 0;
-  /** The staging buffer was handed to the socket; reusable once the socket wrote everything. */
-  stagingWritten = false;
+  /** Where this turn's messages are encoded (codecs with encodeInto). */
+  readonly staging = new Staging();
   /** Failed dials since the last authenticated connection: the backoff's exponent. */
   failures = 0;
   timer: NodeJS.Timeout | undefined;
@@ -225,17 +275,7 @@ export class TcpTransport implements ReplicaTransport {
     m: Message,
     encodeInto: (m: Message, w: ByteWriter) => void,
   ): void {
-    if (o.staging && o.stagingWritten) {
-      o.stagingWritten = false;
-      // still queued in the socket: leave that buffer to it and start another
-      if (socket.writableLength > 0 || o.staging.buf.length > STAGING_KEPT) o.staging = undefined;
-      else {
-        o.staging.pos = 0;
-        o.sealed = 0;
-      }
-    }
-    o.staging ??= new ByteWriter(STAGING_FIRST);
-    const w = o.staging;
+    const w = o.staging.writer(socket);
     const start = w.pos;
     w.u32(0);
     try {
@@ -250,9 +290,10 @@ export class TcpTransport implements ReplicaTransport {
       return;
     }
     // a snapshot or a huge append: fragments with headers of their own, as views of the buffer
-    if (start > o.sealed) o.pending.push(w.buf.subarray(o.sealed, start));
+    const before = o.staging.cut(start);
+    if (before) o.pending.push(before);
     o.pending.push(...fragments(w.buf.subarray(start + 4, w.pos), this.maxFrame));
-    o.sealed = w.pos;
+    o.staging.skip();
   }
 
   /** Is there a live, authenticated outbound connection to `peer`? */
@@ -273,18 +314,15 @@ export class TcpTransport implements ReplicaTransport {
 
   private flush(o: Outbound): void {
     o.flushScheduled = false;
-    const w = o.staging;
-    if (w && w.pos > o.sealed) {
-      o.pending.push(w.buf.subarray(o.sealed, w.pos));
-      o.sealed = w.pos;
-    }
+    const staged = o.staging.cut();
+    if (staged) o.pending.push(staged);
     if (!o.connected || !o.socket || o.pending.length === 0) {
       o.pending = [];
       return;
     }
     const chunks = o.pending;
     o.pending = [];
-    o.stagingWritten = true;
+    o.staging.handed();
     if (chunks.length === 1) {
       o.socket.write(chunks[0]!);
       return;
@@ -343,7 +381,7 @@ export class TcpTransport implements ReplicaTransport {
       o.connected = false;
       o.socket = undefined;
       o.pending = [];
-      o.staging = undefined;
+      o.staging.drop();
       if (this.closed) return;
       const delay = backoffDelay(this.backoff, o.failures) * (0.5 + Math.random() / 2);
       o.failures++;
