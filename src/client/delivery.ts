@@ -30,11 +30,18 @@ export interface DeliveryOwner {
   flush(now?: boolean): void;
 }
 
+/** Marks a settlement's promise handled (one function for all of them). */
+const ignoreRejection = (): undefined => undefined;
+
 /** A settlement with nothing left to wait for; shared, so such a settlement allocates no promise. */
 const SETTLED: Promise<void> = Promise.resolve();
 
+/**
+ * A settlement waiting for the broker to settle its transfers (rcv-settle-mode second): nearly
+ * always one transfer, kept as it is; a Set only when redeliveries were bound to it.
+ */
 interface Confirmation {
-  pending: Set<IncomingDelivery>;
+  pending: IncomingDelivery | Set<IncomingDelivery>;
   resolve(): void;
   reject(e: Error): void;
 }
@@ -113,11 +120,14 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
   /** @internal the broker settled one of our transfers. */
   onRemoteSettled(transfer: IncomingDelivery): void {
     const c = this.confirmation;
-    if (!c?.pending.delete(transfer)) return;
-    if (c.pending.size === 0) {
-      this.confirmation = undefined;
-      c.resolve();
+    if (c === undefined) return;
+    if (c.pending instanceof Set) {
+      if (!c.pending.delete(transfer) || c.pending.size > 0) return;
+    } else if (c.pending !== transfer) {
+      return;
     }
+    this.confirmation = undefined;
+    c.resolve();
   }
 
   /**
@@ -150,7 +160,7 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
           containerId: this.owner.containerId,
         })
       : this.settleTimed(state, options);
-    if (p !== SETTLED) p.catch(() => undefined);
+    if (p !== SETTLED) p.catch(ignoreRejection);
     return p;
   }
 
@@ -173,7 +183,10 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
       return SETTLED;
     }
     if (options?.timeoutMs === undefined && options?.signal === undefined) {
-      return done.finally(() => this.owner.onFinished(this));
+      // a confirmation awaited tells the owner itself when it is done (no chain of promises on
+      // it); anything else (refused, or its link gone) is done now
+      if (this.confirmation === undefined) this.owner.onFinished(this);
+      return done;
     }
     // the outcome is sent either way; the deadline only bounds the wait for the confirmation
     return new Promise<void>((resolve, reject) => {
@@ -209,14 +222,15 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
     // one pass, no array per settlement: nearly every message has one transfer
     const confirm = this.owner.confirmsSettlement;
     let live = 0;
-    let pending: Set<IncomingDelivery> | undefined;
+    let pending: IncomingDelivery | Set<IncomingDelivery> | undefined;
     for (const t of this.transfers) {
       if (!this.owner.isLive(t)) continue;
       live++;
       this.apply(t, state);
       if (!confirm || t.remoteSettled) continue;
-      pending ??= new Set();
-      pending.add(t);
+      if (pending === undefined) pending = t;
+      else if (pending instanceof Set) pending.add(t);
+      else pending = new Set([pending, t]);
     }
     this.transfers.length = 0;
     if (live === 0) {
@@ -232,8 +246,19 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
     }
     this.owner.flush();
     if (pending === undefined) return SETTLED;
+    const waiting = pending;
     return new Promise<void>((resolve, reject) => {
-      this.confirmation = { pending, resolve, reject };
+      this.confirmation = {
+        pending: waiting,
+        resolve: () => {
+          this.owner.onFinished(this);
+          resolve();
+        },
+        reject: (e) => {
+          this.owner.onFinished(this);
+          reject(e);
+        },
+      };
     });
   }
 

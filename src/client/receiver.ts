@@ -108,6 +108,11 @@ export class Receiver<T = MessageBody>
     return this.queue.length;
   }
 
+  /** @internal Deliveries handed out whose settlement is not done yet (tests check it drains). */
+  get unsettledCount(): number {
+    return this.unsettled.size;
+  }
+
   /** Link credit as we granted it on the current link. */
   get linkCredit(): number {
     return this.credit.linkCredit;

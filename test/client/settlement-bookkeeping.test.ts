@@ -1,0 +1,79 @@
+/**
+ * A receiver tracks each handed-out delivery until its settlement is done (so a connection loss
+ * can fail the confirmations still awaited), and forgets it then, on every path: confirmed by the
+ * broker (rcv-settle-mode second), written at once (first), refused because the delivery was
+ * settled twice, and settled after its link is gone. Against the reference broker.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type BrokerHandle, startBroker } from '../../src/broker.js';
+import type { Receiver as ReceiverLink } from '../../src/client/receiver.js';
+import { type Connection, connect, type Receiver } from '../../src/index.js';
+
+let broker: BrokerHandle;
+let conn: Connection;
+beforeAll(async () => {
+  broker = await startBroker({ host: '127.0.0.1', port: 0 });
+  conn = await connect({ urls: broker.url });
+});
+afterAll(async () => {
+  await conn?.close();
+  await broker?.stop();
+});
+
+async function fill(queue: string, n: number): Promise<void> {
+  const sender = await conn.openSender(queue);
+  await Promise.all(
+    sender.sendBatch(Array.from({ length: n }, (_, i) => ({ messageId: `${queue}-${i}`, body: i }))),
+  );
+  await sender.close();
+}
+
+/** Handed-out deliveries the receiver still tracks (its internal count). */
+const unsettled = (r: Receiver): number => (r as unknown as ReceiverLink).unsettledCount;
+
+async function take(receiver: Receiver, n: number) {
+  const out = [];
+  while (out.length < n) out.push(...(await receiver.receive({ max: n - out.length, timeoutMs: 20_000 })));
+  return out;
+}
+
+describe('settlement bookkeeping', () => {
+  it('forgets deliveries once the broker confirmed their outcome (mode second)', async () => {
+    await fill('book-second', 50);
+    const receiver = await conn.openReceiver('book-second', { credit: 50 });
+    expect(receiver.confirmedAccept).toBe(true);
+    const ds = await take(receiver, 50);
+    expect(unsettled(receiver)).toBe(50);
+    const half = ds.slice(0, 25).map((d) => d.accept());
+    expect(unsettled(receiver)).toBe(50); // until the broker confirms
+    await Promise.all(half);
+    expect(unsettled(receiver)).toBe(25);
+    await Promise.all(
+      ds.slice(25).map((d, i) => (i % 2 === 0 ? d.release() : d.accept({ timeoutMs: 10_000 }))),
+    );
+    expect(unsettled(receiver)).toBe(0);
+    await receiver.close();
+  });
+
+  it('forgets deliveries settled in mode first at once', async () => {
+    await fill('book-first', 20);
+    const receiver = await conn.openReceiver('book-first', { credit: 20, confirmAccept: false });
+    const ds = await take(receiver, 20);
+    expect(unsettled(receiver)).toBe(20);
+    for (const d of ds) void d.accept();
+    expect(unsettled(receiver)).toBe(0);
+    await receiver.close();
+  });
+
+  it('forgets a delivery whose link is gone when it is settled, and a second settlement changes nothing', async () => {
+    await fill('book-gone', 2);
+    const receiver = await conn.openReceiver('book-gone', { credit: 2 });
+    const [a, b] = await take(receiver, 2);
+    await a!.accept();
+    await expect(a!.accept()).rejects.toThrow(/already settled/);
+    await receiver.close();
+    // its link is gone: a release is what the broker did anyway, it is done at once
+    await b!.release();
+    expect(unsettled(receiver)).toBe(0);
+  });
+});
