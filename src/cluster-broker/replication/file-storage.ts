@@ -202,8 +202,8 @@ export class FileStorage {
     let size = truncate ? truncate.length : 0;
     for (const e of p.entries) size += entryRecordSize(e);
     if (size > 0) {
-      // the records are built back to back in one buffer kept from Ready to Ready: a fresh
-      // buffer per record, then a concatenation, cost more than the disk write itself
+      // the records are built back to back in one buffer kept from Ready to Ready (a fresh
+      // buffer per record, then their concatenation, showed in a follower's profiles)
       const out = this.stagingFor(size);
       let at = 0;
       const ends: number[] = [];

@@ -37,7 +37,7 @@ function putStr(o: ByteWriter, s: string): void {
   putBytes(o, enc.encode(s));
 }
 
-/** The common ByteReader with this layout's encodings (the twin of Out). */
+/** The common ByteReader with this layout's encodings (the twin of putBytes and putStr). */
 class In extends ByteReader {
   constructor(buf: Uint8Array) {
     super(buf, () => new ReplicationError('amqp:decode-error', 'replication wire: truncated'));
