@@ -81,9 +81,9 @@ async function round(
     const receiver = await sub.openReceiver(queue, { credit: window, confirmAccept: false });
     const sender = await pub.openSender(queue);
     const t0 = performance.now();
-    const received = receiveAll(receiver, n);
-    await sendAll(sender, n, window, body, tag);
-    await received;
+    // together: a failed send is the error reported (the receiver's end, when the connections
+    // close after it, is not left unhandled)
+    await Promise.all([receiveAll(receiver, n), sendAll(sender, n, window, body, tag)]);
     return Math.round((n / (performance.now() - t0)) * 1000);
   } finally {
     await pub.close().catch(() => {});

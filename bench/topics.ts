@@ -82,9 +82,8 @@ async function topicRound(url: URL, name: string, n: number, k: number, window: 
       receivers.push(await sub.openReceiver(name, { topic: true, credit: window, confirmAccept: false }));
     const sender = await pub.openSender(name, { topic: true });
     const t0 = performance.now();
-    const received = drainAll(receivers, n);
-    await sendAll(sender, n, window, body, 't');
-    await received;
+    // together: a failed send is the error reported, the receivers' end is not left unhandled
+    await Promise.all([drainAll(receivers, n), sendAll(sender, n, window, body, 't')]);
     return Math.round(((n * k) / (performance.now() - t0)) * 1000);
   } finally {
     await pub.close().catch(() => {});
@@ -104,10 +103,11 @@ async function queuesRound(url: URL, name: string, n: number, k: number, window:
       senders.push(await pub.openSender(`${name}-${i}`));
     }
     const t0 = performance.now();
-    const received = drainAll(receivers, n);
     // the same total in flight as the topic run, shared by the k senders
-    await Promise.all(senders.map((s, i) => sendAll(s, n, Math.ceil(window / k), body, `q${i}`)));
-    await received;
+    await Promise.all([
+      drainAll(receivers, n),
+      ...senders.map((s, i) => sendAll(s, n, Math.ceil(window / k), body, `q${i}`)),
+    ]);
     return Math.round(((n * k) / (performance.now() - t0)) * 1000);
   } finally {
     await pub.close().catch(() => {});

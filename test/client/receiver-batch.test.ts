@@ -1,21 +1,12 @@
 /** receiver.receive({ max, timeoutMs }): the batch receive, against the reference broker. */
-import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { type BrokerHandle, startBroker } from '../../src/broker.js';
-import { type Connection, connect, type Delivery, type Receiver } from '../../src/index.js';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import type { Delivery, Receiver } from '../../src/index.js';
+import { brokerAndConnection } from '../support/broker.js';
 
-let broker: BrokerHandle;
-let conn: Connection;
-beforeAll(async () => {
-  broker = await startBroker({ host: '127.0.0.1', port: 0 });
-  conn = await connect({ urls: broker.url });
-});
-afterAll(async () => {
-  await conn?.close();
-  await broker?.stop();
-});
+const env = brokerAndConnection();
 
 async function fill(queue: string, ids: string[]): Promise<void> {
-  const sender = await conn.openSender(queue);
+  const sender = await env.conn.openSender(queue);
   await Promise.all(sender.sendBatch(ids.map((id) => ({ messageId: id, body: id }))));
   await sender.close();
 }
@@ -45,7 +36,7 @@ describe('receiver.receive({ max })', () => {
 
   it('returns what is buffered up to max, in order, without waiting for more', async () => {
     await fill('batch-up-to', ['a', 'b', 'c', 'd', 'e']);
-    const receiver = await conn.openReceiver('batch-up-to', { credit: 10 });
+    const receiver = await env.conn.openReceiver('batch-up-to', { credit: 10 });
     await buffered(receiver, 5);
     const first = await receiver.receive({ max: 3, timeoutMs: 10_000 });
     expect(first.map((d) => d.message.messageId)).toEqual(['a', 'b', 'c']);
@@ -58,7 +49,7 @@ describe('receiver.receive({ max })', () => {
   });
 
   it('waits for the first delivery, then resolves with it', async () => {
-    const receiver = await conn.openReceiver('batch-wait', { credit: 10 });
+    const receiver = await env.conn.openReceiver('batch-wait', { credit: 10 });
     const pending = receiver.receive({ max: 10, timeoutMs: 20_000 });
     await fill('batch-wait', ['late']);
     const got = await pending;
@@ -69,7 +60,7 @@ describe('receiver.receive({ max })', () => {
   });
 
   it('nothing by the deadline: the quorate:timeout error of a single receive()', async () => {
-    const receiver = await conn.openReceiver('batch-empty', { credit: 10 });
+    const receiver = await env.conn.openReceiver('batch-empty', { credit: 10 });
     await expect(receiver.receive({ max: 10, timeoutMs: 100 })).rejects.toMatchObject({
       condition: 'quorate:timeout',
       description: 'receive timed out after 100 ms',
@@ -87,7 +78,7 @@ describe('receiver.receive({ max })', () => {
   });
 
   it('aborted, closed, bad max: rejects as a single receive() would', async () => {
-    const receiver = await conn.openReceiver('batch-ends', { credit: 10 });
+    const receiver = await env.conn.openReceiver('batch-ends', { credit: 10 });
     const ac = new AbortController();
     const aborted = receiver.receive({ max: 2, signal: ac.signal });
     ac.abort();
@@ -104,7 +95,7 @@ describe('receiver.receive({ max })', () => {
   });
 
   it('single and batch callers are served in call order', async () => {
-    const receiver = await conn.openReceiver('batch-order', { credit: 10 });
+    const receiver = await env.conn.openReceiver('batch-order', { credit: 10 });
     const one = receiver.receive({ timeoutMs: 20_000 });
     const many = receiver.receive({ max: 10, timeoutMs: 20_000 });
     await fill('batch-order', ['m1']);
@@ -120,7 +111,7 @@ describe('receiver.receive({ max })', () => {
   it('credit is topped up as batches are handed out: more messages than the window all arrive', async () => {
     const ids = Array.from({ length: 250 }, (_, i) => `w-${i}`);
     await fill('batch-window', ids);
-    const receiver = await conn.openReceiver('batch-window', { credit: 20 });
+    const receiver = await env.conn.openReceiver('batch-window', { credit: 20 });
     const got: string[] = [];
     while (got.length < ids.length) {
       const batch = await receiver.receive({ max: 7, timeoutMs: 20_000 });

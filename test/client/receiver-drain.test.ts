@@ -1,24 +1,14 @@
 /** receiver.drain() and sender.sendBatch() against the reference broker. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BrokerHandle, startBroker } from '../../src/broker.js';
-import { type Connection, connect } from '../../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { brokerAndConnection } from '../support/broker.js';
 
-let broker: BrokerHandle;
-let conn: Connection;
-beforeAll(async () => {
-  broker = await startBroker({ host: '127.0.0.1', port: 0 });
-  conn = await connect({ urls: broker.url });
-});
-afterAll(async () => {
-  await conn?.close();
-  await broker?.stop();
-});
+const env = brokerAndConnection();
 
 describe('receiver.drain()', () => {
   it('credit 0 + addCredit(10) + drain(): the 3 queued messages arrive, then the credit is 0', async () => {
-    const sender = await conn.openSender('drain-q');
+    const sender = await env.conn.openSender('drain-q');
     await Promise.all(sender.sendBatch([1, 2, 3].map((i) => ({ body: i }))));
-    const receiver = await conn.openReceiver('drain-q', { credit: 0 });
+    const receiver = await env.conn.openReceiver('drain-q', { credit: 0 });
     receiver.addCredit(10);
     await receiver.drain({ timeoutMs: 10_000 });
     expect(receiver.buffered).toBe(3);
@@ -38,7 +28,7 @@ describe('receiver.drain()', () => {
   });
 
   it('a drain on a closed receiver rejects', async () => {
-    const receiver = await conn.openReceiver('drain-closed', { credit: 0 });
+    const receiver = await env.conn.openReceiver('drain-closed', { credit: 0 });
     await receiver.close();
     await expect(receiver.drain()).rejects.toMatchObject({ condition: 'quorate:illegal-state' });
   });
@@ -46,7 +36,7 @@ describe('receiver.drain()', () => {
 
 describe('sender.sendBatch()', () => {
   it('one promise per message, in order, each ending like send()', async () => {
-    const sender = await conn.openSender('batch-q');
+    const sender = await env.conn.openSender('batch-q');
     const results = await Promise.all(
       sender.sendBatch(['a', 'b', 'c'].map((id) => ({ messageId: id, body: id }))),
     );

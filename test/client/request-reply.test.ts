@@ -1,29 +1,20 @@
 /** createRequester(): request/reply over a named reply queue on the reference broker. */
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type BrokerHandle, startBroker } from '../../src/broker.js';
-import { type Connection, connect, createRequester } from '../../src/index.js';
+import { expect, it } from 'vitest';
+import { type Connection, createRequester } from '../../src/index.js';
+import { brokerAndConnection } from '../support/broker.js';
 
-let broker: BrokerHandle;
-let conn: Connection;
-beforeAll(async () => {
-  broker = await startBroker({ host: '127.0.0.1', port: 0 });
-  conn = await connect({ urls: broker.url });
-});
-afterAll(async () => {
-  await conn?.close();
-  await broker?.stop();
-});
+const env = brokerAndConnection();
 
 /** A service on `address` that answers `x` with `x * 2`, to the request's replyTo. */
 async function doubler(address: string): Promise<() => Promise<void>> {
-  const requests = await conn.openReceiver<number>(address);
+  const requests = await env.conn.openReceiver<number>(address);
   const senders = new Map<string, Awaited<ReturnType<Connection['openSender']>>>();
   void (async () => {
     for await (const d of requests) {
       const to = d.message.replyTo!;
       let s = senders.get(to);
       if (!s) {
-        s = await conn.openSender(to);
+        s = await env.conn.openSender(to);
         senders.set(to, s);
       }
       await s.send({ correlationId: d.message.messageId, body: (d.message.body ?? 0) * 2 });
@@ -38,7 +29,7 @@ async function doubler(address: string): Promise<() => Promise<void>> {
 
 it('each reply comes back to its own request, matched by correlation-id', async () => {
   const stop = await doubler('rpc-double');
-  const requester = await createRequester<number>(conn, 'rpc-double');
+  const requester = await createRequester<number>(env.conn, 'rpc-double');
   expect(requester.replyTo).toMatch(/^quorate-replies-/);
   const replies = await Promise.all(
     [1, 2, 3].map((x) => requester.request({ body: x }, { timeoutMs: 10_000 })),
@@ -49,7 +40,7 @@ it('each reply comes back to its own request, matched by correlation-id', async 
 });
 
 it('no reply within the deadline rejects with quorate:timeout', async () => {
-  const requester = await createRequester(conn, 'rpc-nobody', { replyTo: 'rpc-nobody-replies' });
+  const requester = await createRequester(env.conn, 'rpc-nobody', { replyTo: 'rpc-nobody-replies' });
   expect(requester.replyTo).toBe('rpc-nobody-replies');
   await expect(requester.request({ body: 1 }, { timeoutMs: 300 })).rejects.toMatchObject({
     condition: 'quorate:timeout',

@@ -4,24 +4,15 @@
  * broker (rcv-settle-mode second), written at once (first), refused because the delivery was
  * settled twice, and settled after its link is gone. Against the reference broker.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BrokerHandle, startBroker } from '../../src/broker.js';
+import { describe, expect, it } from 'vitest';
 import type { Receiver as ReceiverLink } from '../../src/client/receiver.js';
-import { type Connection, connect, type Receiver } from '../../src/index.js';
+import type { Receiver } from '../../src/index.js';
+import { brokerAndConnection } from '../support/broker.js';
 
-let broker: BrokerHandle;
-let conn: Connection;
-beforeAll(async () => {
-  broker = await startBroker({ host: '127.0.0.1', port: 0 });
-  conn = await connect({ urls: broker.url });
-});
-afterAll(async () => {
-  await conn?.close();
-  await broker?.stop();
-});
+const env = brokerAndConnection();
 
 async function fill(queue: string, n: number): Promise<void> {
-  const sender = await conn.openSender(queue);
+  const sender = await env.conn.openSender(queue);
   await Promise.all(
     sender.sendBatch(Array.from({ length: n }, (_, i) => ({ messageId: `${queue}-${i}`, body: i }))),
   );
@@ -40,7 +31,7 @@ async function take(receiver: Receiver, n: number) {
 describe('settlement bookkeeping', () => {
   it('forgets deliveries once the broker confirmed their outcome (mode second)', async () => {
     await fill('book-second', 50);
-    const receiver = await conn.openReceiver('book-second', { credit: 50 });
+    const receiver = await env.conn.openReceiver('book-second', { credit: 50 });
     expect(receiver.confirmedAccept).toBe(true);
     const ds = await take(receiver, 50);
     expect(unsettled(receiver)).toBe(50);
@@ -57,7 +48,7 @@ describe('settlement bookkeeping', () => {
 
   it('forgets deliveries settled in mode first at once', async () => {
     await fill('book-first', 20);
-    const receiver = await conn.openReceiver('book-first', { credit: 20, confirmAccept: false });
+    const receiver = await env.conn.openReceiver('book-first', { credit: 20, confirmAccept: false });
     const ds = await take(receiver, 20);
     expect(unsettled(receiver)).toBe(20);
     for (const d of ds) void d.accept();
@@ -67,7 +58,7 @@ describe('settlement bookkeeping', () => {
 
   it('forgets a delivery whose link is gone when it is settled, and a second settlement changes nothing', async () => {
     await fill('book-gone', 2);
-    const receiver = await conn.openReceiver('book-gone', { credit: 2 });
+    const receiver = await env.conn.openReceiver('book-gone', { credit: 2 });
     const [a, b] = await take(receiver, 2);
     await a!.accept();
     await expect(a!.accept()).rejects.toThrow(/already settled/);

@@ -75,23 +75,27 @@ function append(n: number, entries: number, size: number): Message {
   };
 }
 
+/**
+ * n1 and n2 connected both ways, n1 through the proxy, with small frames (the larger appends are
+ * cut into fragments inside the staging buffer).
+ */
+async function proxiedPair() {
+  const ports = { n1: await freePort(), n2: await freePort() };
+  const proxy = await pausableProxy(ports.n2);
+  const maxFrame = 64 * 1024;
+  const n1 = await startMemberTransport({ id: 'n1', ports, maxFrame, dialPorts: { n2: proxy.port } });
+  const n2 = await startMemberTransport({ id: 'n2', ports, maxFrame });
+  running.push(n1, n2);
+  await waitFor(() => n1.transport.isConnected('n2') && n2.transport.isConnected('n1'), {
+    timeoutMs: 20_000,
+    what: 'both directions connected',
+  });
+  return { n1, n2, proxy };
+}
+
 describe('cluster transport staging', () => {
   it('writes queued in the socket across turns arrive intact and in order (reuse waits for the socket)', async () => {
-    const ports = { n1: await freePort(), n2: await freePort() };
-    const proxy = await pausableProxy(ports.n2);
-    // small frames: the larger appends are cut into fragments inside the staging buffer
-    const n1 = await startMemberTransport({
-      id: 'n1',
-      ports,
-      maxFrame: 64 * 1024,
-      dialPorts: { n2: proxy.port },
-    });
-    const n2 = await startMemberTransport({ id: 'n2', ports, maxFrame: 64 * 1024 });
-    running.push(n1, n2);
-    await waitFor(() => n1.transport.isConnected('n2') && n2.transport.isConnected('n1'), {
-      timeoutMs: 20_000,
-      what: 'both directions connected',
-    });
+    const { n1, n2, proxy } = await proxiedPair();
     proxy.hold(true);
     let sent = 0;
     // ~1 MiB a turn, 40 turns: the kernel's buffers fill after a few turns, then every later
@@ -124,18 +128,8 @@ describe('cluster transport staging', () => {
   });
 
   it('after the connection drops and comes back, what is sent goes out whole', async () => {
-    const ports = { n1: await freePort(), n2: await freePort() };
-    const proxy = await pausableProxy(ports.n2);
-    const n1 = await startMemberTransport({
-      id: 'n1',
-      ports,
-      maxFrame: 64 * 1024,
-      dialPorts: { n2: proxy.port },
-    });
-    const n2 = await startMemberTransport({ id: 'n2', ports, maxFrame: 64 * 1024 });
-    running.push(n1, n2);
+    const { n1, n2, proxy } = await proxiedPair();
     const connected = () => n1.transport.isConnected('n2');
-    await waitFor(connected, { timeoutMs: 20_000, what: 'n1 connected to n2' });
     // a large append, then a small one, so the staging buffer holds bytes when the link drops
     n1.transport.send(append(0, 50, 2000));
     n1.transport.send(append(1, 1, 2000));

@@ -1,4 +1,6 @@
+import { afterAll, beforeAll } from 'vitest';
 import { type BrokerHandle, startBroker } from '../../src/broker.js';
+import { type Connection, connect } from '../../src/index.js';
 
 /** Runs `fn` against a single-node broker on a free port, stopped afterwards whatever happens. */
 export async function withBroker(
@@ -11,4 +13,31 @@ export async function withBroker(
   } finally {
     await b.stop();
   }
+}
+
+/**
+ * A single-node broker on a free port and one client connection to it, for the whole test file:
+ * started before its tests, closed and stopped after them. Read them as `env.broker`, `env.conn`.
+ */
+export function brokerAndConnection(): { readonly broker: BrokerHandle; readonly conn: Connection } {
+  let broker: BrokerHandle | undefined;
+  let conn: Connection | undefined;
+  beforeAll(async () => {
+    broker = await startBroker({ host: '127.0.0.1', port: 0 });
+    conn = await connect({ urls: broker.url });
+  });
+  afterAll(async () => {
+    await conn?.close();
+    await broker?.stop();
+  });
+  return {
+    get broker(): BrokerHandle {
+      if (broker === undefined) throw new Error('the broker starts in beforeAll');
+      return broker;
+    },
+    get conn(): Connection {
+      if (conn === undefined) throw new Error('the connection opens in beforeAll');
+      return conn;
+    },
+  };
 }
