@@ -206,17 +206,18 @@ export class FileStorage {
       // buffer per record, then their concatenation, showed in a follower's profiles)
       const out = this.stagingFor(size);
       let at = 0;
-      const ends: number[] = [];
+      // where each record ends, only for one write per record (groupCommit off)
+      const ends: number[] | undefined = this.groupCommit ? undefined : [];
       if (truncate) {
         out.set(truncate, 0);
         at = truncate.length;
-        ends.push(at);
+        ends?.push(at);
       }
       for (const e of p.entries) {
         at = writeEntryRecord(out, at, e);
-        ends.push(at);
+        ends?.push(at);
       }
-      if (this.groupCommit) {
+      if (ends === undefined) {
         await this.append(out.subarray(0, at));
       } else {
         let from = 0;
