@@ -22,8 +22,8 @@
  * directory's sync. Tests run this storage on a model that drops everything else.
  */
 import path from 'node:path';
-import { crc32 } from 'node:zlib';
 import type { Logger } from '../../common/logger.js';
+import { crc32 } from '../store/crc32.js';
 import { type DurableFile, type DurableFs, nodeDurableFs, writeFileAtomic } from '../store/durable-fs.js';
 import { LatencyHistogram } from '../store/latency-histogram.js';
 import { ReplicationError } from './errors.js';
@@ -72,7 +72,8 @@ export interface StoreDamage {
 const STORE_FILES = ['meta.json', 'snapshot', 'log'] as const;
 
 function metaCrc(m: Meta): number {
-  return crc32(JSON.stringify([m.clusterId, m.memberId, m.term, m.vote, m.recovering ?? null]));
+  // over the JSON's UTF-8 bytes (the checksum zlib.crc32 gives the string itself)
+  return crc32(Buffer.from(JSON.stringify([m.clusterId, m.memberId, m.term, m.vote, m.recovering ?? null])));
 }
 
 function encodeMeta(m: Meta): Buffer {
