@@ -72,6 +72,8 @@ export class BrokerConnection implements LinkHost {
   /** Queues this connection auto-created (or is creating) by attaching to new names. */
   queuesCreated = 0;
   private ended = false;
+  /** Aborted when the connection ends: a SASL check still waiting for its turn is dropped. */
+  private readonly gone = new AbortController();
   private readonly startedAt: number;
   /** When the reader started holding an incomplete frame (slow-partial-frame bound). */
   private partialSince: number | undefined;
@@ -110,6 +112,7 @@ export class BrokerConnection implements LinkHost {
           logger: o.logger,
         },
         io.peer ?? { address: '', tls: false },
+        this.gone.signal,
       ),
       allowNoSasl: o.anonymous,
       maxMessageSize: o.maxMessageSize,
@@ -215,6 +218,7 @@ export class BrokerConnection implements LinkHost {
   socketClosed(): void {
     if (this.ended) return;
     this.ended = true;
+    this.gone.abort();
     this.driver.stop();
     this.releaseAll('lost');
   }
@@ -260,6 +264,7 @@ export class BrokerConnection implements LinkHost {
     } catch {
       // the engine itself is in trouble: drop the socket without a Close
       this.ended = true;
+      this.gone.abort();
       this.driver.stop();
       this.releaseAll('lost');
       this.io.end();
@@ -280,6 +285,7 @@ export class BrokerConnection implements LinkHost {
   private finish(): void {
     if (this.ended) return;
     this.ended = true;
+    this.gone.abort();
     this.driver.stop();
     // a Close the client sent first ends its links on purpose; anything else may be a failover
     this.releaseAll(this.closedByPeer && !this.closeSent ? 'closed' : 'lost');

@@ -9,6 +9,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { BrokerConfigError } from './config-error.js';
 import { looksHashed, type PasswordHash, parseHash, verifyPassword } from './password-hash.js';
+import { VerificationQueue, type VerificationQueueOptions } from './verification-queue.js';
 
 /** SASL PLAIN users: user name -> salted scrypt hash (see `hashPassword`). */
 export type UserTable = ReadonlyMap<string, PasswordHash>;
@@ -78,55 +79,71 @@ export function withUserLine(text: string, user: string, hash: string): string {
   return `${out.join('\n')}\n`;
 }
 
-/** scrypt verifications running at once at most: the rest queue (libuv's pool also does our fsyncs). */
-const MAX_CONCURRENT_VERIFICATIONS = 2;
 /** Verified for unknown users too, so a missing user costs what a wrong password costs. */
 const DUMMY_HASH = parseHash(
   '$scrypt$ln=14,r=8,p=1$cXVvcmF0ZS1kdW1teQ$HdTzXp5Q7t2o0m3WqvN9m0Cw7V1h8qkqV4dFQ6Xh0zA',
 );
 
 /**
- * Checks PLAIN credentials against a user table. A successful check is remembered as an HMAC of
- * the password under a key that lives only in this process, so a reconnect storm after a
- * failover costs one scrypt per user, not one per connection.
+ * What a password check found: 'ok'; 'wrong' (unknown user or wrong password, indistinguishable);
+ * 'busy' (too many checks waiting: refused without checking); 'gone' (the client left while its
+ * check waited: dropped without checking).
+ */
+export type PasswordVerdict = 'ok' | 'wrong' | 'busy' | 'gone';
+
+/** Who asks for a check: its source address (per-address bound) and when it has gone. */
+export interface CheckRequester {
+  address?: string;
+  gone?: AbortSignal;
+}
+
+/**
+ * Checks PLAIN (and HTTP basic) credentials against a user table. Only a success is remembered,
+ * as an HMAC of the length-prefixed user name and the password under a key that lives only in
+ * this process, so a reconnect storm after a failover costs one scrypt per user, not one per
+ * connection. Anything that does not match a remembered success costs a full scrypt check: a
+ * wrong guess is never cheaper than a cold one (docs/security.md#authentication).
  */
 export class PasswordChecker {
   private readonly remembered = new Map<string, Buffer>();
   private readonly key = randomBytes(32);
-  private running = 0;
-  private readonly waiting: (() => void)[] = [];
+  private readonly queue: VerificationQueue;
 
-  constructor(private readonly users: UserTable) {}
+  constructor(
+    private readonly users: UserTable,
+    queue: VerificationQueueOptions = {},
+  ) {
+    this.queue = new VerificationQueue(queue);
+  }
 
-  async check(user: string, password: string): Promise<boolean> {
+  async check(user: string, password: string, who: CheckRequester = {}): Promise<boolean> {
+    return (await this.verify(user, password, who)) === 'ok';
+  }
+
+  async verify(user: string, password: string, who: CheckRequester = {}): Promise<PasswordVerdict> {
     const known = this.users.get(user);
-    const mac = createHmac('sha256', this.key).update(user).update('\0').update(password).digest();
+    const mac = this.mac(user, password);
     const seen = known === undefined ? undefined : this.remembered.get(user);
-    if (seen !== undefined) return timingSafeEqual(seen, mac);
-    await this.slot();
+    if (seen !== undefined && timingSafeEqual(seen, mac)) return 'ok';
+    const slot = await this.queue.acquire(who.address ?? '', who.gone);
+    if (slot !== 'granted') return slot;
     try {
       const ok = await verifyPassword(password, known ?? DUMMY_HASH);
       if (ok && known !== undefined) {
         this.remembered.set(user, mac);
-        return true;
+        return 'ok';
       }
-      return false;
+      return 'wrong';
     } finally {
-      this.release();
+      this.queue.release();
     }
   }
 
-  private slot(): Promise<void> {
-    if (this.running < MAX_CONCURRENT_VERIFICATIONS) {
-      this.running++;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
-
-  private release(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.running--;
+  /** Length-prefixed, so no (user, password) pair shares its input with another. */
+  private mac(user: string, password: string): Buffer {
+    const name = Buffer.from(user, 'utf8');
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(name.length);
+    return createHmac('sha256', this.key).update(length).update(name).update(password, 'utf8').digest();
   }
 }
