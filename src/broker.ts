@@ -17,6 +17,7 @@ export {
   ROUTE_ANNOTATION,
   type UpstreamConfig,
 } from './cluster-broker/federation/index.js';
+export type { HttpLimits } from './cluster-broker/http/http-limits.js';
 export {
   type ClusterSource,
   type ClusterStatus,

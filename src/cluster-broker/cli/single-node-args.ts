@@ -68,6 +68,11 @@ and stops cleanly on SIGTERM/SIGINT (connections closed, store flushed).
                            httpPort); off by default. With --users they ask for the same
                            credentials (HTTP basic), except /healthz and /readyz
   --http-host H            address the HTTP server binds (default: --host)
+  --http-max-connections N HTTP connections open at once (default 64); more are closed at once,
+                           so the AMQP port and the store keep their file descriptors
+  --http-allowed-hosts NAMES
+                           comma-separated host names the HTTP port answers to besides IP
+                           addresses, localhost and --http-host (others get 421: DNS rebinding)
   --repair                 the store is damaged beyond a torn tail (the broker refused to start):
                            move the damaged files to DATA_DIR/quarantine/<time>/, start from the
                            intact part of the log and log how many records were dropped
@@ -109,6 +114,8 @@ export interface SingleNodeArgs {
   federationFile: string | undefined;
   httpPort: number | undefined;
   httpHost: string | undefined;
+  httpMaxConnections: number | undefined;
+  httpAllowedHosts: string[] | undefined;
   repair: boolean;
   logLevel: LogLevel;
   help: boolean;
@@ -137,6 +144,18 @@ function memoryLimit(raw: string | undefined): number | { fraction: number } | u
     throw new AmqpError('amqp:invalid-field', `--max-memory percentage must be in (0, 100], got '${raw}'`);
   }
   return { fraction: pct / 100 };
+}
+
+function hostList(raw: string | undefined): string[] | undefined {
+  if (raw === undefined) return undefined;
+  const names = raw.split(',').map((h) => h.trim().toLowerCase());
+  if (names.some((h) => h === '' || /[\s/:]/.test(h))) {
+    throw new AmqpError(
+      'amqp:invalid-field',
+      `--http-allowed-hosts takes host names separated by commas (no port), got '${raw}'`,
+    );
+  }
+  return names;
 }
 
 /** Server flags that take a value. */
@@ -168,6 +187,8 @@ const VALUED_FLAGS = [
   'federation',
   'http-port',
   'http-host',
+  'http-max-connections',
+  'http-allowed-hosts',
   'log-level',
 ] as const;
 /** Server flags that take none. */
@@ -240,6 +261,8 @@ export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
     federationFile: s('federation'),
     httpPort: integerFlag('http-port', s('http-port'), 0, 65535),
     httpHost: s('http-host'),
+    httpMaxConnections: integerFlag('http-max-connections', s('http-max-connections'), 1),
+    httpAllowedHosts: hostList(s('http-allowed-hosts')),
     repair: values.repair === true,
     logLevel: parseLogLevel(s('log-level')),
     help: values.help === true,

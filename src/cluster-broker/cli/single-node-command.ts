@@ -49,6 +49,8 @@ export async function brokerOptionsFromArgs(a: SingleNodeArgs): Promise<StartBro
   if (a.federationFile !== undefined) o.federation = a.federationFile;
   if (a.httpPort !== undefined) o.httpPort = a.httpPort;
   if (a.httpHost !== undefined) o.httpHost = a.httpHost;
+  if (a.httpMaxConnections !== undefined) o.httpLimits = { maxConnections: a.httpMaxConnections };
+  if (a.httpAllowedHosts !== undefined) o.httpAllowedHosts = a.httpAllowedHosts;
   return o;
 }
 

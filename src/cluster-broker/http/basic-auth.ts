@@ -1,9 +1,12 @@
 /**
  * HTTP basic authentication over the broker's own users: the same verification function as
  * SASL PLAIN (users.ts `PasswordChecker`), so a change of how passwords are stored applies to
- * both at once.
+ * both at once, and the same failed-login policy (../server/auth-throttle.ts): a wrong guess
+ * costs a full check and is answered after its source address's delay
+ * (docs/security.md#authentication).
  */
 import type { IncomingMessage } from 'node:http';
+import { AuthThrottle, type AuthThrottleOptions } from '../server/auth-throttle.js';
 import { mayMonitor, type Permissions } from '../server/permissions.js';
 import { PasswordChecker, type UserTable } from '../server/users.js';
 
@@ -16,14 +19,32 @@ export type HttpAuthenticator = (req: IncomingMessage) => Promise<boolean>;
 export function basicAuthenticator(
   users: UserTable | undefined,
   permissions?: Permissions,
+  throttleOptions?: AuthThrottleOptions,
 ): HttpAuthenticator {
   if (users === undefined) return async () => true;
   const checker = new PasswordChecker(users);
+  const throttle = new AuthThrottle(throttleOptions);
   return async (req) => {
     const credentials = parseBasic(req.headers.authorization);
+    // no credentials is no guess (a browser's first request): nothing to slow down
     if (!credentials) return false;
-    if (!(await checker.check(credentials.username, credentials.password))) return false;
-    return mayMonitor(permissions, credentials.username);
+    const address = req.socket.remoteAddress ?? '';
+    const gone = new AbortController();
+    const onClose = (): void => gone.abort();
+    req.socket.once('close', onClose);
+    try {
+      const verdict = await checker.verify(credentials.username, credentials.password, {
+        address,
+        gone: gone.signal,
+      });
+      if (verdict === 'ok') return mayMonitor(permissions, credentials.username);
+      if (verdict === 'gone') return false;
+      const delayMs = throttle.failure(address, Date.now());
+      await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
+      return false;
+    } finally {
+      req.socket.off('close', onClose);
+    }
   };
 }
 

@@ -4,14 +4,17 @@
  * replicated state's queues and the cluster facts its embedder passes in.
  *
  * `/healthz` and `/readyz` are always open (probes carry no credentials); everything else asks
- * for HTTP basic credentials when the broker has users.
+ * for HTTP basic credentials when the broker has users and must name us in `Host`. Connections,
+ * header and idle time are bounded (http-limits.ts, docs/security.md#http-port).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { AuthThrottleOptions } from '../server/auth-throttle.js';
 import type { BrokerLogger } from '../server/options.js';
 import type { Permissions } from '../server/permissions.js';
 import type { UserTable } from '../server/users.js';
 import { basicAuthenticator, type HttpAuthenticator } from './basic-auth.js';
+import { DEFAULT_HTTP_LIMITS, type HttpLimits, hostAllowed, hostOfHeader } from './http-limits.js';
 import { BrokerMetrics } from './metrics.js';
 import type { MonitoredBroker } from './monitored-broker.js';
 import { loadPageAssets, type PageAsset } from './page-assets.js';
@@ -32,6 +35,15 @@ export interface MonitoringServerOptions {
   logger?: BrokerLogger;
   /** The broker's federation links (`/api/federation`); absent: none. */
   federation?: () => FederationDocument['links'];
+  /** Connection cap and deadlines (defaults in `DEFAULT_HTTP_LIMITS`). */
+  limits?: HttpLimits;
+  /**
+   * Host names (as in the `Host` header, without port) served besides IP addresses, `localhost`
+   * and the bound host: the names a browser or scraper uses to reach this port.
+   */
+  allowedHosts?: readonly string[];
+  /** Delay of failed basic-auth attempts per source address (the broker's `authThrottle`). */
+  authThrottle?: AuthThrottleOptions;
 }
 
 export class MonitoringServer {
@@ -41,6 +53,7 @@ export class MonitoringServer {
   private readonly metrics: BrokerMetrics;
   private readonly page: Map<string, PageAsset>;
   private readonly authenticate: HttpAuthenticator;
+  private readonly allowedHosts: ReadonlySet<string>;
   private sampler: NodeJS.Timeout | undefined;
   private boundPort = 0;
 
@@ -48,14 +61,34 @@ export class MonitoringServer {
     this.history = new QueueHistory(() => opts.broker.queueRows());
     this.metrics = new BrokerMetrics(opts.broker, opts.cluster);
     this.page = loadPageAssets();
-    this.authenticate = basicAuthenticator(opts.users, opts.permissions);
-    this.http = createServer((req, res) => {
-      this.handle(req, res).catch((err: unknown) => {
-        opts.logger?.error?.({ err, url: req.url }, 'monitoring request failed');
-        if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', 'internal error\n');
-        else res.destroy();
-      });
-    });
+    this.authenticate = basicAuthenticator(opts.users, opts.permissions, opts.authThrottle);
+    this.allowedHosts = new Set((opts.allowedHosts ?? []).map((h) => h.toLowerCase()));
+    const limits = { ...DEFAULT_HTTP_LIMITS, ...opts.limits };
+    this.http = createServer(
+      {
+        headersTimeout: limits.headersTimeoutMs,
+        requestTimeout: limits.requestTimeoutMs,
+        // node checks both deadlines only this often (default 30 s)
+        connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs),
+      },
+      (req, res) => {
+        this.handle(req, res).catch((err: unknown) => {
+          opts.logger?.error?.({ err, url: req.url }, 'monitoring request failed');
+          if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', 'internal error\n');
+          else res.destroy();
+        });
+      },
+    );
+    // beyond the cap node closes a socket as soon as it is accepted: its descriptor is freed at once
+    this.http.maxConnections = limits.maxConnections;
+    // a socket that sends nothing at all (not even a request line) is closed too
+    this.http.setTimeout(limits.idleTimeoutMs, (socket) => socket.destroy());
+    this.http.on('drop', (d) =>
+      opts.logger?.warn?.(
+        { address: d?.remoteAddress, limit: limits.maxConnections },
+        'monitoring connection refused: connection cap',
+      ),
+    );
     // probes and scrapers reconnect; never let an idle keep-alive socket hold a stop
     this.http.keepAliveTimeout = 5000;
   }
@@ -139,6 +172,10 @@ export class MonitoringServer {
       send(res, serving ? 200 : 503, 'text/plain; charset=utf-8', serving ? 'ready\n' : 'not serving\n');
       return;
     }
+    if (!this.forUs(req)) {
+      send(res, 421, 'text/plain; charset=utf-8', 'misdirected request: unknown Host\n');
+      return;
+    }
     if (!(await this.authenticate(req))) {
       res.setHeader('www-authenticate', 'Basic realm="quorate", charset="UTF-8"');
       send(res, 401, 'text/plain; charset=utf-8', 'credentials required\n');
@@ -165,6 +202,15 @@ export class MonitoringServer {
       return;
     }
     send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
+  }
+
+  /** The `Host` check (probes skip it: they reveal only up or ready, and kubelets set any Host). */
+  private forUs(req: IncomingMessage): boolean {
+    const header = req.headers.host;
+    // HTTP/1.0 without Host: no browser sends that, so no rebinding either
+    if (header === undefined) return true;
+    const host = hostOfHeader(header);
+    return host !== undefined && hostAllowed(host, this.opts.host ?? '127.0.0.1', this.allowedHosts);
   }
 }
 

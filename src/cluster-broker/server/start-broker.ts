@@ -8,6 +8,7 @@ import {
   localQueuesOf,
   resolveFederationConfig,
 } from '../federation/index.js';
+import type { HttpLimits } from '../http/http-limits.js';
 import { monitoredBroker } from '../http/monitored-broker.js';
 import { MonitoringServer } from '../http/monitoring-server.js';
 import { singleNodeSource } from '../http/single-node-source.js';
@@ -38,6 +39,13 @@ export interface StartBrokerOptions extends Omit<BrokerServerOptions, 'backend'>
   httpPort?: number;
   /** Address the monitoring server binds. Default `host`, else 127.0.0.1. */
   httpHost?: string;
+  /** The monitoring server's connection cap and deadlines (docs/monitoring.md#http-limits). */
+  httpLimits?: HttpLimits;
+  /**
+   * Host names the monitoring server answers to besides IP addresses, `localhost` and `httpHost`
+   * (`--http-allowed-hosts`): the names browsers and scrapers use (docs/security.md#http-port).
+   */
+  httpAllowedHosts?: readonly string[];
   /** What the monitoring endpoints say about the cluster (a cluster member passes its own view). */
   clusterSource?: (broker: { url: string; httpUrl: () => string | null }) => ClusterSource;
   /**
@@ -96,6 +104,8 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
     backend: given,
     httpPort,
     httpHost,
+    httpLimits,
+    httpAllowedHosts,
     clusterSource,
     federation: federationConfig,
     remoteConsumerCredit,
@@ -180,6 +190,9 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
         ...(monitorPermissions !== undefined ? { permissions: monitorPermissions } : {}),
         ...(serverOpts.logger !== undefined ? { logger: serverOpts.logger } : {}),
         ...(federation !== undefined ? { federation: () => federation.state() } : {}),
+        ...(httpLimits !== undefined ? { limits: httpLimits } : {}),
+        ...(httpAllowedHosts !== undefined ? { allowedHosts: httpAllowedHosts } : {}),
+        ...(serverOpts.authThrottle !== undefined ? { authThrottle: serverOpts.authThrottle } : {}),
       });
     }
   } catch (err) {
