@@ -92,7 +92,8 @@ export class MemberStatusSource implements ClusterSource {
       return {
         id: m,
         url,
-        httpUrl: st?.httpUrl ?? null,
+        // a member's report is not trusted to be a web address (the status page links to it)
+        httpUrl: webUrlOrNull(st?.httpUrl),
         reachable: mship?.reachable(m, now) ?? false,
         lag,
       };
@@ -110,4 +111,11 @@ export class MemberStatusSource implements ClusterSource {
       members,
     };
   }
+}
+
+/** `u` when it is an http(s) URL, else null (docs/security.md#http-port). */
+export function webUrlOrNull(u: string | null | undefined): string | null {
+  if (typeof u !== 'string' || !URL.canParse(u)) return null;
+  const { protocol } = new URL(u);
+  return protocol === 'http:' || protocol === 'https:' ? u : null;
 }

@@ -11,6 +11,20 @@ let tick = 0;
 let history = { queues: [] };
 let lastOverview = null;
 
+/**
+ * `u` when it is an http(s) URL, else null: member URLs come from other members' reports, and a
+ * `javascript:` one must never become a link (docs/security.md#http-port).
+ */
+function webUrl(u) {
+  if (typeof u !== 'string') return null;
+  try {
+    const p = new URL(u).protocol;
+    return p === 'http:' || p === 'https:' ? u : null;
+  } catch {
+    return null;
+  }
+}
+
 function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
@@ -100,7 +114,7 @@ function renderMembers(o) {
           text: `lag ${m.lag === null ? '?' : fmtNum(m.lag)} entries${self ? ' · this member' : ''}`,
         }),
         m.url ? el('div', { class: 'muted', text: m.url }) : null,
-        m.httpUrl && !self ? el('a', { href: m.httpUrl, text: 'its status page' }) : null,
+        webUrl(m.httpUrl) && !self ? el('a', { href: webUrl(m.httpUrl), text: 'its status page' }) : null,
       );
       if (leader) card.setAttribute('data-leader', 'true');
       return card;
@@ -200,12 +214,14 @@ function showBanner(message) {
     return;
   }
   b.replaceChildren(message);
-  const others = (lastOverview?.members ?? []).filter((m) => m.id !== lastOverview.member && m.httpUrl);
+  const others = (lastOverview?.members ?? []).filter(
+    (m) => m.id !== lastOverview.member && webUrl(m.httpUrl),
+  );
   if (others.length > 0) {
     b.append(' Other members: ');
     others.forEach((m, i) => {
       if (i > 0) b.append(' · ');
-      b.append(el('a', { href: m.httpUrl, text: m.id }));
+      b.append(el('a', { href: webUrl(m.httpUrl), text: m.id }));
     });
   }
   b.hidden = false;
