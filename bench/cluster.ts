@@ -214,8 +214,8 @@ async function startSingleNode(dataDir: string): Promise<{ port: number; proc: C
 
 /**
  * A 3-member cluster of `quorate-broker node` processes (no proxies), with kill -9 / restart.
- * `secret: false` runs it without a cluster secret (allowed on loopback), to measure what
- * authentication costs.
+ * `secret: false` runs it without a cluster secret (`--insecure-no-secret`, allowed on loopback
+ * only), to measure what authentication costs.
  */
 export class BenchCluster {
   readonly ids = ['n1', 'n2', 'n3'];
@@ -255,7 +255,9 @@ export class BenchCluster {
       this.peers,
       '--data-dir',
       path.join(this.dir, id),
-      ...(this.secretFile !== undefined ? ['--cluster-secret-file', this.secretFile] : []),
+      ...(this.secretFile !== undefined
+        ? ['--cluster-secret-file', this.secretFile]
+        : ['--insecure-no-secret']),
     ];
     const proc = spawn(process.execPath, args, {
       stdio: ['pipe', 'pipe', process.env.BENCH_MEMBER_LOGS ? 'inherit' : 'ignore'],

@@ -104,6 +104,14 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
       {
         randomize: options.randomizeMembers ?? true,
         serverListAction: options.membershipPolicy ?? 'replace',
+        // docs/security.md#client-credentials-and-learned-members
+        onIgnored: (ignored) =>
+          this.logger?.warn?.(
+            ignored,
+            ignored.reason === 'weaker-scheme'
+              ? `ignoring ${ignored.count} learned member(s) with a weaker scheme than ${ignored.via ?? 'the configured URLs'}: credentials are not sent where TLS would not protect them`
+              : `ignoring ${ignored.count} learned member(s) over the cap of learned members`,
+          ),
       },
     );
     this.sends = new SendBuffer(options, () =>

@@ -30,8 +30,11 @@ export {
   type ReplayJournalOptions,
   type ReplayPlan,
 } from './replay-journal.js';
+export { mayFollowScheme, type SecurityClass, securityClass, strongestScheme } from './scheme-policy.js';
 export * from './server-address.js';
 export {
+  type IgnoredMembers,
+  MAX_LEARNED_MEMBERS,
   type NextServer,
   type NotQuorateBackoff,
   type PoolChange,

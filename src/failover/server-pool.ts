@@ -6,7 +6,9 @@
  * Qpid JMS (`amqpOpenServerListAction`): an absent key or an empty list leaves the pool alone;
  * 'replace' (default) makes the pool the broker's list plus the server we are connected to;
  * 'add' merges; 'ignore' drops updates. Learned members inherit credentials and per-endpoint
- * options from the member they were learned through.
+ * options from the member they were learned through, so a learned member is taken only with a
+ * scheme at least as safe as that member's (scheme-policy.ts: never amqps -> amqp), and at most
+ * `maxLearnedMembers` of them are kept (docs/security.md#client-credentials-and-learned-members).
  *
  * Selection is round-robin over a (seeded-random, by default) order. Members that closed us as
  * not quorate are skipped until their own backoff expires, then take their turn again like any
@@ -26,8 +28,10 @@ import {
   parseMember,
   parseMemberList,
 } from '../wire-extensions.js';
+import { mayFollowScheme, strongestScheme } from './scheme-policy.js';
 import {
   DEFAULT_PORTS,
+  describeServer,
   parseServerUrl,
   type ServerAddress,
   type ServerConfig,
@@ -36,6 +40,30 @@ import {
 } from './server-address.js';
 
 export type ServerListAction = 'replace' | 'add' | 'ignore';
+
+/**
+ * Default cap on the members a pool keeps besides the configured ones (learned and redirect
+ * targets together). A real cluster lists a handful; a longer list is a broken or hostile server,
+ * and every entry is a host the client would dial with its credentials.
+ */
+export const MAX_LEARNED_MEMBERS = 64;
+
+/** Members a broker told us about that the pool did not take, reported once per update. */
+export interface IgnoredMembers {
+  /**
+   * `weaker-scheme`: a scheme of a weaker security class than the endpoint they were learned
+   * through (e.g. amqp:// from an amqps:// member); `over-cap`: beyond `maxLearnedMembers`.
+   */
+  reason: 'weaker-scheme' | 'over-cap';
+  /** how many were not taken */
+  count: number;
+  /** the first few of them, as URLs without credentials */
+  examples: string[];
+  /** the endpoint they were learned through, when known (URL without the password) */
+  via?: string;
+}
+
+const IGNORED_EXAMPLES = 3;
 
 export interface NotQuorateBackoff {
   /**
@@ -61,6 +89,10 @@ export interface ServerPoolOptions {
   /** what a non-empty broker list does to the pool, default 'replace' */
   serverListAction?: ServerListAction;
   notQuorateBackoff?: NotQuorateBackoff;
+  /** most members kept besides the configured ones, default MAX_LEARNED_MEMBERS */
+  maxLearnedMembers?: number;
+  /** told about every update's members the pool did not take (for a warning in the log) */
+  onIgnored?: (ignored: IgnoredMembers) => void;
 }
 
 /** Per-member reconnect accounting. */
@@ -103,6 +135,10 @@ export class ServerPool<O = unknown> {
   private readonly randomize: boolean;
   readonly serverListAction: ServerListAction;
   private readonly nq: Required<NotQuorateBackoff>;
+  private readonly maxLearned: number;
+  private readonly onIgnored: ((ignored: IgnoredMembers) => void) | undefined;
+  /** the scheme members are held to when nothing says which endpoint a list came from */
+  private readonly baselineScheme: ServerAddress<O>['scheme'];
 
   constructor(configured: readonly ServerConfig<O>[], options: ServerPoolOptions = {}) {
     if (configured.length === 0)
@@ -116,7 +152,15 @@ export class ServerPool<O = unknown> {
       factor: options.notQuorateBackoff?.factor ?? 2,
       jitter: options.notQuorateBackoff?.jitter ?? 0.5,
     };
+    this.maxLearned = options.maxLearnedMembers ?? MAX_LEARNED_MEMBERS;
+    if (!Number.isInteger(this.maxLearned) || this.maxLearned < 0)
+      throw new ArgumentTypeError(
+        'ERR_INVALID_ARG_VALUE',
+        `maxLearnedMembers must be a non-negative integer, got ${this.maxLearned}`,
+      );
+    this.onIgnored = options.onIgnored;
     const parsed = configured.map((c) => parseServerUrl<O>(c));
+    this.baselineScheme = strongestScheme(parsed.map((p) => p.scheme))!;
     for (const s of parsed) {
       if (this.entries.has(s.key)) continue; // same host:port twice: first wins
       this.entries.set(s.key, s);
@@ -247,9 +291,20 @@ export class ServerPool<O = unknown> {
   redirect(info: unknown, via?: ServerAddress<O> | string): ServerAddress<O> | undefined {
     const member = parseMember(info);
     if (member === undefined) return undefined;
-    const resolved = this.resolve(member, this.viaEntry(via), 'redirect');
+    const viaEntry = this.viaEntry(via);
+    const resolved = this.resolve(member, viaEntry, 'redirect');
+    if (!this.mayFollow(resolved, viaEntry)) {
+      this.reportIgnored('weaker-scheme', [resolved], 1, viaEntry);
+      return undefined;
+    }
     const existing = this.entries.get(resolved.key);
-    if (existing === undefined) this.insert(resolved);
+    if (existing === undefined) {
+      if (this.learnedCount() >= this.maxLearned) {
+        this.reportIgnored('over-cap', [resolved], 1, viaEntry);
+        return undefined;
+      }
+      this.insert(resolved);
+    }
     this.preferredKey = resolved.key;
     return this.entries.get(resolved.key);
   }
@@ -260,10 +315,22 @@ export class ServerPool<O = unknown> {
     if (members === undefined || members.length === 0 || this.serverListAction === 'ignore') return change;
     const viaEntry = this.viaEntry(via);
     const incoming = new Map<string, ServerAddress<O>>();
-    for (const m of members) {
-      const r = this.resolve(m, viaEntry, 'learned');
-      if (!incoming.has(r.key)) incoming.set(r.key, r);
+    const weaker: ServerAddress<O>[] = [];
+    let weakerCount = 0;
+    let read = 0;
+    // a list longer than the cap is cut where the cap is reached (the rest is not even resolved)
+    for (; read < members.length && incoming.size < this.maxLearned; read++) {
+      const r = this.resolve(members[read]!, viaEntry, 'learned');
+      if (!this.mayFollow(r, viaEntry)) {
+        weakerCount++;
+        if (weaker.length < IGNORED_EXAMPLES) weaker.push(r);
+      } else if (!incoming.has(r.key)) incoming.set(r.key, r);
     }
+    if (weakerCount > 0) this.reportIgnored('weaker-scheme', weaker, weakerCount, viaEntry);
+    const unread = members
+      .slice(read, read + IGNORED_EXAMPLES)
+      .map((m) => this.resolve(m, viaEntry, 'learned'));
+    if (read < members.length) this.reportIgnored('over-cap', unread, members.length - read, viaEntry);
     // refresh broker-reported state of members we already know (credentials stay as they were)
     for (const [key, r] of incoming) {
       const existing = this.entries.get(key);
@@ -286,11 +353,44 @@ export class ServerPool<O = unknown> {
       }
     }
     const fresh = [...incoming.values()].filter((r) => !this.entries.has(r.key));
-    for (const r of this.randomize ? shuffled(fresh, this.random) : fresh) {
+    const room = Math.max(0, this.maxLearned - this.learnedCount());
+    if (fresh.length > room)
+      this.reportIgnored(
+        'over-cap',
+        fresh.slice(room, room + IGNORED_EXAMPLES),
+        fresh.length - room,
+        viaEntry,
+      );
+    const taken = fresh.slice(0, room);
+    for (const r of this.randomize ? shuffled(taken, this.random) : taken) {
       this.insert(r);
       change.added.push(r);
     }
     return change;
+  }
+
+  /** A learned member is dialled only with a scheme at least as safe as where it was learned. */
+  private mayFollow(r: ServerAddress<O>, via: ServerAddress<O> | undefined): boolean {
+    return mayFollowScheme(via?.scheme ?? this.baselineScheme, r.scheme);
+  }
+
+  /** Members besides the configured ones (what maxLearnedMembers caps). */
+  private learnedCount(): number {
+    let n = 0;
+    for (const e of this.entries.values()) if (e.source !== 'configured') n++;
+    return n;
+  }
+
+  private reportIgnored(
+    reason: IgnoredMembers['reason'],
+    examples: readonly ServerAddress<O>[],
+    count: number,
+    via: ServerAddress<O> | undefined,
+  ): void {
+    if (this.onIgnored === undefined) return;
+    const ignored: IgnoredMembers = { reason, count, examples: examples.map((e) => describeServer(e)) };
+    if (via !== undefined) ignored.via = describeServer(via);
+    this.onIgnored(ignored);
   }
 
   private viaEntry(via: ServerAddress<O> | string | undefined): ServerAddress<O> | undefined {
@@ -299,7 +399,7 @@ export class ServerPool<O = unknown> {
   }
 
   private resolve(m: MemberInfo, via: ServerAddress<O> | undefined, source: ServerSource): ServerAddress<O> {
-    const scheme = m.scheme ?? via?.scheme ?? 'amqp';
+    const scheme = m.scheme ?? via?.scheme ?? this.baselineScheme;
     const port = m.port ?? DEFAULT_PORTS[scheme];
     const r: Mutable<ServerAddress<O>> = { key: serverKey(m.host, port), scheme, host: m.host, port, source };
     if (m.hostname !== undefined) r.hostname = m.hostname;

@@ -75,10 +75,10 @@ describe('ServerPool', () => {
   });
 
   it('learned members default the port by scheme and use the via scheme when absent', () => {
-    const pool = new ServerPool(['amqps://a'], { randomize: false });
-    pool.applyMemberList([{ 'network-host': 'x' }, { 'network-host': 'y', scheme: 'amqp' }], 'a:5671');
-    expect(pool.get('x:5671')?.scheme).toBe('amqps');
-    expect(pool.get('y:5672')?.scheme).toBe('amqp');
+    const pool = new ServerPool(['amqp://a'], { randomize: false });
+    pool.applyMemberList([{ 'network-host': 'x' }, { 'network-host': 'y', scheme: 'amqps' }], 'a:5672');
+    expect(pool.get('x:5672')?.scheme).toBe('amqp');
+    expect(pool.get('y:5671')?.scheme).toBe('amqps');
   });
 
   it('not-quorate members are skipped until their backoff expires, and never dropped', () => {

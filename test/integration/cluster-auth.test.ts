@@ -88,7 +88,8 @@ async function startImpostor(
     peers,
     '--data-dir',
     mkdtempSync(join(scratch, 'impostor-')),
-    ...(secretFile ? ['--cluster-secret-file', secretFile] : []),
+    // no secret: the insecure switch, or the impostor would refuse to start at all
+    ...(secretFile ? ['--cluster-secret-file', secretFile] : ['--insecure-no-secret']),
   ];
   const proc = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
   impostors.push(proc);

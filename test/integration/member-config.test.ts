@@ -6,8 +6,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ensureClusterSecret } from '../../src/cluster-broker/replication/cluster-secret.js';
 import { allocateFreePorts } from '../../src/cluster-broker/supervisor/ports.js';
 
 const ENTRY = 'src/cluster-broker/cli/main.ts';
@@ -89,7 +90,11 @@ describe('node membership checks', () => {
     dirs.push(dir);
     const [p1, p2, moved, p3] = await allocateFreePorts(4);
     const peers = `n1=127.0.0.1:${p1},n2=127.0.0.1:${p2}`;
+    const secretFile = await ensureClusterSecret(await mkdtemp(join(tmpdir(), 'qb-secret-')));
+    dirs.push(dirname(secretFile));
     const args = (list: string, ...extra: string[]) => [
+      '--cluster-secret-file',
+      secretFile,
       '--id',
       'n1',
       '--port',

@@ -179,9 +179,10 @@ describe('member command lines', () => {
     peers: [],
     peersArg: 'n1=127.0.0.1:40001,n2=127.0.0.1:6673,n3=127.0.0.1:40002',
     dataDir: '/data/n2',
+    clusterSecretFile: '/data/cluster-secret',
   };
 
-  it('passes the issue #5 flags to `quorate-broker node`', () => {
+  it('passes the issue #5 flags and the cluster secret to `quorate-broker node`', () => {
     expect(memberNodeArgs(launch)).toEqual([
       'node',
       '--id',
@@ -194,19 +195,18 @@ describe('member command lines', () => {
       'n1=127.0.0.1:40001,n2=127.0.0.1:6673,n3=127.0.0.1:40002',
       '--data-dir',
       '/data/n2',
+      '--cluster-secret-file',
+      '/data/cluster-secret',
     ]);
     expect(memberNodeArgs({ ...launch, httpPort: 15673 }).slice(-2)).toEqual(['--http-port', '15673']);
   });
 
-  it('passes the cluster secret and TLS files when given', () => {
+  it('passes the cluster TLS files when given', () => {
     const withSecurity = {
       ...launch,
-      clusterSecretFile: '/data/cluster-secret',
       clusterTls: { cert: '/pki/m.pem', key: '/pki/m.key', ca: '/pki/ca.pem' },
     };
-    expect(memberNodeArgs(withSecurity).slice(11)).toEqual([
-      '--cluster-secret-file',
-      '/data/cluster-secret',
+    expect(memberNodeArgs(withSecurity).slice(13)).toEqual([
       '--cluster-tls-cert',
       '/pki/m.pem',
       '--cluster-tls-key',
@@ -227,7 +227,7 @@ describe('member command lines', () => {
     expect(command.command).toBe(process.execPath);
     const entry = hasSourceEntry ? 'src/cluster-broker/cli/main.ts' : 'dist/bin/quorate-broker.js';
     expect(command.args.some((a) => a.endsWith(entry))).toBe(true);
-    expect(command.args.slice(-11)).toEqual(memberNodeArgs(launch));
+    expect(command.args.slice(-13)).toEqual(memberNodeArgs(launch));
   });
 });
 

@@ -1,6 +1,7 @@
 /**
  * `quorate-broker node --id n1 --port 5672 --cluster-port 6672
- *    --peers n1=127.0.0.1:6672,n2=127.0.0.1:6673,n3=127.0.0.1:6674 --data-dir D [server flags]`
+ *    --peers n1=127.0.0.1:6672,n2=127.0.0.1:6673,n3=127.0.0.1:6674 --data-dir D
+ *    --cluster-secret-file F [server flags]`
  *
  * Runs one cluster member until SIGTERM/SIGINT, until its supervisor goes away (stdin, when it is
  * a pipe, reaches EOF; or the parent process changes), or until its storage fails (exit 3).
@@ -34,8 +35,12 @@ goes away (stdin pipe closed, or parent changed).
   --cluster-host H         address the cluster port binds (default: this member's --peers host)
   --cluster-secret-file F  the cluster secret (a file readable by its owner only, at least 16
                            bytes): every member-to-member connection proves it both ways.
-                           Required unless every cluster address (--cluster-host and --peers)
-                           is a loopback address
+                           Required: without it anyone who reaches the cluster port (on
+                           loopback: any local user or process) could join the cluster, replace
+                           its state and read its messages. \`quorate-broker cluster\` makes one
+  --insecure-no-secret     start without a cluster secret anyway (a warning on every start);
+                           only when every cluster address (--cluster-host and --peers) is a
+                           loopback address
   --cluster-tls-cert FILE  PEM certificate of this member: mutual TLS on the cluster port
   --cluster-tls-key FILE   its PEM private key
   --cluster-tls-ca FILE    PEM CA that signs every member's certificate (peers are verified
@@ -56,8 +61,8 @@ goes away (stdin pipe closed, or parent changed).
 Refused with exit code 2 (nothing started): a member id or address twice in --peers, this
 member missing from it, a --cluster-port other than its own --peers entry's port, and a --peers
 or --cluster-id other than the ones its data dir recorded on first start (<data dir>/cluster.json),
-a cluster address that is not a loopback address without --cluster-secret-file, and a secret file
-other users may read or shorter than 16 bytes.
+no --cluster-secret-file (unless --insecure-no-secret with loopback cluster addresses only), and a
+secret file other users may read or shorter than 16 bytes.
 An even number of members starts with a warning (it tolerates no more failures than one less).
   plus every single-node server flag (--host, --users, --max-connections, --http-port,
   --http-host, ...; see --help of quorate-broker itself).
@@ -69,6 +74,8 @@ interface NodeArgs {
   clusterPort: number | undefined;
   clusterHost: string | undefined;
   clusterSecretFile: string | undefined;
+  /** --insecure-no-secret: start without a secret (loopback cluster addresses only). */
+  insecureNoSecret: boolean;
   clusterTls: { cert: string; key: string; ca: string } | undefined;
   clusterId: string | undefined;
   advertiseHost: string | undefined;
@@ -91,7 +98,7 @@ const NODE_FLAGS = [
   'advertise-host',
   'snapshot-every',
 ] as const;
-const NODE_SWITCHES = ['update-peers'] as const;
+const NODE_SWITCHES = ['update-peers', 'insecure-no-secret'] as const;
 
 export function parseNodeArgs(argv: readonly string[]): NodeArgs {
   const mine: string[] = [];
@@ -123,6 +130,7 @@ export function parseNodeArgs(argv: readonly string[]): NodeArgs {
       clusterPort: undefined,
       clusterHost: undefined,
       clusterSecretFile: undefined,
+      insecureNoSecret: false,
       clusterTls: undefined,
       clusterId: undefined,
       advertiseHost: undefined,
@@ -144,6 +152,7 @@ export function parseNodeArgs(argv: readonly string[]): NodeArgs {
     clusterPort: int('cluster-port', 1, 65535),
     clusterHost: v['cluster-host'],
     clusterSecretFile: v['cluster-secret-file'],
+    insecureNoSecret: v['insecure-no-secret'] === true,
     clusterTls: tlsCount === 3 ? { cert: tlsFiles[0]!, key: tlsFiles[1]!, ca: tlsFiles[2]! } : undefined,
     clusterId: v['cluster-id'],
     advertiseHost: v['advertise-host'],
@@ -152,6 +161,29 @@ export function parseNodeArgs(argv: readonly string[]): NodeArgs {
     rest,
     help,
   };
+}
+
+/**
+ * Throws unless starting without a secret was asked for (--insecure-no-secret) and every cluster
+ * address is a loopback one: a reachable port without a secret is never allowed.
+ */
+function checkNoSecretAllowed(args: NodeArgs, peers: Record<string, PeerAddress>): void {
+  const howTo =
+    'Create a secret (e.g. openssl rand -hex 32 > FILE; chmod 600 FILE) and give every member the same FILE, or start the members with `quorate-broker cluster`, which makes one';
+  const bindHost = args.clusterHost ?? peers[args.id]?.host;
+  const exposed = [bindHost, ...Object.values(peers).map((p) => p.host)].find(
+    (h): h is string => h !== undefined && !isLoopbackHost(h),
+  );
+  if (exposed !== undefined) {
+    throw new MemberConfigError(
+      `refusing to start without --cluster-secret-file: the cluster address ${exposed} is not a loopback address, so anyone who reaches it could join the cluster. ${howTo}`,
+    );
+  }
+  if (!args.insecureNoSecret) {
+    throw new MemberConfigError(
+      `refusing to start without --cluster-secret-file: any local user or process that reaches the cluster port could join the cluster, replace its state and read its messages. ${howTo}. For a throwaway loopback-only cluster, --insecure-no-secret starts it without one`,
+    );
+  }
 }
 
 /** Resolves when the process that started us is gone (stdin pipe EOF, or reparented). */
@@ -218,21 +250,14 @@ export async function runNodeCommand(argv: readonly string[], io: CliIo): Promis
     return 2;
   }
   const dataDir = serverArgs.dataDir;
-  // A cluster port others can reach needs a secret; an unreadable secret or TLS file is refused
-  // before anything starts (exit 2, like bad flags).
+  // Every cluster port needs a secret: on loopback too, any local process could otherwise join
+  // (docs/security.md#cluster-secret). An unreadable secret or TLS file is refused before
+  // anything starts (exit 2, like bad flags).
   let clusterSecret: Uint8Array | undefined;
   let clusterTls: ClusterTlsOptions | undefined;
   try {
-    const bindHost = args.clusterHost ?? peers[args.id]?.host;
-    const exposed = [bindHost, ...Object.values(peers).map((p) => p.host)].filter(
-      (h): h is string => h !== undefined && !isLoopbackHost(h),
-    );
     if (args.clusterSecretFile !== undefined) clusterSecret = await loadClusterSecret(args.clusterSecretFile);
-    else if (exposed.length > 0) {
-      throw new MemberConfigError(
-        `refusing to start without --cluster-secret-file: the cluster address ${exposed[0]} is not a loopback address, so anyone who reaches it could join the cluster. Create a secret (e.g. openssl rand -hex 32 > FILE; chmod 600 FILE), give every member the same FILE`,
-      );
-    }
+    else checkNoSecretAllowed(args, peers);
     if (args.clusterTls) clusterTls = await loadClusterTls(args.clusterTls);
   } catch (err) {
     io.stderr.write(`${(err as Error).message}\n`);
@@ -241,6 +266,12 @@ export async function runNodeCommand(argv: readonly string[], io: CliIo): Promis
   let member: MemberHandle;
   let fatal: ((err: Error) => void) | undefined;
   const logger = createCliLogger(serverArgs.logLevel, io.stderr);
+  if (clusterSecret === undefined) {
+    logger.warn(
+      { id: args.id },
+      'running WITHOUT a cluster secret (--insecure-no-secret): any process that reaches the cluster port can join the cluster, replace its state and read its messages',
+    );
+  }
   try {
     const base = await brokerOptionsFromArgs(serverArgs);
     const { dataDir: _d, ...server } = base;

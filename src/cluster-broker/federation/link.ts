@@ -172,6 +172,12 @@ export class FederationLink {
           // link finds its durable subscription again
           containerId: `quorate-federation/${this.o.local.clusterId}/${upstream.name}/${this.k.address}`,
           reconnect: { maxDelayMs: upstream.reconnectDelayMs, maxTimeMs: 30_000 },
+          // the client's warnings (a lost upstream, members of the upstream's list it will not
+          // dial: docs/security.md#client-credentials-and-learned-members) go to our log
+          logger: {
+            warn: (obj, msg) =>
+              this.o.logger.warn?.(obj, `federation upstream '${upstream.name}': ${msg ?? ''}`),
+          },
           signal,
         });
         await this.serve(conn, signal);

@@ -21,8 +21,11 @@ export interface ClusterMemberLaunch {
   peersArg: string;
   /** The member's own store directory (`<cluster data dir>/<id>`), created before it starts. */
   dataDir: string;
-  /** The cluster secret file every member is given (`--cluster-secret-file`). */
-  clusterSecretFile?: string;
+  /**
+   * The cluster secret file every member is given (`--cluster-secret-file`): always one, as a
+   * member refuses to start without it (docs/security.md#cluster-secret).
+   */
+  clusterSecretFile: string;
   /** PEM files for mutual TLS on the cluster port (`--cluster-tls-cert/-key/-ca`). */
   clusterTls?: ClusterTlsFiles;
   /** `--log-level` for the member (default: the member's own default, warn). */
@@ -55,8 +58,9 @@ export function memberNodeArgs(member: ClusterMemberLaunch): string[] {
     member.peersArg,
     '--data-dir',
     member.dataDir,
+    '--cluster-secret-file',
+    member.clusterSecretFile,
     ...(member.httpPort === undefined ? [] : ['--http-port', String(member.httpPort)]),
-    ...(member.clusterSecretFile !== undefined ? ['--cluster-secret-file', member.clusterSecretFile] : []),
     ...(member.clusterTls
       ? [
           '--cluster-tls-cert',
@@ -126,7 +130,8 @@ export function brokerEntryNodeArgs(): string[] {
 
 /**
  * The default command for a member of `startCluster`: this Node binary running the real
- * `quorate-broker node --id ... --port ... --cluster-port ... --peers ... --data-dir ...`.
+ * `quorate-broker node --id ... --port ... --cluster-port ... --peers ... --data-dir ...
+ * --cluster-secret-file ...`.
  */
 export function defaultMemberCommand(member: ClusterMemberLaunch): MemberCommand {
   return { command: process.execPath, args: [...brokerEntryNodeArgs(), ...memberNodeArgs(member)] };
