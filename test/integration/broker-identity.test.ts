@@ -5,7 +5,8 @@
  * bob only `bob.#`, and may read `events.*`. bob:
  * - attaches under alice's container-id and link name: to a topic he may read (alice's durable
  *   subscription must survive with its messages), as a dynamic node (alice's reply queue must stay
- *   hers) and as a consumer of his own queue (alice's link must not be stolen);
+ *   hers) and as a consumer of his own queue (alice's link must not be stolen); carol, who may
+ *   read reply queues by address, still may not read alice's;
  * - relays through a null-target sender: to `orders` (refused, the link usable), to more new
  *   queues than the per-connection cap allows, to a name over the address limit.
  */
@@ -29,11 +30,13 @@ const PERMISSIONS: PermissionsConfig = {
     // alice answers requests on reply queues ($temp/...) too
     alice: { send: ['orders', 'orders.events', '$temp/#'], receive: ['orders', 'orders.events'] },
     bob: { send: ['bob.#'], receive: ['bob.#', 'events.*'] },
+    // may read every reply queue by its address: the owner check still keeps alice's hers
+    carol: { receive: ['$temp/#'] },
   },
 };
 /** The container-id both users claim. */
 const SHARED_ID = 'shared-app';
-const PASSWORDS = { alice: 'alice-pw', bob: 'bob-pw' } as const;
+const PASSWORDS = { alice: 'alice-pw', bob: 'bob-pw', carol: 'carol-pw' } as const;
 type User = keyof typeof PASSWORDS;
 
 let dir: string;
@@ -43,7 +46,7 @@ beforeAll(async () => {
   usersFile = join(dir, 'users.txt');
   await writeFile(
     usersFile,
-    `alice:${await hashPassword(PASSWORDS.alice)}\nbob:${await hashPassword(PASSWORDS.bob)}\n`,
+    `alice:${await hashPassword(PASSWORDS.alice)}\nbob:${await hashPassword(PASSWORDS.bob)}\ncarol:${await hashPassword(PASSWORDS.carol)}\n`,
   );
 });
 afterAll(async () => {
@@ -148,6 +151,16 @@ describe("another user's names", () => {
         const byAddress = new TestReceiver(bob, address);
         await byAddress.until(() => byAddress.closedByPeer, 10_000, 'refusal');
         expect(byAddress.error?.condition).toBe('amqp:unauthorized-access');
+        // carol may read reply queues by address, but this one is alice's
+        const carol = await rheaAs(b, 'carol', 'carol-app');
+        try {
+          const carols = new TestReceiver(carol, address);
+          await carols.until(() => carols.closedByPeer, 10_000, 'refusal');
+          expect(carols.error?.condition).toBe('amqp:unauthorized-access');
+          expect(carols.error?.description).toContain('belongs to another user');
+        } finally {
+          await closeConnection(carol);
+        }
       } finally {
         await closeConnection(bob);
         await closeConnection(alice);
