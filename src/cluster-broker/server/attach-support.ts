@@ -23,14 +23,15 @@ export function checkAddress(address: unknown): string | undefined {
 
 /**
  * Why the connection's user may not send to / receive from `address` (permissions.ts), or
- * undefined when it may. Logged: a refusal is worth knowing about.
+ * undefined when it may. The caller logs the refusal (an attach at info; a relayed message at
+ * debug, as a relay link can be refused once per message).
  */
 export function notPermitted(
   host: LinkHost,
   direction: 'send' | 'receive',
   address: string,
 ): AmqpErrorBody | undefined {
-  const { permissions, logger } = host.ctx.opts;
+  const { permissions } = host.ctx.opts;
   if (permissions === undefined) return undefined;
   const ok =
     direction === 'send'
@@ -38,7 +39,6 @@ export function notPermitted(
       : permissions.mayReceive(host.user, address);
   if (ok) return undefined;
   const who = host.user === undefined ? 'anonymous' : `user '${host.user}'`;
-  logger.info?.({ user: host.user, address, direction }, 'refused: not permitted');
   return {
     condition: 'amqp:unauthorized-access',
     description: `${who} may not ${direction === 'send' ? 'send to' : 'receive from'} '${address}'`,

@@ -275,6 +275,10 @@ function allowed(
       ? notOwner(conn.ctx.backend.state.queueInfo(address)?.options, conn.user, address)
       : undefined);
   if (refusal === undefined) return true;
+  conn.ctx.opts.logger.info?.(
+    { user: conn.user, address, direction, condition: refusal.condition },
+    'attach refused: not permitted',
+  );
   link.refuse(refusal);
   return false;
 }

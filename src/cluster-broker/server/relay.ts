@@ -31,7 +31,10 @@ export class RelayTargets {
     }
     const queue = to as string;
     const refusal = notPermitted(this.host, 'send', queue);
-    if (refusal !== undefined) return refusal;
+    if (refusal !== undefined) {
+      this.host.ctx.opts.logger.debug?.({ user: this.host.user, address: queue }, 'relayed message refused');
+      return refusal;
+    }
     const { backend, opts } = this.host.ctx;
     if (backend.state.hasQueue(queue) || this.declaring.has(queue)) return queue;
     // not auto-created: the enqueue is refused (not-found), never a silent drop
