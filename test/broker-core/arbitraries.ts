@@ -14,6 +14,7 @@ const options: fc.Arbitrary<QueueOptions> = fc.record(
     dedupWindowCount: fc.integer({ min: 0, max: 5 }),
     dedupWindowMs: fc.integer({ min: 0, max: 500 }),
     temporary: fc.constant({ owner: 'c/1', policy: 'delete-on-close' as const }),
+    ownerUser: fc.constantFrom('alice', 'bob'),
   },
   { requiredKeys: [] },
 );

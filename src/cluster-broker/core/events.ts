@@ -49,6 +49,13 @@ export interface QueueOptions {
     /** A JMS selector (apache.org:selector-filter:string), evaluated once per message at apply. */
     selector?: string;
   };
+  /**
+   * The user whose link made this queue (a dynamic node or a topic subscription), recorded when
+   * that connection logged in: only that user may receive from it or attach to it under its
+   * names (docs/security.md#identity). Absent: made by an anonymous connection or before owners
+   * were recorded; shared as before.
+   */
+  ownerUser?: string;
 }
 
 /** AMQP 1.0 lifetime policies of dynamic nodes (part 3, 3.5.10). */

@@ -13,6 +13,7 @@ const MORE = 128; // a second flags byte follows (absent in stores written befor
 const TOPIC = 1;
 const SUBSCRIPTION = 2; // topic string, then a selector string when SELECTOR
 const SELECTOR = 4;
+const OWNER_USER = 8; // a string follows, after the subscription (absent in stores written before owners)
 const POLICIES: readonly LifetimePolicy[] = [
   'delete-on-close',
   'delete-on-no-links',
@@ -35,6 +36,7 @@ export function writeQueueOptions(w: VarintWriter, o: QueueOptions): void {
     more |= SUBSCRIPTION;
     if (o.subscription.selector !== undefined) more |= SELECTOR;
   }
+  if (o.ownerUser !== undefined) more |= OWNER_USER;
   if (more !== 0) flags |= MORE;
   w.u8(flags);
   if (more !== 0) w.u8(more);
@@ -51,6 +53,7 @@ export function writeQueueOptions(w: VarintWriter, o: QueueOptions): void {
     w.str(o.subscription.topic);
     if (o.subscription.selector !== undefined) w.str(o.subscription.selector);
   }
+  if (o.ownerUser !== undefined) w.str(o.ownerUser);
 }
 
 export function readQueueOptions(r: VarintReader): QueueOptions {
@@ -74,5 +77,6 @@ export function readQueueOptions(r: VarintReader): QueueOptions {
     const topic = r.str();
     o.subscription = more & SELECTOR ? { topic, selector: r.str() } : { topic };
   }
+  if (more & OWNER_USER) o.ownerUser = r.str();
   return o;
 }

@@ -1,10 +1,49 @@
 /**
- * What the attach paths (attach.ts, topic-attach.ts) share: auto-creating the queue or topic a
- * link names, refusing a link for the narrowest reason.
+ * What the attach paths (attach.ts, topic-attach.ts) and the anonymous relay (relay.ts) share:
+ * the checks on an address (form, permission), auto-creating the queue or topic a link names
+ * within the connection's caps, refusing a link for the narrowest reason.
  */
+import type { AmqpErrorBody } from '../../codec/index.js';
 import type { Link } from '../../protocol/index.js';
 import type { QueueOptions } from '../core/events.js';
 import type { BrokerConnection } from './broker-connection.js';
+import type { LinkHost } from './link-host.js';
+
+/** The longest address that names a queue (a link's or a relayed message's `to`). */
+export const MAX_ADDRESS_LENGTH = 1024;
+
+/** Why an address cannot name a queue, or undefined when it can. */
+export function checkAddress(address: unknown): string | undefined {
+  if (address === undefined || address === null || address === '') return 'an address is required';
+  // the spec types the address `*`: a peer can send any type, and only a string names a queue
+  if (typeof address !== 'string') return 'the address must be a string';
+  if (address.length > MAX_ADDRESS_LENGTH) return `address longer than ${MAX_ADDRESS_LENGTH} characters`;
+  return undefined;
+}
+
+/**
+ * Why the connection's user may not send to / receive from `address` (permissions.ts), or
+ * undefined when it may. The caller logs the refusal (an attach at info; a relayed message at
+ * debug, as a relay link can be refused once per message).
+ */
+export function notPermitted(
+  host: LinkHost,
+  direction: 'send' | 'receive',
+  address: string,
+): AmqpErrorBody | undefined {
+  const { permissions } = host.ctx.opts;
+  if (permissions === undefined) return undefined;
+  const ok =
+    direction === 'send'
+      ? permissions.maySend(host.user, address)
+      : permissions.mayReceive(host.user, address);
+  if (ok) return undefined;
+  const who = host.user === undefined ? 'anonymous' : `user '${host.user}'`;
+  return {
+    condition: 'amqp:unauthorized-access',
+    description: `${who} may not ${direction === 'send' ? 'send to' : 'receive from'} '${address}'`,
+  };
+}
 
 /**
  * Runs `then` once `node.name` exists (declaring it with `node.options` when it may be
@@ -62,11 +101,11 @@ export function refuseOnError(conn: BrokerConnection, link: Link, err: unknown, 
 }
 
 /** Why this connection may not auto-create a queue now, or undefined when it may. */
-function whyNotCreate(conn: BrokerConnection): string | undefined {
-  const { opts, alarm } = conn.ctx;
+export function whyNotCreate(host: LinkHost): string | undefined {
+  const { opts, alarm } = host.ctx;
   if (alarm?.blocked) return `resource alarm (${alarm.reason})`;
-  if (conn.queuesCreated >= opts.maxQueuesPerConnection) {
-    return `this connection created ${conn.queuesCreated} queues (limit ${opts.maxQueuesPerConnection})`;
+  if (host.queuesCreated >= opts.maxQueuesPerConnection) {
+    return `this connection created ${host.queuesCreated} queues (limit ${opts.maxQueuesPerConnection})`;
   }
   return undefined;
 }

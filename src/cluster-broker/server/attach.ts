@@ -14,10 +14,11 @@ import {
 } from '../../protocol/index.js';
 import { DEDUP_CAPABILITY, HOLD_UNSETTLED_CAPABILITY, TOPIC_CAPABILITY } from '../../wire-extensions.js';
 import { Selector, SelectorError } from '../selector/index.js';
-import { ensureDeclared, refuseOnError } from './attach-support.js';
+import { checkAddress, ensureDeclared, notPermitted, refuseOnError } from './attach-support.js';
 import type { BrokerConnection } from './broker-connection.js';
 import { ConsumerLink, HOLD_UNSETTLED_MS } from './consumer-link.js';
 import { type LinkGone, lifetimePolicyOf } from './dynamic-nodes.js';
+import { notOwner, scopedLinkKey } from './identity.js';
 import { PublisherLink } from './publisher-link.js';
 import { ensureTopic, isTopicAttach, type Subscription, withSubscription } from './topic-attach.js';
 import { CoordinatorLink } from './transactions.js';
@@ -27,7 +28,6 @@ import { VirtualLink } from './virtual-link.js';
 const LOCAL_TRANSACTIONS = 'amqp:local-transactions';
 /** Outcomes our sources support (symbols). */
 const OUTCOMES = ['amqp:accepted:list', 'amqp:rejected:list', 'amqp:released:list', 'amqp:modified:list'];
-const MAX_ADDRESS_LENGTH = 1024;
 /** Delivery contract 8: sources advertise modified{delivery-failed}. */
 const DEFAULT_OUTCOME_STATE = { type: 'modified', deliveryFailed: true } as const;
 
@@ -175,7 +175,11 @@ function dynamicGone(
   queue: string,
   handler: object,
 ): ((how: LinkGone) => void) | undefined {
-  return conn.ctx.dynamicNodes.attached(queue, `${conn.containerId}/${link.name}`, handler);
+  return conn.ctx.dynamicNodes.attached(
+    queue,
+    scopedLinkKey(conn.user, conn.containerId, link.name),
+    handler,
+  );
 }
 
 /** Creates (or finds again, for a re-attaching owner) the link's dynamic node, then runs `then`. */
@@ -195,7 +199,7 @@ function withDynamicNode(
   }
   const { dynamicNodes, opts } = conn.ctx;
   dynamicNodes
-    .create(`${conn.containerId}/${link.name}`, policy, opts.queueDefaults)
+    .create(scopedLinkKey(conn.user, conn.containerId, link.name), policy, opts.queueDefaults, conn.user)
     .then(
       (queue) => {
         if (conn.closed || link.state !== 'attach-received') return;
@@ -255,8 +259,9 @@ function sourceFilter(
 }
 
 /**
- * Whether the connection's user may attach this way to `address` (permissions.ts); refuses the
- * link with amqp:unauthorized-access when not. The connection stays open.
+ * Whether the connection's user may attach this way to `address` (permissions.ts) and, to receive,
+ * whether the node is not another user's (docs/security.md#identity); refuses the link with
+ * amqp:unauthorized-access when not. The connection stays open.
  */
 function allowed(
   conn: BrokerConnection,
@@ -264,27 +269,16 @@ function allowed(
   direction: 'send' | 'receive',
   address: string,
 ): boolean {
-  const { permissions, logger } = conn.ctx.opts;
-  if (permissions === undefined) return true;
-  const ok =
-    direction === 'send'
-      ? permissions.maySend(conn.user, address)
-      : permissions.mayReceive(conn.user, address);
-  if (ok) return true;
-  const who = conn.user === undefined ? 'anonymous' : `user '${conn.user}'`;
-  logger.info?.({ user: conn.user, address, direction }, 'attach refused: not permitted');
-  link.refuse({
-    condition: 'amqp:unauthorized-access',
-    description: `${who} may not ${direction === 'send' ? 'send to' : 'receive from'} '${address}'`,
-  });
+  const refusal =
+    notPermitted(conn, direction, address) ??
+    (direction === 'receive'
+      ? notOwner(conn.ctx.backend.state.queueInfo(address)?.options, conn.user, address)
+      : undefined);
+  if (refusal === undefined) return true;
+  conn.ctx.opts.logger.info?.(
+    { user: conn.user, address, direction, condition: refusal.condition },
+    'attach refused: not permitted',
+  );
+  link.refuse(refusal);
   return false;
-}
-
-/** Why an address cannot name a queue, or undefined when it can. */
-function checkAddress(address: unknown): string | undefined {
-  if (address === undefined || address === '') return 'an address is required';
-  // the spec types the address `*`: a peer can send any type, and only a string names a queue
-  if (typeof address !== 'string') return 'the address must be a string';
-  if (address.length > MAX_ADDRESS_LENGTH) return `address longer than ${MAX_ADDRESS_LENGTH} characters`;
-  return undefined;
 }

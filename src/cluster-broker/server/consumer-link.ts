@@ -22,6 +22,7 @@ import type { AcquiredMessage } from '../core/results.js';
 import type { Selector } from '../selector/index.js';
 import type { QueueActivity } from './activity.js';
 import type { RegisteredConsumer } from './context.js';
+import { scopedLinkKey } from './identity.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
 
 /** The default outcome our sources advertise (docs/delivery-contract.md#outcomes). */
@@ -84,7 +85,7 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
     /** ms what it holds waits for this link after it went away (hold-unsettled); 0: none. */
     private readonly holdMs = 0,
   ) {
-    this.key = `${host.containerId}/${link.name}`;
+    this.key = scopedLinkKey(host.user, host.containerId, link.name);
     this.queueActivity = host.ctx.activity.queue(queue);
     // we settle our side ourselves, after the settle event committed
     link.autoSettle = false;

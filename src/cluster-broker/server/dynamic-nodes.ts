@@ -26,6 +26,7 @@ import { randomUUID } from 'node:crypto';
 import type { AmqpValue, Fields } from '../../codec/index.js';
 import type { LifetimePolicy, QueueOptions } from '../core/events.js';
 import type { BrokerBackend } from './backend.js';
+import { withOwnerUser } from './identity.js';
 import type { BrokerLogger } from './options.js';
 
 export const TEMP_QUEUE_PREFIX = '$temp/';
@@ -119,10 +120,16 @@ export class DynamicNodes {
   }
 
   /**
-   * The node for a dynamic attach by `owner`: the one it already has (re-attach within the grace
-   * period), or a new queue declared with `queueDefaults` (committed when this resolves).
+   * The node for a dynamic attach by `owner` (a user-scoped link key, identity.ts): the one it
+   * already has (re-attach within the grace period), or a new queue declared with `queueDefaults`
+   * and the owner user `user` (committed when this resolves).
    */
-  async create(owner: string, policy: LifetimePolicy, queueDefaults: QueueOptions): Promise<string> {
+  async create(
+    owner: string,
+    policy: LifetimePolicy,
+    queueDefaults: QueueOptions,
+    user: string | undefined,
+  ): Promise<string> {
     const existing = this.byOwner.get(owner);
     if (existing && this.backend.state.hasQueue(existing.queue)) return existing.queue;
     const queue = `${TEMP_QUEUE_PREFIX}${randomUUID()}`;
@@ -131,7 +138,7 @@ export class DynamicNodes {
       leaderTime: this.backend.now(),
       queue,
       // nothing outlives a temporary queue: its rejected messages are dropped with it
-      options: { ...queueDefaults, deadLetterQueue: null, temporary: { owner, policy } },
+      options: withOwnerUser({ ...queueDefaults, deadLetterQueue: null, temporary: { owner, policy } }, user),
     });
     return queue;
   }

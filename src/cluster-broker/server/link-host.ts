@@ -6,6 +6,10 @@ export interface LinkHost {
   readonly ctx: ServerContext;
   /** The peer's container-id (from its Open). */
   readonly containerId: string;
+  /** The SASL PLAIN user; undefined for ANONYMOUS or no SASL (docs/security.md#identity). */
+  readonly user: string | undefined;
+  /** Queues this connection auto-created (or is creating): attaching to new names, relaying to them. */
+  queuesCreated: number;
   /** This connection's open local transactions. */
   readonly transactions: TransactionRegistry;
   /** Output was produced outside the connection's own event handling: write it soon. */

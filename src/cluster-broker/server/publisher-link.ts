@@ -4,13 +4,20 @@
  * (accepted / duplicate -> accepted, refused -> rejected with the condition). A failed submit
  * settles nothing and closes the connection (docs/delivery-contract.md#unknown-outcome).
  */
-import { type DeliveryState, type MessageHeader, peekMessage, withHeader } from '../../codec/index.js';
+import {
+  type AmqpErrorBody,
+  type DeliveryState,
+  type MessageHeader,
+  peekMessage,
+  withHeader,
+} from '../../codec/index.js';
 import { messageIdKey } from '../../codec/message-id.js';
 import { copyWith } from '../../common/copy-with.js';
 import { ACCEPTED, type IncomingDelivery, ownedBytes, type ReceiverLink } from '../../protocol/index.js';
 import type { EnqueueEvent } from '../core/events.js';
 import type { EnqueueResult } from '../core/results.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
+import { RelayTargets } from './relay.js';
 
 export class PublisherLink implements LinkHandler {
   /** Messages submitted and not yet settled. */
@@ -18,6 +25,8 @@ export class PublisherLink implements LinkHandler {
   private closed = false;
   /** Set while waiting for a resource alarm to clear (cancels the wait). */
   private cancelWait: (() => void) | undefined;
+  /** An anonymous relay's checks on each message's `to` (undefined: a link to one queue). */
+  private readonly relay: RelayTargets | undefined;
 
   constructor(
     private readonly host: LinkHost,
@@ -29,6 +38,7 @@ export class PublisherLink implements LinkHandler {
   ) {
     // storedForm copies what an event keeps: a copy by the engine first would be a second one
     link.keepPayloadViews = true;
+    this.relay = queue === undefined ? new RelayTargets(host) : undefined;
   }
 
   /** Grants the first credit window (call after accept), unless a resource alarm is on. */
@@ -61,13 +71,16 @@ export class PublisherLink implements LinkHandler {
     const { backend, counters, alarm } = this.host.ctx;
     counters.messagesIn++;
     alarm?.noteIngress(d.payload.length);
-    let event: EnqueueEvent;
+    let event: EnqueueEvent | AmqpErrorBody;
     try {
       event = this.enqueueEvent(d.payload, backend.now());
     } catch (err) {
       const description = `undecodable message: ${(err as Error).message ?? String(err)}`;
-      if (!d.remoteSettled)
-        d.disposition({ type: 'rejected', error: { condition: 'amqp:decode-error', description } });
+      event = { condition: 'amqp:decode-error', description };
+    }
+    if (!('type' in event)) {
+      // refused before anything is submitted: the link stays usable
+      if (!d.remoteSettled) d.disposition({ type: 'rejected', error: event });
       this.topUp();
       return;
     }
@@ -111,8 +124,11 @@ export class PublisherLink implements LinkHandler {
       .catch((err: unknown) => this.host.internalError(err));
   }
 
-  private enqueueEvent(bytes: Uint8Array, now: number): EnqueueEvent {
-    const queue = this.queue ?? this.relayQueue(peekMessage(bytes).properties?.to);
+  /** The enqueue event of a message, or why a relayed one is refused. */
+  private enqueueEvent(bytes: Uint8Array, now: number): EnqueueEvent | AmqpErrorBody {
+    const queue =
+      this.relay === undefined ? this.queue! : this.relay.target(peekMessage(bytes).properties?.to);
+    if (typeof queue !== 'string') return queue;
     return enqueueEventFor(bytes, queue, now, this.dedup);
   }
 
@@ -122,24 +138,6 @@ export class PublisherLink implements LinkHandler {
       this.host.ctx.activity.totals.published++;
       this.host.ctx.activity.queue(queue).published++;
     } else if (result.status === 'duplicate') this.host.ctx.activity.totals.deduplicated++;
-  }
-
-  /**
-   * Anonymous relay: the queue a message's `to` names, declared first when it may be auto-created
-   * (submission order is commit order, so the declare applies before the enqueue). A missing or
-   * unknown `to` gets the enqueue refused (rejected amqp:not-found), never a silent drop.
-   */
-  private relayQueue(to: unknown): string {
-    const queue = typeof to === 'string' ? to : '';
-    const { backend, opts } = this.host.ctx;
-    if (queue !== '' && !backend.state.hasQueue(queue) && opts.autoCreateQueues && !queue.startsWith('$')) {
-      backend
-        .submit({ type: 'declare', leaderTime: backend.now(), queue, options: opts.queueDefaults })
-        .catch(() => {
-          // the enqueue that follows is refused (not-found) if the declare did not commit
-        });
-    }
-    return queue;
   }
 
   private settle(d: IncomingDelivery, result: EnqueueResult, queue: string): void {

@@ -9,6 +9,8 @@
  *   unsettled-state, expiry-policy never): kept across detach, connection loss and restarts until
  *   a detach with closed=true. Non-durable: a temporary queue owned by the link
  *   (dynamic-nodes.ts). A re-attach with another topic, selector or durability replaces it.
+ * - A subscription made by a logged-in user is that user's (docs/security.md#identity): another
+ *   user attaching under the same container-id and link name is refused and changes nothing.
  */
 import type { Source, Target } from '../../codec/index.js';
 import type { Link } from '../../protocol/index.js';
@@ -18,6 +20,7 @@ import type { Selector } from '../selector/index.js';
 import { ensureDeclared, refuseOnError } from './attach-support.js';
 import type { BrokerConnection } from './broker-connection.js';
 import type { LinkGone } from './dynamic-nodes.js';
+import { notOwner, scopedLinkKey, withOwnerUser } from './identity.js';
 
 /** Prefix of subscription queues (a `$`-name: never auto-created by a plain attach). */
 export const SUBSCRIPTION_PREFIX = '$sub/';
@@ -81,6 +84,14 @@ export function withSubscription(
   const { backend, opts, dynamicNodes } = conn.ctx;
   const durable = isDurable(source);
   const queue = subscriptionQueue(conn.containerId, link.name);
+  const existing = backend.state.queueInfo(queue)?.options;
+  // another user's subscription under these names: never ended, replaced or read by this link
+  const refusal = notOwner(existing, conn.user, queue);
+  if (refusal !== undefined) {
+    link.refuse(refusal);
+    return;
+  }
+  const owner = scopedLinkKey(conn.user, conn.containerId, link.name);
   const subscription = selector === undefined ? { topic } : { topic, selector: selector.text };
   const terminus: Source = { address: topic, capabilities: [TOPIC_CAPABILITY] };
   if (durable) {
@@ -91,7 +102,7 @@ export function withSubscription(
     queue,
     terminus,
     gone: (handler) => {
-      if (!durable) return dynamicNodes.attached(queue, `${conn.containerId}/${link.name}`, handler);
+      if (!durable) return dynamicNodes.attached(queue, owner, handler);
       return (how) => {
         if (how !== 'detached') return;
         backend.submit({ type: 'delete', leaderTime: backend.now(), queue }).catch((err: unknown) => {
@@ -105,7 +116,6 @@ export function withSubscription(
     then(sub);
     conn.scheduleFlush();
   };
-  const existing = backend.state.queueInfo(queue)?.options;
   const same =
     existing !== undefined &&
     existing.subscription?.topic === topic &&
@@ -116,12 +126,14 @@ export function withSubscription(
     return;
   }
   // durable: rejected messages go to the topic's dead-letter queue; non-durable: dropped with it
-  const options: QueueOptions = {
-    ...opts.queueDefaults,
-    subscription,
-    deadLetterQueue: durable ? (opts.queueDefaults.deadLetterQueue ?? `${topic}.dlq`) : null,
-  };
-  const owner = `${conn.containerId}/${link.name}`;
+  const options: QueueOptions = withOwnerUser(
+    {
+      ...opts.queueDefaults,
+      subscription,
+      deadLetterQueue: durable ? (opts.queueDefaults.deadLetterQueue ?? `${topic}.dlq`) : null,
+    },
+    conn.user,
+  );
   const declare = (): Promise<unknown> =>
     durable
       ? backend.submit({ type: 'declare', leaderTime: backend.now(), queue, options })
