@@ -11,8 +11,11 @@
  * judged on the attack's window only. A victim send still unacknowledged past the bound fails the
  * test at once, so a broker frozen for minutes fails it in about a second.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import rhea from 'rhea';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it } from 'vitest';
 import { type BrokerProcess, spawnBroker } from '../broker/broker-process.js';
 import {
   closeConnection,
@@ -29,22 +32,28 @@ const SIXTY_A = 'a'.repeat(60);
 const MARKER = `${'a'.repeat(8)}b`;
 
 let broker: BrokerProcess;
+let dataDir = '';
 let victimConn: RheaConnection;
 let attackerConn: RheaConnection;
 
-beforeAll(async () => {
-  broker = await spawnBroker(['--port', '0', '--host', '127.0.0.1']);
+// a broker of its own per attack: a broker frozen by one (on a broken build) does not fail the others
+beforeEach(async () => {
+  // a data directory, as in production: what an input costs includes storing it
+  dataDir = await mkdtemp(join(tmpdir(), 'qb-bounded-'));
+  broker = await spawnBroker(['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir]);
   victimConn = await rheaConnect({ port: broker.port });
   attackerConn = await rheaConnect({ port: broker.port });
 }, 60_000);
 
-afterAll(async () => {
-  if (victimConn) await closeConnection(victimConn);
-  if (attackerConn) await closeConnection(attackerConn);
+afterEach(async () => {
+  // the broker goes first: one frozen by an attack would never answer a connection's Close
   if (broker?.child.exitCode === null) {
     broker.child.kill('SIGKILL');
     await broker.exited;
   }
+  if (victimConn) await closeConnection(victimConn);
+  if (attackerConn) await closeConnection(attackerConn);
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
 interface VictimReport {
