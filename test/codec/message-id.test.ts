@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { messageIdKey } from '../../src/codec/message-id.js';
+import { MESSAGE_ID_KEY_MAX, messageIdKey } from '../../src/codec/message-id.js';
 import { Typed } from '../../src/codec/typed.js';
 
 describe('messageIdKey (the dedup key of client receivers and broker queues)', () => {
@@ -31,5 +31,24 @@ describe('messageIdKey (the dedup key of client receivers and broker queues)', (
     expect(messageIdKey(t('binary', new Uint8Array([1])))).toBe(messageIdKey(new Uint8Array([1])));
     expect(messageIdKey(undefined)).toBeUndefined();
     expect(messageIdKey(null)).toBeUndefined();
+  });
+
+  it(`keys ids longer than ${MESSAGE_ID_KEY_MAX} by their SHA-256: short keys, same id same key`, () => {
+    const atLimit = 'x'.repeat(MESSAGE_ID_KEY_MAX);
+    expect(messageIdKey(atLimit)).toBe(`string:${atLimit}`);
+    const huge = new Uint8Array(8 * 1024 * 1024).fill(7);
+    const key = messageIdKey(huge)!;
+    expect(key).toMatch(/^binary#sha256:[0-9a-f]{64}$/);
+    expect(messageIdKey(Uint8Array.from(huge))).toBe(key);
+    const other = Uint8Array.from(huge);
+    other[other.length - 1] = 8;
+    expect(messageIdKey(other)).not.toBe(key);
+    const longText = 'y'.repeat(1024 * 1024);
+    expect(messageIdKey(longText)).toMatch(/^string#sha256:[0-9a-f]{64}$/);
+    expect(messageIdKey(longText)).not.toBe(messageIdKey(new TextEncoder().encode(longText)));
+    expect(messageIdKey({ type: 'symbol', value: longText } as never)).toMatch(/^symbol#sha256:/);
+    // a short id that spells a digest key cannot collide with one: verbatim keys use ':' after the type
+    const spelled = key.slice('binary#'.length);
+    expect(messageIdKey(spelled)).toBe(`string:${spelled}`);
   });
 });

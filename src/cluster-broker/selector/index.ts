@@ -9,8 +9,16 @@ import { type Expr, parseSelector } from './parser.js';
 
 export { SelectorError } from './errors.js';
 export { evaluate, type Resolve } from './evaluate.js';
+export { LikePattern } from './like.js';
 export { fieldOf } from './message-fields.js';
-export { type Expr, likePattern, parseSelector, type SelectorValue } from './parser.js';
+export {
+  type Expr,
+  likePattern,
+  MAX_SELECTOR_DEPTH,
+  MAX_SELECTOR_LENGTH,
+  parseSelector,
+  type SelectorValue,
+} from './parser.js';
 
 export class Selector {
   private readonly expr: Expr;

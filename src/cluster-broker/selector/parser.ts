@@ -5,6 +5,15 @@
  */
 import { SelectorError } from './errors.js';
 import { type Token, tokenize } from './lexer.js';
+import { LikePattern } from './like.js';
+
+/**
+ * The most characters a selector may have (docs/broker-features.md#selector-limits): with the
+ * depth limit it bounds what one message costs to evaluate, which runs in the replicated apply.
+ */
+export const MAX_SELECTOR_LENGTH = 4096;
+/** The deepest a selector may nest: parentheses, NOT, signs, and operators within operators. */
+export const MAX_SELECTOR_DEPTH = 100;
 
 /** A selector value: JMS's types as JavaScript sees them; null = unknown/absent. */
 export type SelectorValue = string | number | boolean | null;
@@ -21,44 +30,60 @@ export type Expr =
   | { k: 'arith'; op: ArithOp; l: Expr; r: Expr }
   | { k: 'neg'; e: Expr }
   | { k: 'between'; e: Expr; lo: Expr; hi: Expr; not: boolean }
-  | { k: 'like'; e: Expr; pattern: RegExp; not: boolean }
+  | { k: 'like'; e: Expr; pattern: LikePattern; not: boolean }
   | { k: 'in'; e: Expr; list: SelectorValue[]; not: boolean }
   | { k: 'isnull'; e: Expr; not: boolean };
 
 const COMPARE = new Set(['=', '<>', '<', '<=', '>', '>=']);
 
 export function parseSelector(text: string): Expr {
+  if (text.length > MAX_SELECTOR_LENGTH) {
+    throw new SelectorError(`longer than ${MAX_SELECTOR_LENGTH} characters (${text.length})`);
+  }
   const p = new Parser(tokenize(text));
   const e = p.orExpr();
   p.expectEnd();
+  // the parser's own nesting is checked as it descends; chains of AND, OR and arithmetic grow
+  // the tree without recursion, so its depth is checked here, before evaluate recurses into it
+  if (treeDepth(e) > MAX_SELECTOR_DEPTH) throw tooDeep();
   if (e.k === 'arith' || e.k === 'neg' || (e.k === 'lit' && typeof e.v !== 'boolean')) {
     throw new SelectorError('a selector must be a conditional expression');
   }
   return e;
 }
 
-/** A LIKE pattern as an anchored RegExp: % any run, _ one character, `escapeChar` quoting the next one. */
-export function likePattern(pattern: string, escapeChar: string | undefined): RegExp {
-  let re = '';
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (escapeChar !== undefined && c === escapeChar) {
-      const next = pattern[++i];
-      if (next === undefined) throw new SelectorError('LIKE pattern ends with its escape character');
-      re += quote(next);
-    } else if (c === '%') re += '[\\s\\S]*';
-    else if (c === '_') re += '[\\s\\S]';
-    else re += quote(c);
-  }
-  return new RegExp(`^${re}$`, 'u');
+/** A LIKE pattern compiled for linear-time matching: % any run, _ one character, `escapeChar` quoting the next one. */
+export function likePattern(pattern: string, escapeChar: string | undefined): LikePattern {
+  return new LikePattern(pattern, escapeChar);
 }
 
-function quote(c: string): string {
-  return c.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
+/** The depth of an expression tree (a leaf is 1). */
+function treeDepth(e: Expr): number {
+  switch (e.k) {
+    case 'lit':
+    case 'id':
+      return 1;
+    case 'not':
+    case 'neg':
+    case 'like':
+    case 'in':
+    case 'isnull':
+      return 1 + treeDepth(e.e);
+    case 'between':
+      return 1 + Math.max(treeDepth(e.e), treeDepth(e.lo), treeDepth(e.hi));
+    default:
+      return 1 + Math.max(treeDepth(e.l), treeDepth(e.r));
+  }
+}
+
+function tooDeep(): SelectorError {
+  return new SelectorError(`nested deeper than ${MAX_SELECTOR_DEPTH} levels`);
 }
 
 class Parser {
   private i = 0;
+  /** Parentheses, NOT and signs open around the current position. */
+  private nesting = 0;
 
   constructor(private readonly tokens: Token[]) {}
 
@@ -91,6 +116,16 @@ class Parser {
     this.i++;
   }
 
+  /** Parses one level deeper, refusing a selector nested past the limit before recursing further. */
+  private nested(parse: () => Expr): Expr {
+    if (++this.nesting > MAX_SELECTOR_DEPTH) throw tooDeep();
+    try {
+      return parse();
+    } finally {
+      this.nesting--;
+    }
+  }
+
   expectEnd(): void {
     if (this.peek().t !== 'end') this.fail('the end of the selector');
   }
@@ -116,7 +151,7 @@ class Parser {
   private notExpr(): Expr {
     if (this.isKw('NOT')) {
       this.i++;
-      return { k: 'not', e: this.notExpr() };
+      return { k: 'not', e: this.nested(() => this.notExpr()) };
     }
     return this.predicate();
   }
@@ -214,11 +249,11 @@ class Parser {
   private unary(): Expr {
     if (this.isOp('-')) {
       this.i++;
-      return { k: 'neg', e: this.unary() };
+      return { k: 'neg', e: this.nested(() => this.unary()) };
     }
     if (this.isOp('+')) {
       this.i++;
-      return this.unary();
+      return this.nested(() => this.unary());
     }
     return this.primary();
   }
@@ -236,7 +271,7 @@ class Parser {
         break;
       case 'op':
         if (t.v === '(') {
-          const e = this.orExpr();
+          const e = this.nested(() => this.orExpr());
           this.expectOp(')');
           return e;
         }

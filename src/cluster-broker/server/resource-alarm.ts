@@ -57,9 +57,27 @@ export function systemMemory(): number {
   return constrained !== undefined && constrained > 0 && constrained < total ? constrained : total;
 }
 
-/** The memory the broker may use by default: 40% of `systemMemory()`. */
+/**
+ * The default limit never exceeds this fraction of the JavaScript heap V8 allows the process
+ * (`heap_size_limit`): on a large machine 40% of memory is more than the heap can hold, and the
+ * process would die of "heap out of memory" before the alarm fired. The rest of the heap is room
+ * for what arrives while the alarm goes on, and for the collector.
+ */
+export const HEAP_LIMIT_FRACTION = 0.7;
+
+/** The largest JavaScript heap V8 lets this process use (its --max-old-space-size and friends). */
+export function heapSizeLimit(): number {
+  return v8.getHeapStatistics().heap_size_limit;
+}
+
+/**
+ * The memory the broker may use by default: 40% of `systemMemory()`, but at most
+ * HEAP_LIMIT_FRACTION of the heap the process can actually have (docs/production.md#limits-by-default).
+ */
 export function defaultMaxMemory(): number {
-  return Math.floor(systemMemory() * DEFAULT_MEMORY_FRACTION);
+  return Math.floor(
+    Math.min(systemMemory() * DEFAULT_MEMORY_FRACTION, heapSizeLimit() * HEAP_LIMIT_FRACTION),
+  );
 }
 
 /**
