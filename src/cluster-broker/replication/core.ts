@@ -617,6 +617,7 @@ export class RaftCore {
    */
   private holdsNothing(): boolean {
     if (this.recovering === 'blank') return true;
+    if (this.unsafe.bootstrapOnBlankMajority) return false;
     return this.recovering === null && this.term === 0 && this.log.lastIndex() === 0;
   }
 
