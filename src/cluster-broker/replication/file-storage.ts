@@ -388,7 +388,7 @@ export class FileStorage {
       await writeFileAtomic(this.fs, this.metaPath, [encodeMeta(this.meta)]);
       log?.info?.(
         { dir },
-        'replication: new store; the member votes only for candidates with empty logs until it has caught up from a leader (it cannot tell a new cluster from an emptied data dir)',
+        'replication: new store; the member neither votes nor stands until a leader has caught it up, or every member says it is blank (a new cluster): it cannot tell a new member from an emptied data dir',
       );
     }
     this.image.hardState = {
