@@ -43,9 +43,9 @@ describe('replication: partitions through a proxy', () => {
   it('an isolated leader steps down, the majority goes on, the old leader rejoins quietly', async () => {
     for (let i = 0; i < 10; i++) if ((await cluster.propose(`a${i}`)).ok) acked.push(`a${i}`);
     const old: MemberProcess = await cluster.waitLeader();
-    // every member holds the entries before the cut: a member still blank (a new store) votes
-    // only for empty logs until a leader caught it up, so a blank survivor and a full one could
-    // never elect each other (seen: both pre-campaigning until the deadline)
+    // every member holds the entries before the cut: a member still blank (a new store) does not
+    // vote until a leader caught it up, so a blank survivor and a full one could never elect each
+    // other (seen: both pre-campaigning until the deadline)
     await until('every member to catch up', async () =>
       (await Promise.all(cluster.members.map((m) => m.status()))).every((s) => s.count >= acked.length),
     );

@@ -1,15 +1,24 @@
 /**
  * Soak runner for the deterministic simulation of a cluster of real Replicas.
  *   tsx test/replication/sim-cli.ts --seeds 100000 [--start 1] [--nodes 3|5|mixed]
- *       [--fault-ms 3000] [--no-corruption]
- *       [--unsafe skip-up-to-date|commit-old-terms|send-before-persist|ignore-recovery]
+ *       [--fault-ms 3000] [--no-corruption] [--losses flip,lose-meta,lose-log,lose-snapshot,wipe]
+ *       [--unsafe skip-up-to-date|commit-old-terms|send-before-persist|ignore-recovery|blank-majority]
  *       [--seed S --trace 400]     (replay one seed and print its trace)
  */
+import { STORE_LOSSES, type StoreLoss } from './sim/sim-member.js';
 import { runSeed, type SimOptions } from './sim/simulation.js';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+function parseLosses(list: string): StoreLoss[] {
+  const out = list.split(',');
+  for (const l of out)
+    if (!(STORE_LOSSES as readonly string[]).includes(l))
+      throw new Error(`--losses: ${l} is not one of ${STORE_LOSSES.join(',')}`);
+  return out as StoreLoss[];
 }
 
 const unsafeName = arg('unsafe');
@@ -19,7 +28,9 @@ const base: Omit<SimOptions, 'seed'> = {
   ...(unsafeName === 'commit-old-terms' ? { unsafe: { commitOldTermsByCount: true } } : {}),
   ...(unsafeName === 'send-before-persist' ? { unsafeDriver: { sendBeforePersist: true } } : {}),
   ...(unsafeName === 'ignore-recovery' ? { unsafe: { ignoreRecovery: true } } : {}),
+  ...(unsafeName === 'blank-majority' ? { unsafe: { bootstrapOnBlankMajority: true } } : {}),
   ...(process.argv.includes('--no-corruption') ? { corruption: false } : {}),
+  ...(arg('losses') ? { losses: parseLosses(arg('losses')!) } : {}),
 };
 const nodesArg = arg('nodes') ?? 'mixed';
 const nodesFor = (seed: number): number =>
@@ -41,6 +52,7 @@ const t0 = Date.now();
 let failures = 0;
 let steps = 0;
 let corruptions = 0;
+const lossesWithAnotherDown: Record<string, number> = {};
 let lastReport = t0;
 const failed: number[] = [];
 const recoveries: number[] = [];
@@ -48,6 +60,8 @@ for (let seed = start; seed < start + seeds; seed++) {
   const r = await runSeed({ ...base, seed, nodes: nodesFor(seed) });
   steps += r.steps;
   corruptions += r.corruptions;
+  for (const [k, v] of Object.entries(r.lossesWithAnotherDown))
+    lossesWithAnotherDown[k] = (lossesWithAnotherDown[k] ?? 0) + v;
   if (r.recoveryMs !== undefined) recoveries.push(r.recoveryMs);
   if (!r.ok) {
     failures++;
@@ -78,6 +92,7 @@ console.log(
     seedsPerMinute: Math.round((seeds / secs) * 60),
     steps,
     corruptions,
+    lossesWithAnotherDown,
     // simulated time from healing to a new entry applied on every member
     recoveryMs: {
       p50: recoveries.sort((a, b) => a - b)[Math.floor(recoveries.length / 2)] ?? null,

@@ -1,8 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { STORE_LOSSES } from './sim/sim-member.js';
 import { runSeed, type SimOptions, type SimResult } from './sim/simulation.js';
+import { nodesFor, regressionOptions, regressionSeeds, runForBudget, watchStart } from './sim/watch.js';
 
-/** The seeds CI runs (the safe run and every catch-test below draw from this range). */
+/** The range every catch-test below draws from. */
 const CI_SEEDS = 2000;
+/** Wall time for new seeds (SIM_BUDGET_S overrides; `npm run soak -- sim` runs the long ones). */
+const BUDGET_MS = Number(process.env.SIM_BUDGET_S ?? 180) * 1000;
 /** A bug must be caught by at least this many seeds of the range. */
 const CATCHES = 3;
 
@@ -15,7 +19,7 @@ async function runRange(
   const out: SimResult[] = [];
   let failures = 0;
   for (let seed = start; seed < start + count && failures < stopAfterFailures; seed++) {
-    const r = await runSeed({ ...opts, seed, nodes: seed % 2 === 0 ? 3 : 5 });
+    const r = await runSeed({ ...opts, seed, nodes: nodesFor(seed) });
     out.push(r);
     if (!r.ok) failures++;
   }
@@ -70,14 +74,43 @@ async function expectCaught(opts: Omit<SimOptions, 'seed'>, caught: Caught): Pro
 }
 
 describe('replication: deterministic simulation of real Replicas', () => {
-  it('keeps every safety property and stays live over the CI seed range, damaged stores included', async () => {
-    const results = await runRange(1, CI_SEEDS);
-    const failures = results.filter((r) => !r.ok);
-    expect(failures, report(failures)).toEqual([]);
-    // the schedules must actually exercise elections, commits and damaged stores
-    expect(results.reduce((n, r) => n + r.elections, 0)).toBeGreaterThan(CI_SEEDS);
-    expect(results.reduce((n, r) => n + r.committed, 0)).toBeGreaterThan(CI_SEEDS * 10);
-    expect(results.reduce((n, r) => n + r.corruptions, 0)).toBeGreaterThan(CI_SEEDS / 3);
+  it(
+    'keeps every safety property and stays live over the seeds that fit the budget, from a start of this commit',
+    async () => {
+      const { start, from } = watchStart();
+      const results = await runForBudget(start, BUDGET_MS);
+      const count = results.length;
+      // printed, so that a failure can be replayed: npm run sim -- --seed S --trace 400
+      console.info(
+        `simulation: ${count} seeds from ${start} (${from}): npm run sim -- --start ${start} --seeds ${count}`,
+      );
+      const failures = results.filter((r) => !r.ok);
+      expect(failures, report(failures)).toEqual([]);
+      // the schedules must actually exercise elections, commits and damaged stores
+      expect(results.reduce((n, r) => n + r.elections, 0)).toBeGreaterThan(count);
+      expect(results.reduce((n, r) => n + r.committed, 0)).toBeGreaterThan(count * 10);
+      expect(results.reduce((n, r) => n + r.corruptions, 0)).toBeGreaterThan(count / 3);
+    },
+    BUDGET_MS + 600_000,
+  );
+
+  it('passes every seed that ever failed (regression-seeds.json), and each still plays its bug', async () => {
+    for (const r of regressionSeeds()) {
+      const result = await runSeed(regressionOptions(r));
+      expect(result.ok, `seed ${r.seed} (was: ${r.failed}): ${result.error}`).toBe(true);
+      if (r.caughtBy === undefined) continue;
+      const broken = await runSeed({ ...regressionOptions(r), unsafe: { [r.caughtBy]: true } });
+      expect(broken.ok, `seed ${r.seed} no longer fails with ${r.caughtBy}`).toBe(false);
+    }
+  }, 120_000);
+
+  it('loses each kind of store state while another member is down, over the CI range', async () => {
+    const seen: Record<string, number> = {};
+    for (let seed = 1; seed <= CI_SEEDS && Object.keys(seen).length < STORE_LOSSES.length; seed++) {
+      const r = await runSeed({ seed, nodes: nodesFor(seed) });
+      for (const [k, v] of Object.entries(r.lossesWithAnotherDown)) seen[k] = (seen[k] ?? 0) + v;
+    }
+    expect(Object.keys(seen).sort()).toEqual([...STORE_LOSSES].sort());
   }, 600_000);
 
   it('replays a seed exactly', async () => {

@@ -164,4 +164,27 @@ describe('replication store damage', () => {
     expect(s.initialState().hardState.recovering).toBe('damaged');
     await s.close();
   });
+
+  it('a vote record without its log is damage: the entries it acknowledged are gone', async () => {
+    const { dir } = await written();
+    rmSync(path.join(dir, 'log'));
+    const s = await open(dir);
+    expect(s.damage?.file).toBe('log');
+    expect(s.initialState().hardState).toEqual({ term: 3, vote: 'n2', recovering: 'damaged' });
+    await s.close();
+  });
+
+  it('a log that starts after a snapshot which is gone is damage, not a log from index 1', async () => {
+    const dir = tmp();
+    const s = await open(dir);
+    await s.persist({ hardState: { term: 2, vote: 'n1' }, entries: [e(1, 1), e(2, 2), e(3, 2)] });
+    await s.persist({ snapshot: { index: 2, term: 2, data: new Uint8Array([7, 7, 7]) }, entries: [] });
+    await s.close();
+    rmSync(path.join(dir, 'snapshot'));
+    const r = await open(dir);
+    expect(r.damage?.file).toBe('snapshot');
+    expect(r.initialState().entries).toEqual([]);
+    expect(r.initialState().hardState.recovering).toBe('damaged');
+    await r.close();
+  });
 });

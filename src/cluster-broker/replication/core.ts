@@ -478,8 +478,8 @@ export class RaftCore {
   }
 
   private becomeLeader(): void {
-    // only a blank member campaigns while recovering, and only candidates with empty logs win its
-    // vote: winning proves the cluster's log is empty, so there is nothing it could have lost
+    // a recovering member never stands (handleVoteResponse); a blank one of a single-member
+    // cluster is the whole cluster, and the unsafe old bootstrap rule lets a blank one win
     if (this.recovering) this.finishRecovery();
     this.role = 'leader';
     this.leader = this.id;
@@ -503,7 +503,7 @@ export class RaftCore {
       pre,
       lastIndex: this.log.lastIndex(),
       lastTerm: this.log.lastTerm(),
-      ...(this.recovering === 'blank' ? { blank: true } : {}),
+      ...(this.holdsNothing() ? { blank: true } : {}),
     };
   }
 
@@ -515,13 +515,14 @@ export class RaftCore {
       term,
       pre,
       granted,
-      ...(this.recovering === 'blank' ? { blank: true } : {}),
+      ...(this.holdsNothing() ? { blank: true } : {}),
     };
   }
 
   private handleVote(m: VoteMessage): void {
-    if (this.recovering && !(this.recovering === 'blank' && m.lastIndex === 0 && m.lastTerm === 0)) {
-      // it may have promised this vote, or acknowledged entries the candidate lacks, and lost the record
+    if (this.recovering && !this.blankVotesForEmptyLog(m)) {
+      // it may have promised this vote, or acknowledged entries the candidate lacks, and lost the
+      // record; a blank member too: an emptied data dir looks exactly like a new one
       this.send(this.voteResponse(m.from, m.pre, false, this.term));
       return;
     }
@@ -563,7 +564,10 @@ export class RaftCore {
     let no = 0;
     for (const g of this.votes.values()) g ? yes++ : no++;
     if (yes >= this.quorum) {
-      if (m.pre) this.becomeCandidate();
+      // a recovering member never stands: it cannot prove it did not vote for another in that term
+      // (a blank one pre-campaigns only to tell the others it is blank)
+      if (this.recovering && !this.unsafe.bootstrapOnBlankMajority) this.becomeFollower(this.term, null);
+      else if (m.pre) this.becomeCandidate();
       else this.becomeLeader();
     } else if (no >= this.quorum) {
       this.becomeFollower(this.term, null);
@@ -593,15 +597,38 @@ export class RaftCore {
   }
 
   /**
-   * A majority of blank stores (this one included) means a new cluster: under the fault model (a
-   * majority of the members has caught up at least once since the cluster was created) no
-   * majority can have lost its stores, so none of us has promises to keep. Without this, a new
-   * cluster whose first entries reached only a minority would wait forever.
+   * Every member blank (this one included) means a new cluster, or one that lost every store (then
+   * there is nothing left to keep): none of us has promises to keep. A majority is not enough: a
+   * member whose data dir was emptied is blank too, and with a member that never caught up it
+   * would make a majority that forgets what the others committed (docs/production.md#blank-member).
+   * So a new cluster forms once all its members have started; until then it waits.
    */
   private noteBlankPeer(peer: string): void {
     if (this.recovering !== 'blank') return;
     this.blankPeers.add(peer);
-    if (this.blankPeers.size + 1 >= this.quorum) this.finishRecovery();
+    const needed = this.unsafe.bootstrapOnBlankMajority ? this.quorum - 1 : this.peers.length;
+    if (this.blankPeers.size >= needed) this.finishRecovery();
+  }
+
+  /**
+   * Blank, or intact and never past term 0 with an empty log: it has cast no vote and holds no
+   * entry. A member that found the cluster new keeps saying so, or the members that have not
+   * heard every other one blank yet would wait forever for a flag it no longer sends.
+   */
+  private holdsNothing(): boolean {
+    if (this.recovering === 'blank') return true;
+    if (this.unsafe.bootstrapOnBlankMajority) return false;
+    return this.recovering === null && this.term === 0 && this.log.lastIndex() === 0;
+  }
+
+  /** The old bootstrap rule, kept only as a bug for the simulation to catch (UnsafeFlags). */
+  private blankVotesForEmptyLog(m: VoteMessage): boolean {
+    return (
+      this.unsafe.bootstrapOnBlankMajority === true &&
+      this.recovering === 'blank' &&
+      m.lastIndex === 0 &&
+      m.lastTerm === 0
+    );
   }
 
   private finishRecovery(): void {
@@ -653,8 +680,15 @@ export class RaftCore {
     const lastNew = prevIndex + entries.length;
     const newCommit = Math.min(m.commit, lastNew);
     if (newCommit > this.commit) this.commit = newCommit;
-    // a blank member: a leader whose log starts in its own term had nothing committed before it
-    if (this.recovering === 'blank' && m.prevIndex === 0 && m.entries[0]?.term === m.term)
+    // (the old bootstrap rule also ended a blank member's recovery here, on a leader whose log
+    // starts in its own term; but such a leader may be stale, in a term below a vote the member
+    // forgot, so only the leader's own check, maybeEndRecovery, ends it now)
+    if (
+      this.unsafe.bootstrapOnBlankMajority &&
+      this.recovering === 'blank' &&
+      m.prevIndex === 0 &&
+      m.entries[0]?.term === m.term
+    )
       this.finishRecovery();
     this.send(this.appendResponse(m.from, true, lastNew, 0, 0));
   }

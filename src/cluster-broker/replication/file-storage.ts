@@ -337,6 +337,17 @@ export class FileStorage {
         break;
       }
     }
+    // a file gone from a store that had it is a loss like any damage (docs/production.md#damaged-cluster-member):
+    // the log is created with the store and never removed; a base past 0 names a snapshot
+    if (meta && meta.recovering !== 'blank' && logFound === undefined)
+      damaged.push({ file: 'log', reason: 'missing next to meta.json' });
+    if (snapOk && this.image.base.index > 0 && this.image.snapshot === undefined) {
+      damaged.push({
+        file: 'snapshot',
+        reason: `missing, the log starts after index ${this.image.base.index}`,
+      });
+      snapOk = false;
+    }
     if (!snapOk) {
       // the log after a compaction starts at the lost snapshot: nothing of it can be applied
       this.image.base = { index: 0, term: 0 };
@@ -377,7 +388,7 @@ export class FileStorage {
       await writeFileAtomic(this.fs, this.metaPath, [encodeMeta(this.meta)]);
       log?.info?.(
         { dir },
-        'replication: new store; the member votes only for candidates with empty logs until it has caught up from a leader (it cannot tell a new cluster from an emptied data dir)',
+        'replication: new store; the member neither votes nor stands until a leader has caught it up, or every member says it is blank (a new cluster): it cannot tell a new member from an emptied data dir',
       );
     }
     this.image.hardState = {

@@ -60,10 +60,10 @@ export interface HardState {
   readonly term: number;
   readonly vote: string | null;
   /**
-   * Set while the member is recovering (see RecoveryReason): it grants no vote (a blank member
-   * only to a candidate whose log is empty too), does not campaign, and its acknowledgements do
-   * not count toward commit, until a leader tells it that it has caught up (core.ts). Durable, so
-   * a restart in the middle of catching up does not forget it.
+   * Set while the member is recovering (see RecoveryReason): it grants no vote, does not stand,
+   * and its acknowledgements do not count toward commit, until a leader elected without it tells
+   * it that it has caught up (a blank one also when every member says it is blank: a new
+   * cluster; core.ts). Durable, so a restart in the middle of catching up does not forget it.
    */
   readonly recovering?: RecoveryReason;
 }
@@ -106,7 +106,7 @@ export interface VoteMessage extends MessageBase {
   readonly pre: boolean;
   readonly lastIndex: number;
   readonly lastTerm: number;
-  /** The sender's store is blank (HardState.recovering 'blank'). */
+  /** The sender holds nothing: its store is blank, or it never passed term 0 and its log is empty. */
   readonly blank?: boolean;
 }
 
@@ -114,7 +114,7 @@ export interface VoteResponseMessage extends MessageBase {
   readonly type: 'vote-response';
   readonly pre: boolean;
   readonly granted: boolean;
-  /** The sender's store is blank (HardState.recovering 'blank'). */
+  /** The sender holds nothing: its store is blank, or it never passed term 0 and its log is empty. */
   readonly blank?: boolean;
 }
 
@@ -215,6 +215,12 @@ export interface UnsafeFlags {
   readonly commitOldTermsByCount?: boolean;
   /** Ignore HardState.recovering: a member that lost its store votes and acknowledges as if intact. */
   readonly ignoreRecovery?: boolean;
+  /**
+   * The old bootstrap rule: a blank member votes for candidates with empty logs and takes a
+   * majority of blank members (not all) for a new cluster, so an emptied data dir can join a
+   * member that never caught up and elect a leader without the committed entries.
+   */
+  readonly bootstrapOnBlankMajority?: boolean;
 }
 
 export interface RaftConfig {

@@ -72,6 +72,15 @@ function asBuffer(data: Uint8Array): Buffer {
 
 const STORE_FILES = ['meta.json', 'log', 'snapshot'] as const;
 
+/**
+ * What a stopped member's store loses: a flipped byte (in its vote record, log or snapshot), one
+ * whole file, or every file (an emptied data dir, which looks exactly like a new member's).
+ */
+export const STORE_LOSSES = ['flip', 'lose-meta', 'lose-log', 'lose-snapshot', 'wipe'] as const;
+export type StoreLoss = (typeof STORE_LOSSES)[number];
+
+const LOST_FILE = { 'lose-meta': 'meta.json', 'lose-log': 'log', 'lose-snapshot': 'snapshot' } as const;
+
 export class SimMember {
   up = false;
   /** Incremented by every start and crash: work of an earlier incarnation is dropped. */
@@ -85,7 +94,7 @@ export class SimMember {
   private written = new StoreImage();
   private deliverTo: ((m: Message) => void) | undefined;
   private peerLostTo: ((peer: string) => void) | undefined;
-  /** A byte of the store was flipped and no start has recovered from it yet. */
+  /** The store lost something (StoreLoss) and no start has recovered from it yet. */
   private flipped = false;
   constructor(
     readonly id: string,
@@ -230,10 +239,12 @@ export class SimMember {
   }
 
   /**
-   * Flip a byte of a stopped member's store (its vote record, log or snapshot), as a bad disk
-   * does. Returns what was hit, or undefined when the store holds nothing yet.
+   * Damage a stopped member's store as a bad disk or an operator does: flip a byte (of its vote
+   * record, log or snapshot), remove one file (when it has it; else flip), or empty the data dir.
+   * Returns what was lost, or undefined when the store holds nothing yet. The byte to flip is
+   * drawn whatever the loss, so the seeded schedule is the same for every loss.
    */
-  async corrupt(): Promise<string | undefined> {
+  async corrupt(loss: StoreLoss = 'flip'): Promise<string | undefined> {
     const rng = this.host.rng;
     const files: { name: string; size: number }[] = [];
     for (const name of STORE_FILES) {
@@ -246,8 +257,20 @@ export class SimMember {
     if (files[0]?.name !== 'meta.json') return undefined;
     const f = rng.pick(files);
     const offset = rng.int(0, f.size - 1);
-    this.disk.flipByte(`${this.dir}/${f.name}`, offset, rng.int(1, 255));
+    const mask = rng.int(1, 255);
     this.flipped = true;
+    if (loss === 'wipe') {
+      for (const name of STORE_FILES) await this.disk.remove(`${this.dir}/${name}`);
+      return 'data dir emptied';
+    }
+    if (loss !== 'flip') {
+      const name = LOST_FILE[loss];
+      if (files.some((x) => x.name === name)) {
+        await this.disk.remove(`${this.dir}/${name}`);
+        return `${name} removed`;
+      }
+    }
+    this.disk.flipByte(`${this.dir}/${f.name}`, offset, mask);
     return `${f.name} byte ${offset}`;
   }
 

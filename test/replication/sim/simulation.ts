@@ -17,7 +17,8 @@
  * FileStorage's file operations) settles before the next event, so a seed replays exactly.
  *
  * Disk corruption: a member about to restart may find a byte of its store flipped (its log, its
- * vote record or its snapshot); FileStorage's recovery then quarantines the damage and the member
+ * vote record or its snapshot), one of its files gone, or its data dir emptied (sim-member.ts,
+ * StoreLoss); FileStorage's recovery then quarantines the damage, or starts blank, and the member
  * must not act on what it lost. At most a minority recovers at once (a majority of damaged stores
  * is outside the fault model), and when any member is still recovering at the heal, every member
  * comes back: the only intact copy of an entry may be on the one left out.
@@ -30,7 +31,7 @@ import { describe } from './describe.js';
 import { EventQueue } from './event-queue.js';
 import { type Figure8Host, Figure8Schedule } from './figure8.js';
 import { Rng } from './rng.js';
-import { type SimHost, SimMember } from './sim-member.js';
+import { type SimHost, SimMember, STORE_LOSSES, type StoreLoss } from './sim-member.js';
 
 export interface SimOptions {
   seed: number;
@@ -47,6 +48,11 @@ export interface SimOptions {
   trace?: number;
   /** Flip bytes of stopped members' stores (default true; the rate is drawn per seed). */
   corruption?: boolean;
+  /**
+   * What a damaged store loses, drawn from a stream of its own (default every kind of
+   * STORE_LOSSES). `['flip']` replays the seeds as they ran before files could go missing.
+   */
+  losses?: readonly StoreLoss[];
 }
 
 export interface SimResult {
@@ -60,6 +66,8 @@ export interface SimResult {
   committed: number;
   /** Stores found corrupt at a restart. */
   corruptions: number;
+  /** Each kind of loss, counted when another member was down at the time (a crash besides). */
+  lossesWithAnotherDown: Partial<Record<StoreLoss, number>>;
   /** Simulated ms from healing to the first post-heal entry applied on every member. */
   recoveryMs?: number;
 }
@@ -81,6 +89,8 @@ class LivenessViolation extends Error {}
 
 /** The figure-8 choice draws from its own stream (seed + this), and this share of seeds plays it. */
 const FIGURE8_STREAM = 0x0f18;
+/** The kind of each store loss draws from its own stream too, so the schedule stays the same. */
+const LOSS_STREAM = 0x1055;
 const FIGURE8_SHARE = 0.2;
 
 /** Normal runs keep a few thousand events pending at most. */
@@ -139,6 +149,9 @@ export class Simulation implements SimHost {
   /** Chance that a restarting member finds its store corrupt. */
   private readonly corruptAtRestart: number;
   private corruptions = 0;
+  private readonly lossRng: Rng;
+  private readonly losses: readonly StoreLoss[];
+  private readonly lossesWithAnotherDown: Partial<Record<StoreLoss, number>> = {};
 
   constructor(private readonly opts: SimOptions) {
     this.rng = new Rng(opts.seed);
@@ -161,6 +174,8 @@ export class Simulation implements SimHost {
     this.syncMaxMs = this.rng.pick([0.5, 2]);
     this.viaWire = this.rng.chance(0.1);
     this.corruptAtRestart = opts.corruption === false ? 0 : this.rng.pick([0, 0.2, 0.5]);
+    this.lossRng = new Rng(opts.seed + LOSS_STREAM);
+    this.losses = opts.losses ?? STORE_LOSSES;
     this.nodes = this.ids.map(
       (id, i) =>
         new SimMember(id, i, this, {
@@ -251,6 +266,7 @@ export class Simulation implements SimHost {
       elections: this.elections,
       committed: this.checker.maxCommitted,
       corruptions: this.corruptions,
+      lossesWithAnotherDown: this.lossesWithAnotherDown,
       ...(this.recoveryMs !== undefined ? { recoveryMs: Math.round(this.recoveryMs) } : {}),
       ...(this.traceSize > 0 ? { trace: [...this.traceBuf] } : {}),
     };
@@ -490,15 +506,18 @@ export class Simulation implements SimHost {
     this.q.push(this.clock + this.rng.range(20, 400), { k: 'rejoin', node: i });
   }
 
-  /** Flip a byte of a stopped member's store, unless that would leave a majority recovering. */
+  /** Damage a stopped member's store (StoreLoss), unless that would leave a majority recovering. */
   private async corrupt(i: number): Promise<void> {
     const n = this.nodes.length;
     let others = 0;
     for (let j = 0; j < n; j++) if (j !== i && (await this.nodes[j]!.recovering())) others++;
     if (others + 1 > Math.floor((n - 1) / 2)) return;
-    const what = await this.nodes[i]!.corrupt();
+    const loss = this.losses.length === 1 ? this.losses[0]! : this.lossRng.pick(this.losses);
+    const what = await this.nodes[i]!.corrupt(loss);
     if (what === undefined) return;
     this.corruptions++;
+    if (this.nodes.some((x, j) => j !== i && !x.up))
+      this.lossesWithAnotherDown[loss] = (this.lossesWithAnotherDown[loss] ?? 0) + 1;
     this.trace(`corrupt ${this.ids[i]}: ${what}`);
   }
 
