@@ -10,7 +10,8 @@
  *   docs/delivery-contract.md#commit-point), and the largest single send latency.
  * A round that ends early within a cluster's window (a send refused, a connection closed with
  * `outcome unknown`: what makes the bench's clients end early) is listed and counts as a failure.
- * The window starts when the cluster's supervisor is spawned (its first election included).
+ * A cluster's window runs from the spawn of its supervisor (its first election included) to
+ * `--seconds` after every member serves (starting takes long on a busy machine).
  * Prints one line per cluster and then
  * `fresh clusters: N, leader changes: L, longest commit hold: H ms`; exits 1 when a cluster
  * changed leader or held a commit over 1 s (the promise: docs/cluster-member.md#fresh-start).
@@ -30,7 +31,10 @@ const HOLD_LIMIT_MS = 1000;
 
 interface ClusterWatch {
   name: string;
+  /** When its supervisor was spawned (log lines are timed from here). */
   startedAt: number;
+  /** Its first `--seconds` of service end here: set once every member serves (Infinity before). */
+  windowEnd: number;
   /** term -> leader, from the members' role lines within the watched window. */
   leaders: Map<number, string>;
   /** Longest time with sends in flight and none accepted, ms. */
@@ -47,6 +51,7 @@ function watch(name: string): ClusterWatch {
   return {
     name,
     startedAt: performance.now(),
+    windowEnd: Number.POSITIVE_INFINITY,
     leaders: new Map(),
     longestHoldMs: 0,
     maxLatencyMs: 0,
@@ -57,10 +62,11 @@ function watch(name: string): ClusterWatch {
 }
 
 /** `[n1] 2026-...Z INFO cluster: role {"member":"n1","role":"leader","term":2,"leader":"n1"}` */
-function onLine(w: ClusterWatch, windowMs: number, verbose: boolean) {
+function onLine(w: ClusterWatch, verbose: boolean) {
   return (line: string): void => {
-    const at = performance.now() - w.startedAt;
-    if (at > windowMs) return;
+    const now = performance.now();
+    if (now > w.windowEnd) return;
+    const at = now - w.startedAt;
     if (verbose) w.lines.push(`${w.name} +${Math.round(at)}ms ${line}`);
     if (!line.includes('cluster: role')) return;
     const json = line.slice(line.indexOf('{'));
@@ -85,13 +91,12 @@ async function timedSendAll(
   body: Buffer,
   tag: string,
   w: ClusterWatch,
-  windowMs: number,
 ): Promise<void> {
   let next = 0;
   let inFlight = 0;
   let lastProgress = performance.now();
   const note = (now: number, latency: number) => {
-    if (now - w.startedAt > windowMs) return;
+    if (now > w.windowEnd) return;
     w.maxLatencyMs = Math.max(w.maxLatencyMs, latency);
     w.longestHoldMs = Math.max(w.longestHoldMs, now - lastProgress);
   };
@@ -125,7 +130,6 @@ interface Load {
   window: number;
   body: Buffer;
   tag: string;
-  windowMs: number;
 }
 
 /** One of the bench's rounds: `load.n` sends to `queue` on `send`, received on `receiveUrls`. */
@@ -133,19 +137,17 @@ async function round(
   send: { urls: string[]; watch: ClusterWatch },
   receiveUrls: string[],
   queue: string,
-  { n, window, body, tag, windowMs }: Load,
+  { n, window, body, tag }: Load,
 ): Promise<void> {
   try {
     await withFlow(send.urls, receiveUrls, queue, window, (sender, receiver) =>
-      Promise.all([
-        receiveAll(receiver, n),
-        timedSendAll(sender, n, window, body, tag, send.watch, windowMs),
-      ]),
+      Promise.all([receiveAll(receiver, n), timedSendAll(sender, n, window, body, tag, send.watch)]),
     );
   } catch (err) {
     // the bench would end here; the soak notes it (at the cluster sent to) and goes on
-    const at = Math.round(performance.now() - send.watch.startedAt);
-    if (at <= windowMs)
+    const now = performance.now();
+    const at = Math.round(now - send.watch.startedAt);
+    if (now <= send.watch.windowEnd)
       send.watch.errors.push(`+${at}ms ${tag}: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
@@ -185,8 +187,9 @@ async function pair(
   try {
     const east = await startOurCluster([], ['--cluster-id', 'east'], {
       logLevel: 'info',
-      onLogLine: onLine(eastWatch, windowMs, verbose),
+      onLogLine: onLine(eastWatch, verbose),
     });
+    eastWatch.windowEnd = performance.now() + windowMs;
     clusters.push(east);
     const federationFile = join(dir, 'federation.json');
     await writeFile(
@@ -196,8 +199,9 @@ async function pair(
     westWatch.startedAt = performance.now();
     const west = await startOurCluster([], ['--cluster-id', 'west', '--federation', federationFile], {
       logLevel: 'info',
-      onLogLine: onLine(westWatch, windowMs, verbose),
+      onLogLine: onLine(westWatch, verbose),
     });
+    westWatch.windowEnd = performance.now() + windowMs;
     clusters.push(west);
     await until("west's federation link running", () => anyLinkRunning(west.httpUrls), 60_000);
     const toWest = { urls: west.urls, watch: westWatch };
@@ -205,12 +209,12 @@ async function pair(
     // the bench's sequence (warm-up, local, federated), repeated until both clusters' window is over
     let r = 0;
     const warm = Math.max(100, Math.floor(messages / 10));
-    await round(toWest, west.urls, 'bench-local', { n: warm, window, body, tag: `wl${r}`, windowMs });
-    await round(toEast, west.urls, FED, { n: warm, window, body, tag: `wf${r}`, windowMs });
-    while (performance.now() - westWatch.startedAt < windowMs) {
+    await round(toWest, west.urls, 'bench-local', { n: warm, window, body, tag: `wl${r}` });
+    await round(toEast, west.urls, FED, { n: warm, window, body, tag: `wf${r}` });
+    while (performance.now() < westWatch.windowEnd) {
       r++;
-      await round(toWest, west.urls, 'bench-local', { n: messages, window, body, tag: `l${r}`, windowMs });
-      await round(toEast, west.urls, FED, { n: messages, window, body, tag: `f${r}`, windowMs });
+      await round(toWest, west.urls, 'bench-local', { n: messages, window, body, tag: `l${r}` });
+      await round(toEast, west.urls, FED, { n: messages, window, body, tag: `f${r}` });
     }
   } finally {
     await Promise.all(clusters.map((c) => c.stop().catch(() => undefined)));
