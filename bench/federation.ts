@@ -24,7 +24,7 @@ import type { FederationLinkState } from '../src/broker.js';
 import { connect } from '../src/index.js';
 import { waitFor } from '../test/support/net.js';
 import { type RunningBroker, startOurCluster } from './lib/brokers.js';
-import { receiveAll, sendAll } from './lib/quorate-flow.js';
+import { receiveAll, sendAll, withFlow } from './lib/quorate-flow.js';
 
 export interface FederationBenchOptions {
   log?: (line: string) => void;
@@ -75,20 +75,13 @@ async function round(
   body: Buffer,
   tag: string,
 ): Promise<number> {
-  const pub = await connect({ urls: sendUrls, reconnect: false });
-  const sub = await connect({ urls: receiveUrls, reconnect: false });
-  try {
-    const receiver = await sub.openReceiver(queue, { credit: window, confirmAccept: false });
-    const sender = await pub.openSender(queue);
+  return withFlow(sendUrls, receiveUrls, queue, window, async (sender, receiver) => {
     const t0 = performance.now();
     // together: a failed send is the error reported (the receiver's end, when the connections
     // close after it, is not left unhandled)
     await Promise.all([receiveAll(receiver, n), sendAll(sender, n, window, body, tag)]);
     return Math.round((n / (performance.now() - t0)) * 1000);
-  } finally {
-    await pub.close().catch(() => {});
-    await sub.close().catch(() => {});
-  }
+  });
 }
 
 /** `n` messages put on east with nobody asking for them, then a consumer on west: the link alone. */

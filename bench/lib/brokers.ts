@@ -169,11 +169,13 @@ export function buildProtonBroker(): string {
  * much of its event loop during the receive phase as the receiver itself.) `nodeArgs` go to the
  * supervisor's Node, which starts each member with the same flags; `brokerArgs` to
  * `quorate-broker cluster` (e.g. `--cluster-id`, `--federation`). Resolves once every member
- * serves (elected, caught up: GET /readyz 200).
+ * serves (elected, caught up: GET /readyz 200). `onLogLine`: the cluster's log (stderr, one
+ * `[member] line` per entry) goes there instead of this process's stderr, at `logLevel`.
  */
 export async function startOurCluster(
   nodeArgs: string[] = [],
   brokerArgs: string[] = [],
+  log?: { onLogLine: (line: string) => void; logLevel: 'debug' | 'info' | 'warn' | 'error' },
 ): Promise<RunningBroker & { urls: string[]; httpUrls: string[] }> {
   const dir = await mkdtemp(join(tmpdir(), 'qc-bench-'));
   const child = spawn(
@@ -193,11 +195,12 @@ export async function startOurCluster(
       '--data-dir',
       dir,
       '--log-level',
-      'error',
+      log?.logLevel ?? 'error',
       ...brokerArgs,
     ],
-    { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
+    { cwd: root, stdio: ['ignore', 'pipe', log ? 'pipe' : 'inherit'] },
   );
+  if (log && child.stderr) createInterface({ input: child.stderr }).on('line', log.onLogLine);
   const stop = async () => {
     await stopChild(child);
     await rm(dir, { recursive: true, force: true });

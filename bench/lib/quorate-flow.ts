@@ -1,5 +1,27 @@
 /** The quorate client's side of the topic and federation benches: send with a window, receive and accept. */
-import type { Receiver, Sender } from '../../src/index.js';
+import { connect, type Receiver, type Sender } from '../../src/index.js';
+
+/**
+ * A publisher connection on `sendUrls` and a consumer connection on `receiveUrls` (no reconnect),
+ * a receiver with credit `window` and a sender on `queue`, handed to `use`; both closed after.
+ */
+export async function withFlow<T>(
+  sendUrls: string[],
+  receiveUrls: string[],
+  queue: string,
+  window: number,
+  use: (sender: Sender, receiver: Receiver) => Promise<T>,
+): Promise<T> {
+  const pub = await connect({ urls: sendUrls, reconnect: false });
+  const sub = await connect({ urls: receiveUrls, reconnect: false });
+  try {
+    const receiver = await sub.openReceiver(queue, { credit: window, confirmAccept: false });
+    return await use(await pub.openSender(queue), receiver);
+  } finally {
+    await pub.close().catch(() => {});
+    await sub.close().catch(() => {});
+  }
+}
 
 /** Sends ids `${tag}-0..n-1` on `sender` with `window` sends in flight; each must be accepted. */
 export async function sendAll(

@@ -296,9 +296,24 @@ export class Replica extends EventEmitter<ReplicaEvents> {
     queueMicrotask(() => {
       this.scheduled = false;
       if (this.closed) return;
+      this.heartbeatIfDue();
       for (const m of this.core.takeEagerMessages()) this.transport.send(m);
       if (!this.busy && this.core.hasReady()) this.loopDone = this.loop();
     });
+  }
+
+  /**
+   * A leader's heartbeats go out from the tick, a timer; timers wait while the event loop works
+   * through one long round of I/O callbacks (a window of client sends), and a leader silent for an
+   * election timeout is replaced though it is busy, not gone (docs/cluster-member.md#fresh-start).
+   * So every input also sends the heartbeats once they are due. Only while quorate as things
+   * stand: the check-quorum step-down stays with the tick, which first discounts a stall of our
+   * own (`pause`) and comes after the followers' queued answers were read.
+   */
+  private heartbeatIfDue(): void {
+    if (!this.core.isLeader()) return;
+    const now = this.clock();
+    if (now >= this.core.nextDeadline() && this.core.isQuorate(now)) this.core.tick(now);
   }
 
   private async loop(): Promise<void> {

@@ -86,6 +86,9 @@ const ROUTINE_ERRORS = new Set([
   'ENETUNREACH',
 ]);
 
+/** Longest a staged message waits for its turn's flush while sends keep coming (ms). */
+const FLUSH_WAIT_MAX_MS = 20;
+
 /** First size of a connection's staging buffer, and the largest kept for reuse after a flush. */
 const STAGING_FIRST = 64 * 1024;
 const STAGING_KEPT = 8 * 1024 * 1024;
@@ -155,6 +158,8 @@ class Outbound {
   /** Chunks waiting for the next flush, in order (the staging writer's bytes join at the flush). */
   pending: Buffer[] = [];
   flushScheduled = false;
+  /** When the pending flush was scheduled (performance.now()). */
+  flushScheduledAt = 0;
   /** Where this turn's messages are encoded (codecs with encodeInto). */
   readonly staging = new Staging();
   /** Failed dials since the last authenticated connection: the backoff's exponent. */
@@ -264,7 +269,12 @@ export class TcpTransport implements ReplicaTransport {
     }
     if (!o.flushScheduled) {
       o.flushScheduled = true;
+      o.flushScheduledAt = performance.now();
       setImmediate(() => this.flush(o));
+    } else if (performance.now() - o.flushScheduledAt >= FLUSH_WAIT_MAX_MS) {
+      // one long round of I/O callbacks keeps setImmediate from running: write what waits now
+      // rather than hold a leader's heartbeats past an election timeout (docs/cluster-member.md#fresh-start)
+      this.flush(o);
     }
   }
 

@@ -1,0 +1,89 @@
+/**
+ * A leader whose timers do not run (its event loop is working through one long round of I/O
+ * callbacks) still sends its heartbeats once they are due, from the inputs it handles
+ * (docs/cluster-member.md#fresh-start). The real Replica on a captured transport, a manual ticker
+ * and a fake clock.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { Replica } from '../../src/cluster-broker/replication/replica.js';
+import type { Message } from '../../src/cluster-broker/replication/types.js';
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+});
+
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+it('a leader sends due heartbeats from its inputs when its ticks are late', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'quorate-busy-leader-'));
+  dirs.push(dir);
+  let now = 1_000;
+  const sent: Array<{ at: number; m: Message }> = [];
+  let deliver: (m: Message) => void = () => {};
+  let tick: () => void = () => {};
+  const addr = { host: '127.0.0.1', port: 1 };
+  const replica = await Replica.start(
+    {
+      id: 'n1',
+      clusterId: 'c',
+      members: { n1: addr, n2: addr, n3: addr },
+      dataDir: dir,
+      stateMachine: { apply: () => {}, restore: () => {} },
+      raft: { electionTimeoutMin: 400, electionTimeoutMax: 800, heartbeatInterval: 50 },
+      clock: () => now,
+    },
+    {
+      transport: (onMessage) => {
+        deliver = onMessage;
+        return { start: async () => 0, send: (m) => sent.push({ at: now, m }), close: async () => {} };
+      },
+      ticker: (t) => {
+        tick = t;
+        return () => {};
+      },
+    },
+  );
+  try {
+    // campaign: the election timeout passes, n2 grants the pre-vote, then the vote
+    for (let i = 0; i < 100 && !sent.some((s) => s.m.type === 'vote' && s.m.pre); i++) {
+      now += 10;
+      tick();
+      await settle();
+    }
+    const grant = (pre: boolean, term: number): Message => ({
+      type: 'vote-response',
+      from: 'n2',
+      to: 'n1',
+      term,
+      pre,
+      granted: true,
+      blank: true,
+    });
+    deliver(grant(true, 1));
+    await settle();
+    deliver(grant(false, 1));
+    await settle();
+    await settle();
+    expect(replica.isLeader()).toBe(true);
+    now += 10;
+    tick();
+    await settle();
+    // from here on no tick runs (a long round of I/O callbacks), but n2's answers keep coming in
+    const lastTickAt = now;
+    for (let i = 0; i < 30; i++) {
+      now += 20;
+      deliver({ type: 'heartbeat-response', from: 'n2', to: 'n1', term: replica.term });
+      await settle();
+    }
+    const toN3 = sent.filter((s) => s.m.to === 'n3' && s.at > lastTickAt + 50);
+    // n3 heard nothing else from the leader: without these it would elect another after 400-800 ms
+    expect(toN3.length).toBeGreaterThanOrEqual(5);
+    expect(toN3.every((s) => s.m.type === 'heartbeat' || s.m.type === 'append')).toBe(true);
+  } finally {
+    await replica.close();
+  }
+});
