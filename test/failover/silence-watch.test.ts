@@ -48,8 +48,7 @@ describe('SilenceWatch', () => {
     expect(w.check(1_500, true)).toBe('quiet'); // 1.1 s silence: within 4 x 400 ms
     expect(w.check(2_000, true)).toBe('probe');
     // many quick answers later the peak has halved a few times, down to the floor
-    let t = 2_000;
-    for (let i = 0; i < 64 * 4; i++) w.heard((t += 10));
+    for (let i = 1; i <= 64 * 4; i++) w.heard(2_000 + i * 10);
     expect(w.boundMs).toBe(500);
   });
 
