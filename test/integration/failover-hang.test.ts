@@ -17,6 +17,8 @@ const STOP_AFTER_ACKS = 100;
 const WINDOW = 20;
 /** Generous for a busy CI machine, and far under the 10 s idle timeout the client waited before. */
 const NEXT_ACCEPTED_BOUND_MS = 3_000;
+/** ServingWatch's default pauseLimitMs (docs/cluster-member.md#paused). */
+const MEMBER_PAUSE_LIMIT_MS = 1_000;
 
 let handle: ClusterHandle;
 
@@ -116,6 +118,60 @@ async function hangMemberInUse(victimIsLeader: boolean): Promise<number> {
     await waitServing(handle);
   }
 }
+
+/**
+ * docs/cluster-member.md#paused: a member resumed after a stop longer than an election closes its
+ * client connections at once (before serving anything it holds) with a not-quorate Close that
+ * says it was stopped.
+ */
+async function heldConnectionAcrossPause(victimIsLeader: boolean): Promise<void> {
+  const leader = await waitLeader(handle);
+  const victim = victimIsLeader ? leader : handle.ids.find((x) => x !== leader)!;
+  const victimUrl = handle.urls[handle.ids.indexOf(victim)]!;
+  const q = `q-held-${victimIsLeader ? 'leader' : 'follower'}`;
+  const held = await connect({ urls: victimUrl, reconnect: false, unresponsiveTimeoutMs: false });
+  let closedWith: Error | undefined;
+  held.on('closed', (e) => {
+    closedWith = e.error ?? new Error('closed without an error');
+  });
+  const sender = await held.openSender(q);
+  expect((await sender.send({ body: 'before' })).state).toBe('accepted');
+  const pausedAt = performance.now();
+  await handle.pause(victim);
+  let resumed = false;
+  try {
+    // the others elect a leader (if needed) and serve while it is stopped; the stop lasts longer
+    // than the member's pause limit (1 s), as the scenario requires
+    await waitLeader(
+      handle,
+      handle.ids.filter((x) => x !== victim),
+    );
+    await until(() => performance.now() - pausedAt > 2 * MEMBER_PAUSE_LIMIT_MS, 'a stop of 2 s', 10_000);
+    const during = sender.send({ body: 'written while stopped' }, { timeoutMs: 30_000 });
+    during.catch(() => undefined); // its outcome: accepted through the new leader, or in doubt
+    await handle.resume(victim);
+    resumed = true;
+    const resumedAt = performance.now();
+    await until(() => closedWith !== undefined, 'the member to close the held connection', 10_000);
+    const closedAfterMs = performance.now() - resumedAt;
+    expect(String(closedWith?.message)).toMatch(/was stopped for \d+ ms/);
+    expect(closedAfterMs).toBeLessThan(NEXT_ACCEPTED_BOUND_MS);
+  } finally {
+    if (!resumed) await handle.resume(victim);
+    await held.close({ timeoutMs: 2_000 }).catch(() => undefined);
+    await waitServing(handle);
+  }
+}
+
+describe('a member resumed after SIGSTOP (3 members)', () => {
+  it('the leader closes its client connections at once', async () => {
+    await heldConnectionAcrossPause(true);
+  }, 120_000);
+
+  it('a follower closes its client connections at once', async () => {
+    await heldConnectionAcrossPause(false);
+  }, 120_000);
+});
 
 describe('SIGSTOP of the member in use (3 members, default options)', () => {
   it('the leader: fails over as unresponsive, nothing lost, nothing duplicated', async () => {
