@@ -6,7 +6,7 @@
  *
  * The bound adapts to what the member has shown: while work is outstanding, every gap between
  * two frames from it (or between the work starting and the first frame) is a sample; the bound
- * is `latencyMultiple` times the largest recent sample (a peak that halves every
+ * (gaps ended by our probe excepted) is `latencyMultiple` times the largest recent sample (a peak that halves every
  * `PEAK_HALF_LIFE_GAPS` samples), never below `minMs` and never above `maxMs` (the idle
  * timeout: the watch may only be quicker than it). A member whose fsyncs or GC pauses make it
  * pause 300 ms under load raises its own bound to well over a second before anything is suspected.
@@ -55,7 +55,8 @@ export class SilenceWatch {
 
   /** Any frame arrived from the member (a heartbeat counts: the member runs). */
   heard(now: number): void {
-    if (this.workSince !== undefined) {
+    // a gap our probe ended measures our asking, not the member's own answering: not a sample
+    if (this.workSince !== undefined && this.probedAt === undefined) {
       const gap = now - Math.max(this.lastHeardAt, this.workSince);
       this.peakGapMs = Math.max(gap, this.peakGapMs * PEAK_DECAY);
     }
