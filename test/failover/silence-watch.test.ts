@@ -67,9 +67,8 @@ describe('SilenceWatch', () => {
     w.heard(10);
     expect(w.check(100, false)).toBe('quiet');
     expect(w.check(5_000, true)).toBe('quiet'); // idle 5 s before: not silence with work
-    expect(w.check(5_499, true)).toBe('quiet');
-    expect(w.check(5_500, true)).toBe('probe');
-    w.heard(5_520);
-    expect(w.boundMs).toBe(2_080); // the gap sampled is 520 ms (from the work's start), not 5.5 s
+    expect(w.check(5_399, true)).toBe('quiet');
+    w.heard(5_420);
+    expect(w.boundMs).toBe(1_680); // the gap sampled is 420 ms (from the work's start), not 5.4 s
   });
 });
