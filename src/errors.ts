@@ -62,6 +62,9 @@ export type LinkCondition =
  *   that is not AMQP); `cause` holds the underlying error.
  * - 'quorate:connection-lost': the socket failed or closed under an open connection (no AMQP
  *   Close); `cause` holds the socket error, if there was one.
+ * - 'quorate:unresponsive': the member sent nothing while it owed answers (acknowledgements,
+ *   deliveries) for longer than it recently took, and did not answer a probe either
+ *   (docs/failover.md#unresponsive); failover moves on.
  * - 'quorate:reconnect-exhausted': every attempt failed within the reconnect limits.
  * - 'quorate:buffer-full': the send buffer is at its bound with onFull 'reject'.
  * - 'quorate:in-doubt': an outcome whose confirmation was lost with the connection.
@@ -76,6 +79,7 @@ export type ClientCondition =
   | 'quorate:closed'
   | 'quorate:connect-failed'
   | 'quorate:connection-lost'
+  | 'quorate:unresponsive'
   | 'quorate:reconnect-exhausted'
   | 'quorate:buffer-full'
   | 'quorate:in-doubt'

@@ -43,6 +43,8 @@ export function checkConnectOptions(options: unknown): asserts options is Connec
   for (const name of ['timeoutMs', 'idleTimeoutMs'] as const)
     checkNonNegative('options', name, options[name]);
   checkNonNegative('options', 'maxFrameSize', options.maxFrameSize, true);
+  if (options.unresponsiveTimeoutMs !== false)
+    checkNonNegative('options', 'unresponsiveTimeoutMs', options.unresponsiveTimeoutMs);
   if (options.logger !== undefined && !isRecord(options.logger))
     throw new ArgumentTypeError('ERR_INVALID_ARG_TYPE', 'options.logger must be an object (pino-compatible)');
   if (options.dial !== undefined && typeof options.dial !== 'function')

@@ -35,7 +35,13 @@ import {
 import { loggerFromEnv } from './env-logger.js';
 import type { ClientLink } from './link-base.js';
 import { Receiver } from './receiver.js';
-import { dialMembers, isRedirect, type ResolvedReconnect, resolveReconnect } from './reconnect.js';
+import {
+  DEFAULT_IDLE_TIMEOUT_MS,
+  dialMembers,
+  isRedirect,
+  type ResolvedReconnect,
+  resolveReconnect,
+} from './reconnect.js';
 import { type PendingSend, SendBuffer, type SendWaiter } from './send-buffer.js';
 import { Sender } from './sender.js';
 import { runTransaction, type Transaction } from './transaction.js';
@@ -51,6 +57,7 @@ import type {
   SenderOptions,
   TransactionOptions,
 } from './types.js';
+import { isUnresponsive } from './unresponsive.js';
 
 /**
  * A logical connection to a broker or cluster, made by {@link connect}. It outlives its physical
@@ -85,6 +92,10 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
   /** The last failed connection attempt's error: the cause of a connect() deadline error. */
   private lastAttemptError: Error | undefined;
   private closedWaiters: (() => void)[] = [];
+  /** How long a member that stopped answering is tried last: the idle timeout. */
+  private get unresponsiveHoldMs(): number {
+    return this.options.idleTimeoutMs || DEFAULT_IDLE_TIMEOUT_MS;
+  }
   private readonly handler: PhysicalHandler = {
     onEvent: (ev) => this.onEngineEvent(ev),
     onLost: (phys, error) => this.onPhysicalLost(phys, error),
@@ -489,6 +500,8 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
     if (isRedirect(error)) this.pool.redirect(error.info, server);
     if (server) {
       if (isNotQuorate(error)) this.pool.notQuorate(server, lostAt);
+      // a hung member still accepts TCP connections: try it last for a while
+      else if (isUnresponsive(error)) this.pool.unresponsive(server, lostAt, this.unresponsiveHoldMs);
       else if (this.state !== 'closing') this.pool.failed(server, error, lostAt);
     }
     if (this.state === 'closing' || this.state === 'closed') {
@@ -531,7 +544,7 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
     const info: FailoverEvent = {
       from,
       to: result.phys.url,
-      reason: reason.message,
+      reason: isUnresponsive(reason) ? 'unresponsive' : reason.message,
       durationMs: Math.round(now() - lostAt),
       resent,
       reattached,

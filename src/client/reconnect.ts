@@ -11,8 +11,10 @@ import { isNotQuorate, MEMBERSHIP_CAPABILITY } from '../wire-extensions.js';
 import { describeCause, isAuthFailure, isPermanentConnectFailure } from './connect-errors.js';
 import { connectPhysical, now, type PhysicalConnection } from './transport.js';
 import type { ConnectionEvents, ConnectOptions, Logger, ReconnectOptions } from './types.js';
+import { DEFAULT_UNRESPONSIVE_TIMEOUT_MS, silenceWatchOptions } from './unresponsive.js';
 
-const DEFAULT_IDLE_TIMEOUT_MS = 10_000;
+/** The idle timeout we declare in Open unless told otherwise, ms. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_FRAME_SIZE = 1024 * 1024;
 
 export interface ResolvedReconnect {
@@ -77,6 +79,9 @@ export async function dialMembers(
   let attempt = 0;
   let lastError: Error | undefined;
   const deadMembers = new Set<string>();
+  const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  const unresponsiveMs = options.unresponsiveTimeoutMs ?? DEFAULT_UNRESPONSIVE_TIMEOUT_MS;
+  const unresponsive = unresponsiveMs ? silenceWatchOptions(unresponsiveMs, idleTimeoutMs) : undefined;
   const run = async () => {
     attempt++;
     if (stop.aborted) throw new AbortError(abortReason(stop.reason));
@@ -98,7 +103,8 @@ export async function dialMembers(
       const phys = await connectPhysical({
         server: pick.server,
         containerId: plan.containerId,
-        idleTimeoutMs: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+        idleTimeoutMs,
+        ...(unresponsive ? { unresponsive } : {}),
         maxFrameSize: options.maxFrameSize ?? DEFAULT_MAX_FRAME_SIZE,
         hostname: options.hostname,
         username: options.username,

@@ -13,7 +13,7 @@ import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import type { Open } from '../codec/contract.js';
 import { AmqpError, ClientError } from '../errors.js';
-import type { ServerAddress } from '../failover/index.js';
+import type { ServerAddress, SilenceWatchOptions } from '../failover/index.js';
 import {
   EngineDriver,
   type EngineEvent,
@@ -24,6 +24,7 @@ import {
 } from '../protocol/index.js';
 import { closedBeforeOpen, noOpenFailure, notAmqpFailure, socketFailure } from './connect-errors.js';
 import type { DialFunction, Logger } from './types.js';
+import { UnresponsiveGuard } from './unresponsive.js';
 
 /** After our Close, how long we wait for the peer's before dropping the socket. */
 const CLOSE_GRACE_MS = 2_000;
@@ -56,6 +57,8 @@ export interface AttemptOptions {
   signal?: AbortSignal;
   offeredCapabilities?: string[];
   desiredCapabilities?: string[];
+  /** Suspect a member silent while it owes answers (docs/failover.md#unresponsive); absent: off. */
+  unresponsive?: SilenceWatchOptions;
 }
 
 /** The socket failed or closed under the connection (no AMQP Close); a failover follows. */
@@ -78,6 +81,7 @@ export class PhysicalConnection {
   private closeTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly port: SocketPort;
   private readonly driver: EngineDriver;
+  private readonly guard: UnresponsiveGuard | undefined;
 
   constructor(
     socket: Duplex,
@@ -110,6 +114,7 @@ export class PhysicalConnection {
       {
         data: (chunk, at) => {
           if (this.lostError) return;
+          this.guard?.heard(at);
           this.engine.receive(chunk, at);
           this.pump();
         },
@@ -128,6 +133,7 @@ export class PhysicalConnection {
       },
       { clock: now, batch: 'microtask' },
     );
+    this.guard = opts.unresponsive ? new UnresponsiveGuard(this, opts.unresponsive, now) : undefined;
     this.pump();
   }
 
@@ -154,6 +160,7 @@ export class PhysicalConnection {
   pump(): void {
     this.dispatch();
     this.driver.scheduleFlush();
+    this.guard?.arm();
   }
 
   scheduleFlush(): void {
@@ -200,6 +207,7 @@ export class PhysicalConnection {
     if (this.lostError) return;
     this.lostError = error;
     this.driver.stop();
+    this.guard?.stop();
     if (this.closeTimer) clearTimeout(this.closeTimer);
     if (this.engine.state !== 'closed') {
       // the socket is gone under an open engine: nothing more can be written

@@ -70,6 +70,14 @@ export interface ConnectOptions extends CallOptions {
   containerId?: string;
   /** Our idle timeout (declared in Open): a silent peer is detected within it. Default 10_000. */
   idleTimeoutMs?: number;
+  /**
+   * Fail over from a member that hangs (docs/failover.md#unresponsive): while it owes answers
+   * (unsettled sends, deliveries it said are waiting for our credit) and sends nothing at all for
+   * the larger of this and 4 times the longest recent gap between its frames (capped by the idle
+   * timeout), it is probed, and given up on when the probe is not answered within half this.
+   * Idle connections keep the idle timeout. Default 500 ms; `0` or `false`: off.
+   */
+  unresponsiveTimeoutMs?: number | false;
   /** TLS options for `amqps://` URLs (ca, cert, key, servername, rejectUnauthorized, ...). */
   tls?: TlsConnectionOptions;
   /**
@@ -293,7 +301,10 @@ export interface FailoverEvent {
   from?: string;
   /** URL of the member now in use. */
   to: string;
-  /** Why the previous connection ended. */
+  /**
+   * Why the previous connection ended: `'unresponsive'` when the member stopped answering while
+   * it owed answers (docs/failover.md#unresponsive), else the error's message.
+   */
   reason?: string;
   /** From losing the connection to having re-attached and re-sent, ms. */
   durationMs: number;

@@ -43,3 +43,4 @@ export {
   type ServerPoolOptions,
   type ServerStats,
 } from './server-pool.js';
+export { type SilenceVerdict, SilenceWatch, type SilenceWatchOptions } from './silence-watch.js';

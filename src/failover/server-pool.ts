@@ -105,7 +105,7 @@ export interface ServerStats {
   lastFailureReason?: unknown;
   /** consecutive not-quorate closes (reset by connected()) */
   notQuorateCount: number;
-  /** not tried before this time (set by notQuorate()) */
+  /** not tried before this time (set by notQuorate() and unresponsive()) */
   notQuorateUntil?: number;
   connections: number;
 }
@@ -271,6 +271,21 @@ export class ServerPool<O = unknown> {
     const until = now + Math.round(base * (1 + this.nq.jitter * this.random()));
     stats.notQuorateUntil = until;
     return until;
+  }
+
+  /**
+   * `server` stopped answering while it owed us answers (docs/failover.md#unresponsive): a hung
+   * process still accepts TCP connections (the kernel does) but never answers Open, so it is
+   * tried last for `holdMs`, as a not-quorate member is, instead of costing a whole attempt
+   * timeout. Returns the time until which it is held back.
+   */
+  unresponsive(server: ServerAddress<O> | string, now: number, holdMs: number): number {
+    const key = typeof server === 'string' ? server : server.key;
+    this.failed(key, 'unresponsive', now);
+    const stats = this.statsByKey.get(key);
+    if (stats === undefined) return now;
+    stats.notQuorateUntil = Math.max(stats.notQuorateUntil ?? 0, now + holdMs);
+    return stats.notQuorateUntil;
   }
 
   /** Apply an Open frame's `properties` (looks for `failover-server-list`). */

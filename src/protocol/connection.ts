@@ -233,6 +233,23 @@ export class ProtocolConnection {
   }
 
   /** Sessions not yet ended. */
+  /** Whether the peer owes us an answer on some session (docs/failover.md#unresponsive). */
+  awaitingPeer(): boolean {
+    if (this.state !== 'open') return false;
+    for (const s of this.sessions) if (s?.awaitingPeer()) return true;
+    return false;
+  }
+
+  /**
+   * Ask the peer for an answer: a session flow with `echo` on the first mapped session (the peer
+   * must answer with its flow state). False when no session is mapped (nothing to ask on).
+   */
+  probe(): boolean {
+    if (this.state !== 'open') return false;
+    for (const s of this.sessions) if (s?.requestEcho()) return true;
+    return false;
+  }
+
   activeSessions(): Session[] {
     return this.sessions.filter((s): s is Session => s !== undefined);
   }

@@ -32,6 +32,12 @@ export class ReceiverLink extends Link {
    */
   keepPayloadViews = false;
 
+  /**
+   * Messages the sender last said it holds for this link (its flow's `available`), less the
+   * transfers since: with credit granted, the sender owes us deliveries.
+   */
+  remoteAvailable = 0;
+
   /** Largest message we reassemble (ours, or the engine default when we declared none). */
   get maxMessageSize(): number {
     return this.local?.maxMessageSize || this.session.conn.defaultMaxMessageSize;
@@ -150,6 +156,7 @@ export class ReceiverLink extends Link {
     }
     this.credit--;
     this.deliveryCount = (this.deliveryCount + 1) >>> 0;
+    if (this.remoteAvailable > 0) this.remoteAvailable--;
     return true;
   }
 
@@ -210,6 +217,7 @@ export class ReceiverLink extends Link {
         this.deliveryCount = flow.deliveryCount;
       }
     }
+    if (flow.available !== undefined) this.remoteAvailable = flow.available;
     let drained = false;
     if (this.draining && flow.drain && (flow.linkCredit ?? 0) === 0) {
       this.draining = false;

@@ -58,6 +58,7 @@ export class Session {
   private readonly dispositions = new DispositionBatcher();
   private readonly flowLinks = new Set<Link>();
   private windowDirty = false;
+  private echoRequested = false;
   /** @internal set while queued in the connection's dirty list */
   dirty = false;
   private blocked: SenderLink[] = [];
@@ -119,6 +120,32 @@ export class Session {
     const out: OutgoingDelivery[] = [];
     for (const d of this.outgoing.values()) if (!link || d.link === link) out.push(d);
     return out;
+  }
+
+  /**
+   * Whether the peer owes this session an answer: a written delivery not yet settled, or a
+   * receiving link with credit whose sender said it holds messages.
+   */
+  awaitingPeer(): boolean {
+    if (this.state !== 'mapped') return false;
+    if (this.outgoing.size > 0) return true;
+    for (const link of this.links)
+      if (
+        link instanceof ReceiverLink &&
+        link.state === 'attached' &&
+        link.credit > 0 &&
+        link.remoteAvailable > 0
+      )
+        return true;
+    return false;
+  }
+
+  /** Ask the peer for its session flow state (a flow with `echo`): it must answer with a flow. */
+  requestEcho(): boolean {
+    if (this.state !== 'mapped') return false;
+    this.echoRequested = true;
+    this.conn.markDirty(this);
+    return true;
   }
 
   /** Incoming deliveries not yet settled (oldest first). */
@@ -253,9 +280,12 @@ export class Session {
       }
       this.windowDirty = false;
     }
-    if (this.windowDirty) {
+    if (this.windowDirty || this.echoRequested) {
       this.windowDirty = false;
-      this.conn.writeFrame(this.channel, { type: 'flow', body: this.sessionFlow() });
+      const flow = this.sessionFlow();
+      if (this.echoRequested) flow.echo = true;
+      this.echoRequested = false;
+      this.conn.writeFrame(this.channel, { type: 'flow', body: flow });
     }
   }
 

@@ -11,6 +11,11 @@
  *   member holds in the replicated state (earlier incarnations; its own closed links after a loss
  *   of quorum) has committed, and once the replica finished recovering a damaged or blank store
  *   (docs/production.md).
+ * - stopped and resumed (SIGSTOP, a frozen VM, a long GC pause): a gap between two ticks longer
+ *   than `pauseLimitMs` -> stop serving at once, no grace (docs/cluster-member.md#paused): while
+ *   it was stopped the others may have elected a leader and served, so nothing it holds may be
+ *   served until it hears from the cluster again; then the rule above (quorate, caught up with a
+ *   leader heard from since the resume, own consumers released) lets it serve again.
  */
 
 import { notQuorateDescription } from '../../wire-extensions.js';
@@ -36,6 +41,12 @@ export interface ServingWatchOptions {
   memberCount: number;
   /** Not quorate this long -> stop serving. Default 600 ms. */
   graceMs?: number;
+  /**
+   * A gap this long between two ticks means the process was stopped: stop serving at once.
+   * Default 1_000 ms: longer than the election timeout (the others may have elected a leader
+   * meanwhile), and far above the tick interval of a busy but running member.
+   */
+  pauseLimitMs?: number;
 }
 
 export class ServingWatch {
@@ -45,6 +56,8 @@ export class ServingWatch {
   private selfReleased = false;
   private releasing = false;
   private readonly graceMs: number;
+  private readonly pauseLimitMs: number;
+  private lastTickAt: number | undefined;
 
   constructor(
     private readonly opts: ServingWatchOptions,
@@ -53,6 +66,7 @@ export class ServingWatch {
     private readonly backend: ClusterBackend,
   ) {
     this.graceMs = opts.graceMs ?? 600;
+    this.pauseLimitMs = opts.pauseLimitMs ?? 1_000;
   }
 
   private get notQuorateReason(): string {
@@ -64,6 +78,9 @@ export class ServingWatch {
 
   tick(now: number): void {
     const r = this.replica;
+    const gap = this.lastTickAt === undefined ? 0 : now - this.lastTickAt;
+    this.lastTickAt = now;
+    if (gap > this.pauseLimitMs) this.resumedAfterPause(now, gap);
     if (!r.isQuorate()) {
       this.quorateSince = undefined;
       this.target = undefined;
@@ -112,5 +129,22 @@ export class ServingWatch {
       return;
     }
     this.backend.setServing(true);
+  }
+
+  /**
+   * The process ran again after `gap` ms stopped: close every client connection before serving
+   * anything from what may be stale state, and start over as a member that just rejoined (a
+   * leader heard from since now; the consumers it held released). Acknowledgements were never
+   * at risk: they wait for commit, and a request of a term it no longer holds fails.
+   */
+  private resumedAfterPause(now: number, gap: number): void {
+    this.backend.setServing(
+      false,
+      notQuorateDescription(`member ${this.opts.memberId} was stopped for ${Math.round(gap)} ms`),
+    );
+    this.quorateSince = now;
+    this.notQuorateSince = undefined;
+    this.target = undefined;
+    this.selfReleased = false;
   }
 }
