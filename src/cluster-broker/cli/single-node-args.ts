@@ -3,7 +3,7 @@ import { AmqpError } from '../../errors.js';
 import { type LogLevel, parseLogLevel } from './cli-logger.js';
 import { flagTable, integerFlag, parseFlags } from './flags.js';
 
-export const SINGLE_NODE_USAGE = `Usage: quorate-broker [--port 5672] [--host 127.0.0.1] --data-dir DIR [options]
+export const SINGLE_NODE_USAGE = `Usage: quorate-broker [--port 5672] [--host 127.0.0.1] [--data-dir DIR] [options]
        quorate-broker cluster --help      (a supervised local cluster)
        quorate-broker node --help         (one member of a cluster)
        quorate-broker status URL...       (a member's overview as a table; --help)

@@ -9,10 +9,11 @@
  */
 import { fstatSync } from 'node:fs';
 import { createCliLogger } from '../cli/cli-logger.js';
-import { flagTable, integerFlag, parseFlags } from '../cli/flags.js';
+import { flagTable, integerFlag, parseFlags, reportUsageProblem } from '../cli/flags.js';
 import type { CliIo } from '../cli/io.js';
 import { parseSingleNodeArgs } from '../cli/single-node-args.js';
 import { brokerOptionsFromArgs } from '../cli/single-node-command.js';
+import { explainSystemError } from '../cli/system-errors.js';
 import { isLoopbackHost, loadClusterSecret } from '../replication/cluster-secret.js';
 import { type ClusterTlsOptions, loadClusterTls } from '../replication/cluster-tls.js';
 import type { PeerAddress } from '../replication/tcp-transport.js';
@@ -214,8 +215,7 @@ export async function runNodeCommand(argv: readonly string[], io: CliIo): Promis
     peers = parsePeerList(args.peers);
     checkOwnEntry(args.id, peers, args.clusterPort);
   } catch (err) {
-    io.stderr.write(`${(err as Error).message}\n${NODE_USAGE}`);
-    return 2;
+    return reportUsageProblem('quorate-broker node', err, io.stderr);
   }
   const dataDir = serverArgs.dataDir;
   // A cluster port others can reach needs a secret; an unreadable secret or TLS file is refused
@@ -235,7 +235,7 @@ export async function runNodeCommand(argv: readonly string[], io: CliIo): Promis
     }
     if (args.clusterTls) clusterTls = await loadClusterTls(args.clusterTls);
   } catch (err) {
-    io.stderr.write(`${(err as Error).message}\n`);
+    io.stderr.write(`${explainSystemError(err)}\n`);
     return 2;
   }
   let member: MemberHandle;
@@ -261,7 +261,7 @@ export async function runNodeCommand(argv: readonly string[], io: CliIo): Promis
       onFatal: (err) => fatal?.(err),
     });
   } catch (err) {
-    io.stderr.write(`cannot start the member: ${(err as Error).message}\n`);
+    io.stderr.write(`cannot start the member: ${explainSystemError(err)}\n`);
     // a configuration that cannot be right: restarting it would fail the same way
     return err instanceof MemberConfigError ? 2 : 1;
   }
