@@ -71,7 +71,8 @@ and stops cleanly on SIGTERM/SIGINT (connections closed, store flushed).
   --repair                 the store is damaged beyond a torn tail (the broker refused to start):
                            move the damaged files to DATA_DIR/quarantine/<time>/, start from the
                            intact part of the log and log how many records were dropped
-  --log-level L            debug|info|warn|error: what goes to stderr (default warn)
+  --log-level L            trace|debug|info|warn|error: what goes to stderr (default warn;
+                           trace adds every AMQP frame in and out)
   -h, --help
 `;
 

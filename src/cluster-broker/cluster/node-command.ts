@@ -52,7 +52,8 @@ goes away (stdin pipe closed, or parent changed).
   --snapshot-every N       compact the log every N entries (default 10000)
   --update-peers           record --peers' addresses over the ones this data dir recorded on
                            first start (same member ids only: a member moved on purpose)
-  --log-level L            debug|info|warn|error: what goes to stderr (default warn)
+  --log-level L            trace|debug|info|warn|error: what goes to stderr (default warn;
+                           trace adds every AMQP frame in and out)
 
 Refused with exit code 2 (nothing started): a member id or address twice in --peers, this
 member missing from it, a --cluster-port other than its own --peers entry's port, and a --peers
