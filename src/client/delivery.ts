@@ -5,7 +5,7 @@
  * that arrived meanwhile (failover) is bound to this Delivery and settled with it.
  */
 import type { AmqpErrorBody, DeliveryState, Fields } from '../codec/contract.js';
-import type { Message, MessageBody } from '../codec/message.js';
+import type { MessageBody } from '../codec/message.js';
 import { ClientError } from '../errors.js';
 import { ACCEPTED, type IncomingDelivery, REJECTED, RELEASED } from '../protocol/index.js';
 import type { Delivery as PublicDelivery, ReceivedMessage } from './api.js';

@@ -279,7 +279,7 @@ describe('QUORATE_LOG', () => {
     writeFileSync(
       script,
       `import { connect } from ${JSON.stringify(index)};
-await connect({ urls: 'amqp://127.0.0.1:${port}', reconnect: { maxAttempts: 3, initialDelayMs: 10 } })
+await connect({ urls: 'amqp://127.0.0.1:${port}', waitOnFirstConnect: true, reconnect: { maxAttempts: 3, initialDelayMs: 10 } })
   .catch((e) => process.stdout.write(e.condition));\n`,
     );
     const child = spawn(process.execPath, ['--import', 'tsx', script], {
