@@ -7,6 +7,7 @@ export type {
   ConnectionStats,
   Delivery,
   LinkState,
+  ReceivedMessage,
   Receiver,
   RemoteOpen,
   Sender,

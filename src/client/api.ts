@@ -173,10 +173,18 @@ export interface Receiver<T = MessageBody>
   unsubscribe(options?: CallOptions): Promise<void>;
 }
 
+/**
+ * A message as a receiver hands it over: `body` is typed `T`, the receiver's type parameter (a
+ * type-level promise about what senders put on the address, not checked on decode). A message
+ * that came without a body section has `body` undefined: an address that may carry such
+ * messages is typed `openReceiver<Order | undefined>(...)`.
+ */
+export type ReceivedMessage<T = MessageBody> = Message<T> & { body: T };
+
 /** One message handed to the application; settle it once. `T` types the body (type-level only). */
 export interface Delivery<T = MessageBody> {
   /** The message, decoded. */
-  readonly message: Message<T>;
+  readonly message: ReceivedMessage<T>;
   /** The outcome the application chose, once it settled (with `tx`: a transactional-state wrapping it). */
   readonly outcome: DeliveryState | undefined;
   /** True once accept/release/reject/modify was called. */

@@ -36,11 +36,16 @@ function reasonOf(err: Error): string {
   if (code === 'ECONNRESET') return 'connection reset (ECONNRESET)';
   if (code !== undefined && TLS_VERIFY_CODES.has(code))
     return `TLS certificate not trusted: ${err.message} (${code})`;
+  // what OpenSSL says when the peer answers our ClientHello with something that is not TLS
+  if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG')
+    return `this port does not speak TLS: use amqp:// (${code})`;
   return code !== undefined && !err.message.includes(code) ? `${err.message} (${code})` : err.message;
 }
 
 /** Attempt failures known to be permanent (marked where the attempt knows why it failed). */
 const permanent = new WeakSet<Error>();
+/** Attempt failures that say no AMQP broker listens there (refused, closed without a word). */
+const nobodyThere = new WeakSet<Error>();
 
 /** The error of an attempt whose socket failed before the AMQP handshake (refused, DNS, TLS). */
 export function socketFailure(host: string, port: number, err: Error): ClientError {
@@ -51,6 +56,7 @@ export function socketFailure(host: string, port: number, err: Error): ClientErr
     (code !== undefined && (TLS_VERIFY_CODES.has(code) || code.startsWith('ERR_SSL_')))
   )
     permanent.add(e);
+  if (code === 'ECONNREFUSED') nobodyThere.add(e);
   return e;
 }
 
@@ -73,12 +79,38 @@ export function noOpenFailure(host: string, port: number, timeoutMs: number): Cl
   return new ClientError('quorate:connect-failed', `${host}:${port}: no AMQP Open within ${timeoutMs} ms`);
 }
 
-/** The error of an attempt whose connection closed before the peer's Open, without an AMQP error. */
-export function closedBeforeOpen(host: string, port: number): ClientError {
-  return new ClientError(
+/**
+ * The error of an attempt whose connection closed before the peer's Open, without an AMQP error.
+ * `firstBytes` null: a plain connection the peer closed without sending a byte, which is what a
+ * TLS server does with our AMQP header (node's, for one): said as a hint.
+ */
+export function closedBeforeOpen(
+  host: string,
+  port: number,
+  firstBytes: Uint8Array | null | undefined,
+): ClientError {
+  const hint = firstBytes === null ? ' without sending a byte (if this port serves TLS, use amqps://)' : '';
+  const e = new ClientError(
     'quorate:connect-failed',
-    `${host}:${port}: the connection closed before the AMQP handshake completed`,
+    `${host}:${port}: the connection closed before the AMQP handshake completed${hint}`,
   );
+  nobodyThere.add(e);
+  return e;
+}
+
+/**
+ * True for the start of a TLS record (handshake 0x16 or alert 0x15, then version major 3): what a
+ * TLS server answers to a plain AMQP header when it answers at all.
+ */
+export function looksLikeTls(first: Uint8Array): boolean {
+  return (first[0] === 0x15 || first[0] === 0x16) && (first.length < 2 || first[1] === 0x03);
+}
+
+/** A plain amqp:// attempt answered in TLS: permanent, and says what to use instead. */
+export function tlsPortFailure(host: string, port: number): ClientError {
+  const e = new ClientError('quorate:connect-failed', `${host}:${port}: this port speaks TLS: use amqps://`);
+  permanent.add(e);
+  return e;
 }
 
 /** Wrong credentials: wrong on every member, never retried. */
@@ -89,6 +121,14 @@ export function isAuthFailure(e: unknown): boolean {
 /** True when retrying this attempt's failure (on any member) cannot help. */
 export function isPermanentConnectFailure(e: unknown): boolean {
   return isAuthFailure(e) || (e instanceof Error && permanent.has(e));
+}
+
+/**
+ * True when the attempt says no AMQP broker is there (refused, closed before the handshake, or a
+ * permanent cause): what ends a first connect() after one pass (docs/failover.md#first-connect).
+ */
+export function isNobodyThere(e: unknown): boolean {
+  return e instanceof Error && (nobodyThere.has(e) || permanent.has(e));
 }
 
 /** The description of an error without its condition prefix (for messages that wrap it). */

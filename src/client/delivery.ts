@@ -5,10 +5,10 @@
  * that arrived meanwhile (failover) is bound to this Delivery and settled with it.
  */
 import type { AmqpErrorBody, DeliveryState, Fields } from '../codec/contract.js';
-import type { Message, MessageBody } from '../codec/message.js';
+import type { MessageBody } from '../codec/message.js';
 import { ClientError } from '../errors.js';
 import { ACCEPTED, type IncomingDelivery, REJECTED, RELEASED } from '../protocol/index.js';
-import type { Delivery as PublicDelivery } from './api.js';
+import type { Delivery as PublicDelivery, ReceivedMessage } from './api.js';
 import { Deadline } from './deadline.js';
 import { settleChannel } from './diagnostics.js';
 import { checkTransaction, type Transaction } from './transaction.js';
@@ -64,8 +64,8 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
   constructor(
     private readonly owner: DeliveryOwner,
     transfer: IncomingDelivery,
-    /** The message, decoded. */
-    readonly message: Message<T>,
+    /** The message, decoded (a message without a body section has `body` undefined). */
+    readonly message: ReceivedMessage<T>,
   ) {
     this.transfers = [transfer];
   }

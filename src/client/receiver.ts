@@ -22,7 +22,7 @@ import {
   HOLD_UNSETTLED_CAPABILITY,
   TOPIC_CAPABILITY,
 } from '../wire-extensions.js';
-import type { Receiver as PublicReceiver } from './api.js';
+import type { Receiver as PublicReceiver, ReceivedMessage } from './api.js';
 import { waitQueued } from './deadline.js';
 import { Delivery, type DeliveryOwner } from './delivery.js';
 import { publish, receiveChannel } from './diagnostics.js';
@@ -367,7 +367,7 @@ export class Receiver<T = MessageBody>
       this.applyFlow(this.credit.onSuppressed());
       return;
     }
-    const delivery = new Delivery<T>(this, t, message as Message<T>);
+    const delivery = new Delivery<T>(this, t, message as ReceivedMessage<T>);
     t.context = delivery;
     const decision = this.dedup?.onDelivery(message.messageId, delivery, now());
     if (decision === undefined || decision.action === 'deliver') {

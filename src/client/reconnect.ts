@@ -8,7 +8,7 @@ import pRetry, { AbortError } from 'p-retry';
 import { AmqpError, ClientError } from '../errors.js';
 import { describeServer, type ServerAddress, type ServerPool } from '../failover/index.js';
 import { isNotQuorate, MEMBERSHIP_CAPABILITY } from '../wire-extensions.js';
-import { describeCause, isAuthFailure, isPermanentConnectFailure } from './connect-errors.js';
+import { describeCause, isAuthFailure, isNobodyThere, isPermanentConnectFailure } from './connect-errors.js';
 import { connectPhysical, now, type PhysicalConnection } from './transport.js';
 import type { ConnectionEvents, ConnectOptions, Logger, ReconnectOptions } from './types.js';
 import { DEFAULT_UNRESPONSIVE_TIMEOUT_MS, silenceWatchOptions } from './unresponsive.js';
@@ -82,6 +82,11 @@ export async function dialMembers(
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   const unresponsiveMs = options.unresponsiveTimeoutMs ?? DEFAULT_UNRESPONSIVE_TIMEOUT_MS;
   const unresponsive = unresponsiveMs ? silenceWatchOptions(unresponsiveMs, idleTimeoutMs) : undefined;
+  // connect(): each configured member's first-pass failure that means "nobody there" (refused,
+  // not AMQP, closed without a word); once every member has one, connect() ends (docs/failover.md#first-connect)
+  const firstPass =
+    initial && r.enabled && options.waitOnFirstConnect !== true ? new Map<string, string>() : undefined;
+  let answer: ClientError | undefined;
   const run = async () => {
     attempt++;
     if (stop.aborted) throw new AbortError(abortReason(stop.reason));
@@ -133,6 +138,13 @@ export async function dialMembers(
       const permanent = isAuthFailure(error) || (initial && deadMembers.size >= pool.servers().length);
       plan.onAttemptFailed({ attempt, url, error, permanent });
       if (permanent) throw new AbortError(error);
+      if (firstPass !== undefined && isNobodyThere(error)) {
+        firstPass.set(pick.server.key, `${url}: ${describeCause(error)}`);
+        if (pool.servers().every((s) => firstPass.has(s.key))) {
+          answer = nobodyAnswered(firstPass, error);
+          throw new AbortError(answer);
+        }
+      }
       throw error;
     }
   };
@@ -148,6 +160,7 @@ export async function dialMembers(
     });
   } catch (e) {
     if (stop.aborted) throw abortReason(stop.reason);
+    if (answer !== undefined) throw answer;
     const error = lastError ?? (e as Error);
     // one attempt (reconnect: false) or a permanent cause: that attempt's error is the answer
     if (attempt === 1 || isAuthFailure(error) || (initial && deadMembers.size >= pool.servers().length))
@@ -158,6 +171,16 @@ export async function dialMembers(
       { cause: error },
     );
   }
+}
+
+/** connect()'s answer when every configured member failed its first attempt that way. */
+function nobodyAnswered(causes: Map<string, string>, last: Error): ClientError {
+  const members = [...causes.values()];
+  return new ClientError(
+    'quorate:connect-failed',
+    `no member answered (${members.join('; ')}); to wait for brokers that are still starting, pass waitOnFirstConnect: true`,
+    { cause: last, info: { members } },
+  );
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

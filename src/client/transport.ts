@@ -22,7 +22,14 @@ import {
   SocketPort,
   toAmqpError,
 } from '../protocol/index.js';
-import { closedBeforeOpen, noOpenFailure, notAmqpFailure, socketFailure } from './connect-errors.js';
+import {
+  closedBeforeOpen,
+  looksLikeTls,
+  noOpenFailure,
+  notAmqpFailure,
+  socketFailure,
+  tlsPortFailure,
+} from './connect-errors.js';
 import type { DialFunction, Logger } from './types.js';
 import { UnresponsiveGuard } from './unresponsive.js';
 
@@ -232,6 +239,11 @@ export function connectPhysical(opts: AttemptOptions): Promise<PhysicalConnectio
     let settled = false;
     let phys: PhysicalConnection | undefined;
     let socket: Duplex | undefined;
+    // what the peer said first, kept until Open: a plain connection to a TLS port is known by it
+    const firstBytes: { seen: Uint8Array | undefined } = { seen: undefined };
+    const noteFirstBytes = (chunk: Uint8Array) => {
+      if (firstBytes.seen === undefined) firstBytes.seen = chunk.subarray(0, 3);
+    };
     // a custom dial learns through this that the attempt was given up
     const attempt = opts.dial ? new AbortController() : undefined;
     const fail = (err: Error) => {
@@ -261,12 +273,14 @@ export function connectPhysical(opts: AttemptOptions): Promise<PhysicalConnectio
           settled = true;
           clearTimeout(timer);
           opts.signal?.removeEventListener('abort', onAbort);
+          socket?.removeListener('data', noteFirstBytes);
           // stop routing: events from here on queue until the logical connection takes over
           p.setHandler(undefined);
           resolve(p);
         },
-        onLost: (_p, error) => fail(beforeOpenFailure(server, error)),
+        onLost: (_p, error) => fail(beforeOpenFailure(server, error, firstBytes.seen)),
       });
+      if (server.scheme === 'amqp') socket.on('data', noteFirstBytes);
     };
     const onSocketError = (err: Error) => fail(socketFailure(server.host, server.port, err));
     const servername = net.isIP(server.host) ? undefined : server.host;
@@ -282,7 +296,7 @@ export function connectPhysical(opts: AttemptOptions): Promise<PhysicalConnectio
               return;
             }
             if (raw.destroyed) {
-              fail(closedBeforeOpen(server.host, server.port));
+              fail(closedBeforeOpen(server.host, server.port, undefined));
               return;
             }
             if (server.scheme === 'amqps') {
@@ -315,11 +329,21 @@ export function connectPhysical(opts: AttemptOptions): Promise<PhysicalConnectio
  * connect-failed with its cause; a protocol-header mismatch as "not AMQP"; an AMQP error the peer
  * or our engine raised (SASL failure, a Close) as is.
  */
-function beforeOpenFailure(server: ServerAddress<unknown>, error: Error): Error {
+function beforeOpenFailure(
+  server: ServerAddress<unknown>,
+  error: Error,
+  firstBytes: Uint8Array | undefined,
+): Error {
+  if (server.scheme === 'amqp' && firstBytes !== undefined && looksLikeTls(firstBytes))
+    return tlsPortFailure(server.host, server.port);
   if (error instanceof LostSocket) {
     return error.cause instanceof Error
       ? socketFailure(server.host, server.port, error.cause)
-      : closedBeforeOpen(server.host, server.port);
+      : closedBeforeOpen(
+          server.host,
+          server.port,
+          server.scheme === 'amqp' ? (firstBytes ?? null) : undefined,
+        );
   }
   if (error instanceof AmqpError && error.condition === 'amqp:connection:framing-error')
     return notAmqpFailure(server.host, server.port, error);

@@ -96,6 +96,15 @@ export interface ConnectOptions extends CallOptions {
    * settled. Default: on. `false`: a failed connection fails every pending operation.
    */
   reconnect?: ReconnectOptions | false;
+  /**
+   * The first connect() waits for members that are not there yet. Default false: when every
+   * configured member refused the connection or did not speak AMQP on the first pass (and none
+   * has ever connected), connect() rejects at once (`quorate:connect-failed`, each member's cause
+   * in the message and in `info.members`) instead of retrying for `reconnect.maxTimeMs`. True:
+   * keep retrying within the reconnect limits, for clients started before their brokers.
+   * Failover after a first success always retries.
+   */
+  waitOnFirstConnect?: boolean;
   /** How members learned from brokers change the pool: 'replace' (default, as Qpid JMS) or 'add'. */
   membershipPolicy?: 'replace' | 'add';
   /** Try members in random order (default) or in the configured order. */

@@ -22,6 +22,7 @@ import {
   type Performative,
 } from './codec-port.js';
 import { Condition } from './conditions.js';
+import { type FrameTrace, frameTraceFor } from './frame-trace.js';
 import { Handshake, type HeaderFrame, type Phase } from './handshake.js';
 import type { Link } from './link.js';
 import { COPY_LIMIT, coalesceSmall } from './output.js';
@@ -47,6 +48,7 @@ export class ProtocolConnection {
   context: unknown = undefined;
 
   private readonly opts: EngineOptions;
+  private readonly traceFrame: FrameTrace | undefined;
   private readonly reader: FrameReader;
   private phase: Phase = 'header';
   private readonly handshake: Handshake;
@@ -68,6 +70,7 @@ export class ProtocolConnection {
 
   constructor(opts: EngineOptions) {
     this.opts = opts;
+    this.traceFrame = frameTraceFor(opts.logger);
     this.role = opts.role;
     this.now = opts.now ?? 0;
     this.lastReceived = this.now;
@@ -137,7 +140,7 @@ export class ProtocolConnection {
     this.now = now;
     if (this.state !== 'open' && this.state !== 'opening') return;
     if (this.localIdle > 0 && this.openSent && now - this.lastReceived > this.localIdle) {
-      const description = `no frame from the peer for ${now - this.lastReceived} ms (idle-time-out ${this.localIdle} ms)`;
+      const description = `no frame from the peer for ${Math.round(now - this.lastReceived)} ms (idle-time-out ${this.localIdle} ms)`;
       this.reportError('connection', Condition.resourceLimitExceeded, description);
       this.close({ condition: Condition.resourceLimitExceeded, description });
       // the peer is silent: do not wait for its Close
@@ -145,6 +148,7 @@ export class ProtocolConnection {
       return;
     }
     if (this.remoteIdle > 0 && now - this.lastSent >= this.remoteIdle / 2) {
+      this.traceFrame?.('out', 0, undefined, 0);
       this.out.push(encodeHeartbeat());
       this.lastSent = now;
     }
@@ -288,6 +292,7 @@ export class ProtocolConnection {
   writeFrame(channel: number, p: Performative, payload?: Uint8Array): void {
     if (this.state === 'close-sent' || this.state === 'closed') return;
     const out = this.openSent || p.type === 'open' ? this.out : this.beforeOpen;
+    this.traceFrame?.('out', channel, p, payload?.length ?? 0);
     if (payload !== undefined && payload.length >= COPY_LIMIT) {
       // large payloads go out as their own buffer (writev), never copied
       const [head, body] = encodeAmqpFrameParts(channel, p, payload);
@@ -339,9 +344,11 @@ export class ProtocolConnection {
           this.handshake.onSasl(f.performative);
           break;
         case 'amqp':
+          this.traceFrame?.('in', f.channel, f.performative, f.payload?.length ?? 0);
           this.onAmqp(f.channel, f.performative, f.payload);
           break;
         case 'heartbeat':
+          this.traceFrame?.('in', 0, undefined, 0);
           if (this.phase !== 'amqp')
             this.terminate(Condition.framingError, 'empty frame outside the AMQP layer');
           break;

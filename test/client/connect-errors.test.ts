@@ -50,6 +50,7 @@ describe('connect() errors', () => {
     const { seen, result } = await reconnectingDuring(() =>
       connect({
         urls: `amqp://127.0.0.1:${port}`,
+        waitOnFirstConnect: true,
         reconnect: { maxAttempts: 3, initialDelayMs: 10, maxDelayMs: 20 },
       }),
     );
@@ -70,6 +71,7 @@ describe('connect() errors', () => {
     const err = (await connect({
       urls: `amqp://127.0.0.1:${port}`,
       timeoutMs: 600,
+      waitOnFirstConnect: true,
       reconnect: { initialDelayMs: 20, maxDelayMs: 50 },
     }).catch((e: unknown) => e)) as ClientError;
     expect(err.condition).toBe('quorate:timeout');

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startBroker } from '../../src/broker.js';
 import { loggerFromEnv } from '../../src/client/env-logger.js';
+import { hashPassword, parseHash } from '../../src/cluster-broker/server/password-hash.js';
 import { type Connection, type ConnectionEvents, connect, SendError } from '../../src/index.js';
 import { freePort, waitFor } from '../support/net.js';
 import { type RheaPeer, type RheaPeerOptions, startRheaPeer } from './rhea-peer.js';
@@ -202,13 +203,71 @@ describe('QUORATE_LOG', () => {
     const lines: string[] = [];
     const write = (l: string) => lines.push(l);
     expect(loggerFromEnv({}, write)).toBeUndefined();
+    expect(lines).toEqual([]);
+    // a typo is said once, not a silent minute
     expect(loggerFromEnv({ QUORATE_LOG: 'verbose' }, write)).toBeUndefined();
+    expect(loggerFromEnv({ QUORATE_LOG: 'verbose' }, write)).toBeUndefined();
+    expect(lines).toEqual([
+      "quorate warn QUORATE_LOG='verbose' is not one of trace|debug|info|warn|error: logging stays off\n",
+    ]);
+    lines.length = 0;
     const warn = loggerFromEnv({ QUORATE_LOG: 'warn' }, write)!;
-    expect(warn.info).toBeUndefined();
+    expect(warn.isLevelEnabled?.('info')).toBe(false);
+    warn.info?.({}, 'not shown');
     warn.warn?.({ n: 1n }, 'careful');
     expect(lines).toEqual(['quorate warn careful {"n":"1"}\n']);
     const debug = loggerFromEnv({ QUORATE_LOG: 'DEBUG' }, write)!;
     expect(typeof debug.debug).toBe('function');
+  });
+
+  it('QUORATE_LOG=trace prints every AMQP frame in and out, one line each, and never SASL', async () => {
+    const broker = await startBroker({
+      port: 0,
+      users: new Map([['u', parseHash(await hashPassword('secret-pw'))]]),
+    });
+    cleanups.push(() => broker.stop());
+    const lines: string[] = [];
+    const logger = loggerFromEnv({ QUORATE_LOG: 'trace' }, (l) => lines.push(l))!;
+    const conn = await connect({ urls: `amqp://u:secret-pw@127.0.0.1:${broker.port}`, logger });
+    cleanups.push(() => conn.close());
+    const sender = await conn.openSender('traced');
+    await sender.send({ body: 'hello' });
+    await conn.close();
+    const frames = lines.filter((l) => /^quorate trace (->|<-) /.test(l));
+    const seen = new Set(frames.map((l) => l.split(' ').slice(2, 4).join(' ')));
+    expect([...seen].sort()).toEqual(
+      [
+        '-> attach',
+        '-> begin',
+        '-> close',
+        '-> open',
+        '-> transfer',
+        '<- attach',
+        '<- begin',
+        '<- close',
+        '<- disposition',
+        '<- flow',
+        '<- open',
+      ].sort(),
+    );
+    const transfer = frames.find((l) => l.startsWith('quorate trace -> transfer '));
+    expect(transfer).toMatch(/"payloadBytes":\d+/);
+    expect(frames.some((l) => l.startsWith('quorate trace <- disposition '))).toBe(true);
+    expect(lines.join('')).not.toContain('secret-pw');
+    // one line per frame
+    for (const l of lines) expect(l.indexOf('\n')).toBe(l.length - 1);
+  });
+
+  it('a logger whose trace level is off (pino at info) is never asked per frame', async () => {
+    const broker = await startBroker({ port: 0 });
+    cleanups.push(() => broker.stop());
+    let traced = 0;
+    const logger = { trace: () => void traced++, isLevelEnabled: (l: string) => l !== 'trace' };
+    const conn = await connect({ urls: `amqp://127.0.0.1:${broker.port}`, logger });
+    cleanups.push(() => conn.close());
+    await (await conn.openSender('untraced')).send({ body: 1 });
+    await conn.close();
+    expect(traced).toBe(0);
   });
 
   it('with QUORATE_LOG=info and no logger, every failed attempt is on stderr with its cause', async () => {
@@ -220,7 +279,7 @@ describe('QUORATE_LOG', () => {
     writeFileSync(
       script,
       `import { connect } from ${JSON.stringify(index)};
-await connect({ urls: 'amqp://127.0.0.1:${port}', reconnect: { maxAttempts: 3, initialDelayMs: 10 } })
+await connect({ urls: 'amqp://127.0.0.1:${port}', waitOnFirstConnect: true, reconnect: { maxAttempts: 3, initialDelayMs: 10 } })
   .catch((e) => process.stdout.write(e.condition));\n`,
     );
     const child = spawn(process.execPath, ['--import', 'tsx', script], {

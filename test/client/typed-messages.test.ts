@@ -11,6 +11,7 @@ import {
   connect,
   type Delivery,
   type Message,
+  type ReceivedMessage,
   type Receiver,
   type Sender,
 } from '../../src/index.js';
@@ -65,15 +66,29 @@ describe('typed messages', () => {
     expectTypeOf(receiver).toEqualTypeOf<Receiver<Order>>();
     const d = await receiver.receive({ timeoutMs: 10_000 });
     expectTypeOf(d).toEqualTypeOf<Delivery<Order>>();
-    expectTypeOf(d.message).toEqualTypeOf<Message<Order>>();
-    expectTypeOf(d.message.body).toEqualTypeOf<Order | undefined>();
+    expectTypeOf(d.message).toEqualTypeOf<ReceivedMessage<Order>>();
+    expectTypeOf(d.message.body).toEqualTypeOf<Order>();
     expect(d.message.body).toEqual(order);
-    expect(d.message.body?.items[0]?.qty).toBe(2); // no cast needed
+    expect(d.message.body.total).toBe(42); // under strict: no '?.', no cast (TS18048 before)
+    expect(d.message.body.items[0]?.qty).toBe(2);
     await d.accept();
     const d2 = await receiver.receive({ timeoutMs: 10_000 });
     expect(d2.message.body).toEqual({ number: 7, lines: ['x'] });
     await d2.accept();
     await receiver.close();
+  });
+
+  it('a message without a body section: body undefined, typed by openReceiver<T | undefined>', async () => {
+    const plain = await conn.openSender('typed-bodiless');
+    await plain.send({ subject: 'no body' });
+    const receiver = await conn.openReceiver<Order | undefined>('typed-bodiless');
+    const d = await receiver.receive({ timeoutMs: 10_000 });
+    expectTypeOf(d.message.body).toEqualTypeOf<Order | undefined>();
+    expect(d.message.subject).toBe('no body');
+    expect(d.message.body).toBeUndefined();
+    await d.accept();
+    await receiver.close();
+    await plain.close();
   });
 
   it('the type says what a typed send takes', () => {

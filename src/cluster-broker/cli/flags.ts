@@ -62,10 +62,43 @@ export function integerFlag(
 }
 
 /**
+ * One line for a command-line mistake, as Unix tools print it: what is wrong, without the AMQP
+ * condition prefix our errors carry, and with node's parseArgs wording turned into ours.
+ */
+export function usageProblem(err: unknown): string {
+  const e = err as { code?: unknown; description?: unknown; message?: unknown; cause?: unknown };
+  const cause = e.cause as { code?: unknown } | undefined;
+  if (typeof cause?.code === 'string' && cause.code.startsWith('ERR_PARSE_ARGS')) return usageProblem(cause);
+  const text = typeof e.description === 'string' ? e.description : String(e.message ?? err);
+  // node's parseArgs errors say what is wrong at length and in its own terms: keep the flag name.
+  const flag = /'(-{1,2}[\w-]+)/.exec(text)?.[1];
+  switch (e.code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return `unknown flag ${flag ?? text}`;
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      return `unexpected argument ${/'([^']*)'/.exec(text)?.[1] ?? text}: every value follows its --flag`;
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      if (/ambiguous/.test(text) && flag !== undefined)
+        return `${flag} needs a value; a value starting with '-' is written ${flag}=VALUE`;
+      if (/argument missing/.test(text) && flag !== undefined) return `${flag} needs a value`;
+      if (flag !== undefined) return `${flag} takes no value`;
+      return text;
+  }
+  return text.split('\n')[0] ?? text;
+}
+
+/** Writes a command-line mistake: one line naming the command, then where the rest is; exit 2. */
+export function reportUsageProblem(command: string, err: unknown, stderr: { write(s: string): unknown }): 2 {
+  stderr.write(`${command}: ${usageProblem(err)}\nsee '${command} --help'\n`);
+  return 2;
+}
+
+/**
  * The parsed flags of a command, or its exit code when there is nothing to run: 2 after a bad
- * flag (the message and the usage on stderr), 0 after --help (the usage on stdout).
+ * flag (one line on stderr, see reportUsageProblem), 0 after --help (the usage on stdout).
  */
 export function flagsOrExit<A extends { help: boolean }>(
+  command: string,
   argv: readonly string[],
   parse: (argv: readonly string[]) => A,
   usage: string,
@@ -75,8 +108,7 @@ export function flagsOrExit<A extends { help: boolean }>(
   try {
     args = parse(argv);
   } catch (err) {
-    io.stderr.write(`${(err as Error).message}\n${usage}`);
-    return 2;
+    return reportUsageProblem(command, err, io.stderr);
   }
   if (!args.help) return args;
   io.stdout.write(usage);

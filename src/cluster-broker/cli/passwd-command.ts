@@ -9,7 +9,9 @@ import { chmod, readFile, rename, writeFile } from 'node:fs/promises';
 import { hashPassword } from '../server/password-hash.js';
 import { badUserName, withUserLine } from '../server/users.js';
 import { FILE_MODE } from '../store/file-modes.js';
+import { reportUsageProblem } from './flags.js';
 import type { CliInput, CliIo } from './io.js';
+import { explainSystemError } from './system-errors.js';
 
 export const PASSWD_USAGE = `Usage: quorate-broker passwd FILE USER
 
@@ -67,8 +69,12 @@ export async function runPasswdCommand(argv: readonly string[], io: CliIo): Prom
     return 0;
   }
   if (argv.length !== 2 || argv.some((a) => a.startsWith('-'))) {
-    io.stderr.write(PASSWD_USAGE);
-    return 2;
+    const problem = argv.find((a) => a.startsWith('-'));
+    return reportUsageProblem(
+      'quorate-broker passwd',
+      new Error(problem !== undefined ? `unknown flag ${problem}` : 'give a users FILE and a USER name'),
+      io.stderr,
+    );
   }
   const [file, user] = argv as [string, string];
   const bad = badUserName(user);
@@ -102,7 +108,7 @@ export async function runPasswdCommand(argv: readonly string[], io: CliIo): Prom
     text = await readFile(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
-      io.stderr.write(`cannot read ${file}: ${(err as Error).message}\n`);
+      io.stderr.write(`cannot read ${file}: ${explainSystemError(err)}\n`);
       return 1;
     }
   }
@@ -113,7 +119,7 @@ export async function runPasswdCommand(argv: readonly string[], io: CliIo): Prom
     await chmod(tmp, FILE_MODE);
     await rename(tmp, file);
   } catch (err) {
-    io.stderr.write(`cannot write ${file}: ${(err as Error).message}\n`);
+    io.stderr.write(`cannot write ${file}: ${explainSystemError(err)}\n`);
     return 1;
   }
   io.stderr.write(`${user} set in ${file}\n`);

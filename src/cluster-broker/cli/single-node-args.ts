@@ -3,7 +3,7 @@ import { AmqpError } from '../../errors.js';
 import { type LogLevel, parseLogLevel } from './cli-logger.js';
 import { flagTable, integerFlag, parseFlags } from './flags.js';
 
-export const SINGLE_NODE_USAGE = `Usage: quorate-broker [--port 5672] [--host 127.0.0.1] --data-dir DIR [options]
+export const SINGLE_NODE_USAGE = `Usage: quorate-broker [--port 5672] [--host 127.0.0.1] [--data-dir DIR] [options]
        quorate-broker cluster --help      (a supervised local cluster)
        quorate-broker node --help         (one member of a cluster)
        quorate-broker status URL...       (a member's overview as a table; --help)
@@ -76,7 +76,8 @@ and stops cleanly on SIGTERM/SIGINT (connections closed, store flushed).
   --repair                 the store is damaged beyond a torn tail (the broker refused to start):
                            move the damaged files to DATA_DIR/quarantine/<time>/, start from the
                            intact part of the log and log how many records were dropped
-  --log-level L            debug|info|warn|error: what goes to stderr (default warn)
+  --log-level L            trace|debug|info|warn|error: what goes to stderr (default warn;
+                           trace adds every AMQP frame in and out)
   -h, --help
 `;
 

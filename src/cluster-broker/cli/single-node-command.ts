@@ -8,6 +8,7 @@ import { createCliLogger } from './cli-logger.js';
 import { flagsOrExit } from './flags.js';
 import type { CliIo } from './io.js';
 import { parseSingleNodeArgs, SINGLE_NODE_USAGE, type SingleNodeArgs } from './single-node-args.js';
+import { explainSystemError } from './system-errors.js';
 
 export async function brokerOptionsFromArgs(a: SingleNodeArgs): Promise<StartBrokerOptions> {
   const queueDefaults: QueueOptions = {};
@@ -67,7 +68,7 @@ See "Running in production" (docs/production.md).
 }
 
 export async function runSingleNodeCommand(argv: readonly string[], io: CliIo): Promise<number> {
-  const args = flagsOrExit(argv, parseSingleNodeArgs, SINGLE_NODE_USAGE, io);
+  const args = flagsOrExit('quorate-broker', argv, parseSingleNodeArgs, SINGLE_NODE_USAGE, io);
   if (typeof args === 'number') return args;
   const logger = createCliLogger(args.logLevel, io.stderr);
   if (!args.anonymous && args.usersFile === undefined) {
@@ -98,7 +99,7 @@ export async function runSingleNodeCommand(argv: readonly string[], io: CliIo): 
     };
     handle = await startBroker(options);
   } catch (err) {
-    io.stderr.write(`cannot start the broker: ${(err as Error).message}\n`);
+    io.stderr.write(`cannot start the broker: ${explainSystemError(err)}\n`);
     if (err instanceof StoreCorruptionError) io.stderr.write(damagedStoreAdvice(args.dataDir ?? ''));
     return 1;
   }

@@ -10,10 +10,11 @@
  */
 import { fstatSync } from 'node:fs';
 import { createCliLogger } from '../cli/cli-logger.js';
-import { flagTable, integerFlag, parseFlags } from '../cli/flags.js';
+import { flagTable, integerFlag, parseFlags, reportUsageProblem } from '../cli/flags.js';
 import type { CliIo } from '../cli/io.js';
 import { parseSingleNodeArgs } from '../cli/single-node-args.js';
 import { brokerOptionsFromArgs } from '../cli/single-node-command.js';
+import { explainSystemError } from '../cli/system-errors.js';
 import { isLoopbackHost, loadClusterSecret } from '../replication/cluster-secret.js';
 import { type ClusterTlsOptions, loadClusterTls } from '../replication/cluster-tls.js';
 import type { PeerAddress } from '../replication/tcp-transport.js';
@@ -56,7 +57,8 @@ goes away (stdin pipe closed, or parent changed).
   --snapshot-every N       compact the log every N entries (default 10000)
   --update-peers           record --peers' addresses over the ones this data dir recorded on
                            first start (same member ids only: a member moved on purpose)
-  --log-level L            debug|info|warn|error: what goes to stderr (default warn)
+  --log-level L            trace|debug|info|warn|error: what goes to stderr (default warn;
+                           trace adds every AMQP frame in and out)
 
 Refused with exit code 2 (nothing started): a member id or address twice in --peers, this
 member missing from it, a --cluster-port other than its own --peers entry's port, and a --peers
@@ -246,8 +248,7 @@ export async function runNodeCommand(argv: readonly string[], io: CliIo): Promis
     peers = parsePeerList(args.peers);
     checkOwnEntry(args.id, peers, args.clusterPort);
   } catch (err) {
-    io.stderr.write(`${(err as Error).message}\n${NODE_USAGE}`);
-    return 2;
+    return reportUsageProblem('quorate-broker node', err, io.stderr);
   }
   const dataDir = serverArgs.dataDir;
   // Every cluster port needs a secret: on loopback too, any local process could otherwise join
@@ -260,7 +261,7 @@ export async function runNodeCommand(argv: readonly string[], io: CliIo): Promis
     else checkNoSecretAllowed(args, peers);
     if (args.clusterTls) clusterTls = await loadClusterTls(args.clusterTls);
   } catch (err) {
-    io.stderr.write(`${(err as Error).message}\n`);
+    io.stderr.write(`${explainSystemError(err)}\n`);
     return 2;
   }
   let member: MemberHandle;
@@ -292,7 +293,7 @@ export async function runNodeCommand(argv: readonly string[], io: CliIo): Promis
       onFatal: (err) => fatal?.(err),
     });
   } catch (err) {
-    io.stderr.write(`cannot start the member: ${(err as Error).message}\n`);
+    io.stderr.write(`cannot start the member: ${explainSystemError(err)}\n`);
     // a configuration that cannot be right: restarting it would fail the same way
     return err instanceof MemberConfigError ? 2 : 1;
   }

@@ -4,6 +4,7 @@
  * asked too (`--no-follow`: only the URLs given), so one URL shows the whole cluster.
  */
 import { parseArgs } from 'node:util';
+import { reportUsageProblem } from '../cli/flags.js';
 import type { CliIo } from '../cli/io.js';
 import { MonitoringError } from './errors.js';
 import type { Overview } from './types.js';
@@ -223,8 +224,7 @@ export async function runStatusCommand(argv: readonly string[], io: CliIo): Prom
       }
     }
   } catch (err) {
-    io.stderr.write(`${(err as Error).message}\n${STATUS_USAGE}`);
-    return 2;
+    return reportUsageProblem('quorate-broker status', err, io.stderr);
   }
   const authorization = authorizationFor(
     urls,

@@ -69,7 +69,7 @@ already taken, a member that keeps failing), 2 on bad flags.
                         a failure is an exit other than by SIGKILL/SIGTERM/SIGINT, or no ready
                         line within 60 s
   --failure-window S    that window in seconds (default 60)
-  --log-level L         debug|info|warn|error: what the cluster and its members write to
+  --log-level L         trace|debug|info|warn|error: what the cluster and its members write to
                         stderr (default warn)
   --cluster-secret-file FILE
                         the secret members prove to each other (default: DIR/cluster-secret,

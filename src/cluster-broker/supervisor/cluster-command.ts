@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createCliLogger, DEFAULT_LOG_LEVEL } from '../cli/cli-logger.js';
 import { flagsOrExit } from '../cli/flags.js';
+import { explainSystemError } from '../cli/system-errors.js';
 import { formatPeers } from '../netproxy/index.js';
 import { ensureClusterSecret } from '../replication/cluster-secret.js';
 import { CLUSTER_USAGE, parseClusterArgs } from './cluster-args.js';
@@ -62,7 +63,7 @@ function memberLine(event: string, m: MemberInfo): string {
  * Resolves with the exit code: 0 after a clean stop, 1 if the cluster could not start, 2 on bad flags.
  */
 export async function runClusterCommand(argv: readonly string[], io: ClusterCommandIo): Promise<number> {
-  const args = flagsOrExit(argv, parseClusterArgs, CLUSTER_USAGE, io);
+  const args = flagsOrExit('quorate-broker cluster', argv, parseClusterArgs, CLUSTER_USAGE, io);
   if (typeof args === 'number') return args;
 
   const logger = io.logger ?? createCliLogger(args.logLevel ?? DEFAULT_LOG_LEVEL, io.stderr);
@@ -173,7 +174,7 @@ export async function runClusterCommand(argv: readonly string[], io: ClusterComm
       );
       await stopRequested;
     } else if (outcome !== 'stop') {
-      const message = outcome instanceof Error ? outcome.message : String(outcome);
+      const message = explainSystemError(outcome);
       io.stderr.write(`cluster did not start: ${message}\n`);
       code = 1;
     }
