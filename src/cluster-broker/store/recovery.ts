@@ -46,6 +46,8 @@ export interface RecoveredLog {
   recoveredEvents: number;
   truncatedBytes: number;
   segmentsDeleted: number;
+  /** Record bytes of the segments kept (the log since the snapshot, about: what compaction weighs). */
+  logBytes: number;
   /** The last segment, when appends continue in it (its records end exactly at `index`). */
   appendTo: { name: string; start: number; bytes: number } | undefined;
   repair: RepairReport | undefined;
@@ -203,6 +205,7 @@ export async function recoverLog(
   let recoveredEvents = 0;
   let truncatedBytes = 0;
   let segmentsDeleted = 0;
+  let logBytes = 0;
   /** The last segment still in place and where its records end (appends continue there if at `index`). */
   let kept: KeptSegment | undefined;
 
@@ -265,6 +268,7 @@ export async function recoverLog(
       break;
     }
     const validBytes = validEnd - SEGMENT_HEADER_BYTES;
+    logBytes += validBytes;
     if (damage !== undefined) {
       const offset = validEnd;
       if (damage.kind === 'torn' && last) {
@@ -309,6 +313,7 @@ export async function recoverLog(
     recoveredEvents,
     truncatedBytes,
     segmentsDeleted,
+    logBytes,
     appendTo,
     repair: report,
   };
