@@ -66,7 +66,10 @@ export class ChunkedReader implements ByteSource {
     const held = this.peek(pos, length);
     if (held !== undefined) return held;
     this.window = new Uint8Array(0); // let the old window go before the next one is allocated
-    this.window = await this.file.read(pos, Math.max(end - pos, this.chunkBytes));
+    // a record longer than a chunk comes with a chunk more: the next record's header and most
+    // records after it are then at hand without another read
+    const want = end - pos > this.chunkBytes ? end - pos + this.chunkBytes : this.chunkBytes;
+    this.window = await this.file.read(pos, want);
     this.windowStart = pos;
     return this.window.subarray(0, Math.max(0, end - pos));
   }
