@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { encodeEvent } from '../../src/cluster-broker/core/event-codec.js';
 import type { BrokerEvent } from '../../src/cluster-broker/core/events.js';
+import { BufferSource } from '../../src/cluster-broker/store/chunked-reader.js';
 import { classifyTail, countRecords } from '../../src/cluster-broker/store/damage.js';
 import { openStore, type StoreOptions } from '../../src/cluster-broker/store/event-store.js';
 import { frameRecord } from '../../src/cluster-broker/store/record-format.js';
@@ -53,33 +54,45 @@ describe('classifyTail', () => {
   const { buf, offsets } = segment(1, [declare(1), declare(2), declare(3)]);
   const last = offsets[2]!;
 
-  it('a partial header, a record cut short, or zeros to the end: torn', () => {
-    expect(classifyTail(buf.subarray(0, last + 5), last).kind).toBe('torn');
-    expect(classifyTail(buf.subarray(0, buf.length - 1), last).kind).toBe('torn');
+  it('a partial header, a record cut short, or zeros to the end: torn', async () => {
+    expect((await classifyTail(new BufferSource(buf.subarray(0, last + 5)), last)).kind).toBe('torn');
+    expect((await classifyTail(new BufferSource(buf.subarray(0, buf.length - 1)), last)).kind).toBe('torn');
     const zeros = new Uint8Array(buf.length + 4096);
     zeros.set(buf.subarray(0, last));
-    expect(classifyTail(zeros, last)).toMatchObject({ kind: 'torn', reason: expect.stringMatching(/zero/) });
+    expect(await classifyTail(new BufferSource(zeros), last)).toMatchObject({
+      kind: 'torn',
+      reason: expect.stringMatching(/zero/),
+    });
   });
 
-  it('a bad record followed by a valid one, a whole record with a bad checksum, an impossible length: corruption', () => {
+  it('a bad record followed by a valid one, a whole record with a bad checksum, an impossible length: corruption', async () => {
     const flipped = Uint8Array.from(buf);
     flipped[offsets[1]! + 9]! ^= 1;
-    expect(classifyTail(flipped, offsets[1]!)).toMatchObject({ kind: 'corrupt', validAfter: 1 });
+    expect(await classifyTail(new BufferSource(flipped), offsets[1]!)).toMatchObject({
+      kind: 'corrupt',
+      validAfter: 1,
+    });
     const lastFlipped = Uint8Array.from(buf);
     lastFlipped[buf.length - 1]! ^= 1;
-    expect(classifyTail(lastFlipped, last)).toMatchObject({ kind: 'corrupt', validAfter: 0 });
+    expect(await classifyTail(new BufferSource(lastFlipped), last)).toMatchObject({
+      kind: 'corrupt',
+      validAfter: 0,
+    });
     const garbage = Uint8Array.from(buf);
     garbage.fill(0xff, last, last + 4);
-    expect(classifyTail(garbage, last)).toMatchObject({
+    expect(await classifyTail(new BufferSource(garbage), last)).toMatchObject({
       kind: 'corrupt',
       reason: expect.stringMatching(/impossible/),
     });
   });
 
-  it('countRecords counts the valid records around damaged stretches', () => {
+  it('countRecords counts the valid records around damaged stretches', async () => {
     const damaged = Uint8Array.from(buf);
     damaged.fill(0xab, offsets[1]! + 2, offsets[1]! + 6);
-    expect(countRecords(damaged.subarray(SEGMENT_HEADER_BYTES))).toEqual({ valid: 2, damaged: 1 });
+    expect(await countRecords(new BufferSource(damaged), SEGMENT_HEADER_BYTES)).toEqual({
+      valid: 2,
+      damaged: 1,
+    });
   });
 });
 

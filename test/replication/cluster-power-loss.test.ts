@@ -32,6 +32,7 @@ function slowSyncs(fs: PowerLossFs): DurableFs {
     openAppend: (p) => fs.openAppend(p).then(slow),
     create: (p) => fs.create(p).then(slow),
     readFile: (p) => fs.readFile(p),
+    openRead: (p) => fs.openRead(p),
     readdir: (d) => fs.readdir(d),
     rename: (a, b) => fs.rename(a, b),
     remove: (p) => fs.remove(p),

@@ -6,9 +6,13 @@
  * - with `tear`, each file that was only appended to since its last sync also keeps every
  *   unsynced write but the last, and a prefix of that last one (a torn write).
  * Directories made by mkdir are taken as durable at once (the store makes them before any data).
+ *
+ * A file may also be placed whole (`placeRepeated`) as runs of one repeated unit, so a test can
+ * hold a store file past 2 GiB without that much memory: `readFile` of a file past 2 GiB then
+ * fails as node's does, and `openRead` serves it in pieces, as a real disk would.
  */
 import { dirname } from 'node:path';
-import type { DurableFile, DurableFs } from '../../src/cluster-broker/store/durable-fs.js';
+import type { DurableFile, DurableFs, ReadableFile } from '../../src/cluster-broker/store/durable-fs.js';
 
 export class PowerLostError extends Error {
   constructor(readonly op: string) {
@@ -16,15 +20,111 @@ export class PowerLostError extends Error {
   }
 }
 
+/** `unit` repeated `times` times. */
+export interface RepeatedRun {
+  readonly unit: Uint8Array;
+  readonly times: number;
+}
+
+/** What node's readFile refuses (fs.readFile: 'File size (N) is greater than 2 GiB'). */
+const READ_FILE_MAX = 2 ** 31 - 1;
+
+/**
+ * A file's bytes: runs of a repeated unit (files placed past 2 GiB) then plain bytes. Runs are
+ * never written in place: a write appends to `tail`, a cut into the runs drops the tail.
+ */
+class FileBytes {
+  constructor(
+    readonly runs: readonly RepeatedRun[] = [],
+    readonly tail: Uint8Array = new Uint8Array(0),
+  ) {}
+
+  get runBytes(): number {
+    let n = 0;
+    for (const r of this.runs) n += r.unit.length * r.times;
+    return n;
+  }
+
+  get length(): number {
+    return this.runBytes + this.tail.length;
+  }
+
+  append(data: Uint8Array): FileBytes {
+    const grown = new Uint8Array(this.tail.length + data.length);
+    grown.set(this.tail, 0);
+    grown.set(data, this.tail.length);
+    return new FileBytes(this.runs, grown);
+  }
+
+  /** The first `length` bytes (zero bytes added past the end, as truncate does). */
+  cut(length: number): FileBytes {
+    const inRuns = this.runBytes;
+    if (length >= inRuns) {
+      const tail = new Uint8Array(length - inRuns);
+      tail.set(this.tail.subarray(0, Math.min(tail.length, this.tail.length)));
+      return new FileBytes(this.runs, tail);
+    }
+    const runs: RepeatedRun[] = [];
+    let left = length;
+    let tail = new Uint8Array(0);
+    for (const r of this.runs) {
+      if (left <= 0) break;
+      const whole = Math.min(r.times, Math.floor(left / r.unit.length));
+      if (whole > 0) runs.push({ unit: r.unit, times: whole });
+      left -= whole * r.unit.length;
+      if (whole < r.times && left > 0) {
+        tail = r.unit.slice(0, left);
+        left = 0;
+      }
+    }
+    return new FileBytes(runs, tail);
+  }
+
+  /** A copy of `length` bytes from `pos` (clamped to the end). */
+  read(pos: number, length: number): Uint8Array {
+    const end = Math.min(pos + length, this.length);
+    const out = new Uint8Array(Math.max(0, end - pos));
+    let at = 0; // file offset of the current run's start
+    for (const r of this.runs) {
+      const runEnd = at + r.unit.length * r.times;
+      for (let p = Math.max(pos, at); p < Math.min(end, runEnd); ) {
+        const inUnit = (p - at) % r.unit.length;
+        const n = Math.min(r.unit.length - inUnit, end - p);
+        out.set(r.unit.subarray(inUnit, inUnit + n), p - pos);
+        p += n;
+      }
+      at = runEnd;
+    }
+    if (end > at) out.set(this.tail.subarray(Math.max(0, pos - at), end - at), Math.max(0, at - pos));
+    return out;
+  }
+
+  /** The whole file in one buffer, as node's readFile (which refuses a file past 2 GiB). */
+  whole(path: string): Uint8Array {
+    if (this.length > READ_FILE_MAX) {
+      const err: NodeJS.ErrnoException = new RangeError(
+        `File size (${this.length}) is greater than 2 GiB (${path})`,
+      );
+      err.code = 'ERR_FS_FILE_TOO_LARGE';
+      throw err;
+    }
+    return this.runs.length === 0 ? this.tail.slice() : this.read(0, this.length);
+  }
+
+  copy(): FileBytes {
+    return new FileBytes(this.runs, this.tail.slice());
+  }
+}
+
 interface Inode {
-  data: Uint8Array;
-  durable: Uint8Array;
+  data: FileBytes;
+  durable: FileBytes;
   /** Lengths of the writes since the last sync, or undefined once a truncate broke the append-only run. */
   unsyncedWrites: number[] | undefined;
 }
 
 function newInode(): Inode {
-  return { data: new Uint8Array(0), durable: new Uint8Array(0), unsyncedWrites: [] };
+  return { data: new FileBytes(), durable: new FileBytes(), unsyncedWrites: [] };
 }
 
 function enoent(path: string): NodeJS.ErrnoException {
@@ -74,9 +174,9 @@ export class PowerLossFs implements DurableFs {
         if (tear && writes && writes.length > 0) {
           const last = writes[writes.length - 1]!;
           const before = inode.data.length - last;
-          data = inode.data.slice(0, before + Math.min(last, Math.max(0, tear(last))));
+          data = inode.data.cut(before + Math.min(last, Math.max(0, tear(last))));
         }
-        copy = { data: data.slice(), durable: data.slice(), unsyncedWrites: [] };
+        copy = { data: data.copy(), durable: data.copy(), unsyncedWrites: [] };
         copies.set(inode, copy);
       }
       next.live.set(path, copy);
@@ -91,10 +191,29 @@ export class PowerLossFs implements DurableFs {
    */
   flipByte(path: string, offset: number, mask: number): boolean {
     const inode = this.live.get(path);
-    if (!inode || offset < 0 || offset >= inode.data.length) return false;
-    inode.data[offset]! ^= mask;
-    if (offset < inode.durable.length) inode.durable[offset]! ^= mask;
+    // bytes in repeated runs are shared between files: only plain bytes are flipped
+    if (!inode || offset < inode.data.runBytes || offset >= inode.data.length) return false;
+    inode.data.tail[offset - inode.data.runBytes]! ^= mask;
+    if (offset >= inode.durable.runBytes && offset < inode.durable.length)
+      inode.durable.tail[offset - inode.durable.runBytes]! ^= mask;
     return true;
+  }
+
+  /**
+   * Places a durable file at `path` (its directory made by mkdir) holding `runs` then `tail`, as
+   * if written and synced: a store file of any size (past 2 GiB) in little memory.
+   */
+  placeRepeated(path: string, runs: readonly RepeatedRun[], tail: Uint8Array = new Uint8Array(0)): void {
+    this.checkDir(path);
+    const bytes = new FileBytes(runs, tail.slice());
+    const inode: Inode = { data: bytes, durable: bytes.copy(), unsyncedWrites: [] };
+    this.live.set(path, inode);
+    this.durableEntries.set(path, inode);
+  }
+
+  /** A file's size (no operation counted), or undefined when it is missing. */
+  sizeOf(path: string): number | undefined {
+    return this.live.get(path)?.data.length;
   }
 
   private step(op: string, path: string): void {
@@ -121,17 +240,14 @@ export class PowerLossFs implements DurableFs {
     const sync = async (op: string) => {
       this.step(op, path);
       if (closed) throw new Error(`${op} on a closed file`);
-      inode.durable = inode.data.slice();
+      inode.durable = inode.data.copy();
       inode.unsyncedWrites = [];
     };
     return {
       write: async (data) => {
         this.step('write', path);
         if (closed) throw new Error('write on a closed file');
-        const grown = new Uint8Array(inode.data.length + data.length);
-        grown.set(inode.data, 0);
-        grown.set(data, inode.data.length);
-        inode.data = grown;
+        inode.data = inode.data.append(data);
         inode.unsyncedWrites?.push(data.length);
       },
       datasync: () => sync('datasync'),
@@ -164,7 +280,7 @@ export class PowerLossFs implements DurableFs {
     this.checkDir(path);
     let inode = this.live.get(path);
     if (inode) {
-      inode.data = new Uint8Array(0);
+      inode.data = new FileBytes();
       inode.unsyncedWrites = undefined;
     } else {
       inode = newInode();
@@ -175,7 +291,21 @@ export class PowerLossFs implements DurableFs {
 
   async readFile(path: string): Promise<Uint8Array> {
     this.step('readFile', path);
-    return this.inode(path).data.slice();
+    return this.inode(path).data.whole(path);
+  }
+
+  async openRead(path: string): Promise<ReadableFile> {
+    this.step('openRead', path);
+    // what was open keeps its content (as an open descriptor does, whatever happens to the name)
+    const bytes = this.inode(path).data;
+    return {
+      size: bytes.length,
+      read: async (position, length) => {
+        if (this.dead) throw new PowerLostError(`read ${path} (after the power loss)`);
+        return bytes.read(position, length);
+      },
+      close: async () => {},
+    };
   }
 
   async readdir(dir: string): Promise<string[]> {
@@ -203,9 +333,7 @@ export class PowerLossFs implements DurableFs {
   async truncate(path: string, length: number): Promise<void> {
     this.step('truncate', path);
     const inode = this.inode(path);
-    const cut = new Uint8Array(length);
-    cut.set(inode.data.subarray(0, Math.min(length, inode.data.length)));
-    inode.data = cut;
+    inode.data = inode.data.cut(length);
     inode.unsyncedWrites = undefined;
   }
 
@@ -214,13 +342,13 @@ export class PowerLossFs implements DurableFs {
     const source = this.inode(from);
     this.checkDir(to);
     // a copy's bytes are not durable until synced, like any write
-    this.live.set(to, { data: source.data.slice(), durable: new Uint8Array(0), unsyncedWrites: undefined });
+    this.live.set(to, { data: source.data.copy(), durable: new FileBytes(), unsyncedWrites: undefined });
   }
 
   async syncFile(path: string): Promise<void> {
     this.step('syncFile', path);
     const inode = this.inode(path);
-    inode.durable = inode.data.slice();
+    inode.durable = inode.data.copy();
     inode.unsyncedWrites = [];
   }
 

@@ -14,6 +14,7 @@ import {
   type EventStore,
   type LatencyHistogram,
   openStore,
+  RecordTooLargeError,
   type StoreOptions,
   type StoreStats,
 } from '../store/index.js';
@@ -112,6 +113,9 @@ export class LocalBackend extends EventEmitter<BrokerBackendEvents> implements B
     try {
       committed = this.committer.commit(event);
     } catch (err) {
+      // one event too large for a record: refused before anything was applied or written, the
+      // store goes on (only its publisher is told)
+      if (err instanceof RecordTooLargeError) return Promise.reject(err);
       // commit throws before applying (store failed/closed): the event surely did not commit
       this.failed = err instanceof Error ? err : new Error(String(err));
       return Promise.reject(new BackendClosedError('the event store refused the event', { cause: err }));

@@ -4,6 +4,7 @@ import type { Fields } from '../../codec/index.js';
 import type { Logger } from '../../common/logger.js';
 import { CLUSTER_ID_PROPERTY } from '../../wire-extensions.js';
 import type { QueueOptions } from '../core/events.js';
+import { MAX_STORABLE_MESSAGE_SIZE } from '../store/record-limit.js';
 import { AuthThrottle, type AuthThrottleOptions } from './auth-throttle.js';
 import type { BrokerBackend } from './backend.js';
 import { DEFAULT_DYNAMIC_GRACE_MS } from './dynamic-nodes.js';
@@ -77,7 +78,10 @@ export interface BrokerServerOptions {
   maxConnections?: number;
   /** Largest frame we accept (declared in Open). Default 1 MiB. */
   maxFrameSize?: number;
-  /** Largest message we accept from publishers (declared on their links). Default 16 MiB. */
+  /**
+   * Largest message we accept from publishers (declared on their links). Default 16 MiB; at most
+   * MAX_STORABLE_MESSAGE_SIZE (1 GiB less 1 MiB: one message must fit in one store record).
+   */
   maxMessageSize?: number;
   /** Close a connection silent for this long (declared in Open; also bounds a partial frame). Default 60_000 ms. */
   idleTimeoutMs?: number;
@@ -160,6 +164,13 @@ export function resolveServerOptions(o: Omit<BrokerServerOptions, 'backend'>): R
   };
   const maxFrameSize = positive(o.maxFrameSize, DEFAULT_MAX_FRAME_SIZE, 'maxFrameSize');
   if (maxFrameSize < 512) throw new RangeError('maxFrameSize must be at least 512');
+  const maxMessageSize = positive(o.maxMessageSize, DEFAULT_MAX_MESSAGE_SIZE, 'maxMessageSize');
+  // 0 declares no limit on the link (AMQP), which the store could not keep: refused like too large
+  if (maxMessageSize === 0 || maxMessageSize > MAX_STORABLE_MESSAGE_SIZE) {
+    throw new RangeError(
+      `maxMessageSize must be 1..${MAX_STORABLE_MESSAGE_SIZE} (a message must fit in one store record)`,
+    );
+  }
   const queueDefaults: QueueOptions = { maxBytes: DEFAULT_MAX_QUEUE_BYTES, ...o.queueDefaults };
   // 0 = no byte limit (QueueOptions itself has no "unlimited" value other than absence)
   if (queueDefaults.maxBytes === 0) delete queueDefaults.maxBytes;
@@ -199,7 +210,7 @@ export function resolveServerOptions(o: Omit<BrokerServerOptions, 'backend'>): R
     dynamicNodeGraceMs: positive(o.dynamicNodeGraceMs, DEFAULT_DYNAMIC_GRACE_MS, 'dynamicNodeGraceMs'),
     maxConnections: positive(o.maxConnections, 10_000, 'maxConnections'),
     maxFrameSize,
-    maxMessageSize: positive(o.maxMessageSize, DEFAULT_MAX_MESSAGE_SIZE, 'maxMessageSize'),
+    maxMessageSize,
     idleTimeoutMs: positive(o.idleTimeoutMs, DEFAULT_IDLE_TIMEOUT_MS, 'idleTimeoutMs'),
     handshakeTimeoutMs: positive(o.handshakeTimeoutMs, 10_000, 'handshakeTimeoutMs'),
     channelMax: positive(o.channelMax, 255, 'channelMax'),

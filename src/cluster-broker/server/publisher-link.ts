@@ -16,6 +16,7 @@ import { copyWith } from '../../common/copy-with.js';
 import { ACCEPTED, type IncomingDelivery, ownedBytes, type ReceiverLink } from '../../protocol/index.js';
 import type { EnqueueEvent } from '../core/events.js';
 import type { EnqueueResult } from '../core/results.js';
+import { RecordTooLargeError } from '../store/errors.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
 import { RelayTargets } from './relay.js';
 
@@ -119,7 +120,11 @@ export class PublisherLink implements LinkHandler {
       .submit(event)
       .then(
         (result) => this.settle(d, result, event.queue),
-        (err: unknown) => this.host.fail(err),
+        (err: unknown) => {
+          // surely not committed, and about this message alone: refused, the link goes on
+          if (err instanceof RecordTooLargeError) this.refuse(d, err);
+          else this.host.fail(err);
+        },
       )
       .catch((err: unknown) => this.host.internalError(err));
   }
@@ -150,6 +155,15 @@ export class PublisherLink implements LinkHandler {
           : ACCEPTED;
       d.disposition(state);
     }
+    this.topUp();
+    this.host.scheduleFlush();
+  }
+
+  /** Settles `d` rejected with `err`'s condition (an enqueue that surely did not commit). */
+  private refuse(d: IncomingDelivery, err: RecordTooLargeError): void {
+    this.inflight--;
+    if (!d.settled)
+      d.disposition({ type: 'rejected', error: { condition: err.condition, description: err.description } });
     this.topUp();
     this.host.scheduleFlush();
   }

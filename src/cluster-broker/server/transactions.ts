@@ -20,6 +20,7 @@ import { decodeMessage } from '../../codec/message.js';
 import type { AmqpValue } from '../../codec/values.js';
 import type { IncomingDelivery, ReceiverLink } from '../../protocol/index.js';
 import type { EnqueueEvent, SettleEvent, SettleOutcome } from '../core/events.js';
+import { RecordTooLargeError } from '../store/errors.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
 
 /** What a consumer link gives a transaction for one of its settlements. */
@@ -174,21 +175,27 @@ export class CoordinatorLink implements LinkHandler {
       .submit({ type: 'commit', leaderTime: backend.now(), events })
       .then(
         (result) => {
-          if (result.status === 'refused') {
-            for (const s of t.settlements) s.rolledBack();
-            d.disposition({
-              type: 'rejected',
-              error: { condition: 'amqp:transaction:rollback', description: result.description },
-            });
-          } else {
+          if (result.status === 'refused') this.rolledBack(t, d, result.description);
+          else {
             for (const s of t.settlements) s.committed();
             d.disposition({ type: 'accepted' });
           }
           this.host.scheduleFlush();
         },
-        (err: unknown) => this.host.fail(err),
+        (err: unknown) => {
+          // a transaction too large for one store record surely did not commit: rolled back
+          if (err instanceof RecordTooLargeError) {
+            this.rolledBack(t, d, err.description);
+            this.host.scheduleFlush();
+          } else this.host.fail(err);
+        },
       )
       .catch((err: unknown) => this.host.internalError(err));
+  }
+
+  private rolledBack(t: Transaction, d: IncomingDelivery, description: string | undefined): void {
+    for (const s of t.settlements) s.rolledBack();
+    d.disposition({ type: 'rejected', error: { condition: 'amqp:transaction:rollback', description } });
   }
 
   private topUp(): void {

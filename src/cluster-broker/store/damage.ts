@@ -19,8 +19,8 @@
  * One case looks like a torn write and is cut as one: a bit flip in the length field of the very
  * last record that makes it point past the end of the file.
  */
-import { crc32 } from './crc32.js';
-import { MAX_RECORD_BYTES, RECORD_HEADER_BYTES, scanRecords } from './record-format.js';
+import type { ByteSource } from './chunked-reader.js';
+import { MAX_RECORD_BYTES, RECORD_HEADER_BYTES, recordAt, scanRecordStream } from './record-format.js';
 
 export type TailDamage =
   | { kind: 'torn'; reason: string }
@@ -28,42 +28,53 @@ export type TailDamage =
   | { kind: 'corrupt'; reason: string; validAfter: number };
 
 /** Offset of the first valid record starting after `at`, or -1. */
-function nextValidRecord(buf: Uint8Array, at: number): number {
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  for (let q = at + 1; q + RECORD_HEADER_BYTES <= buf.length; q++) {
-    const len = view.getUint32(q, true);
+async function nextValidRecord(src: ByteSource, at: number): Promise<number> {
+  for (let q = at + 1; q + RECORD_HEADER_BYTES <= src.size; q++) {
     // every event encodes to at least one byte: a zero length is never a record we wrote
-    if (len === 0 || len > MAX_RECORD_BYTES || q + RECORD_HEADER_BYTES + len > buf.length) continue;
-    const payload = buf.subarray(q + RECORD_HEADER_BYTES, q + RECORD_HEADER_BYTES + len);
-    if (crc32(payload, crc32(buf.subarray(q, q + 4))) === view.getUint32(q + 4, true)) return q;
+    if ((await recordAt(src, q, 1)) !== undefined) return q;
   }
   return -1;
 }
 
-function zerosFrom(buf: Uint8Array, from: number): boolean {
-  for (let i = from; i < buf.length; i++) if (buf[i] !== 0) return false;
+/** True when every byte from `from` to the end is zero (read a chunk at a time). */
+async function zerosFrom(src: ByteSource, from: number): Promise<boolean> {
+  const step = 1024 * 1024;
+  for (let pos = from; pos < src.size; pos += step) {
+    const chunk = await src.bytes(pos, step);
+    for (let i = 0; i < chunk.length; i++) if (chunk[i] !== 0) return false;
+  }
   return true;
 }
 
-/** Classifies the bytes of `buf` from `at` (where record scanning stopped) to its end. */
-export function classifyTail(buf: Uint8Array, at: number): TailDamage {
-  const next = nextValidRecord(buf, at);
+/** Valid records from `from` on, up to the first that is not. */
+async function countValid(src: ByteSource, from: number): Promise<{ count: number; end: number }> {
+  let count = 0;
+  const end = await scanRecordStream(src, from, () => {
+    count++;
+    return true;
+  });
+  return { count, end };
+}
+
+/** Classifies the bytes of `src` from `at` (where record scanning stopped) to its end. */
+export async function classifyTail(src: ByteSource, at: number): Promise<TailDamage> {
+  const next = await nextValidRecord(src, at);
   if (next >= 0) {
-    const validAfter = scanRecords(buf.subarray(next)).payloads.length;
+    const validAfter = (await countValid(src, next)).count;
     return {
       kind: 'corrupt',
       reason: `a bad record followed by ${validAfter} valid one(s) from byte ${next}: not a torn write`,
       validAfter,
     };
   }
-  const rest = buf.length - at;
+  const rest = src.size - at;
   if (rest < RECORD_HEADER_BYTES) return { kind: 'torn', reason: 'a partial record header' };
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  const len = view.getUint32(at, true);
-  if (len <= MAX_RECORD_BYTES && at + RECORD_HEADER_BYTES + len > buf.length) {
+  const header = await src.bytes(at, RECORD_HEADER_BYTES);
+  const len = new DataView(header.buffer, header.byteOffset, 4).getUint32(0, true);
+  if (len <= MAX_RECORD_BYTES && at + RECORD_HEADER_BYTES + len > src.size) {
     return { kind: 'torn', reason: 'a record cut short' };
   }
-  if (zerosFrom(buf, at)) {
+  if (await zerosFrom(src, at)) {
     return { kind: 'torn', reason: 'zero bytes to the end of the file (never written)' };
   }
   return {
@@ -77,20 +88,21 @@ export function classifyTail(buf: Uint8Array, at: number): TailDamage {
 }
 
 /**
- * What a run of log bytes that is being set aside holds: valid records (found by resynchronising
- * after each damaged stretch) and damaged stretches (each hides at least one record).
+ * What a run of log bytes that is being set aside holds, from `from` to the end of `src`: valid
+ * records (found by resynchronising after each damaged stretch) and damaged stretches (each
+ * hides at least one record).
  */
-export function countRecords(buf: Uint8Array): { valid: number; damaged: number } {
+export async function countRecords(src: ByteSource, from = 0): Promise<{ valid: number; damaged: number }> {
   let valid = 0;
   let damaged = 0;
-  let pos = 0;
-  while (pos < buf.length) {
-    const scan = scanRecords(buf.subarray(pos));
-    valid += scan.payloads.length;
-    pos += scan.validBytes;
-    if (pos >= buf.length) break;
+  let pos = from;
+  while (pos < src.size) {
+    const scan = await countValid(src, pos);
+    valid += scan.count;
+    pos = scan.end;
+    if (pos >= src.size) break;
     damaged++;
-    const next = nextValidRecord(buf, pos);
+    const next = await nextValidRecord(src, pos);
     if (next < 0) break;
     pos = next;
   }

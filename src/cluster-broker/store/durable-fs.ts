@@ -27,6 +27,19 @@ export interface DurableFile {
   close(): Promise<void>;
 }
 
+/**
+ * A file opened for positioned reads. Log segments and snapshots may be past 2 GiB (one
+ * `readFile` of them fails, and one buffer of them would pin that much memory): they are read
+ * through this, in bounded chunks (chunked-reader.ts).
+ */
+export interface ReadableFile {
+  /** The file's size in bytes when it was opened. */
+  readonly size: number;
+  /** `length` bytes from `position` (fewer only past the end of the file), in a buffer of their own. */
+  read(position: number, length: number): Promise<Uint8Array>;
+  close(): Promise<void>;
+}
+
 export interface DurableFs {
   /** mkdir -p. */
   mkdir(dir: string): Promise<void>;
@@ -34,8 +47,13 @@ export interface DurableFs {
   openAppend(path: string): Promise<DurableFile>;
   /** Creates (or empties) a file for writing from its start. */
   create(path: string): Promise<DurableFile>;
-  /** The whole file; rejects with an error whose `code` is 'ENOENT' when it is missing. */
+  /**
+   * The whole file, for small files only (meta.json); rejects with an error whose `code` is
+   * 'ENOENT' when it is missing. Segments, logs and snapshots are read with `openRead`.
+   */
   readFile(path: string): Promise<Uint8Array>;
+  /** Opens for positioned reads; rejects with an error whose `code` is 'ENOENT' when it is missing. */
+  openRead(path: string): Promise<ReadableFile>;
   /** Names in a directory. */
   readdir(dir: string): Promise<string[]>;
   rename(from: string, to: string): Promise<void>;
@@ -65,6 +83,27 @@ class NodeDurableFile implements DurableFile {
   }
 }
 
+class NodeReadableFile implements ReadableFile {
+  constructor(
+    private readonly fh: FileHandle,
+    readonly size: number,
+  ) {}
+  async read(position: number, length: number): Promise<Uint8Array> {
+    const want = Math.max(0, Math.min(length, this.size - position));
+    const out = Buffer.allocUnsafe(want);
+    let got = 0;
+    while (got < want) {
+      const { bytesRead } = await this.fh.read(out, got, want - got, position + got);
+      if (bytesRead === 0) break; // the file shrank since it was opened
+      got += bytesRead;
+    }
+    return got === want ? out : out.subarray(0, got);
+  }
+  close(): Promise<void> {
+    return this.fh.close();
+  }
+}
+
 async function syncPath(path: string, flags: string): Promise<void> {
   const fh = await open(path, flags);
   try {
@@ -86,6 +125,15 @@ export const nodeDurableFs: DurableFs = {
     return new NodeDurableFile(await open(path, 'w', FILE_MODE));
   },
   readFile: (path) => readFile(path),
+  async openRead(path) {
+    const fh = await open(path, 'r');
+    try {
+      return new NodeReadableFile(fh, (await fh.stat()).size);
+    } catch (err) {
+      await fh.close();
+      throw err;
+    }
+  },
   readdir: (dir) => readdir(dir),
   rename: (from, to) => rename(from, to),
   remove: (path) => rm(path, { force: true }),

@@ -20,7 +20,13 @@
  * or set it aside with `repair`, then release every acquisition left in the state (its
  * consumers died with the process).
  *
- * Compaction: when the current segment passes `segmentBytes` and pays for a snapshot of the live
+ * Segments: a new segment is started once the current one holds `maxSegmentBytes` (default
+ * MAX_SEGMENT_BYTES, segments.ts), so a store of any size is a run of bounded files.
+ *
+ * Records: an event whose record would be past the format's limit is refused (RecordTooLargeError,
+ * record-limit.ts) before it is applied or written; the store goes on.
+ *
+ * Compaction: when the log since the last snapshot passes `segmentBytes` and pays for a snapshot of the live
  * message bytes (see rollDue), the state is snapshotted (sync, at the current index, as parts that reference
  * the stored message bytes rather than copy them), a new segment is started, the snapshot is
  * written atomically in the background, and only once it is durable are the older segments
@@ -37,16 +43,22 @@ import { type DurableFile, type DurableFs, nodeDurableFs } from './durable-fs.js
 import { StoreError } from './errors.js';
 import { LatencyHistogram } from './latency-histogram.js';
 import { RECORD_HEADER_BYTES, sealRecord } from './record-format.js';
+import { assertRecordFits, recordBytesAtLeast } from './record-limit.js';
 import { recoverLog, type StoreLogger } from './recovery.js';
 import { segmentHeader } from './segment-header.js';
-import { listSegments, segmentName } from './segments.js';
+import { listSegments, MAX_SEGMENT_BYTES, segmentName } from './segments.js';
 import { removeStaleTemp, writeSnapshotFile } from './snapshot-file.js';
 
 export type { RepairReport, StoreLogger } from './recovery.js';
 
 export interface StoreOptions {
-  /** Start a new segment (and snapshot) once the current one holds this many bytes. Default 64 MiB. */
+  /**
+   * Consider a compaction (snapshot, new segment, older segments deleted) once the log since the
+   * last snapshot holds this many bytes. Default 64 MiB.
+   */
   segmentBytes?: number;
+  /** Start a new segment once the current one holds this many bytes. Default MAX_SEGMENT_BYTES (256 MiB). */
+  maxSegmentBytes?: number;
   /** Leader time for the events the store itself proposes (the release-all on open). Default Date.now. */
   clock?: () => number;
   /** Where a cut torn tail (warn), damage and a repair (error/warn) are reported. */
@@ -154,7 +166,10 @@ class FileEventStore implements EventStore {
   private index: number;
   private writtenIndex: number;
   private segmentStart: number;
+  /** Bytes in the current segment (after its header). */
   private segmentBytes: number;
+  /** Bytes of log written since the last snapshot (over every segment since). */
+  private logBytes: number;
   private pending: Batch | undefined;
   /** The first size of the next batch's buffer (the last one's size). */
   private nextBatchBytes = MIN_BATCH_BYTES;
@@ -171,19 +186,28 @@ class FileEventStore implements EventStore {
     readonly dir: string,
     readonly state: BrokerState,
     private fh: DurableFile,
-    tail: { index: number; segmentStart: number; segmentBytes: number; counters: StoreStats },
+    tail: {
+      index: number;
+      segmentStart: number;
+      segmentBytes: number;
+      logBytes: number;
+      counters: StoreStats;
+    },
     private readonly opts: StoreOptions,
   ) {
     this.index = tail.index;
     this.writtenIndex = tail.index;
     this.segmentStart = tail.segmentStart;
     this.segmentBytes = tail.segmentBytes;
+    this.logBytes = tail.logBytes;
     this.counters = tail.counters;
   }
 
   commit<E extends BrokerEvent>(event: E): Committed<ResultOf<E>> {
     if (this.failure) throw this.failure;
     if (this.closed) throw new StoreError('the event store is closed');
+    // before any buffer of its size is asked for: its message bodies alone may be too many bytes
+    assertRecordFits(recordBytesAtLeast(event));
     if (this.pending === undefined) this.pending = newBatch(this.nextBatchBytes);
     const batch = this.pending;
     const w = batch.writer;
@@ -193,9 +217,10 @@ class FileEventStore implements EventStore {
       w.ensure(RECORD_HEADER_BYTES);
       w.pos += RECORD_HEADER_BYTES;
       writeEvent(w, event);
+      assertRecordFits(w.pos - start - RECORD_HEADER_BYTES);
       result = this.state.apply(event);
     } catch (err) {
-      w.pos = start; // an event that does not encode or apply leaves no record
+      w.pos = start; // an event that does not encode, fit or apply leaves no record
       throw err;
     }
     sealRecord(w.buf, start, w.pos - start - RECORD_HEADER_BYTES);
@@ -265,16 +290,19 @@ class FileEventStore implements EventStore {
         this.counters.writes++;
         this.counters.bytesWritten += buf.length;
         this.segmentBytes += buf.length;
+        this.logBytes += buf.length;
         this.writtenIndex += batch.records;
         batch.resolve();
         batch = undefined;
         // the size guard first: summing the live bytes walks every queue
         if (
           !this.compaction &&
-          this.segmentBytes >= (this.opts.segmentBytes ?? DEFAULT_SEGMENT_BYTES) &&
+          this.logBytes >= (this.opts.segmentBytes ?? DEFAULT_SEGMENT_BYTES) &&
           this.rollDue()
         ) {
           await this.roll();
+        } else if (this.segmentBytes >= (this.opts.maxSegmentBytes ?? MAX_SEGMENT_BYTES)) {
+          await this.nextSegment();
         }
       }
     } catch (err) {
@@ -304,7 +332,7 @@ class FileEventStore implements EventStore {
    */
   private rollDue(): boolean {
     const live = this.state.liveBytes();
-    if (!snapshotPaysOff(this.segmentBytes, live)) return false;
+    if (!snapshotPaysOff(this.logBytes, live)) return false;
     return this.opts.holdCompaction?.(live) !== true;
   }
 
@@ -316,10 +344,8 @@ class FileEventStore implements EventStore {
     const newStart = this.writtenIndex + 1;
     const fs = this.opts.fs ?? nodeDurableFs;
     const older = (await listSegments(this.dir, fs)).filter((s) => s.start < newStart);
-    await this.fh.close();
-    this.fh = await createSegment(fs, this.dir, newStart);
-    this.segmentStart = newStart;
-    this.segmentBytes = 0;
+    await this.nextSegment();
+    this.logBytes = 0;
     this.compaction = (async () => {
       await writeSnapshotFile(this.dir, { index: snapIndex, state: snapState }, fs);
       this.counters.snapshotsWritten++;
@@ -336,6 +362,15 @@ class FileEventStore implements EventStore {
       .finally(() => {
         this.compaction = undefined;
       });
+  }
+
+  /** Closes the current segment and continues in a new one starting at the next index to write. */
+  private async nextSegment(): Promise<void> {
+    const newStart = this.writtenIndex + 1;
+    await this.fh.close();
+    this.fh = await createSegment(this.opts.fs ?? nodeDurableFs, this.dir, newStart);
+    this.segmentStart = newStart;
+    this.segmentBytes = 0;
   }
 
   /** @internal for tests */
@@ -397,7 +432,13 @@ export async function openStore(dir: string, opts: StoreOptions = {}): Promise<E
     dir,
     state,
     fh,
-    { index: log.index, segmentStart: tail.start, segmentBytes: tail.bytes, counters },
+    {
+      index: log.index,
+      segmentStart: tail.start,
+      segmentBytes: tail.bytes,
+      logBytes: log.logBytes,
+      counters,
+    },
     opts,
   );
   if (state.listConsumers().length > 0) {

@@ -2,7 +2,7 @@
 // Building blocks a replicated log can reuse (same framing, same atomic snapshot file).
 export { crc32 } from './crc32.js';
 export { type DurableFile, type DurableFs, nodeDurableFs } from './durable-fs.js';
-export { StoreCorruptionError, StoreError } from './errors.js';
+export { RecordTooLargeError, StoreCorruptionError, StoreError } from './errors.js';
 export {
   type Committed,
   type EventStore,
@@ -14,6 +14,13 @@ export {
 } from './event-store.js';
 export { FSYNC_BUCKETS_SECONDS, LatencyHistogram } from './latency-histogram.js';
 export { QUARANTINE_DIR } from './quarantine.js';
-export { frameRecord, RECORD_HEADER_BYTES, type ScanResult, scanRecords } from './record-format.js';
+export {
+  frameRecord,
+  MAX_RECORD_BYTES,
+  RECORD_HEADER_BYTES,
+  type ScanResult,
+  scanRecords,
+} from './record-format.js';
 export { SEGMENT_HEADER_BYTES, segmentHeader } from './segment-header.js';
+export { MAX_SEGMENT_BYTES } from './segments.js';
 export { fsyncDir, readSnapshotFile, type SnapshotContents, writeSnapshotFile } from './snapshot-file.js';

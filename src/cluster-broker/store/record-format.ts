@@ -2,11 +2,27 @@
  * Log record framing: [payload length u32 LE][crc32 u32 LE over length bytes + payload][payload].
  * The CRC covers the length too, so a torn or bit-flipped length is caught, not trusted.
  */
+import type { ByteSource } from './chunked-reader.js';
 import { crc32 } from './crc32.js';
 
 export const RECORD_HEADER_BYTES = 8;
-/** Upper bound on one record's payload, to reject a garbage length before allocating. */
+/**
+ * Upper bound on one record's payload: the reader rejects a larger length as garbage before
+ * allocating, and the writer refuses to write a larger record (RecordTooLargeError), so every
+ * record written is one the reader accepts (docs/production.md#record-limit).
+ */
 export const MAX_RECORD_BYTES = 1 << 30;
+
+/** The payload length in a record header (8 bytes at `pos` of `buf`). */
+function headerLength(buf: Uint8Array, pos: number): number {
+  return new DataView(buf.buffer, buf.byteOffset + pos, 4).getUint32(0, true);
+}
+
+/** The checksum a record header holds, and the one its length bytes start (covers the length too). */
+function headerCrcs(buf: Uint8Array, pos: number): { expected: number; ofLength: number } {
+  const expected = new DataView(buf.buffer, buf.byteOffset + pos + 4, 4).getUint32(0, true);
+  return { expected, ofLength: crc32(buf.subarray(pos, pos + 4)) };
+}
 
 /** Writes one framed record into `out` at `offset`; returns the offset after it. */
 export function frameRecord(payload: Uint8Array, out: Uint8Array, offset: number): number {
@@ -36,17 +52,53 @@ export interface ScanResult {
 
 /** Reads records until the end or the first record that is incomplete or fails its CRC. */
 export function scanRecords(buf: Uint8Array): ScanResult {
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   const payloads: Uint8Array[] = [];
   let pos = 0;
   while (pos + RECORD_HEADER_BYTES <= buf.length) {
-    const len = view.getUint32(pos, true);
+    const len = headerLength(buf, pos);
     if (len > MAX_RECORD_BYTES || pos + RECORD_HEADER_BYTES + len > buf.length) break;
-    const expected = view.getUint32(pos + 4, true);
+    const { expected, ofLength } = headerCrcs(buf, pos);
     const payload = buf.subarray(pos + RECORD_HEADER_BYTES, pos + RECORD_HEADER_BYTES + len);
-    if (crc32(payload, crc32(buf.subarray(pos, pos + 4))) !== expected) break;
+    if (crc32(payload, ofLength) !== expected) break;
     payloads.push(payload);
     pos += RECORD_HEADER_BYTES + len;
   }
   return { payloads, validBytes: pos };
+}
+
+/**
+ * The valid record at `pos` of `src`, or undefined: its header, a length no larger than
+ * MAX_RECORD_BYTES (checked before its payload is read) that ends within the source, and a
+ * matching checksum. `minLength` rejects shorter payloads. The payload is a view valid until the
+ * source's next read.
+ */
+export async function recordAt(src: ByteSource, pos: number, minLength = 0): Promise<Uint8Array | undefined> {
+  if (pos + RECORD_HEADER_BYTES > src.size) return undefined;
+  const header = src.peek(pos, RECORD_HEADER_BYTES) ?? (await src.bytes(pos, RECORD_HEADER_BYTES));
+  const len = headerLength(header, 0);
+  if (len < minLength || len > MAX_RECORD_BYTES || pos + RECORD_HEADER_BYTES + len > src.size)
+    return undefined;
+  const { expected, ofLength } = headerCrcs(header, 0);
+  const at = pos + RECORD_HEADER_BYTES;
+  const payload = src.peek(at, len) ?? (await src.bytes(at, len));
+  return crc32(payload, ofLength) === expected ? payload : undefined;
+}
+
+/**
+ * Scans the records of `src` from `from`, one at a time (any file size: nothing but the current
+ * read chunk is held), calling `onRecord` with each valid one (a view valid during the call).
+ * Stops at the end, at the first record that is incomplete or fails its check, or when
+ * `onRecord` returns false. Returns where it stopped: the end of the last record accepted.
+ */
+export async function scanRecordStream(
+  src: ByteSource,
+  from: number,
+  onRecord: (payload: Uint8Array, offset: number) => boolean,
+): Promise<number> {
+  let pos = from;
+  for (;;) {
+    const payload = await recordAt(src, pos);
+    if (payload === undefined || onRecord(payload, pos) === false) return pos;
+    pos += RECORD_HEADER_BYTES + payload.length;
+  }
 }

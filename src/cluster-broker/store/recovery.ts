@@ -12,14 +12,15 @@ import { join } from 'node:path';
 import type { Logger } from '../../common/logger.js';
 import { BrokerState } from '../core/broker-state.js';
 import { decodeEvent } from '../core/event-codec.js';
-import { classifyTail, countRecords } from './damage.js';
+import { type ChunkedReader, withChunkedReader } from './chunked-reader.js';
+import { classifyTail, countRecords, type TailDamage } from './damage.js';
 import type { DurableFs } from './durable-fs.js';
 import { StoreCorruptionError } from './errors.js';
 import { Quarantine } from './quarantine.js';
-import { RECORD_HEADER_BYTES, scanRecords } from './record-format.js';
+import { scanRecordStream } from './record-format.js';
 import { checkSegmentHeader, SEGMENT_HEADER_BYTES } from './segment-header.js';
 import { listSegments, type SegmentFile } from './segments.js';
-import { readSnapshotFile, type SnapshotContents } from './snapshot-file.js';
+import { readSnapshotFile, type SnapshotContents, snapshotIndexHint } from './snapshot-file.js';
 
 /** The store's logger: the common {@link Logger} (the broker's logger fits). */
 export type StoreLogger = Logger;
@@ -45,21 +46,11 @@ export interface RecoveredLog {
   recoveredEvents: number;
   truncatedBytes: number;
   segmentsDeleted: number;
+  /** Record bytes of the segments kept (the log since the snapshot, about: what compaction weighs). */
+  logBytes: number;
   /** The last segment, when appends continue in it (its records end exactly at `index`). */
   appendTo: { name: string; start: number; bytes: number } | undefined;
   repair: RepairReport | undefined;
-}
-
-/** Reads the snapshot's index from its header, if the header is whole (for the repair report). */
-async function snapshotIndexHint(fs: DurableFs, path: string): Promise<number | undefined> {
-  try {
-    const buf = await fs.readFile(path);
-    if (buf.length < 12) return undefined;
-    const index = new DataView(buf.buffer, buf.byteOffset, buf.byteLength).getFloat64(4, true);
-    return Number.isSafeInteger(index) && index >= 0 ? index : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 interface KeptSegment {
@@ -79,6 +70,78 @@ function keptSegment(seg: SegmentFile, cutAt: number, records: number): KeptSegm
     start: seg.start,
     bytes: cutAt - SEGMENT_HEADER_BYTES,
     end: seg.start + records - 1,
+  };
+}
+
+/** What reading one segment found (nothing on disk changed yet). */
+type SegmentScan =
+  | { kind: 'torn-at-creation'; size: number }
+  | { kind: 'bad-header'; reason: string }
+  | { kind: 'torn-header' }
+  | {
+      kind: 'records';
+      size: number;
+      /** Valid records read (applied or already covered by the snapshot). */
+      applied: number;
+      /** Events applied from it. */
+      recovered: number;
+      /** The log index after them. */
+      index: number;
+      /** Byte offset where the valid records end. */
+      validEnd: number;
+      /** A record with a valid checksum that is not an event (replay stopped before it). */
+      undecodable: StoreCorruptionError | undefined;
+      /** What follows `validEnd` when it is not the end of the file. */
+      damage: TailDamage | undefined;
+    };
+
+/**
+ * Reads one segment a chunk at a time (any size), applying its records after `index` to
+ * `state`, and classifies what stops the scan before the end (damage.ts).
+ */
+async function scanSegment(
+  reader: ChunkedReader,
+  seg: SegmentFile,
+  index: number,
+  state: BrokerState,
+  path: string,
+): Promise<SegmentScan> {
+  const header = checkSegmentHeader(await reader.bytes(0, SEGMENT_HEADER_BYTES), seg.start);
+  if (header.status === 'torn') return { kind: 'torn-at-creation', size: reader.size };
+  if (header.status === 'bad') return { kind: 'bad-header', reason: header.reason };
+  let applied = 0;
+  let recovered = 0;
+  let undecodable: StoreCorruptionError | undefined;
+  const validEnd = await scanRecordStream(reader, SEGMENT_HEADER_BYTES, (payload, offset) => {
+    const at = seg.start + applied;
+    if (at > index) {
+      try {
+        state.apply(decodeEvent(payload));
+      } catch (err) {
+        undecodable = new StoreCorruptionError(
+          path,
+          offset,
+          `a record with a valid checksum that is not an event (${(err as Error).message})`,
+        );
+        return false;
+      }
+      index = at;
+      recovered++;
+    }
+    applied++;
+    return true;
+  });
+  const damage =
+    undecodable === undefined && validEnd < reader.size ? await classifyTail(reader, validEnd) : undefined;
+  return {
+    kind: 'records',
+    size: reader.size,
+    applied,
+    recovered,
+    index,
+    validEnd,
+    undecodable,
+    damage,
   };
 }
 
@@ -105,9 +168,8 @@ export async function recoverLog(
     );
     for (let k = from; k < segments.length; k++) {
       const path = join(dir, segments[k]!.name);
-      const buf = await fs.readFile(path);
       const skip = k === from ? Math.max(cutAt, SEGMENT_HEADER_BYTES) : SEGMENT_HEADER_BYTES;
-      const counted = countRecords(buf.subarray(Math.min(skip, buf.length)));
+      const counted = await withChunkedReader(fs, path, (reader) => countRecords(reader, skip));
       // a damaged stretch hides at least one record; an undecodable record counts as a valid one
       droppedRecords += counted.valid + counted.damaged;
       if (k === from && cutAt > SEGMENT_HEADER_BYTES) {
@@ -143,6 +205,7 @@ export async function recoverLog(
   let recoveredEvents = 0;
   let truncatedBytes = 0;
   let segmentsDeleted = 0;
+  let logBytes = 0;
   /** The last segment still in place and where its records end (appends continue there if at `index`). */
   let kept: KeptSegment | undefined;
 
@@ -179,57 +242,37 @@ export async function recoverLog(
       );
       break;
     }
-    const buf = await fs.readFile(path);
-    const header = checkSegmentHeader(buf, seg.start);
-    if (header.status === 'torn' && last) {
+    const scan = await withChunkedReader(fs, path, (reader) => scanSegment(reader, seg, index, state, path));
+    if (scan.kind === 'torn-at-creation' && last) {
       // A crash while the segment was being created: it holds no record.
       logger?.warn?.(
-        { file: path, offset: 0, bytesCut: buf.length },
+        { file: path, offset: 0, bytesCut: scan.size },
         'store: removed a segment torn at creation',
       );
       await fs.remove(path);
-      truncatedBytes += buf.length;
+      truncatedBytes += scan.size;
       continue;
     }
-    if (header.status !== 'ok') {
+    if (scan.kind !== 'records') {
       const reason =
-        header.status === 'bad' ? header.reason : 'a torn segment header before the end of the log';
+        scan.kind === 'bad-header' ? scan.reason : 'a torn segment header before the end of the log';
       await setAside(new StoreCorruptionError(path, 0, `bad segment header: ${reason}`), segments, i);
       break;
     }
-    const body = buf.subarray(SEGMENT_HEADER_BYTES);
-    const { payloads, validBytes } = scanRecords(body);
-    let applied = 0;
-    let undecodable: StoreCorruptionError | undefined;
-    for (const payload of payloads) {
-      const at = seg.start + applied;
-      if (at > index) {
-        try {
-          state.apply(decodeEvent(payload));
-        } catch (err) {
-          const offset = payload.byteOffset - buf.byteOffset - RECORD_HEADER_BYTES;
-          undecodable = new StoreCorruptionError(
-            path,
-            offset,
-            `a record with a valid checksum that is not an event (${(err as Error).message})`,
-          );
-          break;
-        }
-        index = at;
-        recoveredEvents++;
-      }
-      applied++;
-    }
+    const { applied, validEnd, size, undecodable, damage } = scan;
+    index = scan.index;
+    recoveredEvents += scan.recovered;
     if (undecodable) {
       await setAside(undecodable, segments, i, undecodable.offset);
       kept = keptSegment(seg, undecodable.offset, applied) ?? kept;
       break;
     }
-    if (validBytes < body.length) {
-      const offset = SEGMENT_HEADER_BYTES + validBytes;
-      const damage = classifyTail(buf, offset);
+    const validBytes = validEnd - SEGMENT_HEADER_BYTES;
+    logBytes += validBytes;
+    if (damage !== undefined) {
+      const offset = validEnd;
       if (damage.kind === 'torn' && last) {
-        const bytesCut = body.length - validBytes;
+        const bytesCut = size - validEnd;
         logger?.warn?.(
           { file: path, offset, bytesCut, reason: damage.reason },
           'store: cut a torn tail (a crash mid-write)',
@@ -270,6 +313,7 @@ export async function recoverLog(
     recoveredEvents,
     truncatedBytes,
     segmentsDeleted,
+    logBytes,
     appendTo,
     repair: report,
   };

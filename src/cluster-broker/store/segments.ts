@@ -3,6 +3,14 @@ import { join } from 'node:path';
 import { type DurableFs, nodeDurableFs } from './durable-fs.js';
 import { StoreCorruptionError } from './errors.js';
 
+/**
+ * A segment is closed and a new one started once it holds this many bytes (a whole group commit
+ * past it still lands in it), whether or not a compaction is due: a store of any size is a run of
+ * segments of about this size, and a compaction deletes whole segments
+ * (docs/production.md#store-size).
+ */
+export const MAX_SEGMENT_BYTES = 256 * 1024 * 1024;
+
 const SEGMENT_RE = /^log-(\d{16})\.seg$/;
 
 export interface SegmentFile {

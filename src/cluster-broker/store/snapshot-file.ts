@@ -4,10 +4,12 @@
  *
  * Layout: [magic 'QSF1'][index f64 LE][state length f64 LE][crc32 u32 LE of state][state bytes].
  */
+import { constants as bufferConstants } from 'node:buffer';
 import { join } from 'node:path';
+import { ChunkedReader, READ_CHUNK_BYTES, withChunkedReader } from './chunked-reader.js';
 import { crc32 } from './crc32.js';
 import { type DurableFs, nodeDurableFs, writeFileAtomic } from './durable-fs.js';
-import { StoreCorruptionError } from './errors.js';
+import { StoreCorruptionError, StoreError } from './errors.js';
 
 export const SNAPSHOT_FILE = 'snapshot.bin';
 const MAGIC = [0x51, 0x53, 0x46, 0x31];
@@ -51,42 +53,91 @@ export async function writeSnapshotFile(
 
 /**
  * The snapshot, or undefined when there is none. A damaged snapshot is a StoreCorruptionError,
- * never skipped.
+ * never skipped. Read in chunks (any file size: one `readFile` fails past 2 GiB), its checksum
+ * computed as they come, into one buffer of the state's length, checked against the file's size
+ * before it is allocated (the state is restored from one buffer: see readStateChunks).
  */
 export async function readSnapshotFile(
   dir: string,
   fs: DurableFs = nodeDurableFs,
 ): Promise<SnapshotContents | undefined> {
-  let buf: Uint8Array;
+  const file = join(dir, SNAPSHOT_FILE);
+  let reader: ChunkedReader;
   try {
-    buf = await fs.readFile(join(dir, SNAPSHOT_FILE));
+    reader = await ChunkedReader.open(fs, file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
-  const file = join(dir, SNAPSHOT_FILE);
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  if (buf.length < HEADER_BYTES || MAGIC.some((b, i) => buf[i] !== b)) {
-    throw new StoreCorruptionError(file, 0, 'not a snapshot (bad magic or too short)');
+  try {
+    const head = (await reader.bytes(0, HEADER_BYTES)).slice();
+    if (head.length < HEADER_BYTES || MAGIC.some((b, i) => head[i] !== b)) {
+      throw new StoreCorruptionError(file, 0, 'not a snapshot (bad magic or too short)');
+    }
+    const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
+    const index = view.getFloat64(4, true);
+    const length = view.getFloat64(12, true);
+    const crc = view.getUint32(20, true);
+    if (!Number.isSafeInteger(index) || index < 0) {
+      throw new StoreCorruptionError(file, 4, `the snapshot's log index (${index}) is not a safe integer`);
+    }
+    const held = reader.size - HEADER_BYTES;
+    if (held !== length) {
+      throw new StoreCorruptionError(
+        file,
+        12,
+        `the snapshot says ${length} state bytes, the file holds ${held}`,
+      );
+    }
+    const { state, crc: actual } = await readStateChunks(reader, HEADER_BYTES, held, file);
+    if (actual !== crc) {
+      throw new StoreCorruptionError(file, HEADER_BYTES, 'snapshot checksum mismatch');
+    }
+    return { index, state };
+  } finally {
+    await reader.close();
   }
-  const index = view.getFloat64(4, true);
-  const length = view.getFloat64(12, true);
-  const crc = view.getUint32(20, true);
-  const state = buf.subarray(HEADER_BYTES);
-  if (!Number.isSafeInteger(index) || index < 0) {
-    throw new StoreCorruptionError(file, 4, `the snapshot's log index (${index}) is not a safe integer`);
-  }
-  if (state.length !== length) {
-    throw new StoreCorruptionError(
-      file,
-      12,
-      `the snapshot says ${length} state bytes, the file holds ${state.length}`,
+}
+
+/**
+ * The `length` bytes from `from` to the end of the file, read a chunk at a time into one buffer,
+ * and their crc32. One buffer because BrokerState.restore parses one; its size is the live state
+ * the broker held in memory when it wrote the snapshot. Beyond what one buffer can hold, a clear
+ * StoreError rather than a crash.
+ */
+export async function readStateChunks(
+  reader: ChunkedReader,
+  from: number,
+  length: number,
+  file: string,
+): Promise<{ state: Uint8Array; crc: number }> {
+  if (length > bufferConstants.MAX_LENGTH) {
+    throw new StoreError(
+      `${file}: a snapshot state of ${length} bytes is more than one buffer of this process holds (${bufferConstants.MAX_LENGTH})`,
     );
   }
-  if (crc32(state) !== crc) {
-    throw new StoreCorruptionError(file, HEADER_BYTES, 'snapshot checksum mismatch');
+  const state = new Uint8Array(length);
+  let crc = 0;
+  for (let at = 0; at < length; at += READ_CHUNK_BYTES) {
+    const chunk = await reader.bytes(from + at, Math.min(READ_CHUNK_BYTES, length - at));
+    state.set(chunk, at);
+    crc = crc32(chunk, crc);
   }
-  return { index, state };
+  return { state, crc };
+}
+
+/** The snapshot's log index from its header, if the header is whole (for a repair report). */
+export async function snapshotIndexHint(fs: DurableFs, file: string): Promise<number | undefined> {
+  try {
+    return await withChunkedReader(fs, file, async (reader) => {
+      const head = await reader.bytes(0, 12);
+      if (head.length < 12) return undefined;
+      const index = new DataView(head.buffer, head.byteOffset, head.byteLength).getFloat64(4, true);
+      return Number.isSafeInteger(index) && index >= 0 ? index : undefined;
+    });
+  } catch {
+    return undefined;
+  }
 }
 
 export async function removeStaleTemp(dir: string, fs: DurableFs = nodeDurableFs): Promise<void> {

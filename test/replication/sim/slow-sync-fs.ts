@@ -7,7 +7,7 @@
  * `onWrite` sees every write before it lands (the simulation reads the log records the real
  * FileStorage writes, for its log-matching check).
  */
-import type { DurableFile, DurableFs } from '../../../src/cluster-broker/store/durable-fs.js';
+import type { DurableFile, DurableFs, ReadableFile } from '../../../src/cluster-broker/store/durable-fs.js';
 
 export class SlowSyncFs implements DurableFs {
   constructor(
@@ -28,6 +28,9 @@ export class SlowSyncFs implements DurableFs {
   }
   readFile(path: string): Promise<Uint8Array> {
     return this.inner.readFile(path);
+  }
+  openRead(path: string): Promise<ReadableFile> {
+    return this.inner.openRead(path);
   }
   readdir(dir: string): Promise<string[]> {
     return this.inner.readdir(dir);
