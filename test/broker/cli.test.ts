@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cluster-broker/cli/run-cli.js';
 import { parseSingleNodeArgs } from '../../src/cluster-broker/cli/single-node-args.js';
+import { brokerOptionsFromArgs } from '../../src/cluster-broker/cli/single-node-command.js';
 import { hashPassword } from '../../src/cluster-broker/server/password-hash.js';
 import { parseUsers, withUserLine } from '../../src/cluster-broker/server/users.js';
 import { closeConnection, connect } from './rhea-client.js';
@@ -81,6 +82,20 @@ describe('quorate-broker flags', () => {
       httpPort: 15672,
       httpHost: '0.0.0.0',
     });
+  });
+
+  it('the HTTP cap and allowed names become startBroker options (also those `node` starts its member with)', async () => {
+    const a = parseSingleNodeArgs([
+      '--http-max-connections',
+      '8',
+      '--http-allowed-hosts',
+      'Status.Example,b.example',
+    ]);
+    expect(await brokerOptionsFromArgs(a)).toMatchObject({
+      httpLimits: { maxConnections: 8 },
+      httpAllowedHosts: ['status.example', 'b.example'],
+    });
+    expect(() => parseSingleNodeArgs(['--http-max-connections', '0'])).toThrow(/--http-max-connections/);
   });
 
   it('parses the access and limit flags (byte sizes, percentages, the TLS-for-PLAIN switch)', () => {

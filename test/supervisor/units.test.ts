@@ -94,6 +94,8 @@ describe('parseClusterArgs', () => {
       parseClusterArgs(['--users', 'u.txt', '--nodes', '3', '--no-anonymous', '--permissions', 'p.json'])
         .memberArgs,
     ).toEqual(['--users', 'u.txt', '--no-anonymous', '--permissions', 'p.json']);
+    const http = ['--http-max-connections', '8', '--http-allowed-hosts', 'status.example,b.example'];
+    expect(parseClusterArgs(['--nodes', '3', ...http]).memberArgs).toEqual(http);
     expect(() => parseClusterArgs(['--port', '1'])).toThrow(/set per member/);
     expect(parseClusterArgs(['--nodes=1', '--base-port=0']).basePort).toBe(0);
     expect(parseClusterArgs(['-h']).help).toBe(true);

@@ -5,6 +5,7 @@
  * DNS rebinding (a browser page of a name the attacker controls reading our API).
  */
 import { isIP } from 'node:net';
+import { MonitoringError } from './errors.js';
 
 /** Limits of the monitoring HTTP server; every field is optional. */
 export interface HttpLimits {
@@ -12,7 +13,7 @@ export interface HttpLimits {
   maxConnections?: number;
   /** A request's headers must arrive within this. Default 10_000 ms. */
   headersTimeoutMs?: number;
-  /** A whole request must arrive within this. Default 30_000 ms. */
+  /** A whole request must arrive within this; at least `headersTimeoutMs`. Default 30_000 ms (or `headersTimeoutMs` when that is longer). */
   requestTimeoutMs?: number;
   /** A socket with no traffic is closed after this. Default 30_000 ms. */
   idleTimeoutMs?: number;
@@ -24,6 +25,37 @@ export const DEFAULT_HTTP_LIMITS: Required<HttpLimits> = {
   requestTimeoutMs: 30_000,
   idleTimeoutMs: 30_000,
 };
+
+/**
+ * The limits to apply: defaults filled in, every value checked (`MonitoringError`,
+ * 'amqp:invalid-field', rather than node's own RangeError from inside `createServer`). Node
+ * refuses a header deadline longer than the request deadline, so an unset request deadline
+ * follows a longer header deadline.
+ */
+export function resolveHttpLimits(given: HttpLimits = {}): Required<HttpLimits> {
+  for (const [name, v] of Object.entries(given)) {
+    if (v !== undefined && !(Number.isSafeInteger(v) && v >= 1)) {
+      throw new MonitoringError(`httpLimits.${name} must be a positive integer, got ${String(v)}`, {
+        condition: 'amqp:invalid-field',
+      });
+    }
+  }
+  const headersTimeoutMs = given.headersTimeoutMs ?? DEFAULT_HTTP_LIMITS.headersTimeoutMs;
+  const requestTimeoutMs =
+    given.requestTimeoutMs ?? Math.max(DEFAULT_HTTP_LIMITS.requestTimeoutMs, headersTimeoutMs);
+  if (requestTimeoutMs < headersTimeoutMs) {
+    throw new MonitoringError(
+      `httpLimits.requestTimeoutMs (${requestTimeoutMs}) must be at least headersTimeoutMs (${headersTimeoutMs})`,
+      { condition: 'amqp:invalid-field' },
+    );
+  }
+  return {
+    maxConnections: given.maxConnections ?? DEFAULT_HTTP_LIMITS.maxConnections,
+    headersTimeoutMs,
+    requestTimeoutMs,
+    idleTimeoutMs: given.idleTimeoutMs ?? DEFAULT_HTTP_LIMITS.idleTimeoutMs,
+  };
+}
 
 /** The host part of a `Host` header (`name:port`, `[v6]:port`), lower case; undefined when malformed. */
 export function hostOfHeader(header: string): string | undefined {

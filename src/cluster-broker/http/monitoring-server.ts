@@ -14,7 +14,7 @@ import type { BrokerLogger } from '../server/options.js';
 import type { Permissions } from '../server/permissions.js';
 import type { UserTable } from '../server/users.js';
 import { basicAuthenticator, type HttpAuthenticator } from './basic-auth.js';
-import { DEFAULT_HTTP_LIMITS, type HttpLimits, hostAllowed, hostOfHeader } from './http-limits.js';
+import { type HttpLimits, hostAllowed, hostOfHeader, resolveHttpLimits } from './http-limits.js';
 import { BrokerMetrics } from './metrics.js';
 import type { MonitoredBroker } from './monitored-broker.js';
 import { loadPageAssets, type PageAsset } from './page-assets.js';
@@ -35,7 +35,7 @@ export interface MonitoringServerOptions {
   logger?: BrokerLogger;
   /** The broker's federation links (`/api/federation`); absent: none. */
   federation?: () => FederationDocument['links'];
-  /** Connection cap and deadlines (defaults in `DEFAULT_HTTP_LIMITS`). */
+  /** Connection cap and deadlines (defaults in `DEFAULT_HTTP_LIMITS`; checked by `resolveHttpLimits`). */
   limits?: HttpLimits;
   /**
    * Host names (as in the `Host` header, without port) served besides IP addresses, `localhost`
@@ -63,7 +63,7 @@ export class MonitoringServer {
     this.page = loadPageAssets();
     this.authenticate = basicAuthenticator(opts.users, opts.permissions, opts.authThrottle);
     this.allowedHosts = new Set((opts.allowedHosts ?? []).map((h) => h.toLowerCase()));
-    const limits = { ...DEFAULT_HTTP_LIMITS, ...opts.limits };
+    const limits = resolveHttpLimits(opts.limits);
     this.http = createServer(
       {
         headersTimeout: limits.headersTimeoutMs,
