@@ -10,7 +10,8 @@ export default defineConfig({
   format: ['esm', 'cjs'],
   // the client's internals stay out of index.d.ts because it exports interfaces (client/api.ts)
   dts: { entry: { index: 'src/index.ts', broker: 'src/broker.ts' } },
-  sourcemap: true,
+  // no source maps: they were 60% of the packed size and point at sources the package does not ship
+  sourcemap: false,
   clean: true,
   target: 'node20',
   // shared chunks: one copy of every class across `quorate` and `quorate/broker`, so

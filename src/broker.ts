@@ -1,3 +1,8 @@
+/**
+ * The reference broker for embedding and tests: `startBroker()`, `startMember()`, `startCluster()`.
+ *
+ * @module quorate/broker
+ */
 // `quorate/broker`: the reference broker for tests and embedding.
 
 export {

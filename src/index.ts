@@ -1,3 +1,8 @@
+/**
+ * The client: `connect()` and what it returns, the errors, the message codec.
+ *
+ * @module quorate
+ */
 // The public client API and message codec: interfaces for what connect() returns, never the
 // implementation classes (their internals stay out of the published declarations).
 

@@ -5,10 +5,11 @@
  * new app is written), and the installed package runs in ESM and in CommonJS: a broker from
  * `quorate/broker`, one message through it with the client from `quorate`.
  *
- * Needs `npm run build` first (CI builds before testing); packing skips the `prepare` rebuild so
- * that tests running beside this one keep a stable dist/.
+ * The README's quick start runs as pasted there, against the package's own `quorate-broker`.
+ *
+ * Needs `npm run build` first (CI builds before testing).
  */
-import { execFileSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import {
   copyFileSync,
   existsSync,
@@ -25,7 +26,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { typeScriptBlocks } from './markdown-code.js';
+import { PAGES_WITH_CODE, typeScriptBlocks } from './markdown-code.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -119,8 +120,10 @@ describe('the packed package in a fresh app', () => {
   });
 
   it('type-checks every README block and every example against the installed declarations', () => {
-    const blocks = typeScriptBlocks(readFileSync(join(root, 'README.md'), 'utf8'));
-    expect(blocks.length).toBeGreaterThanOrEqual(2);
+    const blocks = PAGES_WITH_CODE.flatMap((page) =>
+      typeScriptBlocks(readFileSync(join(root, page), 'utf8')),
+    );
+    expect(blocks.length).toBeGreaterThanOrEqual(3);
     const dir = join(app, 'examples');
     mkdirSync(dir);
     const files: string[] = [];
@@ -168,4 +171,44 @@ describe('the packed package in a fresh app', () => {
     });
     expect(JSON.parse(out)).toEqual({ total: 42 });
   }, 60_000);
+
+  it('runs the README quick start as pasted, against the installed quorate-broker, in ESM and CommonJS', async () => {
+    const quickStart = typeScriptBlocks(readFileSync(join(root, 'README.md'), 'utf8'))[0]!;
+    expect(quickStart).toContain("from 'quorate'");
+    const broker = spawn(join(app, 'node_modules', '.bin', 'quorate-broker'), ['--port', '0'], { cwd: app });
+    try {
+      const port = await readyPort(broker);
+      const pasted = quickStart.replaceAll('127.0.0.1:5672', `127.0.0.1:${port}`);
+      expect(pasted).not.toBe(quickStart);
+      const esm = ts.transpileModule(pasted, {
+        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+      }).outputText;
+      writeFileSync(join(app, 'quick-start.mjs'), esm);
+      const esmOut = execFileSync(process.execPath, ['quick-start.mjs'], { cwd: app, encoding: 'utf8' });
+      expect(esmOut.trim().split('\n')).toEqual(['accepted', '42']);
+      // the same lines as a CommonJS user writes them: require, and the awaits inside a function
+      const body = pasted.replace("import { connect } from 'quorate';", '');
+      const cjs = ts.transpileModule(`const { connect } = require('quorate');\n(async () => {${body}})();`, {
+        compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 },
+      }).outputText;
+      writeFileSync(join(app, 'quick-start.cjs'), cjs);
+      const cjsOut = execFileSync(process.execPath, ['quick-start.cjs'], { cwd: app, encoding: 'utf8' });
+      expect(cjsOut.trim().split('\n')).toEqual(['accepted', '42']);
+    } finally {
+      broker.kill('SIGTERM');
+    }
+  }, 120_000);
 });
+
+/** The AMQP port of a `quorate-broker` process, from its ready line. */
+function readyPort(child: ChildProcess): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (line !== undefined) resolve((JSON.parse(line) as { amqpPort: number }).amqpPort);
+    });
+    child.once('exit', (code) => reject(new Error(`quorate-broker exited (${code}) before its ready line`)));
+  });
+}

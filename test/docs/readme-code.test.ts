@@ -1,12 +1,12 @@
 /**
- * Every TypeScript block in README.md type-checks as a user's file would: placed beside the
+ * Every TypeScript block in README.md, docs/client.md and docs/broker.md type-checks as a user's file would: placed beside the
  * examples, importing `quorate` / `quorate/broker` (mapped to the source by tsconfig paths).
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { expect, it } from 'vitest';
-import { typeScriptBlocks } from './markdown-code.js';
+import { PAGES_WITH_CODE, typeScriptBlocks } from './markdown-code.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -35,10 +35,14 @@ function typeErrors(files: Map<string, string>): string[] {
     });
 }
 
-it('every ts block in README.md type-checks against the package', async () => {
+it('every ts block in README.md, docs/client.md and docs/broker.md type-checks against the package', async () => {
   const { readFile } = await import('node:fs/promises');
-  const blocks = typeScriptBlocks(await readFile(join(root, 'README.md'), 'utf8'));
-  expect(blocks.length).toBeGreaterThanOrEqual(2);
+  const blocks: string[] = [];
+  for (const page of PAGES_WITH_CODE) {
+    const found = typeScriptBlocks(await readFile(join(root, page), 'utf8'));
+    expect(found.length, page).toBeGreaterThanOrEqual(1);
+    blocks.push(...found);
+  }
   const files = new Map(blocks.map((code, i) => [join(root, 'examples', `readme-block-${i + 1}.ts`), code]));
   expect(typeErrors(files)).toEqual([]);
 }, 180_000);
