@@ -274,7 +274,9 @@ describe('single-node monitoring endpoints', () => {
     expect(deniedTable).toContain('unreachable (HTTP 401)');
     const [bad, usage] = await run('ftp://x');
     expect(bad).toBe(2);
-    expect(usage).toContain('Usage: quorate-broker status');
+    expect(usage).toBe(
+      "quorate-broker status: 'ftp://x' is not an http:// URL\nsee 'quorate-broker status --help'\n",
+    );
   });
 });
 
