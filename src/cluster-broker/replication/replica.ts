@@ -7,9 +7,9 @@
  */
 import { EventEmitter } from 'eventemitter3';
 import type { Logger } from '../../common/logger.js';
-import { DEFAULT_MAX_LOG_BYTES, raftCompactionDue } from '../store/compaction-pace.js';
-import type { DurableFs } from '../store/durable-fs.js';
-import type { LatencyHistogram } from '../store/latency-histogram.js';
+import { DEFAULT_MAX_LOG_BYTES, raftCompactionDue } from '../files/compaction-pace.js';
+import type { DurableFs } from '../files/durable-fs.js';
+import type { LatencyHistogram } from '../files/latency-histogram.js';
 import type { ClusterTlsOptions } from './cluster-tls.js';
 import { RaftCore } from './core.js';
 import { ProposalOutcomeError, ReplicationError } from './errors.js';
