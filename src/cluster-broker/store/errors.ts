@@ -1,5 +1,5 @@
 /** Errors of the single-node event store. */
-import { AmqpError, type AmqpErrorOptions } from '../../errors.js';
+import { AmqpError } from '../../errors.js';
 
 import { StoreError } from '../files/errors.js';
 
