@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Message } from '../../src/cluster-broker/replication/types.js';
+import type { Message } from '../../src/cluster-broker/replication/raft/types.js';
 import { Cluster, data } from './lockstep-cluster.js';
 
 describe('RaftCore', () => {

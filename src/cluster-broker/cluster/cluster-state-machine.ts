@@ -12,8 +12,8 @@ import { BrokerState } from '../core/broker-state.js';
 import { decodeEvent } from '../core/event-codec.js';
 import type { BrokerEvent } from '../core/events.js';
 import type { ApplyResult, ReleaseResult } from '../core/results.js';
+import { type Entry, type Snapshot, snapshotBytes } from '../replication/raft/types.js';
 import type { StateMachine } from '../replication/replica.js';
-import { type Entry, type Snapshot, snapshotBytes } from '../replication/types.js';
 import { linkKeyOf, memberOf, memberOfProcess, processOf } from './consumer-keys.js';
 import { type ClusterEntry, decodeEntry } from './entry-codec.js';
 

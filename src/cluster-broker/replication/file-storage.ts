@@ -35,9 +35,9 @@ import {
   truncateRecord,
   writeEntryRecord,
 } from './log-records.js';
+import type { HardState, InitialState, PersistOps, RecoveryReason, Snapshot } from './raft/types.js';
 import { isCountable } from './safe-numbers.js';
 import { StoreImage } from './store-image.js';
-import type { HardState, InitialState, PersistOps, RecoveryReason, Snapshot } from './types.js';
 
 export interface FileStorageOptions {
   readonly dir: string;

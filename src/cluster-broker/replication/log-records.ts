@@ -12,9 +12,9 @@
  * member acknowledged, so it is not silently cut (file-storage.ts quarantines the file).
  */
 import { crc32 } from '../files/crc32.js';
+import type { Entry } from './raft/types.js';
 import { isCountable } from './safe-numbers.js';
 import type { StoreOp } from './store-image.js';
-import type { Entry } from './types.js';
 
 const HEADER = 12;
 const KIND_ENTRY = 1;

@@ -34,9 +34,9 @@ import { decodeEntry, stampEntry } from '../../../src/cluster-broker/cluster/ent
 import { type AppMessage, decodeApp, encodeApp } from '../../../src/cluster-broker/cluster/peer-wire.js';
 import { decodeEvent, encodeEvent } from '../../../src/cluster-broker/core/event-codec.js';
 import type { BrokerEvent } from '../../../src/cluster-broker/core/events.js';
-import { RaftCore } from '../../../src/cluster-broker/replication/core.js';
-import type { Entry, Message, Ready } from '../../../src/cluster-broker/replication/types.js';
-import { snapshotBytes } from '../../../src/cluster-broker/replication/types.js';
+import { RaftCore } from '../../../src/cluster-broker/replication/raft/core.js';
+import type { Entry, Message, Ready } from '../../../src/cluster-broker/replication/raft/types.js';
+import { snapshotBytes } from '../../../src/cluster-broker/replication/raft/types.js';
 import { EventQueue } from '../../replication/sim/event-queue.js';
 import { Rng } from '../../replication/sim/rng.js';
 import { SimDisk } from '../../replication/sim/sim-disk.js';
