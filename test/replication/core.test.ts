@@ -83,7 +83,7 @@ describe('RaftCore', () => {
   });
 
   describe("the leader's connection closed (peerDisconnected)", () => {
-    // the member's timeouts (cluster/member.ts)
+    // the member's timeouts (assembly/member.ts)
     const timeouts = { electionTimeoutMin: 400, electionTimeoutMax: 800 };
     function killLeader(hint: boolean) {
       const c = new Cluster(['a', 'b', 'c'], timeouts);

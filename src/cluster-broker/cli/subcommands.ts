@@ -1,6 +1,6 @@
 /**
  * Named subcommands of `quorate-broker`. To add one, add an entry (argv after the name, io) ->
- * exit code. `node` (one cluster member) is implemented in ../cluster/node-command.ts.
+ * exit code. `node` (one cluster member) is node-command.ts, `cluster` cluster-command.ts, `status` status-command.ts.
  */
 
 import { runClusterCommand } from './cluster-command.js';

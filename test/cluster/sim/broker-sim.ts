@@ -4,7 +4,7 @@
  * this member's own apply, outcome unknown on a leader/term change or the deadline, claims and
  * consumer keys) over a ReplicaPort of the real RaftCore (sim-replica-port.ts), the real
  * ClusterStateMachine (BrokerState + cluster entries) and the real entry and peer-wire codecs.
- * Wired as src/cluster-broker/cluster/member.ts wires them: the state machine's hooks call the
+ * Wired as src/cluster-broker/assembly/member.ts wires them: the state machine's hooks call the
  * backend, role changes reach `onRole`, a follower's request travels to the leader as a
  * `forward` AppMessage on the simulated network and reaches `onForward` there. The backend's
  * clock is the member's (skewed) simulated clock and its timers are simulated events.
