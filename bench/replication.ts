@@ -11,8 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
+import type { Entry, Snapshot } from '../src/cluster-broker/replication/raft/types.js';
 import { Replica } from '../src/cluster-broker/replication/replica.js';
-import type { Entry, Snapshot } from '../src/cluster-broker/replication/types.js';
 import { freePorts, ProcessCluster } from '../test/replication/process-cluster.js';
 
 export interface ReplicationBenchOptions {

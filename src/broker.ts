@@ -6,11 +6,15 @@
 // `quorate/broker`: the reference broker for tests and embedding.
 
 export {
-  MemberConfigError,
+  type BrokerHandle,
+  type BrokerStats,
   type MemberHandle,
   type MemberOptions,
+  type StartBrokerOptions,
+  startBroker,
   startMember,
-} from './cluster-broker/cluster/index.js';
+} from './cluster-broker/assembly/index.js';
+export { MemberConfigError } from './cluster-broker/cluster/index.js';
 export type { QueueInfo } from './cluster-broker/core/broker-state.js';
 export type { LifetimePolicy, QueueOptions } from './cluster-broker/core/events.js';
 export {
@@ -48,12 +52,10 @@ export {
   type BrokerBackend,
   type BrokerBackendEvents,
   BrokerConfigError,
-  type BrokerHandle,
   type BrokerLogger,
   BrokerServer,
   type BrokerServerOptions,
   type BrokerServerStats,
-  type BrokerStats,
   type ConnectionInfo,
   hashPassword,
   LocalBackend,
@@ -66,8 +68,6 @@ export {
   type PermissionsConfig,
   parseHash,
   parsePermissions,
-  type StartBrokerOptions,
-  startBroker,
   type UserPermissions,
   type VirtualSource,
   type VirtualSourceAttach,

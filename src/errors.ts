@@ -3,8 +3,6 @@
  * 'amqp:decode-error'), a human `description`, optional `info` and the standard `cause`.
  * One subclass per condition family; other layers append their own subclasses below.
  */
-import type { RefusedOutcome } from './client/types.js';
-import type { MessageId } from './codec/message-id.js';
 
 /**
  * The AMQP 1.0 error conditions (spec part 2, 2.8.15-2.8.18). A peer may send any symbol, so the
@@ -189,35 +187,6 @@ export class ClientError extends AmqpError {
   constructor(condition: ClientCondition, description: string, options: AmqpErrorOptions = {}) {
     super(condition, description, options);
     this.name = 'ClientError';
-  }
-}
-
-/**
- * A send() that did not end with the broker accepting the message. `inDoubt`: the message was
- * written at least once and no outcome came back, so the broker may have it; false: the broker
- * surely does not hold it. `outcome`: set when the broker answered with rejected, released or
- * modified (condition 'quorate:not-accepted').
- */
-export class SendError extends ClientError {
-  /** The message-id of the send (the application's, or the one the client assigned). */
-  readonly messageId: MessageId;
-  /** True if the message was written at least once and no outcome came back, so the broker may have it. */
-  readonly inDoubt: boolean;
-  /** The broker's answer, when it settled the send with rejected, released or modified. */
-  declare readonly outcome?: RefusedOutcome;
-
-  constructor(
-    condition: ClientCondition,
-    description: string,
-    messageId: MessageId,
-    inDoubt: boolean,
-    options: AmqpErrorOptions & { outcome?: RefusedOutcome } = {},
-  ) {
-    super(condition, description, options);
-    this.name = 'SendError';
-    this.messageId = messageId;
-    this.inDoubt = inDoubt;
-    if (options.outcome !== undefined) this.outcome = options.outcome;
   }
 }
 

@@ -30,6 +30,7 @@ export {
   type SettleTraceContext,
 } from './client/diagnostics.js';
 export { createRequester, type Requester, type RequesterOptions } from './client/request-reply.js';
+export { SendError } from './client/send-error.js';
 export type {
   CallOptions,
   ConnectionEvents,
@@ -67,7 +68,6 @@ export {
   ConnectionError,
   type LinkCondition,
   LinkError,
-  SendError,
   type SessionCondition,
   SessionError,
   type TransactionCondition,

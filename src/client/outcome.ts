@@ -4,7 +4,8 @@
  */
 import type { DeliveryState } from '../codec/contract.js';
 import type { MessageId } from '../codec/message-id.js';
-import { ClientError, SendError } from '../errors.js';
+import { ClientError } from '../errors.js';
+import { SendError } from './send-error.js';
 import type { Outcome } from './types.js';
 
 /** The public outcome for a delivery state the broker sent. */

@@ -6,7 +6,7 @@
  */
 import { encodeMessage, type Message, type MessageBody } from '../codec/message.js';
 import type { MessageId } from '../codec/message-id.js';
-import { ArgumentTypeError, ClientError, SendError } from '../errors.js';
+import { ArgumentTypeError, ClientError } from '../errors.js';
 import { ensureMessageId, type JournalEntry } from '../failover/index.js';
 import type { EngineEvent, OutgoingDelivery, SenderLink } from '../protocol/index.js';
 import { DEDUP_CAPABILITY, TOPIC_CAPABILITY } from '../wire-extensions.js';
@@ -17,6 +17,7 @@ import { assertEncodable } from './encodable.js';
 import { type LinkHost, LogicalLink } from './link-base.js';
 import { sendErrorFrom } from './outcome.js';
 import type { PendingSend, SendBuffer, SendOwner, SendWaiter } from './send-buffer.js';
+import { SendError } from './send-error.js';
 import { checkTransaction, type Transaction } from './transaction.js';
 import type { PhysicalConnection } from './transport.js';
 import type { SenderOptions, SendOptions, SendResult } from './types.js';

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { nodeDurableFs, writeFileAtomic } from '../../src/cluster-broker/store/durable-fs.js';
+import { nodeDurableFs, writeFileAtomic } from '../../src/cluster-broker/files/durable-fs.js';
 
 describe('writeFileAtomic', () => {
   it('writes many small chunks and large ones, in order, byte for byte', async () => {

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BrokerState } from '../../src/cluster-broker/core/broker-state.js';
 import { encodeEvent } from '../../src/cluster-broker/core/event-codec.js';
 import type { BrokerEvent } from '../../src/cluster-broker/core/events.js';
-import { crc32, crc32Table } from '../../src/cluster-broker/store/crc32.js';
+import { crc32, crc32Table } from '../../src/cluster-broker/files/crc32.js';
 import { openStore, type StoreOptions } from '../../src/cluster-broker/store/event-store.js';
 import { frameRecord } from '../../src/cluster-broker/store/record-format.js';
 import { SEGMENT_HEADER_BYTES, segmentHeader } from '../../src/cluster-broker/store/segment-header.js';

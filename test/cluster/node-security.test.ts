@@ -8,7 +8,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runNodeCommand } from '../../src/cluster-broker/cluster/node-command.js';
+import { runNodeCommand } from '../../src/cluster-broker/cli/node-command.js';
 import { ensureClusterSecret, isLoopbackHost } from '../../src/cluster-broker/replication/cluster-secret.js';
 import { allocateFreePorts } from '../../src/cluster-broker/supervisor/ports.js';
 

@@ -9,8 +9,8 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ClusterTlsOptions } from '../../src/cluster-broker/replication/cluster-tls.js';
+import type { Message } from '../../src/cluster-broker/replication/raft/types.js';
 import { TcpTransport } from '../../src/cluster-broker/replication/tcp-transport.js';
-import type { Message } from '../../src/cluster-broker/replication/types.js';
 import type { WireCodec } from '../../src/cluster-broker/replication/wire.js';
 import { binaryWireCodec } from '../../src/cluster-broker/replication/wire-binary.js';
 

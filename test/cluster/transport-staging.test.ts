@@ -8,7 +8,7 @@
 import net from 'node:net';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Entry, Message } from '../../src/cluster-broker/replication/types.js';
+import type { Entry, Message } from '../../src/cluster-broker/replication/raft/types.js';
 import { freePort, waitFor } from '../support/net.js';
 import { startMemberTransport, type TestMember } from './transport-fixture.js';
 

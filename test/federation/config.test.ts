@@ -3,14 +3,14 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseClusterArgs } from '../../src/cluster-broker/cli/cluster-args.js';
+import { parseNodeArgs } from '../../src/cluster-broker/cli/node-command.js';
 import { parseSingleNodeArgs } from '../../src/cluster-broker/cli/single-node-args.js';
-import { parseNodeArgs } from '../../src/cluster-broker/cluster/node-command.js';
 import {
   checkFederationConfig,
   FederationConfigError,
   loadFederationFile,
 } from '../../src/cluster-broker/federation/index.js';
-import { parseClusterArgs } from '../../src/cluster-broker/supervisor/cluster-args.js';
 
 const URL = 'amqp://127.0.0.1:5672';
 let dir = '';

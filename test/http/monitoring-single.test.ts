@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BrokerHandle, hashPassword, startBroker } from '../../src/broker.js';
-import { runStatusCommand } from '../../src/cluster-broker/http/status-command.js';
+import { runStatusCommand } from '../../src/cluster-broker/cli/status-command.js';
 import { type Connection, connect } from '../../src/index.js';
 import { waitFor } from '../support/net.js';
 import { parsePrometheusText, sampleValue } from './prom-text.js';

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterHandle } from '../../src/broker.js';
-import { runStatusCommand } from '../../src/cluster-broker/http/status-command.js';
+import { runStatusCommand } from '../../src/cluster-broker/cli/status-command.js';
 import type { MemberEntry, Overview } from '../../src/cluster-broker/http/types.js';
 import { range, sendVia, startTestCluster, waitLeader, waitServing } from '../cluster/cluster-support.js';
 import { parsePrometheusText, sampleValue } from '../http/prom-text.js';

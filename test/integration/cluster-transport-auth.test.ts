@@ -7,8 +7,8 @@ import { rmSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AppMessage } from '../../src/cluster-broker/cluster/peer-wire.js';
 import { carry, withAppMessages } from '../../src/cluster-broker/cluster/peer-wire.js';
-import type { Message } from '../../src/cluster-broker/replication/types.js';
-import { snapshotBytes } from '../../src/cluster-broker/replication/types.js';
+import type { Message } from '../../src/cluster-broker/replication/raft/types.js';
+import { snapshotBytes } from '../../src/cluster-broker/replication/raft/types.js';
 import { binaryWireCodec } from '../../src/cluster-broker/replication/wire-binary.js';
 import { forgedFrames, impersonate } from '../cluster/impostor.js';
 import {

@@ -75,7 +75,7 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     name: 'atomic-replace-no-dir-sync',
-    file: 'src/cluster-broker/store/durable-fs.ts',
+    file: 'src/cluster-broker/files/durable-fs.ts',
     find: 'await fs.rename(tmp, file);\n  await fs.syncDir(dirname(file));',
     replace: 'await fs.rename(tmp, file);\n  void dirname;',
     promise: 'an atomically replaced file (vote record, snapshots) is the new one after a power loss',
@@ -108,7 +108,7 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     name: 'commit-old-term-by-count',
-    file: 'src/cluster-broker/replication/core.ts',
+    file: 'src/cluster-broker/replication/raft/core.ts',
     find: 'if (this.unsafe.commitOldTermsByCount !== true && this.log.term(n) !== this.term) return false;',
     replace: '',
     promise: 'a leader commits only entries of its own term by counting (Raft figure 8)',
@@ -116,7 +116,7 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     name: 'leader-counts-own-unsynced',
-    file: 'src/cluster-broker/replication/core.ts',
+    file: 'src/cluster-broker/replication/raft/core.ts',
     find: 'const matches = [this.log.durable];',
     replace: 'const matches = [this.log.lastIndex()];',
     promise: 'the leader counts its own log toward a commit only once it is durable',

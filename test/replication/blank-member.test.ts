@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { UnsafeFlags } from '../../src/cluster-broker/replication/raft/types.js';
 import { StoreImage } from '../../src/cluster-broker/replication/store-image.js';
-import type { UnsafeFlags } from '../../src/cluster-broker/replication/types.js';
 import { Cluster, data } from './lockstep-cluster.js';
 
 /** A store as FileStorage creates it in an empty data dir (docs/production.md#blank-member). */

@@ -8,8 +8,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
+import type { Message } from '../../src/cluster-broker/replication/raft/types.js';
 import { Replica } from '../../src/cluster-broker/replication/replica.js';
-import type { Message } from '../../src/cluster-broker/replication/types.js';
 
 const dirs: string[] = [];
 afterEach(async () => {

@@ -7,8 +7,8 @@
  * acknowledged entry. A member that answers an append before its write is durable fails this.
  */
 import { describe, expect, it } from 'vitest';
+import type { DurableFile, DurableFs } from '../../src/cluster-broker/files/durable-fs.js';
 import { Replica } from '../../src/cluster-broker/replication/replica.js';
-import type { DurableFile, DurableFs } from '../../src/cluster-broker/store/durable-fs.js';
 import { PowerLossFs } from '../support/power-loss-fs.js';
 import { appliedAll, Journal, leading } from './power-loss-member.js';
 import { freePorts } from './process-cluster.js';

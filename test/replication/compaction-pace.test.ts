@@ -6,13 +6,13 @@
  * Snapshotting a growing queue every N entries is quadratic, and showed in the profiles.
  */
 import { describe, expect, it } from 'vitest';
+import type { Entry, Snapshot } from '../../src/cluster-broker/replication/raft/types.js';
+import { snapshotBytes } from '../../src/cluster-broker/replication/raft/types.js';
 import {
   Replica,
   type ReplicaOptions,
   type StateMachine,
 } from '../../src/cluster-broker/replication/replica.js';
-import type { Entry, Snapshot } from '../../src/cluster-broker/replication/types.js';
-import { snapshotBytes } from '../../src/cluster-broker/replication/types.js';
 import { PowerLossFs } from '../support/power-loss-fs.js';
 import { appliedAll, leading } from './power-loss-member.js';
 

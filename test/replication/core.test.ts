@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Message } from '../../src/cluster-broker/replication/types.js';
+import type { Message } from '../../src/cluster-broker/replication/raft/types.js';
 import { Cluster, data } from './lockstep-cluster.js';
 
 describe('RaftCore', () => {
@@ -83,7 +83,7 @@ describe('RaftCore', () => {
   });
 
   describe("the leader's connection closed (peerDisconnected)", () => {
-    // the member's timeouts (cluster/member.ts)
+    // the member's timeouts (assembly/member.ts)
     const timeouts = { electionTimeoutMin: 400, electionTimeoutMax: 800 };
     function killLeader(hint: boolean) {
       const c = new Cluster(['a', 'b', 'c'], timeouts);

@@ -11,14 +11,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FileStorage } from '../../src/cluster-broker/replication/file-storage.js';
-import { persistToOps, StoreImage } from '../../src/cluster-broker/replication/store-image.js';
 import type {
   Entry,
   HardState,
   InitialState,
   PersistOps,
-} from '../../src/cluster-broker/replication/types.js';
-import { snapshotBytes } from '../../src/cluster-broker/replication/types.js';
+} from '../../src/cluster-broker/replication/raft/types.js';
+import { snapshotBytes } from '../../src/cluster-broker/replication/raft/types.js';
+import { persistToOps, StoreImage } from '../../src/cluster-broker/replication/store-image.js';
 import { seededRandom } from '../../src/common/random.js';
 import { PowerLossFs } from '../support/power-loss-fs.js';
 

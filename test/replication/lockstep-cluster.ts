@@ -1,8 +1,8 @@
 /** A tiny lock-step cluster of RaftCores for the core's tests. */
 import { expect } from 'vitest';
-import { RaftCore } from '../../src/cluster-broker/replication/core.js';
+import { RaftCore } from '../../src/cluster-broker/replication/raft/core.js';
+import type { Entry, Message, RaftConfig, Ready } from '../../src/cluster-broker/replication/raft/types.js';
 import { StoreImage } from '../../src/cluster-broker/replication/store-image.js';
-import type { Entry, Message, RaftConfig, Ready } from '../../src/cluster-broker/replication/types.js';
 import { Rng } from './sim/rng.js';
 
 /** A tiny lock-step cluster: instant delivery, cuttable links, in-memory stores, manual clock. */

@@ -1,7 +1,8 @@
 /** What the member power-loss tests share: a journal state machine and waits on a Replica's events. */
+
+import type { Entry, Snapshot } from '../../src/cluster-broker/replication/raft/types.js';
+import { snapshotBytes } from '../../src/cluster-broker/replication/raft/types.js';
 import type { Replica, StateMachine } from '../../src/cluster-broker/replication/replica.js';
-import type { Entry, Snapshot } from '../../src/cluster-broker/replication/types.js';
-import { snapshotBytes } from '../../src/cluster-broker/replication/types.js';
 
 /** The applied payloads, snapshotted as a JSON list. */
 export class Journal implements StateMachine {

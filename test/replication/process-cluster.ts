@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const memberScript = path.resolve(here, '../../src/cluster-broker/replication/demo-member.ts');
+const memberScript = path.resolve(here, 'demo-member.ts');
 
 export interface Reply {
   id: number;

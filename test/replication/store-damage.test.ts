@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileStorage } from '../../src/cluster-broker/replication/file-storage.js';
-import type { Entry } from '../../src/cluster-broker/replication/types.js';
+import type { Entry } from '../../src/cluster-broker/replication/raft/types.js';
 
 const dirs: string[] = [];
 function tmp(): string {

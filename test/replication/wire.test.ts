@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { Message } from '../../src/cluster-broker/replication/raft/types.js';
 import { UnsafeNumberError } from '../../src/cluster-broker/replication/safe-numbers.js';
-import type { Message } from '../../src/cluster-broker/replication/types.js';
 import { amqpWireCodec, type WireCodec } from '../../src/cluster-broker/replication/wire.js';
 import { binaryWireCodec } from '../../src/cluster-broker/replication/wire-binary.js';
 

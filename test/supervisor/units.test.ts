@@ -5,8 +5,8 @@
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
+import { parseClusterArgs } from '../../src/cluster-broker/cli/cluster-args.js';
 import { RestartBackoff } from '../../src/cluster-broker/supervisor/backoff.js';
-import { parseClusterArgs } from '../../src/cluster-broker/supervisor/cluster-args.js';
 import { planCluster } from '../../src/cluster-broker/supervisor/cluster-plan.js';
 import {
   brokerEntryNodeArgs,

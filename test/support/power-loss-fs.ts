@@ -12,7 +12,7 @@
  * fails as node's does, and `openRead` serves it in pieces, as a real disk would.
  */
 import { dirname } from 'node:path';
-import type { DurableFile, DurableFs, ReadableFile } from '../../src/cluster-broker/store/durable-fs.js';
+import type { DurableFile, DurableFs, ReadableFile } from '../../src/cluster-broker/files/durable-fs.js';
 
 export class PowerLostError extends Error {
   constructor(readonly op: string) {

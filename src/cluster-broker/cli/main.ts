@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 /**
  * The `quorate-broker` bin. Subcommands:
- *   quorate-broker [--port ...]        a single-node broker (no subcommand)
- *   quorate-broker cluster ...         a supervised local cluster (supervisor/cluster-command.ts)
- *   quorate-broker node ...            one cluster member (see subcommands.ts)
+ *   quorate-broker [--port ...]        a single-node broker (no subcommand, single-node-command.ts)
+ *   quorate-broker cluster ...         a supervised local cluster (cluster-command.ts)
+ *   quorate-broker node ...            one cluster member (node-command.ts)
+ *   quorate-broker status URL...       the members' overview as a table (status-command.ts)
+ *   quorate-broker passwd FILE USER    a user's password in a users file (passwd-command.ts)
  */
 import { runCli } from './run-cli.js';
 

@@ -6,9 +6,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { chmod, readFile, rename, writeFile } from 'node:fs/promises';
+import { FILE_MODE } from '../files/file-modes.js';
 import { hashPassword } from '../server/password-hash.js';
 import { badUserName, withUserLine } from '../server/users.js';
-import { FILE_MODE } from '../store/file-modes.js';
 import { reportUsageProblem } from './flags.js';
 import type { CliInput, CliIo } from './io.js';
 import { explainSystemError } from './system-errors.js';

@@ -1,8 +1,8 @@
 /** `quorate-broker [flags]`: one single-node broker until SIGTERM / SIGINT. */
 import { readFile } from 'node:fs/promises';
+import { type StartBrokerOptions, startBroker } from '../assembly/start-broker.js';
 import type { QueueOptions } from '../core/events.js';
 import { systemMemory } from '../server/resource-alarm.js';
-import { type StartBrokerOptions, startBroker } from '../server/start-broker.js';
 import { QUARANTINE_DIR, StoreCorruptionError } from '../store/index.js';
 import { createCliLogger } from './cli-logger.js';
 import { flagsOrExit } from './flags.js';

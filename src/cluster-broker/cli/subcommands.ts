@@ -1,12 +1,13 @@
 /**
  * Named subcommands of `quorate-broker`. To add one, add an entry (argv after the name, io) ->
- * exit code. `node` (one cluster member) is implemented in ../cluster/node-command.ts.
+ * exit code. `node` (one cluster member) is node-command.ts, `cluster` cluster-command.ts, `status` status-command.ts.
  */
-import { runNodeCommand } from '../cluster/node-command.js';
-import { runStatusCommand } from '../http/status-command.js';
-import { runClusterCommand } from '../supervisor/cluster-command.js';
+
+import { runClusterCommand } from './cluster-command.js';
 import type { Subcommand } from './io.js';
+import { runNodeCommand } from './node-command.js';
 import { runPasswdCommand } from './passwd-command.js';
+import { runStatusCommand } from './status-command.js';
 
 export const SUBCOMMANDS: Record<string, Subcommand> = {
   cluster: (argv, io) => runClusterCommand(argv, io),

@@ -21,8 +21,8 @@ import { notQuorateDescription } from '../../wire-extensions.js';
 import type { BrokerState } from '../core/broker-state.js';
 import type { BrokerEvent } from '../core/events.js';
 import type { ResultOf } from '../core/results.js';
+import type { SoftState } from '../replication/raft/types.js';
 import type { Committed } from '../replication/replica.js';
-import type { SoftState } from '../replication/types.js';
 import {
   BackendClosedError,
   type BrokerBackend,

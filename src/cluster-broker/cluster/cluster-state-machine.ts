@@ -6,13 +6,14 @@
  * Time: the entry's leaderTime (stamped by the leader) replaces the proposer's, and an enqueue's
  * expiresAt moves by the same amount, so TTL and dedup age only ever use the leader's clock.
  */
+
+import { availableQueues, queuesHeldBy } from '../core/availability.js';
 import { BrokerState } from '../core/broker-state.js';
 import { decodeEvent } from '../core/event-codec.js';
 import type { BrokerEvent } from '../core/events.js';
 import type { ApplyResult, ReleaseResult } from '../core/results.js';
+import { type Entry, type Snapshot, snapshotBytes } from '../replication/raft/types.js';
 import type { StateMachine } from '../replication/replica.js';
-import { type Entry, type Snapshot, snapshotBytes } from '../replication/types.js';
-import { availableQueues, queuesHeldBy } from '../server/availability.js';
 import { linkKeyOf, memberOf, memberOfProcess, processOf } from './consumer-keys.js';
 import { type ClusterEntry, decodeEntry } from './entry-codec.js';
 

@@ -10,8 +10,8 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodeMessage } from '../../codec/message.js';
 import { type ListedMember, memberListValue } from '../../wire-extensions.js';
+import { FILE_MODE } from '../files/file-modes.js';
 import type { VirtualSource, VirtualSourceSink } from '../server/virtual-source.js';
-import { FILE_MODE } from '../store/file-modes.js';
 import type { MemberStatus } from './peer-wire.js';
 
 interface KnownAddress {

@@ -5,7 +5,7 @@
  * Replica keeps its transport private; until it offers a public hook for application messages we
  * reach it here, in one place, and fail loudly at start-up if its shape ever changes.
  */
-import type { Message } from '../replication/types.js';
+import type { Message } from '../replication/raft/types.js';
 import { type AppMessage, carry } from './peer-wire.js';
 
 interface TransportLike {

@@ -13,8 +13,8 @@
  */
 import type { ByteWriter } from '../../common/byte-writer.js';
 import { VarintReader, VarintWriter } from '../core/binary.js';
+import type { Message } from '../replication/raft/types.js';
 import { isCountable, UnsafeNumberError } from '../replication/safe-numbers.js';
-import type { Message } from '../replication/types.js';
 import type { WireCodec } from '../replication/wire.js';
 
 const APP_TAG = 0xc7;

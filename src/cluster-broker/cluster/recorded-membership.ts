@@ -11,8 +11,8 @@
  */
 import { open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
+import { FILE_MODE } from '../files/file-modes.js';
 import type { PeerAddress } from '../replication/tcp-transport.js';
-import { FILE_MODE } from '../store/file-modes.js';
 import { fsyncDir } from '../store/index.js';
 import { MemberConfigError } from './errors.js';
 import { peerAddressKey } from './peer-list.js';

@@ -19,7 +19,7 @@
  */
 
 import { notQuorateDescription } from '../../wire-extensions.js';
-import type { RecoveryReason } from '../replication/types.js';
+import type { RecoveryReason } from '../replication/raft/types.js';
 import type { ClusterBackend } from './cluster-backend.js';
 import type { Membership } from './membership.js';
 

@@ -12,14 +12,14 @@
  * - an upstream whose Open reports our own cluster id is refused for good.
  */
 import type { Logger } from '../../common/logger.js';
-import type { Connection, Delivery, Receiver } from '../../index.js';
-import { connect } from '../../index.js';
 import { CLUSTER_ID_PROPERTY } from '../../wire-extensions.js';
 import type { EnqueueResult } from '../core/results.js';
 import type { ResolvedUpstream } from './config.js';
 import type { FederationLinkKind, FederationLinkPhase, FederationLinkState } from './link-state.js';
 import type { LocalQueues } from './local-queues.js';
 import { moveDelivery } from './move.js';
+import type { Connection, Delivery, Receiver } from './upstream-client.js';
+import { connect } from './upstream-client.js';
 
 /** How often credit is re-read (ms) when nothing else prompts it. */
 const DEFAULT_POLL_MS = 50;

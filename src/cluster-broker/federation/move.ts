@@ -6,9 +6,9 @@
  * absorbed here as a duplicate. A message without a message-id moves at least once.
  */
 import { encodeMessage } from '../../codec/message.js';
-import type { Delivery } from '../../index.js';
 import type { EnqueueResult } from '../core/results.js';
 import { routeOf, routeRefusal, withRoute } from './route.js';
+import type { Delivery } from './upstream-client.js';
 
 /** What a move needs to know and do; the link kind supplies `commit` and `leave`. */
 export interface MoveContext {

@@ -6,7 +6,6 @@ export { type MonitoredBroker, monitoredBroker, type QueueRow } from './monitore
 export { MonitoringServer, type MonitoringServerOptions } from './monitoring-server.js';
 export { type HistoryDocument, QueueHistory } from './queue-history.js';
 export { singleNodeSource } from './single-node-source.js';
-export { collectOverviews, formatStatusTable, runStatusCommand, STATUS_USAGE } from './status-command.js';
 export type {
   ClusterSource,
   ClusterStatus,

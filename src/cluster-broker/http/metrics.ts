@@ -5,7 +5,7 @@
  * base units); the list is in docs/monitoring.md.
  */
 import { Counter, collectDefaultMetrics, Gauge, type Metric, Registry } from 'prom-client';
-import type { LatencyHistogram } from '../store/latency-histogram.js';
+import type { LatencyHistogram } from '../files/latency-histogram.js';
 import type { MonitoredBroker, QueueRow } from './monitored-broker.js';
 import type { ClusterSource } from './types.js';
 

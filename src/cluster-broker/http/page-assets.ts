@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
-import { findPackageRoot, thisModulePath } from '../supervisor/default-member-command.js';
+import { findPackageRoot, thisModulePath } from '../files/package-root.js';
 import { MonitoringError } from './errors.js';
 
 export interface PageAsset {

@@ -3,7 +3,7 @@
  * reads them from. Key names are a public contract: tools and the status page depend on them.
  */
 import type { FederationLinkState } from '../federation/link-state.js';
-import type { LatencyHistogram } from '../store/latency-histogram.js';
+import type { LatencyHistogram } from '../files/latency-histogram.js';
 
 /** One member as this member sees it (`GET /api/overview` -> `members`). */
 export interface MemberEntry {

@@ -23,9 +23,9 @@
  */
 import path from 'node:path';
 import type { Logger } from '../../common/logger.js';
-import { crc32 } from '../store/crc32.js';
-import { type DurableFile, type DurableFs, nodeDurableFs, writeFileAtomic } from '../store/durable-fs.js';
-import { LatencyHistogram } from '../store/latency-histogram.js';
+import { crc32 } from '../files/crc32.js';
+import { type DurableFile, type DurableFs, nodeDurableFs, writeFileAtomic } from '../files/durable-fs.js';
+import { LatencyHistogram } from '../files/latency-histogram.js';
 import { ReplicationError } from './errors.js';
 import {
   baseRecord,
@@ -35,9 +35,9 @@ import {
   truncateRecord,
   writeEntryRecord,
 } from './log-records.js';
+import type { HardState, InitialState, PersistOps, RecoveryReason, Snapshot } from './raft/types.js';
 import { isCountable } from './safe-numbers.js';
 import { StoreImage } from './store-image.js';
-import type { HardState, InitialState, PersistOps, RecoveryReason, Snapshot } from './types.js';
 
 export interface FileStorageOptions {
   readonly dir: string;

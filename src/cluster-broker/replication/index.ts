@@ -10,11 +10,25 @@ export {
   loadClusterSecret,
 } from './cluster-secret.js';
 export { type ClusterTlsOptions, loadClusterTls } from './cluster-tls.js';
-export { type ProposalStatus, RaftCore } from './core.js';
 export { NotLeaderError, ProposalOutcomeError, ReplicationError } from './errors.js';
 export { FileStorage, type FileStorageOptions, type StoreDamage } from './file-storage.js';
 export { FrameSplitter, fragments, MEMBER_MAX_FRAME } from './framing.js';
 export { HANDSHAKE_MAX_FRAME } from './handshake.js';
+export { type ProposalStatus, RaftCore } from './raft/core.js';
+export type {
+  Entry,
+  HardState,
+  InitialState,
+  Message,
+  PersistOps,
+  RaftConfig,
+  Ready,
+  RecoveryReason,
+  Role,
+  Snapshot,
+  SoftState,
+  UnsafeFlags,
+} from './raft/types.js';
 export {
   type Committed,
   Replica,
@@ -31,19 +45,5 @@ export {
   TcpTransport,
   type TcpTransportOptions,
 } from './tcp-transport.js';
-export type {
-  Entry,
-  HardState,
-  InitialState,
-  Message,
-  PersistOps,
-  RaftConfig,
-  Ready,
-  RecoveryReason,
-  Role,
-  Snapshot,
-  SoftState,
-  UnsafeFlags,
-} from './types.js';
 export { amqpWireCodec, type WireCodec } from './wire.js';
 export { binaryWireCodec } from './wire-binary.js';

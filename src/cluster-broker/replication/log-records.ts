@@ -11,10 +11,10 @@
  * complete record that fails its checksum, anywhere, is corruption: it may hold an entry this
  * member acknowledged, so it is not silently cut (file-storage.ts quarantines the file).
  */
-import { crc32 } from '../store/crc32.js';
+import { crc32 } from '../files/crc32.js';
+import type { Entry } from './raft/types.js';
 import { isCountable } from './safe-numbers.js';
 import type { StoreOp } from './store-image.js';
-import type { Entry } from './types.js';
 
 const HEADER = 12;
 const KIND_ENTRY = 1;

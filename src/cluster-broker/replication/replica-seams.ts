@@ -4,7 +4,7 @@
  * simulated network and clock (the clock and the file system are already `ReplicaOptions.clock`
  * and `ReplicaOptions.fs`). Internal: the package entry points export none of this.
  */
-import type { Message } from './types.js';
+import type { Message } from './raft/types.js';
 
 /** How a member reaches its peers; `TcpTransport` is the real one. */
 export interface ReplicaTransport {

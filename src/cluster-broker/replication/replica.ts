@@ -7,21 +7,13 @@
  */
 import { EventEmitter } from 'eventemitter3';
 import type { Logger } from '../../common/logger.js';
-import { DEFAULT_MAX_LOG_BYTES, raftCompactionDue } from '../store/compaction-pace.js';
-import type { DurableFs } from '../store/durable-fs.js';
-import type { LatencyHistogram } from '../store/latency-histogram.js';
+import { DEFAULT_MAX_LOG_BYTES, raftCompactionDue } from '../files/compaction-pace.js';
+import type { DurableFs } from '../files/durable-fs.js';
+import type { LatencyHistogram } from '../files/latency-histogram.js';
 import type { ClusterTlsOptions } from './cluster-tls.js';
-import { RaftCore } from './core.js';
 import { ProposalOutcomeError, ReplicationError } from './errors.js';
 import { FileStorage, type StoreDamage } from './file-storage.js';
-import {
-  intervalTicker,
-  type ReplicaSeams,
-  type ReplicaTransport,
-  type TransportFactory,
-  type UnsafeDriverFlags,
-} from './replica-seams.js';
-import { type PeerAddress, TcpTransport } from './tcp-transport.js';
+import { RaftCore } from './raft/core.js';
 import type {
   Entry,
   RaftConfig,
@@ -31,7 +23,15 @@ import type {
   Snapshot,
   SnapshotData,
   SoftState,
-} from './types.js';
+} from './raft/types.js';
+import {
+  intervalTicker,
+  type ReplicaSeams,
+  type ReplicaTransport,
+  type TransportFactory,
+  type UnsafeDriverFlags,
+} from './replica-seams.js';
+import { type PeerAddress, TcpTransport } from './tcp-transport.js';
 import { amqpWireCodec, type WireCodec } from './wire.js';
 
 /** The application replicated by the log (the broker's event applier). */
@@ -77,7 +77,7 @@ export interface ReplicaOptions {
   readonly secret?: Uint8Array;
   /** Mutual TLS between members. */
   readonly tls?: ClusterTlsOptions;
-  /** Message encoding between members; default AMQP values (`amqpWireCodec`). */
+  /** Message encoding between members; default AMQP values (`amqpWireCodec`); a cluster member passes `binaryWireCodec`. */
   readonly codec?: WireCodec;
   readonly logger?: Logger;
   /** Monotonic milliseconds; default performance.now. */

@@ -5,7 +5,7 @@
  * from a peer or from storage, and never adopted.
  */
 import { ReplicationError } from './errors.js';
-import type { Entry, Message } from './types.js';
+import type { Entry, Message } from './raft/types.js';
 
 /** A term or index we can count with: a non-negative safe integer. */
 export function isCountable(n: number): boolean {

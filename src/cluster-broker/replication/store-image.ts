@@ -6,7 +6,7 @@
  * Write order of one Ready (each step durable before the next matters only for crash tolerance):
  *   snapshot file  ->  log rewrite (compaction, base := snapshot)  ->  log records  ->  metadata.
  */
-import type { Entry, HardState, InitialState, PersistOps, Snapshot } from './types.js';
+import type { Entry, HardState, InitialState, PersistOps, Snapshot } from './raft/types.js';
 
 export type StoreOp =
   | { readonly kind: 'snapshot'; readonly snapshot: Snapshot }

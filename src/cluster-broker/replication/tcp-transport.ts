@@ -30,8 +30,8 @@ import {
   HANDSHAKE_MAX_FRAME,
   type HandshakeParams,
 } from './handshake.js';
+import type { Message } from './raft/types.js';
 import type { ReplicaTransport } from './replica-seams.js';
-import type { Message } from './types.js';
 import type { WireCodec } from './wire.js';
 
 export { FrameSplitter, frame } from './framing.js';

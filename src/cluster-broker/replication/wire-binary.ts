@@ -1,5 +1,8 @@
 /**
- * A compact hand-rolled binary WireCodec (fallback and comparison for the AMQP-value codec).
+ * The cluster member's WireCodec: every cluster member encodes its Raft messages with this one
+ * (assembly/member.ts). A compact hand-rolled binary layout; the AMQP-value codec in wire.ts is
+ * `Replica`'s default when no codec is given (the stand-alone replication tests) and the reference
+ * the codec tests compare against.
  * Layout: u8 type, then fields; numbers as f64 (exact for indexes/terms < 2^53), strings and
  * payloads as u32 length + bytes; a payload length of 0xffffffff means null (no-op entry).
  * An append-response may end with one more byte (1: the follower is recovering), a vote or
@@ -10,8 +13,8 @@
 import { ByteReader } from '../../common/byte-reader.js';
 import { ByteWriter } from '../../common/byte-writer.js';
 import { ReplicationError } from './errors.js';
+import { type Entry, type Message, snapshotLength } from './raft/types.js';
 import { assertSafeMessage } from './safe-numbers.js';
-import { type Entry, type Message, snapshotLength } from './types.js';
 import type { WireCodec } from './wire.js';
 
 const enc = new TextEncoder();

@@ -1,6 +1,8 @@
 /**
- * Wire encoding of replication messages between members: each message is one AMQP value (a list)
- * encoded with our AMQP type codec. Behind the `WireCodec` interface so the transport does not
+ * Wire encoding of replication messages between members: the `WireCodec` interface, and
+ * `amqpWireCodec`, each message one AMQP value (a list) encoded with our AMQP type codec:
+ * `Replica`'s default when no codec is given. A cluster member uses `binaryWireCodec`
+ * (wire-binary.ts) instead. Behind the `WireCodec` interface so the transport does not
  * care how messages become bytes. (The connection handshake is the transport's: handshake.ts.)
  *
  *   append:          [1, from, to, term, prevIndex, prevTerm, commit, [[index, term, data|null], ...]]
@@ -18,8 +20,8 @@ import { decodeValue, encodeValue } from '../../codec/index.js';
 import type { AmqpValue } from '../../codec/values.js';
 import type { ByteWriter } from '../../common/byte-writer.js';
 import { ReplicationError } from './errors.js';
+import { type Entry, type Message, snapshotBytes } from './raft/types.js';
 import { assertSafeMessage } from './safe-numbers.js';
-import { type Entry, type Message, snapshotBytes } from './types.js';
 
 export interface WireCodec {
   encodeMessage(m: Message): Uint8Array;

@@ -1,7 +1,6 @@
 /** The broker's AMQP side: server, backend interface, single-node backend, startBroker. */
 export { Activity, type ActivityTotals, type QueueActivity } from './activity.js';
 export { AuthThrottle, type AuthThrottleOptions } from './auth-throttle.js';
-export { availableQueues, queuesHeldBy } from './availability.js';
 export {
   BackendClosedError,
   type BrokerBackend,
@@ -61,6 +60,5 @@ export {
   systemMemory,
 } from './resource-alarm.js';
 export { makeAuthenticator, type PeerInfo, type SaslPolicy, saslMechanisms } from './sasl-policy.js';
-export { type BrokerHandle, type BrokerStats, type StartBrokerOptions, startBroker } from './start-broker.js';
 export { loadUsersFile, PasswordChecker, parseUsers, type UserTable, withUserLine } from './users.js';
 export type { VirtualSource, VirtualSourceAttach, VirtualSourceSink } from './virtual-source.js';

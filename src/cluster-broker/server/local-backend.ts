@@ -7,6 +7,7 @@
  * anyway and the store's recovery releases them all.
  */
 import { EventEmitter } from 'eventemitter3';
+import { availableQueues, queuesHeldBy } from '../core/availability.js';
 import { BrokerState } from '../core/broker-state.js';
 import type { BrokerEvent } from '../core/events.js';
 import type { ResultOf } from '../core/results.js';
@@ -18,7 +19,6 @@ import {
   type StoreOptions,
   type StoreStats,
 } from '../store/index.js';
-import { availableQueues, queuesHeldBy } from './availability.js';
 import {
   BackendClosedError,
   type BrokerBackend,

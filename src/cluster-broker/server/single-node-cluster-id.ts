@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FILE_MODE } from '../store/file-modes.js';
+import { FILE_MODE } from '../files/file-modes.js';
 import { BrokerConfigError } from './config-error.js';
 
 export const CLUSTER_ID_FILE = 'cluster-id';

@@ -4,7 +4,7 @@
  * the Raft log and snapshots may be past 2 GiB, where one `readFile` fails outright
  * (docs/production.md#store-size).
  */
-import type { DurableFs, ReadableFile } from './durable-fs.js';
+import type { DurableFs, ReadableFile } from '../files/durable-fs.js';
 
 /** Bytes read from disk at a time. */
 export const READ_CHUNK_BYTES = 8 * 1024 * 1024;

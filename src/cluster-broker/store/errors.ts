@@ -1,17 +1,9 @@
 /** Errors of the single-node event store. */
-import { AmqpError, type AmqpErrorOptions } from '../../errors.js';
+import { AmqpError } from '../../errors.js';
 
-/**
- * The store cannot be trusted: corruption before the log's tail, a missing segment, an fsync that
- * failed. 'amqp:internal-error'. After a write or fsync failure the store refuses further
- * commits: the broker must stop (its in-memory state may be ahead of the disk).
- */
-export class StoreError extends AmqpError {
-  constructor(description: string, options: AmqpErrorOptions = {}) {
-    super('amqp:internal-error', description, options);
-    this.name = 'StoreError';
-  }
-}
+import { StoreError } from '../files/errors.js';
+
+export { StoreError };
 
 /**
  * Damage found on open that is not a torn tail (a crash mid-write): a bad record followed by

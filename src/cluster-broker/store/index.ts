@@ -1,7 +1,8 @@
 /** The single-node durable store: event log + snapshots around a BrokerState. */
 // Building blocks a replicated log can reuse (same framing, same atomic snapshot file).
-export { crc32 } from './crc32.js';
-export { type DurableFile, type DurableFs, nodeDurableFs } from './durable-fs.js';
+export { crc32 } from '../files/crc32.js';
+export { type DurableFile, type DurableFs, nodeDurableFs } from '../files/durable-fs.js';
+export { FSYNC_BUCKETS_SECONDS, LatencyHistogram } from '../files/latency-histogram.js';
 export { RecordTooLargeError, StoreCorruptionError, StoreError } from './errors.js';
 export {
   type Committed,
@@ -12,7 +13,6 @@ export {
   type StoreOptions,
   type StoreStats,
 } from './event-store.js';
-export { FSYNC_BUCKETS_SECONDS, LatencyHistogram } from './latency-histogram.js';
 export { QUARANTINE_DIR } from './quarantine.js';
 export {
   frameRecord,

@@ -4,7 +4,7 @@
  * whole) so the operator keeps every original byte for inspection or a later manual recovery.
  */
 import { basename, join } from 'node:path';
-import { type DurableFs, nodeDurableFs } from './durable-fs.js';
+import { type DurableFs, nodeDurableFs } from '../files/durable-fs.js';
 
 export const QUARANTINE_DIR = 'quarantine';
 

@@ -2,8 +2,9 @@
  * Log record framing: [payload length u32 LE][crc32 u32 LE over length bytes + payload][payload].
  * The CRC covers the length too, so a torn or bit-flipped length is caught, not trusted.
  */
+
+import { crc32 } from '../files/crc32.js';
 import type { ByteSource } from './chunked-reader.js';
-import { crc32 } from './crc32.js';
 
 export const RECORD_HEADER_BYTES = 8;
 /**

@@ -3,7 +3,7 @@
  * the 12 bytes before it]. It makes a segment self-describing: garbage at the start of a segment,
  * or a file renamed to the wrong index, is found on open instead of being read as records.
  */
-import { crc32 } from './crc32.js';
+import { crc32 } from '../files/crc32.js';
 
 export const SEGMENT_HEADER_BYTES = 16;
 const MAGIC = [0x51, 0x53, 0x47, 0x31];

@@ -1,6 +1,6 @@
 /** Log segment files: `log-<first index, 16 digits>.seg`, each a run of framed event records. */
 import { join } from 'node:path';
-import { type DurableFs, nodeDurableFs } from './durable-fs.js';
+import { type DurableFs, nodeDurableFs } from '../files/durable-fs.js';
 import { StoreCorruptionError } from './errors.js';
 
 /**

@@ -6,9 +6,9 @@
  */
 import { constants as bufferConstants } from 'node:buffer';
 import { join } from 'node:path';
+import { crc32 } from '../files/crc32.js';
+import { type DurableFs, nodeDurableFs, writeFileAtomic } from '../files/durable-fs.js';
 import { ChunkedReader, READ_CHUNK_BYTES, withChunkedReader } from './chunked-reader.js';
-import { crc32 } from './crc32.js';
-import { type DurableFs, nodeDurableFs, writeFileAtomic } from './durable-fs.js';
 import { StoreCorruptionError, StoreError } from './errors.js';
 
 export const SNAPSHOT_FILE = 'snapshot.bin';

@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DIR_MODE } from '../store/file-modes.js';
+import { DIR_MODE } from '../files/file-modes.js';
 import { SupervisorError } from './errors.js';
 import { reserveFreePorts } from './ports.js';
 

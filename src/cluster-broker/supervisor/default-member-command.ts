@@ -1,7 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, sep } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { findPackageRoot, thisModulePath } from '../files/package-root.js';
 import type { PeerAddress } from '../netproxy/index.js';
 import { SupervisorError } from './errors.js';
 import type { MemberCommand } from './types.js';
@@ -74,32 +75,6 @@ export function memberNodeArgs(member: ClusterMemberLaunch): string[] {
     ...(member.logLevel === undefined ? [] : ['--log-level', member.logLevel]),
     ...(member.extraArgs ?? []),
   ];
-}
-
-/** This module's file (ESM, tsx or the CJS build). */
-export function thisModulePath(): string | undefined {
-  // ESM build and tsx: import.meta.url. CJS build: esbuild empties import.meta, __filename exists.
-  const url: string | undefined = import.meta.url;
-  if (typeof url === 'string' && url.startsWith('file:')) return fileURLToPath(url);
-  return typeof __filename === 'string' ? __filename : undefined;
-}
-
-/** The directory of the `quorate` package.json above `from`, if any. */
-export function findPackageRoot(from: string): string | undefined {
-  let dir = dirname(from);
-  for (;;) {
-    const manifest = join(dir, 'package.json');
-    if (existsSync(manifest)) {
-      try {
-        if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === 'quorate') return dir;
-      } catch {
-        // not ours; keep walking up
-      }
-    }
-    const parent = dirname(dir);
-    if (parent === dir) return undefined;
-    dir = parent;
-  }
 }
 
 /**

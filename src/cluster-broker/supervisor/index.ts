@@ -1,7 +1,5 @@
 // Process supervision of local cluster members, and the test cluster built on it.
 export { RestartBackoff } from './backoff.js';
-export { CLUSTER_USAGE, type ClusterCommandArgs, parseClusterArgs } from './cluster-args.js';
-export { type ClusterCommandIo, runClusterCommand, selfMemberCommand } from './cluster-command.js';
 export { type ClusterPlan, planCluster } from './cluster-plan.js';
 export {
   brokerEntryNodeArgs,

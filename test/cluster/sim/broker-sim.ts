@@ -4,7 +4,7 @@
  * this member's own apply, outcome unknown on a leader/term change or the deadline, claims and
  * consumer keys) over a ReplicaPort of the real RaftCore (sim-replica-port.ts), the real
  * ClusterStateMachine (BrokerState + cluster entries) and the real entry and peer-wire codecs.
- * Wired as src/cluster-broker/cluster/member.ts wires them: the state machine's hooks call the
+ * Wired as src/cluster-broker/assembly/member.ts wires them: the state machine's hooks call the
  * backend, role changes reach `onRole`, a follower's request travels to the leader as a
  * `forward` AppMessage on the simulated network and reaches `onForward` there. The backend's
  * clock is the member's (skewed) simulated clock and its timers are simulated events.
@@ -34,9 +34,9 @@ import { decodeEntry, stampEntry } from '../../../src/cluster-broker/cluster/ent
 import { type AppMessage, decodeApp, encodeApp } from '../../../src/cluster-broker/cluster/peer-wire.js';
 import { decodeEvent, encodeEvent } from '../../../src/cluster-broker/core/event-codec.js';
 import type { BrokerEvent } from '../../../src/cluster-broker/core/events.js';
-import { RaftCore } from '../../../src/cluster-broker/replication/core.js';
-import type { Entry, Message, Ready } from '../../../src/cluster-broker/replication/types.js';
-import { snapshotBytes } from '../../../src/cluster-broker/replication/types.js';
+import { RaftCore } from '../../../src/cluster-broker/replication/raft/core.js';
+import type { Entry, Message, Ready } from '../../../src/cluster-broker/replication/raft/types.js';
+import { snapshotBytes } from '../../../src/cluster-broker/replication/raft/types.js';
 import { EventQueue } from '../../replication/sim/event-queue.js';
 import { Rng } from '../../replication/sim/rng.js';
 import { SimDisk } from '../../replication/sim/sim-disk.js';

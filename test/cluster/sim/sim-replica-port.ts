@@ -6,10 +6,10 @@
  * its index overwritten by a new leader, this member's leadership lost, the member gone.
  */
 import type { ReplicaPort } from '../../../src/cluster-broker/cluster/cluster-backend.js';
-import type { RaftCore } from '../../../src/cluster-broker/replication/core.js';
 import { ProposalOutcomeError } from '../../../src/cluster-broker/replication/errors.js';
+import type { RaftCore } from '../../../src/cluster-broker/replication/raft/core.js';
+import type { Entry, Role, SoftState } from '../../../src/cluster-broker/replication/raft/types.js';
 import type { Committed } from '../../../src/cluster-broker/replication/replica.js';
-import type { Entry, Role, SoftState } from '../../../src/cluster-broker/replication/types.js';
 
 interface Proposal {
   term: number;

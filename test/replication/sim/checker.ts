@@ -10,7 +10,7 @@
  *    it is bounded by the highest term any member had reached when the entry was first applied;
  *    a stale leader of an old term (it may still gather old votes) is not required to hold it.
  */
-import type { Entry } from '../../../src/cluster-broker/replication/types.js';
+import type { Entry } from '../../../src/cluster-broker/replication/raft/types.js';
 
 /** A member's log as far as the checks need it (what it has written to its store). */
 export interface LogView {

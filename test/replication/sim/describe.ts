@@ -1,4 +1,4 @@
-import type { Message } from '../../../src/cluster-broker/replication/types.js';
+import type { Message } from '../../../src/cluster-broker/replication/raft/types.js';
 
 /** One line per message, for the simulation's trace. */
 export function describe(m: Message): string {

@@ -18,7 +18,7 @@
  * Then every link heals and the next round starts with the leader of the time; a round stuck
  * in a step (an election went another way) is abandoned after a while.
  */
-import type { Entry } from '../../../src/cluster-broker/replication/types.js';
+import type { Entry } from '../../../src/cluster-broker/replication/raft/types.js';
 import type { Rng } from './rng.js';
 
 /** What the schedule drives in the simulation. */

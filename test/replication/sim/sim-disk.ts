@@ -7,12 +7,13 @@
  * `load` then recovers the way FileStorage does (file-storage.ts): the checksums find the bad
  * record, the intact prefix is kept and the member starts recovering ('damaged').
  */
+
+import type { InitialState, PersistOps } from '../../../src/cluster-broker/replication/raft/types.js';
 import {
   persistToOps,
   StoreImage,
   type StoreOp,
 } from '../../../src/cluster-broker/replication/store-image.js';
-import type { InitialState, PersistOps } from '../../../src/cluster-broker/replication/types.js';
 import type { Rng } from './rng.js';
 
 /** What a flipped byte hit. */

@@ -10,6 +10,13 @@
  * the checker can compare states across members and snapshots.
  */
 import { parseLog } from '../../../src/cluster-broker/replication/log-records.js';
+import type {
+  Entry,
+  Message,
+  Snapshot,
+  UnsafeFlags,
+} from '../../../src/cluster-broker/replication/raft/types.js';
+import { snapshotBytes } from '../../../src/cluster-broker/replication/raft/types.js';
 import { Replica, type StateMachine } from '../../../src/cluster-broker/replication/replica.js';
 import type {
   ReplicaTransport,
@@ -17,8 +24,6 @@ import type {
   UnsafeDriverFlags,
 } from '../../../src/cluster-broker/replication/replica-seams.js';
 import { StoreImage } from '../../../src/cluster-broker/replication/store-image.js';
-import type { Entry, Message, Snapshot, UnsafeFlags } from '../../../src/cluster-broker/replication/types.js';
-import { snapshotBytes } from '../../../src/cluster-broker/replication/types.js';
 import { PowerLossFs } from '../../support/power-loss-fs.js';
 import { type Checker, chain, type LogView, SafetyViolation } from './checker.js';
 import type { Rng } from './rng.js';

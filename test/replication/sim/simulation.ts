@@ -23,8 +23,9 @@
  * is outside the fault model), and when any member is still recovering at the heal, every member
  * comes back: the only intact copy of an entry may be on the one left out.
  */
+
+import type { Entry, Message, UnsafeFlags } from '../../../src/cluster-broker/replication/raft/types.js';
 import type { UnsafeDriverFlags } from '../../../src/cluster-broker/replication/replica-seams.js';
-import type { Entry, Message, UnsafeFlags } from '../../../src/cluster-broker/replication/types.js';
 import { amqpWireCodec } from '../../../src/cluster-broker/replication/wire.js';
 import { Checker, payloadKey, SafetyViolation } from './checker.js';
 import { describe } from './describe.js';

@@ -7,7 +7,7 @@
  * `onWrite` sees every write before it lands (the simulation reads the log records the real
  * FileStorage writes, for its log-matching check).
  */
-import type { DurableFile, DurableFs, ReadableFile } from '../../../src/cluster-broker/store/durable-fs.js';
+import type { DurableFile, DurableFs, ReadableFile } from '../../../src/cluster-broker/files/durable-fs.js';
 
 export class SlowSyncFs implements DurableFs {
   constructor(

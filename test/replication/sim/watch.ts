@@ -7,7 +7,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import type { UnsafeFlags } from '../../../src/cluster-broker/replication/types.js';
+import type { UnsafeFlags } from '../../../src/cluster-broker/replication/raft/types.js';
 import type { StoreLoss } from './sim-member.js';
 import { runSeed, type SimOptions, type SimResult } from './simulation.js';
 

@@ -8,20 +8,20 @@ import {
   localQueuesOf,
   resolveFederationConfig,
 } from '../federation/index.js';
+import { secureDataDir } from '../files/file-modes.js';
 import type { HttpLimits } from '../http/http-limits.js';
 import { monitoredBroker } from '../http/monitored-broker.js';
 import { MonitoringServer } from '../http/monitoring-server.js';
 import { singleNodeSource } from '../http/single-node-source.js';
 import type { ClusterSource } from '../http/types.js';
-import { secureDataDir } from '../store/file-modes.js';
+import type { BrokerBackend } from '../server/backend.js';
+import { BrokerServer, type BrokerServerStats } from '../server/broker-server.js';
+import { type LocalBackend, memoryBackend, openLocalBackend } from '../server/local-backend.js';
+import type { BrokerServerOptions } from '../server/options.js';
+import { loadPermissionsFile, Permissions, parsePermissions } from '../server/permissions.js';
+import { singleNodeClusterId } from '../server/single-node-cluster-id.js';
+import { loadUsersFile, type UserTable } from '../server/users.js';
 import type { StoreOptions, StoreStats } from '../store/index.js';
-import type { BrokerBackend } from './backend.js';
-import { BrokerServer, type BrokerServerStats } from './broker-server.js';
-import { type LocalBackend, memoryBackend, openLocalBackend } from './local-backend.js';
-import type { BrokerServerOptions } from './options.js';
-import { loadPermissionsFile, Permissions, parsePermissions } from './permissions.js';
-import { singleNodeClusterId } from './single-node-cluster-id.js';
-import { loadUsersFile, type UserTable } from './users.js';
 
 /** Options of {@link startBroker}. */
 export interface StartBrokerOptions extends Omit<BrokerServerOptions, 'backend'> {

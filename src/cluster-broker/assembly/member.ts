@@ -13,27 +13,33 @@ import {
   memberListValue,
   notQuorateDescription,
 } from '../../wire-extensions.js';
+import { ClusterBackend } from '../cluster/cluster-backend.js';
+import { ClusterStateMachine } from '../cluster/cluster-state-machine.js';
+import {
+  isValidMemberId,
+  memberOf,
+  memberOfProcess,
+  newIncarnation,
+  processKey,
+} from '../cluster/consumer-keys.js';
+import { MemberConfigError } from '../cluster/errors.js';
+import { FederationOwnership } from '../cluster/federation-owner.js';
+import { MemberStatusSource } from '../cluster/member-status.js';
+import { Membership, MembershipFeed } from '../cluster/membership.js';
+import { peerSender } from '../cluster/peer-channel.js';
+import { PeerCredit } from '../cluster/peer-credit.js';
+import { checkOwnEntry, peerAddressKey } from '../cluster/peer-list.js';
+import { type AppMessage, type MemberStatus, withAppMessages } from '../cluster/peer-wire.js';
+import { checkRecordedMembership } from '../cluster/recorded-membership.js';
+import { ServingWatch } from '../cluster/serving-watch.js';
+import { secureDataDir } from '../files/file-modes.js';
 import type { ClusterTlsOptions } from '../replication/cluster-tls.js';
+import type { RaftConfig } from '../replication/raft/types.js';
 import { Replica } from '../replication/replica.js';
 import type { PeerAddress } from '../replication/tcp-transport.js';
-import type { RaftConfig } from '../replication/types.js';
 import { binaryWireCodec } from '../replication/wire-binary.js';
 import type { BrokerLogger } from '../server/options.js';
-import { type BrokerHandle, type StartBrokerOptions, startBroker } from '../server/start-broker.js';
-import { secureDataDir } from '../store/file-modes.js';
-import { ClusterBackend } from './cluster-backend.js';
-import { ClusterStateMachine } from './cluster-state-machine.js';
-import { isValidMemberId, memberOf, memberOfProcess, newIncarnation, processKey } from './consumer-keys.js';
-import { MemberConfigError } from './errors.js';
-import { FederationOwnership } from './federation-owner.js';
-import { MemberStatusSource } from './member-status.js';
-import { Membership, MembershipFeed } from './membership.js';
-import { peerSender } from './peer-channel.js';
-import { PeerCredit } from './peer-credit.js';
-import { checkOwnEntry, peerAddressKey } from './peer-list.js';
-import { type AppMessage, type MemberStatus, withAppMessages } from './peer-wire.js';
-import { checkRecordedMembership } from './recorded-membership.js';
-import { ServingWatch } from './serving-watch.js';
+import { type BrokerHandle, type StartBrokerOptions, startBroker } from './start-broker.js';
 
 /** Options of {@link startMember}: one member of a cluster, in this process. */
 export interface MemberOptions

@@ -1,7 +1,7 @@
 /**
  * A stand-alone replication member for process tests and benchmarks:
  *
- *   node --import tsx src/cluster-broker/replication/demo-member.ts --id n1 \
+ *   node --import tsx test/replication/demo-member.ts --id n1 \
  *     --peers n1=127.0.0.1:6672,n2=127.0.0.1:6673,n3=127.0.0.1:6674 --dir /tmp/n1 [--cluster-id demo]
  *     [--group-commit 0|1] [--snapshot-every N] [--election-min 150 --election-max 300 --heartbeat 50]
  *
@@ -13,11 +13,11 @@
  * Events: {"event":"ready","id":"n1","port":6672,"pid":123} once listening; {"event":"role",...}.
  */
 import { createInterface } from 'node:readline';
-import { AmqpError } from '../../errors.js';
-import { NotLeaderError } from './errors.js';
-import { Replica } from './replica.js';
-import { parsePeers } from './tcp-transport.js';
-import { type Entry, type Snapshot, snapshotBytes } from './types.js';
+import { NotLeaderError } from '../../src/cluster-broker/replication/errors.js';
+import { type Entry, type Snapshot, snapshotBytes } from '../../src/cluster-broker/replication/raft/types.js';
+import { Replica } from '../../src/cluster-broker/replication/replica.js';
+import { parsePeers } from '../../src/cluster-broker/replication/tcp-transport.js';
+import { AmqpError } from '../../src/errors.js';
 
 function arg(name: string, fallback?: string): string {
   const i = process.argv.indexOf(`--${name}`);

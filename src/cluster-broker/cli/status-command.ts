@@ -4,10 +4,10 @@
  * asked too (`--no-follow`: only the URLs given), so one URL shows the whole cluster.
  */
 import { parseArgs } from 'node:util';
-import { reportUsageProblem } from '../cli/flags.js';
-import type { CliIo } from '../cli/io.js';
-import { MonitoringError } from './errors.js';
-import type { Overview } from './types.js';
+import { MonitoringError } from '../http/errors.js';
+import type { Overview } from '../http/types.js';
+import { reportUsageProblem } from './flags.js';
+import type { CliIo } from './io.js';
 
 export const STATUS_USAGE = `Usage: quorate-broker status URL... [--user U] [--password P] [--no-follow] [--json]
 

@@ -9,18 +9,18 @@
  *   {"ready":true,"id":"n1","amqpPort":5672,"clusterPort":6672,"pid":1234}
  */
 import { fstatSync } from 'node:fs';
-import { createCliLogger } from '../cli/cli-logger.js';
-import { flagTable, integerFlag, parseFlags, reportUsageProblem } from '../cli/flags.js';
-import type { CliIo } from '../cli/io.js';
-import { parseSingleNodeArgs } from '../cli/single-node-args.js';
-import { brokerOptionsFromArgs } from '../cli/single-node-command.js';
-import { explainSystemError } from '../cli/system-errors.js';
+import { type MemberHandle, startMember } from '../assembly/member.js';
+import { MemberConfigError } from '../cluster/errors.js';
+import { checkOwnEntry, parsePeerList } from '../cluster/peer-list.js';
 import { isLoopbackHost, loadClusterSecret } from '../replication/cluster-secret.js';
 import { type ClusterTlsOptions, loadClusterTls } from '../replication/cluster-tls.js';
 import type { PeerAddress } from '../replication/tcp-transport.js';
-import { MemberConfigError } from './errors.js';
-import { type MemberHandle, startMember } from './member.js';
-import { checkOwnEntry, parsePeerList } from './peer-list.js';
+import { createCliLogger } from './cli-logger.js';
+import { flagTable, integerFlag, parseFlags, reportUsageProblem } from './flags.js';
+import type { CliIo } from './io.js';
+import { parseSingleNodeArgs } from './single-node-args.js';
+import { brokerOptionsFromArgs } from './single-node-command.js';
+import { explainSystemError } from './system-errors.js';
 
 export const NODE_USAGE = `Usage: quorate-broker node --id ID --port P --cluster-port C --peers ID=HOST:PORT,... --data-dir DIR [options]
 

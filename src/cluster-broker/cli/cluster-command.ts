@@ -1,16 +1,20 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createCliLogger, DEFAULT_LOG_LEVEL } from '../cli/cli-logger.js';
-import { flagsOrExit } from '../cli/flags.js';
-import { explainSystemError } from '../cli/system-errors.js';
 import { formatPeers } from '../netproxy/index.js';
 import { ensureClusterSecret } from '../replication/cluster-secret.js';
+import { CLUSTER_PORT_OFFSET, planCluster } from '../supervisor/cluster-plan.js';
+import {
+  type ClusterMemberLaunch,
+  defaultMemberCommand,
+  memberNodeArgs,
+} from '../supervisor/default-member-command.js';
+import { portsInUse } from '../supervisor/ports.js';
+import { Supervisor } from '../supervisor/supervisor.js';
+import type { MemberCommand, MemberInfo, RestartPolicy, SupervisorLogger } from '../supervisor/types.js';
+import { createCliLogger, DEFAULT_LOG_LEVEL } from './cli-logger.js';
 import { CLUSTER_USAGE, parseClusterArgs } from './cluster-args.js';
-import { CLUSTER_PORT_OFFSET, planCluster } from './cluster-plan.js';
-import { type ClusterMemberLaunch, defaultMemberCommand, memberNodeArgs } from './default-member-command.js';
-import { portsInUse } from './ports.js';
-import { Supervisor } from './supervisor.js';
-import type { MemberCommand, MemberInfo, RestartPolicy, SupervisorLogger } from './types.js';
+import { flagsOrExit } from './flags.js';
+import { explainSystemError } from './system-errors.js';
 
 interface LineSink {
   write(chunk: string): unknown;

@@ -1,7 +1,7 @@
-import { type LogLevel, parseLogLevel } from '../cli/cli-logger.js';
-import { flagTable, type InvalidFlag, integerFlag, parseFlags } from '../cli/flags.js';
-import { parseSingleNodeArgs } from '../cli/single-node-args.js';
-import { SupervisorError } from './errors.js';
+import { SupervisorError } from '../supervisor/errors.js';
+import { type LogLevel, parseLogLevel } from './cli-logger.js';
+import { flagTable, type InvalidFlag, integerFlag, parseFlags } from './flags.js';
+import { parseSingleNodeArgs } from './single-node-args.js';
 
 /** Flags of `quorate-broker cluster`. */
 export interface ClusterCommandArgs {

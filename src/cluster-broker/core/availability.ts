@@ -6,9 +6,9 @@
  * Use: `const before = queuesHeldBy(state, event)` BEFORE applying, then
  * `availableQueues(event, result, before, state)` after.
  */
-import type { BrokerState } from '../core/broker-state.js';
-import type { BrokerEvent } from '../core/events.js';
-import type { ApplyResult } from '../core/results.js';
+import type { BrokerState } from './broker-state.js';
+import type { BrokerEvent } from './events.js';
+import type { ApplyResult } from './results.js';
 
 /** Queues holding messages the event's consumer acquired (settle / release-consumer), before apply. */
 export function queuesHeldBy(state: BrokerState, event: BrokerEvent): string[] {
