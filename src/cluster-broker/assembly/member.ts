@@ -301,9 +301,19 @@ export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
     statusSource.noteLeader(s.leaderId);
     feed.refresh();
   });
-  backend.on('serving', (on, reason) =>
-    logger.info?.({ member: id, serving: on, reason }, on ? 'cluster: serving' : 'cluster: not serving'),
-  );
+  // levels by what an operator must act on (docs/production.md#logging): a member that stops
+  // serving after it served (quorum lost, deposed, storage failed) is a warning; starting up is not
+  let hasServed = false;
+  backend.on('serving', (on, reason) => {
+    if (on) {
+      hasServed = true;
+      logger.info?.({ member: id, serving: on, reason }, 'cluster: serving');
+    } else if (hasServed) {
+      logger.warn?.({ member: id, serving: on, reason }, `cluster: not serving: ${reason}`);
+    } else {
+      logger.info?.({ member: id, serving: on, reason }, 'cluster: not serving yet');
+    }
+  });
   rep.on('error', (err) => {
     backend.setServing(false, notQuorateDescription('storage failed'));
     onFatal?.(err);

@@ -362,15 +362,20 @@ export class Replica extends EventEmitter<ReplicaEvents> {
     this.core.advance(r);
     const recovering = this.core.recoveringReason;
     if (this.wasRecovering !== null && recovering === null) {
-      this.opts.logger?.warn?.(
-        {
-          member: this.id,
-          was: this.wasRecovering,
-          term: this.core.currentTerm,
-          commit: this.core.commitIndex,
-        },
-        'replication: recovery finished (caught up from the leader, or a new cluster); this member votes and counts toward commit again',
-      );
+      const fields = {
+        member: this.id,
+        was: this.wasRecovering,
+        term: this.core.currentTerm,
+        commit: this.core.commitIndex,
+      };
+      // a new cluster's members all start blank: that is a normal start, not a recovery
+      if (this.wasRecovering === 'blank' && this.core.commitIndex === 0)
+        this.opts.logger?.info?.(fields, 'replication: a new cluster formed; this member votes');
+      else
+        this.opts.logger?.warn?.(
+          fields,
+          'replication: recovery finished (caught up from the leader); this member votes and counts toward commit again',
+        );
       this.emit('recovered');
     }
     this.wasRecovering = recovering;
