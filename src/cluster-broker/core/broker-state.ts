@@ -235,6 +235,24 @@ export class BrokerState {
     }
   }
 
+  /**
+   * Browsing (distribution-mode copy, docs/broker-features.md#browsing): up to `max` available,
+   * unexpired messages of `queue` with a seq above `afterSeq`, in seq order, with their current
+   * delivery-count; nothing is acquired. `message` is the stored bytes: do not mutate.
+   */
+  browseAvailable(
+    queue: string,
+    afterSeq: number,
+    max: number,
+  ): Array<{ seq: number; message: Uint8Array; deliveryCount: number }> {
+    const out: Array<{ seq: number; message: Uint8Array; deliveryCount: number }> = [];
+    for (let m = this.queues.get(queue)?.available.head; m && out.length < max; m = m.next) {
+      if (m.seq <= afterSeq || m.isExpired(this.now)) continue;
+      out.push({ seq: m.seq, message: m.bytes, deliveryCount: m.deliveryCount });
+    }
+    return out;
+  }
+
   /** Seqs of a queue's available messages in delivery order (for tests and diagnostics). */
   availableSeqs(queue: string): number[] {
     const out: number[] = [];
