@@ -15,6 +15,7 @@ const options: fc.Arbitrary<QueueOptions> = fc.record(
     dedupWindowMs: fc.integer({ min: 0, max: 500 }),
     temporary: fc.constant({ owner: 'c/1', policy: 'delete-on-close' as const }),
     ownerUser: fc.constantFrom('alice', 'bob'),
+    deliveryLimit: fc.integer({ min: 1, max: 3 }),
   },
   { requiredKeys: [] },
 );

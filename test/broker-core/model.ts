@@ -24,6 +24,8 @@ interface MMsg {
   reservedFor?: { link: string; until: number };
 }
 
+type DeadLetteredModel = { seq: number; queue: string; newSeq: number };
+
 interface MQueue {
   options: QueueOptions;
   msgs: MMsg[]; // seq order
@@ -91,6 +93,52 @@ export class Model {
       return false;
     }
     return true;
+  }
+
+  /** Moves a removed message into its queue's dead-letter queue (dropped: none, or full). */
+  private deadLetter(
+    q: MQueue,
+    m: MMsg,
+    error: { condition: string; description?: string } | undefined,
+    out: DeadLetteredModel[],
+  ): void {
+    const qName = [...this.queues].find(([, v]) => v === q)![0];
+    const dlqName = this.dlqOf(qName, q);
+    if (dlqName === null) return;
+    let dlq = this.queues.get(dlqName);
+    if (!dlq) {
+      dlq = { options: { deadLetterQueue: null }, msgs: [], dedup: [] };
+      this.queues.set(dlqName, dlq);
+    }
+    if (this.full(dlq, m.bytes.length)) return;
+    const newSeq = this.seq++;
+    dlq.msgs.push({
+      ...m,
+      seq: newSeq,
+      expiresAt: undefined,
+      owner: undefined,
+      undeliverable: [],
+      deadLetter: error ? { fromQueue: qName, error } : { fromQueue: qName },
+    });
+    out.push({ seq: m.seq, queue: dlqName, newSeq });
+  }
+
+  /** A failed delivery: count + 1, then back (or dropped if expired) or, at the limit, dead-lettered. */
+  private failed(q: MQueue, m: MMsg, out: DeadLetteredModel[]): boolean {
+    m.deliveryCount++;
+    const limit = q.options.deliveryLimit ?? Infinity;
+    if (m.deliveryCount < limit || this.expired(m)) return this.backOrDrop(q, m);
+    this.remove(q, m);
+    this.deadLetter(
+      q,
+      { ...m, owner: undefined },
+      {
+        condition: 'quorate:delivery-limit',
+        description: `delivered ${m.deliveryCount} times (delivery limit ${limit})`,
+      },
+      out,
+    );
+    return false;
   }
 
   private held(consumer: string): Array<{ q: MQueue; m: MMsg }> {
@@ -249,32 +297,13 @@ export class Model {
           if (o.type === 'accepted') this.remove(q, m);
           else if (o.type === 'rejected') {
             this.remove(q, m);
-            const qName = [...this.queues].find(([, v]) => v === q)![0];
-            const dlqName = this.dlqOf(qName, q);
-            if (dlqName === null) continue;
-            let dlq = this.queues.get(dlqName);
-            if (!dlq) {
-              dlq = { options: { deadLetterQueue: null }, msgs: [], dedup: [] };
-              this.queues.set(dlqName, dlq);
-            }
-            if (this.full(dlq, m.bytes.length)) continue;
-            const newSeq = this.seq++;
-            dlq.msgs.push({
-              ...m,
-              seq: newSeq,
-              expiresAt: undefined,
-              owner: undefined,
-              undeliverable: [],
-              deadLetter: o.error ? { fromQueue: qName, error: o.error } : { fromQueue: qName },
-            });
-            r.deadLettered.push({ seq, queue: dlqName, newSeq });
+            this.deadLetter(q, m, o.error, r.deadLettered);
           } else {
-            if (o.type === 'modified') {
-              if (o.deliveryFailed) m.deliveryCount++;
-              const link = e.link ?? e.consumer;
-              if (o.undeliverableHere && !m.undeliverable.includes(link)) m.undeliverable.push(link);
-            }
-            this.backOrDrop(q, m);
+            const link = e.link ?? e.consumer;
+            if (o.type === 'modified' && o.undeliverableHere && !m.undeliverable.includes(link))
+              m.undeliverable.push(link);
+            if (o.type === 'modified' && o.deliveryFailed) this.failed(q, m, r.deadLettered);
+            else this.backOrDrop(q, m);
           }
         }
         return r;
@@ -282,19 +311,23 @@ export class Model {
       case 'release-consumer':
       case 'release-all': {
         const released: number[] = [];
+        const deadLettered: DeadLetteredModel[] = [];
         const holders = e.type === 'release-all' ? null : e.consumer;
-        for (const q of this.queues.values()) {
-          for (const m of [...q.msgs]) {
-            if (m.owner === undefined || (holders !== null && m.owner !== holders)) continue;
-            const hold = this.holds.get(m.owner);
-            if (!this.backOrDrop(q, m)) continue;
-            released.push(m.seq);
-            if (hold) m.reservedFor = { link: hold.link, until: this.now + hold.ms };
-          }
+        const owned = [...this.queues.values()]
+          .flatMap((q) => q.msgs.map((m) => ({ q, m })))
+          .filter(({ m }) => m.owner !== undefined && (holders === null || m.owner === holders))
+          .sort((a, b) => a.m.seq - b.m.seq);
+        for (const { q, m } of owned) {
+          const hold = this.holds.get(m.owner!);
+          if (!this.failed(q, m, deadLettered)) continue;
+          released.push(m.seq);
+          if (hold) m.reservedFor = { link: hold.link, until: this.now + hold.ms };
         }
         if (holders === null) this.holds.clear();
         else this.holds.delete(holders);
-        return { type: e.type, released: released.sort((a, b) => a - b) };
+        return deadLettered.length > 0
+          ? { type: e.type, released: released.sort((a, b) => a - b), deadLettered }
+          : { type: e.type, released: released.sort((a, b) => a - b) };
       }
       case 'hold-unsettled':
         if (e.ms > 0) this.holds.set(e.consumer, { link: e.link, ms: e.ms });

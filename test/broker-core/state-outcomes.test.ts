@@ -186,7 +186,7 @@ describe('BrokerState: acquisition', () => {
     expect(d.acquire('nope', 'c/1').messages).toEqual([]);
   });
 
-  it('release-consumer returns its messages, delivery-count unchanged, in FIFO order', () => {
+  it('release-consumer returns its messages, delivery-count + 1, in FIFO order', () => {
     const d = new Driver();
     d.declare('q');
     for (const b of ['a', 'b', 'c', 'd']) d.enqueue('q', b);
@@ -194,7 +194,8 @@ describe('BrokerState: acquisition', () => {
     d.acquire('q', 'y/1'); // c
     expect(d.releaseConsumer('x/1')).toEqual({ type: 'release-consumer', released: a.map((m) => m.seq) });
     expect(d.bodies('q')).toEqual(['a', 'b', 'd']);
-    expect(d.acquire('q', 'z/1').messages[0]).toMatchObject({ deliveryCount: 0, firstAcquirer: false });
+    // a lost link is a failed delivery (docs/broker-features.md#delivery-limit)
+    expect(d.acquire('q', 'z/1').messages[0]).toMatchObject({ deliveryCount: 1, firstAcquirer: false });
     expect(d.state.listConsumers().sort()).toEqual(['y/1', 'z/1']);
     const all = d.state.apply({ type: 'release-all', leaderTime: d.time });
     expect(all.released).toHaveLength(2);

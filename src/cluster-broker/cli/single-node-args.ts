@@ -50,6 +50,10 @@ and stops cleanly on SIGTERM/SIGINT (connections closed, store flushed).
   --no-auto-create         attaching to a missing queue is refused (amqp:not-found)
   --max-queue-messages N   per-queue limit (refusal: rejected, amqp:resource-limit-exceeded)
   --max-queue-bytes BYTES  per-queue limit on the sum of message sizes (default 2GiB; 0 = none)
+  --delivery-limit N       a message whose delivery failed N times (its consumer's link or
+                           connection lost, or modified with delivery-failed) goes to the
+                           queue's dead-letter queue, <queue>.dlq (default: no limit); applies to
+                           queues created while it is set
   --dedup                  deduplicate by message-id on every queue, for every sender (default:
                            only for senders desiring the link capability quorate:dedup)
   --dedup-window-count N   message-ids remembered per queue for duplicate detection (default 10000; 0 = off)
@@ -106,6 +110,7 @@ export interface SingleNodeArgs {
   autoCreateQueues: boolean;
   maxQueueMessages: number | undefined;
   maxQueueBytes: number | undefined;
+  deliveryLimit: number | undefined;
   dedup: boolean;
   dedupWindowCount: number | undefined;
   dedupWindowMs: number | undefined;
@@ -180,6 +185,7 @@ const VALUED_FLAGS = [
   'idle-timeout',
   'max-queue-messages',
   'max-queue-bytes',
+  'delivery-limit',
   'dedup-window-count',
   'dedup-window-ms',
   'owner-grace-ms',
@@ -253,6 +259,7 @@ export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
     autoCreateQueues: values['no-auto-create'] !== true,
     maxQueueMessages: integerFlag('max-queue-messages', s('max-queue-messages'), 1),
     maxQueueBytes: byteSize('max-queue-bytes', s('max-queue-bytes')),
+    deliveryLimit: integerFlag('delivery-limit', s('delivery-limit'), 1),
     dedup: values.dedup === true,
     dedupWindowCount: integerFlag('dedup-window-count', s('dedup-window-count'), 0),
     dedupWindowMs: integerFlag('dedup-window-ms', s('dedup-window-ms'), 0),

@@ -14,6 +14,7 @@ export async function brokerOptionsFromArgs(a: SingleNodeArgs): Promise<StartBro
   const queueDefaults: QueueOptions = {};
   if (a.maxQueueMessages !== undefined) queueDefaults.maxMessages = a.maxQueueMessages;
   if (a.maxQueueBytes !== undefined) queueDefaults.maxBytes = a.maxQueueBytes;
+  if (a.deliveryLimit !== undefined) queueDefaults.deliveryLimit = a.deliveryLimit;
   if (a.dedupWindowCount !== undefined) queueDefaults.dedupWindowCount = a.dedupWindowCount;
   if (a.dedupWindowMs !== undefined) queueDefaults.dedupWindowMs = a.dedupWindowMs;
   const o: StartBrokerOptions = {

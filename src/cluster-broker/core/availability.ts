@@ -57,9 +57,14 @@ export function availableQueues(
       return [...out];
     }
     case 'release-consumer':
-      return result.released.length > 0 ? [...heldBefore] : [];
+      return [
+        ...new Set([
+          ...(result.released.length > 0 ? heldBefore : []),
+          ...(result.deadLettered ?? []).map((d) => d.queue),
+        ]),
+      ];
     case 'release-all':
-      return result.released.length > 0
+      return result.released.length > 0 || result.deadLettered !== undefined
         ? state
             .listQueues()
             .filter((q) => q.available > 0)

@@ -109,16 +109,19 @@ export class BrokerState {
         return this.acquire(event);
       case 'settle':
         return this.settle(event);
-      case 'release-consumer':
-        return { type: 'release-consumer', released: this.releaseConsumer(event.consumer) };
+      case 'release-consumer': {
+        const deadLettered: DeadLettered[] = [];
+        const released = this.releaseConsumer(event.consumer, deadLettered);
+        return releaseResult('release-consumer', released, deadLettered);
+      }
       case 'hold-unsettled':
         return this.holdUnsettled(event);
       case 'release-all': {
-        const released: number[] = [];
-        for (const consumer of [...this.consumers.keys()]) released.push(...this.releaseConsumer(consumer));
+        const deadLettered: DeadLettered[] = [];
+        const held = [...this.consumers.values()].flatMap((byConsumer) => [...byConsumer.values()]);
+        const released = this.releaseHeld(held, deadLettered);
         this.holds.clear();
-        released.sort((a, b) => a - b);
-        return { type: 'release-all', released } satisfies ReleaseResult;
+        return releaseResult('release-all', released, deadLettered);
       }
       case 'expire':
         return this.expire();
@@ -233,6 +236,24 @@ export class BrokerState {
       if (m.isExpired(this.now)) continue;
       if (!visit(m.seq, m.bytes, m)) return;
     }
+  }
+
+  /**
+   * Browsing (distribution-mode copy, docs/broker-features.md#browsing): up to `max` available,
+   * unexpired messages of `queue` with a seq above `afterSeq`, in seq order, with their current
+   * delivery-count; nothing is acquired. `message` is the stored bytes: do not mutate.
+   */
+  browseAvailable(
+    queue: string,
+    afterSeq: number,
+    max: number,
+  ): Array<{ seq: number; message: Uint8Array; deliveryCount: number }> {
+    const out: Array<{ seq: number; message: Uint8Array; deliveryCount: number }> = [];
+    for (let m = this.queues.get(queue)?.available.head; m && out.length < max; m = m.next) {
+      if (m.seq <= afterSeq || m.isExpired(this.now)) continue;
+      out.push({ seq: m.seq, message: m.bytes, deliveryCount: m.deliveryCount });
+    }
+    return out;
   }
 
   /** Seqs of a queue's available messages in delivery order (for tests and diagnostics). */
@@ -566,17 +587,37 @@ export class BrokerState {
           this.makeAvailable(q, m);
           break;
         case 'modified':
-          if (o.deliveryFailed) m.deliveryCount++;
           if (o.undeliverableHere) {
             const link = e.link ?? e.consumer;
             if (m.undeliverable === undefined) m.undeliverable = [link];
             else if (!m.undeliverable.includes(link)) m.undeliverable.push(link);
           }
-          this.makeAvailable(q, m);
+          if (o.deliveryFailed) this.deliveryFailed(q, m, result.deadLettered);
+          else this.makeAvailable(q, m);
           break;
       }
     }
     return result;
+  }
+
+  /**
+   * A delivery of `m` failed (its link or connection was lost before settling it, or it came back
+   * modified with delivery-failed): delivery-count + 1, then back to the queue, or to the
+   * dead-letter queue once the count reaches the queue's delivery limit
+   * (docs/broker-features.md#delivery-limit). True when it is available again.
+   */
+  private deliveryFailed(q: Queue, m: QueuedMessage, deadLettered: DeadLettered[]): boolean {
+    m.deliveryCount++;
+    const limit = q.resolved.deliveryLimit;
+    if (m.deliveryCount < limit || m.isExpired(this.now)) return this.makeAvailable(q, m);
+    q.uncount(m);
+    const moved = this.deadLetter(q, m, {
+      condition: DELIVERY_LIMIT_CONDITION,
+      description: `delivered ${m.deliveryCount} times (delivery limit ${limit})`,
+    });
+    if (moved) deadLettered.push(moved);
+    this.retire(m);
+    return false;
   }
 
   /** Back to available at its FIFO position, unless its deadline passed meanwhile (then dropped). */
@@ -599,7 +640,7 @@ export class BrokerState {
     from: Queue,
     m: QueuedMessage,
     error: { condition: string; description?: string } | undefined,
-  ): { seq: number; queue: string; newSeq: number } | undefined {
+  ): DeadLettered | undefined {
     const dlqName = from.resolved.deadLetterQueue;
     if (dlqName === null) return undefined;
     let dlq = this.queues.get(dlqName);
@@ -616,19 +657,32 @@ export class BrokerState {
     return { seq: m.seq, queue: dlqName, newSeq: moved.seq };
   }
 
-  private releaseConsumer(consumer: string): number[] {
-    const hold = this.holds.get(consumer);
-    this.holds.delete(consumer);
+  /**
+   * What `consumer` held goes back (its link or connection is gone): each is a failed delivery
+   * (delivery-count + 1; past the delivery limit, dead-lettered into `deadLettered`).
+   */
+  private releaseConsumer(consumer: string, deadLettered: DeadLettered[]): number[] {
     const held = this.consumers.get(consumer);
-    if (!held) return [];
+    const released = held ? this.releaseHeld([...held.values()], deadLettered) : [];
+    this.holds.delete(consumer);
+    return released;
+  }
+
+  /**
+   * Gives back acquired messages, in seq order (so dead-letter seqs do not depend on which
+   * consumer held what); a message whose holder asked for a hold is reserved for that link.
+   * Returns the seqs available again, ascending.
+   */
+  private releaseHeld(messages: QueuedMessage[], deadLettered: DeadLettered[]): number[] {
     const released: number[] = [];
-    const seqs = [...held.keys()].sort((a, b) => a - b);
-    for (const seq of seqs) {
-      const m = held.get(seq)!;
+    messages.sort((a, b) => a.seq - b.seq);
+    for (const m of messages) {
+      const consumer = m.owner!;
+      const hold = this.holds.get(consumer);
       const q = this.forgetAcquired(m, consumer);
       m.owner = undefined;
-      if (!this.makeAvailable(q, m)) continue;
-      released.push(seq);
+      if (!this.deliveryFailed(q, m, deadLettered)) continue;
+      released.push(m.seq);
       if (hold !== undefined) {
         m.reservation = { link: hold.link, until: this.now + hold.ms };
         q.reserved.add(m);
@@ -686,6 +740,20 @@ export class BrokerState {
     expired.sort((a, b) => a - b);
     return { type: 'expire', expired };
   }
+}
+
+/** The dead-letter error of a message that reached its queue's delivery limit. */
+export const DELIVERY_LIMIT_CONDITION = 'quorate:delivery-limit';
+
+/** A message moved to a dead-letter queue: its seq, the DLQ and its seq there. */
+type DeadLettered = { seq: number; queue: string; newSeq: number };
+
+function releaseResult(
+  type: ReleaseResult['type'],
+  released: number[],
+  deadLettered: DeadLettered[],
+): ReleaseResult {
+  return deadLettered.length > 0 ? { type, released, deadLettered } : { type, released };
 }
 
 /** An enqueue (alone, or in a transaction) that is not applied, and why. */

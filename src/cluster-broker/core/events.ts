@@ -19,6 +19,12 @@ export interface QueueOptions {
    * rejected messages are dropped.
    */
   deadLetterQueue?: string | null;
+  /**
+   * Poison messages (docs/broker-features.md#delivery-limit): a message whose delivery-count
+   * reaches this (each delivery that failed: its link was lost, or it came back modified with
+   * delivery-failed) goes to the dead-letter queue instead of back to the queue. Default none.
+   */
+  deliveryLimit?: number;
   /** Dedup window: at most this many remembered message-ids (default 10_000; 0 disables dedup). */
   dedupWindowCount?: number;
   /** Dedup window: a remembered message-id is forgotten this many ms (leader time) after its enqueue. Default 600_000. */

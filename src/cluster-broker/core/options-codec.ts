@@ -14,6 +14,7 @@ const TOPIC = 1;
 const SUBSCRIPTION = 2; // topic string, then a selector string when SELECTOR
 const SELECTOR = 4;
 const OWNER_USER = 8; // a string follows, after the subscription (absent in stores written before owners)
+const DELIVERY_LIMIT = 16; // a uint follows, last (absent in stores written before delivery limits)
 const POLICIES: readonly LifetimePolicy[] = [
   'delete-on-close',
   'delete-on-no-links',
@@ -37,6 +38,7 @@ export function writeQueueOptions(w: VarintWriter, o: QueueOptions): void {
     if (o.subscription.selector !== undefined) more |= SELECTOR;
   }
   if (o.ownerUser !== undefined) more |= OWNER_USER;
+  if (o.deliveryLimit !== undefined) more |= DELIVERY_LIMIT;
   if (more !== 0) flags |= MORE;
   w.u8(flags);
   if (more !== 0) w.u8(more);
@@ -54,6 +56,7 @@ export function writeQueueOptions(w: VarintWriter, o: QueueOptions): void {
     if (o.subscription.selector !== undefined) w.str(o.subscription.selector);
   }
   if (o.ownerUser !== undefined) w.str(o.ownerUser);
+  if (o.deliveryLimit !== undefined) w.uint(o.deliveryLimit);
 }
 
 export function readQueueOptions(r: VarintReader): QueueOptions {
@@ -78,5 +81,6 @@ export function readQueueOptions(r: VarintReader): QueueOptions {
     o.subscription = more & SELECTOR ? { topic, selector: r.str() } : { topic };
   }
   if (more & OWNER_USER) o.ownerUser = r.str();
+  if (more & DELIVERY_LIMIT) o.deliveryLimit = r.uint();
   return o;
 }

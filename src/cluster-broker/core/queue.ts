@@ -17,6 +17,8 @@ export interface ResolvedQueueOptions {
   deadLetterQueue: string | null;
   dedupWindowCount: number;
   dedupWindowMs: number;
+  /** Deliveries after which a message is dead-lettered; Infinity: no limit. */
+  deliveryLimit: number;
 }
 
 export function resolveQueueOptions(name: string, o: QueueOptions): ResolvedQueueOptions {
@@ -30,6 +32,7 @@ export function resolveQueueOptions(name: string, o: QueueOptions): ResolvedQueu
     deadLetterQueue: dlq,
     dedupWindowCount: o.dedupWindowCount ?? DEFAULT_DEDUP_WINDOW_COUNT,
     dedupWindowMs: o.dedupWindowMs ?? DEFAULT_DEDUP_WINDOW_MS,
+    deliveryLimit: o.deliveryLimit ?? Number.POSITIVE_INFINITY,
   };
 }
 

@@ -56,7 +56,10 @@ export interface SettleResult {
   settled: number[];
   /** Seqs not acquired by this consumer when the event applied (released meanwhile, queue deleted...). */
   stale: number[];
-  /** Rejected messages moved to a dead-letter queue (seq there). Rejected messages not listed were dropped. */
+  /**
+   * Messages moved to a dead-letter queue (seq there): rejected, or modified past the delivery
+   * limit. Such messages not listed were dropped (no DLQ, or the DLQ full).
+   */
   deadLettered: Array<{ seq: number; queue: string; newSeq: number }>;
 }
 
@@ -64,6 +67,11 @@ export interface ReleaseResult {
   type: 'release-consumer' | 'release-all';
   /** Seqs made available again (ascending). */
   released: number[];
+  /**
+   * Messages that reached their queue's delivery limit and went to its dead-letter queue
+   * instead (docs/broker-features.md#delivery-limit); absent when none did.
+   */
+  deadLettered?: Array<{ seq: number; queue: string; newSeq: number }>;
 }
 
 export interface HoldResult {

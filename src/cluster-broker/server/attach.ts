@@ -16,6 +16,7 @@ import { DEDUP_CAPABILITY, HOLD_UNSETTLED_CAPABILITY, TOPIC_CAPABILITY } from '.
 import { Selector, SelectorError } from '../selector/index.js';
 import { checkAddress, ensureDeclared, notPermitted, refuseOnError } from './attach-support.js';
 import type { BrokerConnection } from './broker-connection.js';
+import { BrowserLink } from './browser-link.js';
 import { ConsumerLink, HOLD_UNSETTLED_MS } from './consumer-link.js';
 import { type LinkGone, lifetimePolicyOf } from './dynamic-nodes.js';
 import { notOwner, scopedLinkKey } from './identity.js';
@@ -28,6 +29,9 @@ import { VirtualLink } from './virtual-link.js';
 const LOCAL_TRANSACTIONS = 'amqp:local-transactions';
 /** Outcomes our sources support (symbols). */
 const OUTCOMES = ['amqp:accepted:list', 'amqp:rejected:list', 'amqp:released:list', 'amqp:modified:list'];
+/** Source distribution modes (spec 3.5.3 std-dist-mode): a consumer takes, a browser copies. */
+const MOVE = 'move';
+const COPY = 'copy';
 /** Delivery contract 8: sources advertise modified{delivery-failed}. */
 const DEFAULT_OUTCOME_STATE = { type: 'modified', deliveryFailed: true } as const;
 
@@ -41,20 +45,29 @@ export function attachPublisher(conn: BrokerConnection, link: ReceiverLink, atta
     const h = new CoordinatorLink(conn, link);
     link.context = h;
     conn.addHandler(h);
-    link.accept({ target: { coordinator: true, capabilities: [LOCAL_TRANSACTIONS] } });
+    link.accept({
+      source: peerSource(attach),
+      target: { coordinator: true, capabilities: [LOCAL_TRANSACTIONS] },
+    });
     h.start();
     return;
   }
   const t = target as Target;
-  // duplicate detection only for senders that ask for it (or on every queue with --dedup)
-  const dedup = conn.ctx.opts.dedup || attach.desiredCapabilities?.includes(DEDUP_CAPABILITY) === true;
+  // duplicate detection only for senders that ask for it, in the attach's desired-capabilities or
+  // the target's capabilities (what Proton can set), or on every queue with --dedup
+  const dedup =
+    conn.ctx.opts.dedup ||
+    attach.desiredCapabilities?.includes(DEDUP_CAPABILITY) === true ||
+    t.capabilities?.includes(DEDUP_CAPABILITY) === true;
   const accept = (address: string | undefined, topic = false): void => {
     const h = new PublisherLink(conn, link, address, dedup);
     link.context = h;
     conn.addHandler(h, address === undefined ? undefined : dynamicGone(conn, link, address, h));
     const target = replyTerminus(t, address);
-    if (topic) target.capabilities = [TOPIC_CAPABILITY];
+    const capabilities = [...(topic ? [TOPIC_CAPABILITY] : []), ...(dedup ? [DEDUP_CAPABILITY] : [])];
+    if (capabilities.length > 0) target.capabilities = capabilities;
     link.accept({
+      source: peerSource(attach),
       target,
       sndSettleMode: attach.sndSettleMode === 0 || attach.sndSettleMode === 1 ? attach.sndSettleMode : 2,
       rcvSettleMode: (attach.rcvSettleMode ?? 0) === 1 ? 1 : 0,
@@ -97,31 +110,31 @@ export function attachConsumer(conn: BrokerConnection, link: SenderLink, attach:
   const presettled = attach.sndSettleMode === 1;
   // held unsettled: only for receivers that ask (a pre-settled link holds nothing unsettled)
   const hold = !presettled && attach.desiredCapabilities?.includes(HOLD_UNSETTLED_CAPABILITY) === true;
+  // distribution-mode copy: a browser, sent copies, acquiring nothing (docs/broker-features.md#browsing)
+  const browse = source.distributionMode === COPY;
   /** `sub`: a topic subscription (its selector is applied when a publish fans out, not here). */
   const accept = (address: string, sub?: Subscription): void => {
-    const h = new ConsumerLink(
-      conn,
-      link,
-      address,
-      presettled,
-      sub ? undefined : filter.selector,
-      hold ? HOLD_UNSETTLED_MS : 0,
-    );
+    const selector = sub ? undefined : filter.selector;
+    const h = browse
+      ? new BrowserLink(conn, link, address, presettled, selector)
+      : new ConsumerLink(conn, link, address, presettled, selector, hold ? HOLD_UNSETTLED_MS : 0);
     link.context = h;
     conn.addHandler(h, sub ? sub.gone(h) : dynamicGone(conn, link, address, h));
     const replySource: Source = {
       ...(sub ? sub.terminus : replyTerminus(source, address)),
       defaultOutcome: DEFAULT_OUTCOME_STATE,
       outcomes: OUTCOMES,
-      distributionMode: 'move',
+      // the mode actually used (spec 3.5.3): copy for a browser, else move
+      distributionMode: browse ? COPY : MOVE,
     };
     // the filters in force (spec 3.5.3: the receiver learns which were applied)
     if (filter.inForce) replySource.filter = filter.inForce;
     link.accept({
       source: replySource,
+      target: peerTarget(attach),
       sndSettleMode: presettled ? 1 : attach.sndSettleMode === 0 ? 0 : 2,
       rcvSettleMode: (attach.rcvSettleMode ?? 0) === 1 ? 1 : 0,
-      ...(hold ? { offeredCapabilities: [HOLD_UNSETTLED_CAPABILITY] } : {}),
+      ...(hold && !browse ? { offeredCapabilities: [HOLD_UNSETTLED_CAPABILITY] } : {}),
     });
     h.start();
   };
@@ -145,7 +158,12 @@ export function attachConsumer(conn: BrokerConnection, link: SenderLink, attach:
     const h = new VirtualLink(conn, link);
     link.context = h;
     conn.addHandler(h);
-    link.accept({ source: { address: address! }, sndSettleMode: 1, rcvSettleMode: 0 });
+    link.accept({
+      source: { address: address! },
+      target: peerTarget(attach),
+      sndSettleMode: 1,
+      rcvSettleMode: 0,
+    });
     h.start(virtual, address!);
     return;
   }
@@ -156,6 +174,20 @@ export function attachConsumer(conn: BrokerConnection, link: SenderLink, attach:
     return;
   }
   ensureQueue(conn, link, address!, () => accept(address!));
+}
+
+/**
+ * The peer's own terminus, echoed in our answering attach: spec 2.6.3 reads a null terminus there
+ * as "not created" (a refusal, detach to follow), so an accepted link carries both (a peer that
+ * sent none gets an empty one).
+ */
+function peerSource(attach: Attach): Source {
+  return attach.source ?? {};
+}
+
+function peerTarget(attach: Attach): Target {
+  const t = attach.target;
+  return t === undefined || 'coordinator' in t ? {} : (t as Target);
 }
 
 /** Our terminus in the attach reply: the address in force; a dynamic one says it is dynamic. */

@@ -19,6 +19,7 @@ import {
   type SenderLink,
 } from '../../protocol/index.js';
 import { attachConsumer, attachPublisher } from './attach.js';
+import { BrowserLink } from './browser-link.js';
 import { ConsumerLink } from './consumer-link.js';
 import type { ServerContext } from './context.js';
 import type { LinkGone } from './dynamic-nodes.js';
@@ -412,7 +413,7 @@ export class BrokerConnection implements LinkHost {
         return;
       case 'link-credit': {
         const h = ev.link.context;
-        if (h instanceof ConsumerLink) h.onCredit();
+        if (h instanceof ConsumerLink || h instanceof BrowserLink) h.onCredit();
         return;
       }
       case 'message': {
@@ -424,7 +425,7 @@ export class BrokerConnection implements LinkHost {
         const d = ev.delivery;
         if (d instanceof OutgoingDelivery) {
           const h = d.link.context;
-          if (h instanceof ConsumerLink) h.onUpdate(d);
+          if (h instanceof ConsumerLink || h instanceof BrowserLink) h.onUpdate(d);
         }
         return;
       }

@@ -13,7 +13,8 @@
  *   client's confirmed accept means "removed".
  * - Drain: once the queue is empty the engine answers by advancing delivery-count.
  * - Detach / connection loss / stolen: one release-consumer event; acquired unsettled messages
- *   become available again (delivery-count unchanged).
+ *   become available again with delivery-count + 1 (past the queue's delivery limit, they go to
+ *   its dead-letter queue: docs/broker-features.md#delivery-limit).
  */
 import { type DeliveryState, type MessageHeader, splitMessage, withHeader } from '../../codec/index.js';
 import { isTerminal, type OutgoingDelivery, type SenderLink } from '../../protocol/index.js';
@@ -27,6 +28,12 @@ import type { LinkHandler, LinkHost } from './link-host.js';
 
 /** The default outcome our sources advertise (docs/delivery-contract.md#outcomes). */
 export const DEFAULT_OUTCOME: SettleOutcome = { type: 'modified', deliveryFailed: true };
+
+/** How a consumer's modified{undeliverable-here} is settled: dead-lettered with this error. */
+const UNDELIVERABLE_HERE: SettleOutcome = {
+  type: 'rejected',
+  error: { condition: 'quorate:undeliverable-here', description: 'modified with undeliverable-here' },
+};
 
 interface PendingSettle {
   outcome: SettleOutcome;
@@ -420,10 +427,10 @@ function toOutcome(state: DeliveryState | undefined): SettleOutcome {
     case 'released':
       return { type: 'released' };
     case 'modified': {
-      const o: SettleOutcome = { type: 'modified' };
-      if (state.deliveryFailed) o.deliveryFailed = true;
-      if (state.undeliverableHere) o.undeliverableHere = true;
-      return o;
+      // undeliverable-here from a consumer: a poison message, dead-lettered at once, as RabbitMQ
+      // 4 does (docs/broker-features.md#delivery-limit)
+      if (state.undeliverableHere) return UNDELIVERABLE_HERE;
+      return state.deliveryFailed ? { type: 'modified', deliveryFailed: true } : { type: 'modified' };
     }
     default:
       // settled with no outcome: the source's default outcome applies
