@@ -101,15 +101,17 @@ export async function readSnapshotFile(
 
 /**
  * The `length` bytes from `from` to the end of the file, read a chunk at a time into one buffer,
- * and their crc32. One buffer because BrokerState.restore parses one; its size is the live state
- * the broker held in memory when it wrote the snapshot. Beyond what one buffer can hold, a clear
- * StoreError rather than a crash.
+ * and their crc32 (continuing `crcSeed`, the checksum of what the file's checksum covers before
+ * them). One buffer because BrokerState.restore parses one (and a cluster member's state machine
+ * too); its size is the live state the broker held in memory when it wrote the snapshot. Beyond
+ * what one buffer can hold, a clear StoreError rather than a crash.
  */
 export async function readStateChunks(
   reader: ChunkedReader,
   from: number,
   length: number,
   file: string,
+  crcSeed = 0,
 ): Promise<{ state: Uint8Array; crc: number }> {
   if (length > bufferConstants.MAX_LENGTH) {
     throw new StoreError(
@@ -117,7 +119,7 @@ export async function readStateChunks(
     );
   }
   const state = new Uint8Array(length);
-  let crc = 0;
+  let crc = crcSeed;
   for (let at = 0; at < length; at += READ_CHUNK_BYTES) {
     const chunk = await reader.bytes(from + at, Math.min(READ_CHUNK_BYTES, length - at));
     state.set(chunk, at);
