@@ -165,6 +165,8 @@ async function mergeSegments(dir: string): Promise<void> {
   if (segs[0]?.start !== 1) throw new Error('the log was compacted: no single segment to build');
   const merged = join(dir, 'merged.tmp');
   const out = createWriteStream(merged);
+  // each pipeline below adds its listeners to `out` (end: false keeps it open for the next)
+  out.setMaxListeners(2 * segs.length + 10);
   out.write(segmentHeader(1));
   for (const s of segs) {
     await pipeline(createReadStream(join(dir, s.name), { start: SEGMENT_HEADER_BYTES }), out, { end: false });
