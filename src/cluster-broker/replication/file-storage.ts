@@ -242,7 +242,10 @@ export class FileStorage {
     const truncate = p.truncateFrom === undefined ? undefined : truncateRecord(p.truncateFrom);
     if (p.truncateFrom !== undefined) this.image.apply({ kind: 'truncate', from: p.truncateFrom });
     let size = truncate ? truncate.length : 0;
-    for (const e of p.entries) size += entryRecordSize(e);
+    for (const e of p.entries) {
+      assertEntryFits(e.data); // refused at propose; the last word before a record is written
+      size += entryRecordSize(e);
+    }
     if (size > 0) {
       // the records are built back to back in one buffer kept from Ready to Ready (a fresh
       // buffer per record, then their concatenation, showed in a follower's profiles)
