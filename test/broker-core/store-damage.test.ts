@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { encodeEvent } from '../../src/cluster-broker/core/event-codec.js';
 import type { BrokerEvent } from '../../src/cluster-broker/core/events.js';
-import { BufferSource } from '../../src/cluster-broker/store/chunked-reader.js';
+import { BufferSource } from '../../src/cluster-broker/files/chunked-reader.js';
 import { classifyTail, countRecords } from '../../src/cluster-broker/store/damage.js';
 import { openStore, type StoreOptions } from '../../src/cluster-broker/store/event-store.js';
 import { frameRecord } from '../../src/cluster-broker/store/record-format.js';

@@ -96,4 +96,12 @@ describe('Raft log compaction pace', () => {
     expect(sm.snapshots).toBeGreaterThanOrEqual(3);
     expect(sm.snapshots).toBeLessThanOrEqual(4);
   });
+
+  it('snapshots at maxLogBytes before snapshotEvery entries: the log file stays bounded', async () => {
+    // 200 entries of 10 KiB never reach snapshotEvery 10,000; 2 MiB of log passes 500 KiB 4 times
+    const sm = new SizedState(() => 0);
+    await run(sm, 200, 10 * KIB, { snapshotEvery: 10_000, maxLogBytes: 500 * KIB });
+    expect(sm.snapshots).toBeGreaterThanOrEqual(3);
+    expect(sm.snapshots).toBeLessThanOrEqual(4);
+  });
 });

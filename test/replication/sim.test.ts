@@ -89,7 +89,10 @@ describe('replication: deterministic simulation of real Replicas', () => {
       // the schedules must actually exercise elections, commits and damaged stores
       expect(results.reduce((n, r) => n + r.elections, 0)).toBeGreaterThan(count);
       expect(results.reduce((n, r) => n + r.committed, 0)).toBeGreaterThan(count * 10);
-      expect(results.reduce((n, r) => n + r.corruptions, 0)).toBeGreaterThan(count / 3);
+      // damaged stores are drawn per seed and split between flipped bytes and four kinds of loss:
+      // about a third of the seeds get one (0.30-0.35 over runs of 300-1,700 seeds); a fifth is the
+      // floor that says the faults still run without failing on an unlucky range
+      expect(results.reduce((n, r) => n + r.corruptions, 0)).toBeGreaterThan(count / 5);
     },
     BUDGET_MS + 600_000,
   );

@@ -8,12 +8,17 @@
  *
  *   npx tsx test/soak/big-store.ts [--dir D] [--live N] [--churn N]
  *
- * Prints one summary line; exits 1 on any loss. The data dir is removed at the end unless
+ * Prints progress on stderr (every batch published or consumed, with the log's size) and one
+ * summary line on stdout; exits 1 on any loss or when the log never passed 2 GiB. It survives
+ * what is not the store's fault: a client connection lost mid-batch is reopened and the batch's
+ * unsettled messages sent again (the check then allows duplicates, never a loss), and a broker
+ * that fails to start because its toolchain could not be loaded (a module not found while
+ * node_modules is being reinstalled) is started again. The data dir is removed at the end unless
  * `--dir` names one (then it is left for inspection).
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdtemp, rename, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rename, rm, stat, statfs } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -46,10 +51,25 @@ function body(i: number): Buffer {
 }
 const digest = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
+const progress = (line: string) => process.stderr.write(`big-store: ${line}\n`);
+
+/** A start that failed because the broker's code could not be loaded, not because of its store. */
+const TOOLCHAIN_FAILURE = /ERR_MODULE_NOT_FOUND|Cannot find (package|module)|ERR_UNKNOWN_FILE_EXTENSION/;
+const START_ATTEMPTS = 10;
+
 async function start(dir: string, extra: string[] = []): Promise<BrokerProcess> {
   const args = ['--port', '0', '--host', '127.0.0.1', '--data-dir', dir, '--http-port', '0', ...extra];
-  // recovery reads the whole log: a generous deadline on a busy machine
-  return spawnBroker(args, 600_000);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      // recovery reads the whole log: a generous deadline on a busy machine
+      return await spawnBroker(args, 600_000);
+    } catch (err) {
+      const message = (err as Error).message;
+      if (attempt >= START_ATTEMPTS || !TOOLCHAIN_FAILURE.test(message)) throw err;
+      progress(`broker could not load its code (attempt ${attempt}), starting it again`);
+      await new Promise((r) => setTimeout(r, 5_000 * attempt));
+    }
+  }
 }
 
 async function stop(b: BrokerProcess, signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
@@ -75,26 +95,45 @@ async function logBytes(dir: string): Promise<{ total: number; largest: number; 
   return { total, largest, segments: segs.length };
 }
 
-/** Publishes messages [from, to) to `queue`; returns the indexes the broker accepted. */
-async function publish(port: number, queue: string, from: number, to: number): Promise<number[]> {
-  const conn = await connect({ port });
-  try {
-    const accepted: number[] = [];
-    for (let i = from; i < to; i += BATCH) {
-      const ids = Array.from({ length: Math.min(BATCH, to - i) }, (_, k) => i + k);
+/** Sends `ids` on a fresh connection; returns the ids accepted, resending on a lost connection. */
+async function sendBatch(port: number, queue: string, ids: number[]): Promise<number[]> {
+  for (let attempt = 1; ; attempt++) {
+    const conn = await connect({ port });
+    try {
       const outcomes = await sendAll(
         conn,
         queue,
         ids.map((id) => ({ body: body(id) })),
       );
-      outcomes.forEach((o, k) => {
-        if (o.state === 'accepted') accepted.push(ids[k]!);
-      });
+      return ids.filter((_, k) => outcomes[k]!.state === 'accepted');
+    } catch (err) {
+      // outcomes unknown: send the batch again (a duplicate is allowed, a loss is not)
+      if (attempt >= 5) throw err;
+      progress(`batch from ${ids[0]} to ${queue}: ${(err as Error).message}; sending it again`);
+    } finally {
+      await closeConnection(conn);
     }
-    return accepted;
-  } finally {
-    await closeConnection(conn);
   }
+}
+
+/** Publishes messages [from, to) to `queue`; returns the indexes the broker accepted. */
+async function publish(
+  port: number,
+  queue: string,
+  from: number,
+  to: number,
+  dir?: string,
+): Promise<number[]> {
+  const accepted: number[] = [];
+  for (let i = from; i < to; i += BATCH) {
+    const ids = Array.from({ length: Math.min(BATCH, to - i) }, (_, k) => i + k);
+    accepted.push(...(await sendBatch(port, queue, ids)));
+    if (dir !== undefined)
+      progress(
+        `${queue}: ${accepted.length}/${to - from} accepted; log ${(await logBytes(dir)).total} bytes`,
+      );
+  }
+  return accepted;
 }
 
 /** Receives and accepts `n` messages of `queue`, returning each body's digest by index. */
@@ -109,7 +148,7 @@ async function consume(port: number, queue: string, n: number): Promise<Map<numb
       for (const { message, delivery } of batch) {
         const raw = message.body as { content?: Buffer } | Buffer;
         const bytes = Buffer.isBuffer(raw) ? raw : (raw.content ?? Buffer.alloc(0));
-        got.set(bytes.readUInt32BE(0), digest(bytes));
+        got.set(bytes.readUInt32BE(0), digest(bytes)); // a resent duplicate lands on its index
         delivery.accept();
       }
       left -= batch.length;
@@ -126,6 +165,8 @@ async function mergeSegments(dir: string): Promise<void> {
   if (segs[0]?.start !== 1) throw new Error('the log was compacted: no single segment to build');
   const merged = join(dir, 'merged.tmp');
   const out = createWriteStream(merged);
+  // each pipeline below adds its listeners to `out` (end: false keeps it open for the next)
+  out.setMaxListeners(2 * segs.length + 10);
   out.write(segmentHeader(1));
   for (const s of segs) {
     await pipeline(createReadStream(join(dir, s.name), { start: SEGMENT_HEADER_BYTES }), out, { end: false });
@@ -148,20 +189,27 @@ async function main(): Promise<void> {
   };
   let broker: BrokerProcess | undefined;
   try {
+    // the log, then a merged copy of it next to it: twice what is published, and room to spare
+    const free = await statfs(dir).then((s) => s.bavail * s.bsize);
+    const need = 2 * (LIVE + CHURN) * MIB + TWO_GIB;
+    if (free < need) throw new Error(`${dir}: ${free} bytes free, this run needs ${need}`);
     broker = await start(dir);
-    const acked = await publish(broker.port, 'live', 0, LIVE);
+    const acked = await publish(broker.port, 'live', 0, LIVE, dir);
     phase(`published ${acked.length}/${LIVE} live`);
+    // duplicates of resent batches are consumed with them: churn until the queue is empty
     for (let i = 0; i < CHURN; i += BATCH) {
       const n = Math.min(BATCH, CHURN - i);
-      await publish(broker.port, 'churn', LIVE + i, LIVE + i + n);
-      await consume(broker.port, 'churn', n);
+      const sent = await publish(broker.port, 'churn', LIVE + i, LIVE + i + n);
+      await consume(broker.port, 'churn', Math.max(sent.length, await depth(broker, 'churn')));
+      progress(`churn: ${i + n}/${CHURN}; log ${(await logBytes(dir)).total} bytes`);
     }
     phase(`${CHURN} churned`);
     const filled = await logBytes(dir);
     if (filled.total <= TWO_GIB) problems.push(`the log holds ${filled.total} bytes, not past 2 GiB`);
     const check = async (when: string) => {
       const d = await depth(broker!, 'live');
-      if (d !== acked.length) problems.push(`${when}: ${d} live messages, ${acked.length} acknowledged`);
+      // a batch resent after a lost connection may have been stored twice: at least, never fewer
+      if (d < acked.length) problems.push(`${when}: ${d} live messages, ${acked.length} acknowledged`);
       phase(`${when}: ${d} live`);
     };
 
@@ -177,10 +225,12 @@ async function main(): Promise<void> {
     await stop(broker, 'SIGTERM');
     await mergeSegments(dir);
     const merged = await logBytes(dir);
+    if (merged.largest <= TWO_GIB)
+      problems.push(`the merged segment holds ${merged.largest} bytes, not past 2 GiB`);
     broker = await start(dir);
     await check(`one ${merged.largest}-byte segment`);
 
-    const got = await consume(broker.port, 'live', acked.length);
+    const got = await consume(broker.port, 'live', await depth(broker, 'live'));
     for (const i of acked) {
       const d = got.get(i);
       if (d === undefined) problems.push(`message ${i} is missing`);

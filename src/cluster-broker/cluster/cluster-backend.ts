@@ -21,6 +21,7 @@ import { notQuorateDescription } from '../../wire-extensions.js';
 import type { BrokerState } from '../core/broker-state.js';
 import type { BrokerEvent } from '../core/events.js';
 import type { ResultOf } from '../core/results.js';
+import { assertEntryFits, MAX_ENTRY_DATA_BYTES } from '../replication/log-records.js';
 import type { SoftState } from '../replication/raft/types.js';
 import type { Committed } from '../replication/replica.js';
 import {
@@ -29,6 +30,7 @@ import {
   type BrokerBackendEvents,
   OutcomeUnknownError,
 } from '../server/backend.js';
+import { assertRecordFits, recordBytesAtLeast } from '../store/record-limit.js';
 import type { ClusterStateMachine, EntryOutcome } from './cluster-state-machine.js';
 import { linkKeyOf, processOf, qualifyConsumer } from './consumer-keys.js';
 import { type EntryRequest, encodeEntry, stampEntryInPlace } from './entry-codec.js';
@@ -179,8 +181,21 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
    */
   request(body: EntryRequest, linkFor?: string): Promise<unknown> {
     if (this.closed) return Promise.reject(new BackendClosedError('the broker is stopping'));
+    try {
+      // refused here, before a buffer of its size is encoded or anything is proposed: only this
+      // request's publisher is told (docs/production.md#record-limit)
+      if (body.kind === 'event' && !(body.event instanceof Uint8Array))
+        assertRecordFits(recordBytesAtLeast(body.event), MAX_ENTRY_DATA_BYTES);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const seq = ++this.seq;
     const bytes = encodeEntry(this.origin, seq, body);
+    try {
+      assertEntryFits(bytes); // the event's other fields: the entry as the log would hold it
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return new Promise((resolve, reject) => {
       const timer = this.timers.set(
         () => this.fail(seq, new OutcomeUnknownError(`no commit within ${this.timeoutMs} ms`)),

@@ -40,10 +40,15 @@ export interface RaftLogPace {
 
 /**
  * A cluster member compacts after `every` entries, but a large state only once the log pays
- * for it (as the single node's store) or has reached `maxLogBytes`.
+ * for it (as the single node's store) or has reached `maxLogBytes`. A log at `maxLogBytes` is
+ * compacted before `every` entries too: the member's log is one file, rewritten at each
+ * compaction, and this bounds it (10,000 entries of 1 MiB would be 10 GiB;
+ * docs/production.md#store-size).
  */
 export function raftCompactionDue(p: RaftLogPace): boolean {
-  if (p.every <= 0 || p.entriesSince < p.every) return false;
+  if (p.every <= 0) return false;
+  if (p.logBytes >= p.maxLogBytes) return true;
+  if (p.entriesSince < p.every) return false;
   if (p.liveBytes === undefined) return true;
   const live = p.liveBytes();
   if (live <= SMALL_STATE_BYTES) return true;

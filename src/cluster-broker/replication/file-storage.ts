@@ -23,15 +23,18 @@
  */
 import path from 'node:path';
 import type { Logger } from '../../common/logger.js';
+import { ChunkedReader, readStateChunks } from '../files/chunked-reader.js';
 import { crc32 } from '../files/crc32.js';
 import { type DurableFile, type DurableFs, nodeDurableFs, writeFileAtomic } from '../files/durable-fs.js';
 import { LatencyHistogram } from '../files/latency-histogram.js';
 import { ReplicationError } from './errors.js';
 import {
+  assertEntryFits,
   baseRecord,
   entryRecord,
   entryRecordSize,
-  parseLog,
+  type ParsedLog,
+  readLog,
   truncateRecord,
   writeEntryRecord,
 } from './log-records.js';
@@ -111,6 +114,7 @@ function isMissing(err: unknown): boolean {
   return (err as NodeJS.ErrnoException).code === 'ENOENT';
 }
 
+/** `file` whole (meta.json: a few hundred bytes), or undefined when it is missing. */
 async function readIfExists(fs: DurableFs, file: string): Promise<Buffer | undefined> {
   try {
     const data = await fs.readFile(file);
@@ -118,6 +122,29 @@ async function readIfExists(fs: DurableFs, file: string): Promise<Buffer | undef
   } catch (err) {
     if (isMissing(err)) return undefined;
     throw err;
+  }
+}
+
+/**
+ * Runs `use` on `file` read in bounded chunks (the log and the snapshot may be past 2 GiB, where
+ * one readFile fails: docs/production.md#store-size), or returns undefined when it is missing.
+ */
+async function readChunkedIfExists<T>(
+  fs: DurableFs,
+  file: string,
+  use: (reader: ChunkedReader) => Promise<T>,
+): Promise<T | undefined> {
+  let reader: ChunkedReader;
+  try {
+    reader = await ChunkedReader.open(fs, file);
+  } catch (err) {
+    if (isMissing(err)) return undefined;
+    throw err;
+  }
+  try {
+    return await use(reader);
+  } finally {
+    await reader.close();
   }
 }
 
@@ -136,15 +163,28 @@ function encodeSnapshot(s: Snapshot): Uint8Array[] {
   return [head, ...parts];
 }
 
-/** The snapshot, or why it cannot be trusted. */
-function decodeSnapshot(b: Buffer): Snapshot | string {
-  const body = b.subarray(4);
-  if (b.length < 20 || crc32(body) !== b.readUInt32BE(0)) return 'checksum mismatch';
-  const index = body.readDoubleBE(0);
-  const term = body.readDoubleBE(8);
+const SNAPSHOT_HEAD = 20;
+
+/**
+ * The snapshot file read in chunks, or why it cannot be trusted: its state read into one buffer
+ * (the state machine restores from one), the checksum computed as the chunks come.
+ */
+async function readSnapshot(reader: ChunkedReader, file: string): Promise<Snapshot | string> {
+  if (reader.size < SNAPSHOT_HEAD) return 'checksum mismatch';
+  const head = Buffer.from(await reader.bytes(0, SNAPSHOT_HEAD));
+  const { state, crc } = await readStateChunks(
+    reader,
+    SNAPSHOT_HEAD,
+    reader.size - SNAPSHOT_HEAD,
+    file,
+    crc32(head.subarray(4)),
+  );
+  if (crc !== head.readUInt32BE(0)) return 'checksum mismatch';
+  const index = head.readDoubleBE(4);
+  const term = head.readDoubleBE(12);
   if (!isCountable(index) || !isCountable(term))
     return `index ${index} / term ${term} outside the safe integers`;
-  return { index, term, data: new Uint8Array(body.subarray(16)) };
+  return { index, term, data: state };
 }
 
 /** The largest record buffer a store keeps between Readies (a bigger Ready gets one of its own). */
@@ -201,7 +241,10 @@ export class FileStorage {
     const truncate = p.truncateFrom === undefined ? undefined : truncateRecord(p.truncateFrom);
     if (p.truncateFrom !== undefined) this.image.apply({ kind: 'truncate', from: p.truncateFrom });
     let size = truncate ? truncate.length : 0;
-    for (const e of p.entries) size += entryRecordSize(e);
+    for (const e of p.entries) {
+      assertEntryFits(e.data); // refused at propose; the last word before a record is written
+      size += entryRecordSize(e);
+    }
     if (size > 0) {
       // the records are built back to back in one buffer kept from Ready to Ready (a fresh
       // buffer per record, then their concatenation, showed in a follower's profiles)
@@ -295,10 +338,14 @@ export class FileStorage {
     await fs.mkdir(dir);
     const damaged: { file: StoreDamage['file']; offset?: number; reason: string }[] = [];
     const metaBuf = await readIfExists(fs, this.metaPath);
-    const snapBuf = await readIfExists(fs, this.snapPath);
-    const logFound = await readIfExists(fs, this.logPath);
-    const logBuf = logFound ?? Buffer.alloc(0);
-    const blank = metaBuf === undefined && snapBuf === undefined && logBuf.length === 0;
+    const snapRead = await readChunkedIfExists(fs, this.snapPath, (r) => readSnapshot(r, this.snapPath));
+    const logFound = await readChunkedIfExists(fs, this.logPath, async (r) => ({
+      size: r.size,
+      parsed: await readLog(r),
+    }));
+    const logSize = logFound?.size ?? 0;
+    const parsed: ParsedLog = logFound?.parsed ?? { ops: [], validLength: 0 };
+    const blank = metaBuf === undefined && snapRead === undefined && logSize === 0;
 
     let meta: Meta | undefined;
     if (metaBuf) {
@@ -315,8 +362,8 @@ export class FileStorage {
       );
     }
     let snapOk = true;
-    if (snapBuf) {
-      const snap = decodeSnapshot(snapBuf);
+    if (snapRead !== undefined) {
+      const snap = snapRead;
       if (typeof snap === 'string') {
         damaged.push({ file: 'snapshot', reason: snap });
         snapOk = false;
@@ -324,7 +371,6 @@ export class FileStorage {
         this.image.apply({ kind: 'snapshot', snapshot: snap });
       }
     }
-    const parsed = parseLog(logBuf);
     let validLength = parsed.validLength;
     if (parsed.damage?.kind === 'corrupt') {
       damaged.push({ file: 'log', offset: parsed.damage.offset, reason: parsed.damage.reason });
@@ -397,8 +443,8 @@ export class FileStorage {
       ...(this.meta.recovering ? { recovering: this.meta.recovering } : {}),
     };
     if (validLength >= 0) {
-      if (validLength < logBuf.length) {
-        this.truncatedBytes = logBuf.length - validLength;
+      if (validLength < logSize) {
+        this.truncatedBytes = logSize - validLength;
         log?.warn?.(
           { file: this.logPath, offset: validLength, bytes: this.truncatedBytes },
           'replication: cut a torn log tail (an append interrupted by a crash)',

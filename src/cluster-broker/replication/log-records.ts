@@ -10,8 +10,17 @@
  * where the file grew), which is safe to cut, since nothing unsynced was ever acknowledged. A
  * complete record that fails its checksum, anywhere, is corruption: it may hold an entry this
  * member acknowledged, so it is not silently cut (file-storage.ts quarantines the file).
+ *
+ * A body is at most MAX_RECORD_BYTES (the single-node log's record limit, one number for both
+ * formats): an entry whose record would be larger is refused before it is proposed
+ * (`assertEntryFits`), and a reader takes a longer length for damage before it reads the body
+ * (docs/production.md#record-limit). The file is read a chunk at a time (`readLog`), never whole:
+ * a log past 2 GiB opens like any other.
  */
+import type { ByteSource } from '../files/chunked-reader.js';
 import { crc32 } from '../files/crc32.js';
+import { RecordTooLargeError } from '../files/errors.js';
+import { MAX_RECORD_BYTES } from '../files/record-bytes.js';
 import type { Entry } from './raft/types.js';
 import { isCountable } from './safe-numbers.js';
 import type { StoreOp } from './store-image.js';
@@ -33,6 +42,18 @@ function record(body: Buffer): Buffer {
   body.copy(out, HEADER);
   sealAt(out, 0, body.length);
   return out;
+}
+
+/** The largest entry data a record holds (its body is the data and 18 bytes of fields). */
+export const MAX_ENTRY_DATA_BYTES = MAX_RECORD_BYTES - 18;
+
+/**
+ * Throws RecordTooLargeError when an entry of `data` would not fit in one log record: checked
+ * before it is proposed, so no member ever writes a record its reader would call damaged.
+ */
+export function assertEntryFits(data: Uint8Array | null): void {
+  if (data !== null && data.length > MAX_ENTRY_DATA_BYTES)
+    throw new RecordTooLargeError(data.length, MAX_ENTRY_DATA_BYTES);
 }
 
 /** Bytes of the entry record of `e`. */
@@ -89,8 +110,16 @@ export interface ParsedLog {
   readonly damage?: LogDamage;
 }
 
-function allZero(buf: Buffer, from: number): boolean {
-  for (let i = from; i < buf.length; i++) if (buf[i] !== 0) return false;
+/** Bytes of a possibly torn tail checked for zeros at a time. */
+const ZERO_SCAN_BYTES = 1024 * 1024;
+
+/** The same bytes as a Buffer (no copy), for its big-endian readers. */
+function bufferView(b: Uint8Array): Buffer {
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+}
+
+function isZero(b: Uint8Array): boolean {
+  for (let i = 0; i < b.length; i++) if (b[i] !== 0) return false;
   return true;
 }
 
@@ -116,35 +145,71 @@ function decodeBody(body: Buffer): StoreOp | string {
   return `unknown record kind ${kind} of ${body.length} bytes`;
 }
 
+/** A read the parser asks for: bytes [pos, pos + length) of the file. */
+interface ReadRequest {
+  readonly pos: number;
+  readonly length: number;
+}
+
 /**
- * Parse a log file: the store operations of the valid prefix, and what ends it if it is not the
- * end of the file. A torn tail: fewer bytes than a header at the end, a valid header whose body
- * runs past the end of the file, or nothing but zeros from the bad record on. Anything else
- * (a bad header or body checksum of a complete record, an unknown kind, a number outside the
- * safe integers) is corruption.
+ * The parser, as a generator of the reads it needs (each answered with a view valid until the
+ * next one), so one set of rules serves a whole buffer (`parseLog`) and a file read in chunks
+ * (`readLog`). The valid prefix's store operations, and what ends it if it is not the end of the
+ * file. A torn tail: fewer bytes than a header at the end, a valid header whose body runs past the
+ * end of the file, or nothing but zeros from the bad record on. Anything else (a bad header or body
+ * checksum of a complete record, a length past MAX_RECORD_BYTES, an unknown kind, a number outside
+ * the safe integers) is corruption.
  */
-export function parseLog(buf: Buffer): ParsedLog {
+function* logParser(size: number): Generator<ReadRequest, ParsedLog, Uint8Array> {
   const ops: StoreOp[] = [];
   let off = 0;
   const torn = (): ParsedLog => ({
     ops,
     validLength: off,
-    damage: { kind: 'torn', offset: off, bytes: buf.length - off },
+    damage: { kind: 'torn', offset: off, bytes: size - off },
   });
-  const corrupt = (reason: string): ParsedLog =>
-    allZero(buf, off) ? torn() : { ops, validLength: off, damage: { kind: 'corrupt', offset: off, reason } };
-  while (off < buf.length) {
-    if (buf.length - off < HEADER) return torn();
-    if (crc32(buf.subarray(off, off + 8)) !== buf.readUInt32BE(off + 8))
-      return corrupt('bad record header checksum');
-    const len = buf.readUInt32BE(off);
-    if (buf.length - off - HEADER < len) return torn();
-    const body = buf.subarray(off + HEADER, off + HEADER + len);
-    if (len < 1 || crc32(body) !== buf.readUInt32BE(off + 4)) return corrupt('bad record checksum');
+  function* corrupt(reason: string): Generator<ReadRequest, ParsedLog, Uint8Array> {
+    for (let at = off; at < size; at += ZERO_SCAN_BYTES) {
+      const chunk = yield { pos: at, length: Math.min(ZERO_SCAN_BYTES, size - at) };
+      if (!isZero(chunk)) return { ops, validLength: off, damage: { kind: 'corrupt', offset: off, reason } };
+    }
+    return torn();
+  }
+  while (off < size) {
+    if (size - off < HEADER) return torn();
+    const header = bufferView(yield { pos: off, length: HEADER });
+    if (crc32(header.subarray(0, 8)) !== header.readUInt32BE(8))
+      return yield* corrupt('bad record header checksum');
+    const len = header.readUInt32BE(0);
+    const bodyCrc = header.readUInt32BE(4);
+    if (size - off - HEADER < len) return torn();
+    // checked before the body is read: no buffer is sized by an unchecked length
+    if (len > MAX_RECORD_BYTES) return yield* corrupt(`record length ${len} past the limit`);
+    const body = bufferView(yield { pos: off + HEADER, length: len });
+    if (len < 1 || crc32(body) !== bodyCrc) return yield* corrupt('bad record checksum');
     const op = decodeBody(body);
-    if (typeof op === 'string') return corrupt(op);
+    if (typeof op === 'string') return yield* corrupt(op);
     ops.push(op);
     off += HEADER + len;
   }
   return { ops, validLength: off };
+}
+
+/** Parse a log held whole in memory (what a test's disk saw written): logParser's rules. */
+export function parseLog(buf: Uint8Array): ParsedLog {
+  const parser = logParser(buf.length);
+  for (let step = parser.next(); ; ) {
+    if (step.done) return step.value;
+    step = parser.next(buf.subarray(step.value.pos, step.value.pos + step.value.length));
+  }
+}
+
+/** Parse a log file read from `src` a chunk at a time (any size): logParser's rules. */
+export async function readLog(src: ByteSource): Promise<ParsedLog> {
+  const parser = logParser(src.size);
+  for (let step = parser.next(); ; ) {
+    if (step.done) return step.value;
+    const { pos, length } = step.value;
+    step = parser.next(src.peek(pos, length) ?? (await src.bytes(pos, length)));
+  }
 }

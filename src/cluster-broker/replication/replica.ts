@@ -13,6 +13,7 @@ import type { LatencyHistogram } from '../files/latency-histogram.js';
 import type { ClusterTlsOptions } from './cluster-tls.js';
 import { ProposalOutcomeError, ReplicationError } from './errors.js';
 import { FileStorage, type StoreDamage } from './file-storage.js';
+import { assertEntryFits } from './log-records.js';
 import { RaftCore } from './raft/core.js';
 import type {
   Entry,
@@ -229,13 +230,15 @@ export class Replica extends EventEmitter<ReplicaEvents> {
 
   /**
    * Replicate `data`. Resolves once it is committed (durable on a majority) and applied here.
-   * Throws NotLeaderError at once on a follower; rejects with ProposalOutcomeError when the
+   * Throws NotLeaderError at once on a follower, RecordTooLargeError when `data` would not fit in
+   * one log record (log-records.ts); rejects with ProposalOutcomeError when the
    * outcome becomes unknown (leadership lost) or the entry was overwritten (`lost: true`).
    */
   propose(data: Uint8Array): Promise<Committed> {
     if (this.closed) return Promise.reject(new ReplicationError('amqp:connection:forced', 'replica closed'));
     let pos: { index: number; term: number };
     try {
+      assertEntryFits(data); // never a record the log's reader would call damaged
       pos = this.core.propose(data, this.clock());
     } catch (err) {
       return Promise.reject(err);

@@ -19,7 +19,7 @@
  * One case looks like a torn write and is cut as one: a bit flip in the length field of the very
  * last record that makes it point past the end of the file.
  */
-import type { ByteSource } from './chunked-reader.js';
+import type { ByteSource } from '../files/chunked-reader.js';
 import { MAX_RECORD_BYTES, RECORD_HEADER_BYTES, recordAt, scanRecordStream } from './record-format.js';
 
 export type TailDamage =

@@ -42,7 +42,7 @@ import { snapshotPaysOff } from '../files/compaction-pace.js';
 import { type DurableFile, type DurableFs, nodeDurableFs } from '../files/durable-fs.js';
 import { LatencyHistogram } from '../files/latency-histogram.js';
 import { StoreError } from './errors.js';
-import { RECORD_HEADER_BYTES, sealRecord } from './record-format.js';
+import { MAX_RECORD_BYTES, RECORD_HEADER_BYTES, sealRecord } from './record-format.js';
 import { assertRecordFits, recordBytesAtLeast } from './record-limit.js';
 import { recoverLog, type StoreLogger } from './recovery.js';
 import { segmentHeader } from './segment-header.js';
@@ -72,6 +72,12 @@ export interface StoreOptions {
   onFailure?: (err: StoreError) => void;
   /** Every file operation of the store goes through this. Default: node:fs/promises (tests inject a power-loss model). */
   fs?: DurableFs;
+  /**
+   * The largest record payload the store writes; an event past it is refused
+   * (RecordTooLargeError). Default and at most MAX_RECORD_BYTES, the format's limit
+   * (docs/production.md#record-limit); smaller only so a test can reach it with small messages.
+   */
+  maxRecordBytes?: number;
   /**
    * Asked before a compaction with the live message bytes (about the size of the snapshot, whose
    * parts keep every message's bytes alive until written, even those consumed meanwhile); while
@@ -170,6 +176,8 @@ class FileEventStore implements EventStore {
   private segmentBytes: number;
   /** Bytes of log written since the last snapshot (over every segment since). */
   private logBytes: number;
+  /** The largest record payload written (StoreOptions.maxRecordBytes within the format's limit). */
+  private readonly maxRecordBytes: number;
   private pending: Batch | undefined;
   /** The first size of the next batch's buffer (the last one's size). */
   private nextBatchBytes = MIN_BATCH_BYTES;
@@ -199,6 +207,7 @@ class FileEventStore implements EventStore {
     this.writtenIndex = tail.index;
     this.segmentStart = tail.segmentStart;
     this.segmentBytes = tail.segmentBytes;
+    this.maxRecordBytes = Math.min(opts.maxRecordBytes ?? MAX_RECORD_BYTES, MAX_RECORD_BYTES);
     this.logBytes = tail.logBytes;
     this.counters = tail.counters;
   }
@@ -207,7 +216,7 @@ class FileEventStore implements EventStore {
     if (this.failure) throw this.failure;
     if (this.closed) throw new StoreError('the event store is closed');
     // before any buffer of its size is asked for: its message bodies alone may be too many bytes
-    assertRecordFits(recordBytesAtLeast(event));
+    assertRecordFits(recordBytesAtLeast(event), this.maxRecordBytes);
     if (this.pending === undefined) this.pending = newBatch(this.nextBatchBytes);
     const batch = this.pending;
     const w = batch.writer;
@@ -217,7 +226,7 @@ class FileEventStore implements EventStore {
       w.ensure(RECORD_HEADER_BYTES);
       w.pos += RECORD_HEADER_BYTES;
       writeEvent(w, event);
-      assertRecordFits(w.pos - start - RECORD_HEADER_BYTES);
+      assertRecordFits(w.pos - start - RECORD_HEADER_BYTES, this.maxRecordBytes);
       result = this.state.apply(event);
     } catch (err) {
       w.pos = start; // an event that does not encode, fit or apply leaves no record

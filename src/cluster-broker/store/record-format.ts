@@ -3,16 +3,13 @@
  * The CRC covers the length too, so a torn or bit-flipped length is caught, not trusted.
  */
 
+import type { ByteSource } from '../files/chunked-reader.js';
 import { crc32 } from '../files/crc32.js';
-import type { ByteSource } from './chunked-reader.js';
 
 export const RECORD_HEADER_BYTES = 8;
-/**
- * Upper bound on one record's payload: the reader rejects a larger length as garbage before
- * allocating, and the writer refuses to write a larger record (RecordTooLargeError), so every
- * record written is one the reader accepts (docs/production.md#record-limit).
- */
-export const MAX_RECORD_BYTES = 1 << 30;
+export { MAX_RECORD_BYTES } from '../files/record-bytes.js';
+
+import { MAX_RECORD_BYTES } from '../files/record-bytes.js';
 
 /** The payload length in a record header (8 bytes at `pos` of `buf`). */
 function headerLength(buf: Uint8Array, pos: number): number {

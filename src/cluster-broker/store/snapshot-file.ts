@@ -6,9 +6,9 @@
  */
 import { constants as bufferConstants } from 'node:buffer';
 import { join } from 'node:path';
+import { ChunkedReader, readStateChunks, withChunkedReader } from '../files/chunked-reader.js';
 import { crc32 } from '../files/crc32.js';
 import { type DurableFs, nodeDurableFs, writeFileAtomic } from '../files/durable-fs.js';
-import { ChunkedReader, READ_CHUNK_BYTES, withChunkedReader } from './chunked-reader.js';
 import { StoreCorruptionError, StoreError } from './errors.js';
 
 export const SNAPSHOT_FILE = 'snapshot.bin';
@@ -97,33 +97,6 @@ export async function readSnapshotFile(
   } finally {
     await reader.close();
   }
-}
-
-/**
- * The `length` bytes from `from` to the end of the file, read a chunk at a time into one buffer,
- * and their crc32. One buffer because BrokerState.restore parses one; its size is the live state
- * the broker held in memory when it wrote the snapshot. Beyond what one buffer can hold, a clear
- * StoreError rather than a crash.
- */
-export async function readStateChunks(
-  reader: ChunkedReader,
-  from: number,
-  length: number,
-  file: string,
-): Promise<{ state: Uint8Array; crc: number }> {
-  if (length > bufferConstants.MAX_LENGTH) {
-    throw new StoreError(
-      `${file}: a snapshot state of ${length} bytes is more than one buffer of this process holds (${bufferConstants.MAX_LENGTH})`,
-    );
-  }
-  const state = new Uint8Array(length);
-  let crc = 0;
-  for (let at = 0; at < length; at += READ_CHUNK_BYTES) {
-    const chunk = await reader.bytes(from + at, Math.min(READ_CHUNK_BYTES, length - at));
-    state.set(chunk, at);
-    crc = crc32(chunk, crc);
-  }
-  return { state, crc };
 }
 
 /** The snapshot's log index from its header, if the header is whole (for a repair report). */

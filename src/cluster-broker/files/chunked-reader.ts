@@ -4,7 +4,10 @@
  * the Raft log and snapshots may be past 2 GiB, where one `readFile` fails outright
  * (docs/production.md#store-size).
  */
-import type { DurableFs, ReadableFile } from '../files/durable-fs.js';
+import { constants as bufferConstants } from 'node:buffer';
+import { crc32 } from './crc32.js';
+import type { DurableFs, ReadableFile } from './durable-fs.js';
+import { StoreError } from './errors.js';
 
 /** Bytes read from disk at a time. */
 export const READ_CHUNK_BYTES = 8 * 1024 * 1024;
@@ -91,4 +94,33 @@ export async function withChunkedReader<T>(
   } finally {
     await reader.close();
   }
+}
+
+/**
+ * The `length` bytes from `from` to the end of the file, read a chunk at a time into one buffer,
+ * and their crc32 (continuing `crcSeed`, the checksum of what the file's checksum covers before
+ * them). One buffer because BrokerState.restore parses one (and a cluster member's state machine
+ * too); its size is the live state the broker held in memory when it wrote the snapshot. Beyond
+ * what one buffer can hold, a clear StoreError rather than a crash.
+ */
+export async function readStateChunks(
+  reader: ChunkedReader,
+  from: number,
+  length: number,
+  file: string,
+  crcSeed = 0,
+): Promise<{ state: Uint8Array; crc: number }> {
+  if (length > bufferConstants.MAX_LENGTH) {
+    throw new StoreError(
+      `${file}: a snapshot state of ${length} bytes is more than one buffer of this process holds (${bufferConstants.MAX_LENGTH})`,
+    );
+  }
+  const state = new Uint8Array(length);
+  let crc = crcSeed;
+  for (let at = 0; at < length; at += READ_CHUNK_BYTES) {
+    const chunk = await reader.bytes(from + at, Math.min(READ_CHUNK_BYTES, length - at));
+    state.set(chunk, at);
+    crc = crc32(chunk, crc);
+  }
+  return { state, crc };
 }
