@@ -179,7 +179,10 @@ export interface Receiver<T = MessageBody>
  * that came without a body section has `body` undefined: an address that may carry such
  * messages is typed `openReceiver<Order | undefined>(...)`.
  */
-export type ReceivedMessage<T = MessageBody> = Message<T> & { body: T };
+export type ReceivedMessage<T = MessageBody> = Message<T> & {
+  /** The decoded body (present on every received message). */
+  body: T;
+};
 
 /** One message handed to the application; settle it once. `T` types the body (type-level only). */
 export interface Delivery<T = MessageBody> {

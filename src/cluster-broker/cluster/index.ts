@@ -2,5 +2,5 @@
 export { ClusterBackend, type ClusterBackendOptions } from './cluster-backend.js';
 export { ClusterStateMachine, type EntryOutcome } from './cluster-state-machine.js';
 export { MemberConfigError } from './errors.js';
-export { type MemberHandle, type MemberOptions, startMember } from './member.js';
+export { type MemberNode, type MemberOptions, startMember } from './member.js';
 export { NODE_USAGE, runNodeCommand } from './node-command.js';

@@ -9,6 +9,7 @@
  *   {"ready":true,"id":"n1","amqpPort":5672,"clusterPort":6672,"pid":1234}
  */
 import { fstatSync } from 'node:fs';
+import type { MemberHandle } from '../api.js';
 import { createCliLogger } from '../cli/cli-logger.js';
 import { flagTable, integerFlag, parseFlags, reportUsageProblem } from '../cli/flags.js';
 import type { CliIo } from '../cli/io.js';
@@ -19,7 +20,7 @@ import { isLoopbackHost, loadClusterSecret } from '../replication/cluster-secret
 import { type ClusterTlsOptions, loadClusterTls } from '../replication/cluster-tls.js';
 import type { PeerAddress } from '../replication/tcp-transport.js';
 import { MemberConfigError } from './errors.js';
-import { type MemberHandle, startMember } from './member.js';
+import { startMember } from './member.js';
 import { checkOwnEntry, parsePeerList } from './peer-list.js';
 
 export const NODE_USAGE = `Usage: quorate-broker node --id ID --port P --cluster-port C --peers ID=HOST:PORT,... --data-dir DIR [options]

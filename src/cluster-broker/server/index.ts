@@ -61,6 +61,6 @@ export {
   systemMemory,
 } from './resource-alarm.js';
 export { makeAuthenticator, type PeerInfo, type SaslPolicy, saslMechanisms } from './sasl-policy.js';
-export { type BrokerHandle, type BrokerStats, type StartBrokerOptions, startBroker } from './start-broker.js';
+export { type BrokerNode, type BrokerStats, type StartBrokerOptions, startBroker } from './start-broker.js';
 export { loadUsersFile, PasswordChecker, parseUsers, type UserTable, withUserLine } from './users.js';
 export type { VirtualSource, VirtualSourceAttach, VirtualSourceSink } from './virtual-source.js';

@@ -70,7 +70,7 @@ export interface StoreOptions {
   repair?: boolean;
   /** Called once when a write or fsync fails: the store is unusable from then on and the broker must stop. */
   onFailure?: (err: StoreError) => void;
-  /** Every file operation of the store goes through this. Default: node:fs/promises (tests inject a power-loss model). */
+  /** @internal Every file operation of the store goes through this. Default: node:fs/promises (tests inject a power-loss model). */
   fs?: DurableFs;
   /**
    * Asked before a compaction with the live message bytes (about the size of the snapshot, whose
