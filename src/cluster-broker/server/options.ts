@@ -1,6 +1,6 @@
 /** Options of the AMQP server, with their defaults. */
 import type { SecureContextOptions } from 'node:tls';
-import type { Fields } from '../../codec/index.js';
+import { DEFAULT_MAX_FRAME_SIZE, type Fields } from '../../codec/index.js';
 import type { Logger } from '../../common/logger.js';
 import { CLUSTER_ID_PROPERTY } from '../../wire-extensions.js';
 import type { Permissions as PublicPermissions } from '../api.js';
@@ -139,7 +139,6 @@ export interface ResolvedServerOptions {
   logger: BrokerLogger;
 }
 
-export const DEFAULT_MAX_FRAME_SIZE = 1024 * 1024;
 export const DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024;
 export const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 /** Default per-queue byte limit (queues created on attach): room for 1,000,000 x 1 KiB messages. */
