@@ -5,6 +5,7 @@
  * every failover alike.
  */
 import pRetry, { AbortError } from 'p-retry';
+import { DEFAULT_MAX_FRAME_SIZE } from '../codec/index.js';
 import { AmqpError, ClientError } from '../errors.js';
 import { describeServer, type ServerAddress, type ServerPool } from '../failover/index.js';
 import { isNotQuorate, MEMBERSHIP_CAPABILITY } from '../wire-extensions.js';
@@ -15,7 +16,6 @@ import { DEFAULT_UNRESPONSIVE_TIMEOUT_MS, silenceWatchOptions } from './unrespon
 
 /** The idle timeout we declare in Open unless told otherwise, ms. */
 export const DEFAULT_IDLE_TIMEOUT_MS = 10_000;
-const DEFAULT_MAX_FRAME_SIZE = 1024 * 1024;
 
 export interface ResolvedReconnect {
   enabled: boolean;

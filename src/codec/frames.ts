@@ -18,6 +18,8 @@ export const FRAME_TYPE_AMQP = 0x00;
 export const FRAME_TYPE_SASL = 0x01;
 /** MIN-MAX-FRAME-SIZE: the limit before Open is exchanged */
 export const MIN_MAX_FRAME_SIZE = 512;
+/** The max-frame-size both our client and our broker declare in Open unless told otherwise: 1 MiB. */
+export const DEFAULT_MAX_FRAME_SIZE = 1024 * 1024;
 
 export function framingError(description: string): AmqpDecodeError {
   return new AmqpDecodeError('amqp:connection:framing-error', description);

@@ -29,6 +29,7 @@ export {
 export * from './contract.js';
 export { FrameReader, type FrameReaderOptions, type ProtocolHeaderFrame } from './frame-reader.js';
 export {
+  DEFAULT_MAX_FRAME_SIZE,
   decodeFrame,
   encodeAmqpFrame,
   encodeAmqpFrameParts,

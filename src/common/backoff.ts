@@ -1,8 +1,11 @@
 /**
- * The exponential backoff formula every retry loop of quorate shares (the client's not-quorate
- * hold-back, the cluster's reconnects to a member, the supervisor's restarts): each consecutive
- * failure multiplies the delay by `factor`, up to `maxMs`. Jitter, if any, is the caller's:
- * each loop spreads its retries its own way.
+ * The exponential backoff formula of the failover pool's not-quorate hold-back
+ * (failover/server-pool.ts), the cluster's reconnects to a member (replication/tcp-transport.ts)
+ * and the supervisor's restarts (supervisor/backoff.ts): each consecutive failure multiplies the
+ * delay by `factor`, up to `maxMs`. Jitter, if any, is the caller's: each loop spreads its
+ * retries its own way. The client's reconnect loop (client/reconnect.ts) is the one retry loop
+ * that does not use it: its `ReconnectOptions` are p-retry's (minTimeout, factor, maxTimeout,
+ * randomize) and p-retry computes those delays, randomization included.
  */
 export interface ExponentialBackoff {
   /** the delay after the first failure (ms) */

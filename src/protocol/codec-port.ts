@@ -32,4 +32,5 @@ export {
   encodeProtocolHeader,
   encodeSaslFrame,
   FrameReader,
+  MIN_MAX_FRAME_SIZE,
 } from '../codec/index.js';

@@ -18,6 +18,7 @@ import {
   encodeProtocolHeader,
   type Frame,
   FrameReader,
+  MIN_MAX_FRAME_SIZE,
   type Open,
   type Performative,
 } from './codec-port.js';
@@ -30,7 +31,6 @@ import { Session } from './session.js';
 import type { BeginOptions, ConnectionState, EngineEvent, EngineOptions, Role } from './types.js';
 
 const UINT_MAX = 0xffffffff;
-const MIN_MAX_FRAME_SIZE = 512;
 const NO_OUTPUT: Uint8Array[] = Object.freeze([]) as unknown as Uint8Array[];
 const NO_EVENTS: EngineEvent[] = Object.freeze([]) as unknown as EngineEvent[];
 

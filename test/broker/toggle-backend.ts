@@ -3,11 +3,11 @@
  * in-memory LocalBackend (what a cluster member losing quorum looks like to the server).
  */
 import { EventEmitter } from 'eventemitter3';
-import type { BrokerBackend, BrokerBackendEvents } from '../../src/broker.js';
-import { memoryBackend } from '../../src/broker.js';
 import type { BrokerState } from '../../src/cluster-broker/core/broker-state.js';
 import type { BrokerEvent } from '../../src/cluster-broker/core/events.js';
 import type { ResultOf } from '../../src/cluster-broker/core/results.js';
+import type { BrokerBackend, BrokerBackendEvents } from '../../src/cluster-broker/server/index.js';
+import { memoryBackend } from '../../src/cluster-broker/server/index.js';
 
 export class ToggleBackend extends EventEmitter<BrokerBackendEvents> implements BrokerBackend {
   readonly inner = memoryBackend();

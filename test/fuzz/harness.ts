@@ -5,13 +5,14 @@
  * Close / End / Detach conditions.
  */
 
-import { type BrokerServerOptions, memoryBackend } from '../../src/broker.js';
+import type { BrokerServerOptions } from '../../src/broker.js';
 import {
   Activity,
   BrokerConnection,
   ConsumerRegistry,
   DynamicNodes,
   type LocalBackend,
+  memoryBackend,
   newCounters,
   resolveServerOptions,
   type ServerContext,

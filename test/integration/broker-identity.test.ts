@@ -14,7 +14,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BrokerHandle, hashPassword, type PermissionsConfig } from '../../src/broker.js';
+import { hashPassword, type PermissionsConfig } from '../../src/broker.js';
+import type { BrokerNode } from '../../src/cluster-broker/assembly/index.js';
 import { connect as connectQuorate, type Receiver } from '../../src/index.js';
 import {
   closeConnection,
@@ -54,16 +55,16 @@ afterAll(async () => {
 });
 
 function withSecuredBroker(
-  fn: (b: BrokerHandle) => Promise<void>,
+  fn: (b: BrokerNode) => Promise<void>,
   extra: Parameters<typeof withBroker>[0] = {},
 ): Promise<void> {
   return withBroker({ usersFile, permissions: PERMISSIONS, anonymous: false, ...extra }, fn);
 }
 
-const rheaAs = (b: BrokerHandle, user: User, containerId = SHARED_ID): Promise<RheaConnection> =>
+const rheaAs = (b: BrokerNode, user: User, containerId = SHARED_ID): Promise<RheaConnection> =>
   connect({ port: b.port, username: user, password: PASSWORDS[user], containerId });
 
-const depth = (b: BrokerHandle, queue: string): number =>
+const depth = (b: BrokerNode, queue: string): number =>
   b.stats().queues.find((q) => q.name === queue)?.depth ?? 0;
 
 /** The next `n` bodies of `r`, each accepted. */

@@ -7,7 +7,7 @@ import { chmod, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMember } from '../../src/broker.js';
+import { startMember } from '../../src/cluster-broker/assembly/index.js';
 import {
   closeConnection,
   connect,

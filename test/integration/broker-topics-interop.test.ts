@@ -8,12 +8,12 @@
 import { spawn } from 'node:child_process';
 import rhea from 'rhea';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BrokerHandle, startBroker } from '../../src/broker.js';
+import { type BrokerNode, startBroker } from '../../src/cluster-broker/assembly/index.js';
 import { connect } from '../../src/index.js';
 import { closeConnection, connect as rheaConnect, sendAll, TestReceiver } from '../broker/rhea-client.js';
 import { waitFor } from '../support/net.js';
 
-let broker: BrokerHandle;
+let broker: BrokerNode;
 
 beforeAll(async () => {
   broker = await startBroker({ port: 0 });

@@ -9,11 +9,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BrokerHandle, startBroker } from '../../src/broker.js';
+import { type BrokerNode, startBroker } from '../../src/cluster-broker/assembly/index.js';
 import { AmqpError, type Connection, connect, type Receiver } from '../../src/index.js';
 import { waitFor } from '../support/net.js';
 
-let broker: BrokerHandle;
+let broker: BrokerNode;
 const conns: Connection[] = [];
 
 beforeAll(async () => {
@@ -24,7 +24,7 @@ afterAll(async () => {
   await broker?.stop();
 });
 
-async function open(b: BrokerHandle, containerId?: string): Promise<Connection> {
+async function open(b: BrokerNode, containerId?: string): Promise<Connection> {
   const c = await connect({ urls: b.url, reconnect: false, ...(containerId ? { containerId } : {}) });
   conns.push(c);
   return c;
@@ -41,10 +41,9 @@ async function bodies(r: Receiver, n: number): Promise<unknown[]> {
   return out;
 }
 
-const depth = (b: BrokerHandle, queue: string): number | undefined =>
+const depth = (b: BrokerNode, queue: string): number | undefined =>
   b.stats().queues.find((q) => q.name === queue)?.depth;
-const subscriptionQueues = (b: BrokerHandle, topic: string): string[] =>
-  b.backend.state.subscriptionsOf(topic);
+const subscriptionQueues = (b: BrokerNode, topic: string): string[] => b.backend.state.subscriptionsOf(topic);
 
 describe('topics on a single node', () => {
   it('a publish goes to every subscription existing at commit; a later one gets only later messages', async () => {

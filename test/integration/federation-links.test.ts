@@ -4,7 +4,7 @@
  * itself after its upstream was down.
  */
 import { describe, expect, it } from 'vitest';
-import { type BrokerHandle, startBroker } from '../../src/broker.js';
+import { type BrokerNode, startBroker } from '../../src/cluster-broker/assembly/index.js';
 import type { BrokerEvent } from '../../src/cluster-broker/core/events.js';
 import type { ResultOf } from '../../src/cluster-broker/core/results.js';
 import type { FederationConfig } from '../../src/cluster-broker/federation/index.js';
@@ -39,21 +39,21 @@ class HeldCommits extends ToggleBackend {
 
 const { started, broker, client } = inProcessBrokers();
 
-function from(upstream: BrokerHandle | string, name = 'up'): FederationConfig {
+function from(upstream: BrokerNode | string, name = 'up'): FederationConfig {
   const url = typeof upstream === 'string' ? upstream : upstream.url;
   return { upstreams: [{ name, urls: [url], queues: ['orders'], reconnectDelayMs: 100 }] };
 }
 
-function depth(b: BrokerHandle, queue = 'orders'): number {
+function depth(b: BrokerNode, queue = 'orders'): number {
   return b.stats().queues.find((q) => q.name === queue)?.depth ?? 0;
 }
 
-async function running(b: BrokerHandle): Promise<void> {
+async function running(b: BrokerNode): Promise<void> {
   await waitFor(() => b.federation()[0]?.state === 'running', { timeoutMs: 20_000, what: 'link running' });
 }
 
 /** Stops a broker this test started on its own backend, then closes that backend. */
-async function stopWithBackend(b: BrokerHandle, backend: HeldCommits): Promise<void> {
+async function stopWithBackend(b: BrokerNode, backend: HeldCommits): Promise<void> {
   started.splice(started.indexOf(b), 1);
   await b.stop();
   await backend.close();

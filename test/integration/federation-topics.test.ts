@@ -5,7 +5,7 @@
  * resumes the same durable upstream subscription with what was published while it was down.
  */
 import { describe, expect, it } from 'vitest';
-import { type BrokerHandle, startBroker } from '../../src/broker.js';
+import { type BrokerNode, startBroker } from '../../src/cluster-broker/assembly/index.js';
 import type { FederationConfig } from '../../src/cluster-broker/federation/index.js';
 import { subscriptionQueue } from '../../src/cluster-broker/server/topic-attach.js';
 import type { Receiver } from '../../src/index.js';
@@ -14,7 +14,7 @@ import { freePort, waitFor } from '../support/net.js';
 
 const { started, broker, client } = inProcessBrokers();
 
-function from(upstream: BrokerHandle | string, name = 'up'): FederationConfig {
+function from(upstream: BrokerNode | string, name = 'up'): FederationConfig {
   const url = typeof upstream === 'string' ? upstream : upstream.url;
   return { upstreams: [{ name, urls: [url], topics: ['prices'], reconnectDelayMs: 100 }] };
 }
@@ -32,7 +32,7 @@ async function subscribe(url: string, name?: string): Promise<Receiver> {
       });
 }
 
-async function running(b: BrokerHandle): Promise<void> {
+async function running(b: BrokerNode): Promise<void> {
   await waitFor(() => b.federation()[0]?.state === 'running', { timeoutMs: 20_000, what: 'link running' });
 }
 
@@ -48,7 +48,7 @@ async function take(r: Receiver, n: number): Promise<string[]> {
 }
 
 /** Messages waiting in queue `name` of `b` (a subscription's queue included). */
-function depth(b: BrokerHandle, name: string): number {
+function depth(b: BrokerNode, name: string): number {
   return b.stats().queues.find((q) => q.name === name)?.depth ?? 0;
 }
 

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll } from 'vitest';
-import { type BrokerHandle, startBroker } from '../../src/broker.js';
+import { type BrokerNode, startBroker } from '../../src/cluster-broker/assembly/index.js';
 import { type Connection, connect } from '../../src/index.js';
 
 /** Runs `fn` against a single-node broker on a free port, stopped afterwards whatever happens. */
 export async function withBroker(
   opts: Parameters<typeof startBroker>[0],
-  fn: (b: BrokerHandle) => Promise<void>,
+  fn: (b: BrokerNode) => Promise<void>,
 ): Promise<void> {
   const b = await startBroker({ port: 0, ...opts });
   try {
@@ -19,8 +19,8 @@ export async function withBroker(
  * A single-node broker on a free port and one client connection to it, for the whole test file:
  * started before its tests, closed and stopped after them. Read them as `env.broker`, `env.conn`.
  */
-export function brokerAndConnection(): { readonly broker: BrokerHandle; readonly conn: Connection } {
-  let broker: BrokerHandle | undefined;
+export function brokerAndConnection(): { readonly broker: BrokerNode; readonly conn: Connection } {
+  let broker: BrokerNode | undefined;
   let conn: Connection | undefined;
   beforeAll(async () => {
     broker = await startBroker({ host: '127.0.0.1', port: 0 });
@@ -31,7 +31,7 @@ export function brokerAndConnection(): { readonly broker: BrokerHandle; readonly
     await broker?.stop();
   });
   return {
-    get broker(): BrokerHandle {
+    get broker(): BrokerNode {
       if (broker === undefined) throw new Error('the broker starts in beforeAll');
       return broker;
     },

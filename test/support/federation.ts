@@ -4,7 +4,7 @@
  */
 
 import { afterEach } from 'vitest';
-import { type BrokerHandle, startBroker } from '../../src/broker.js';
+import { type BrokerNode, startBroker } from '../../src/cluster-broker/assembly/index.js';
 import type { FederationConfig } from '../../src/cluster-broker/federation/index.js';
 import type { Connection, Receiver, Sender } from '../../src/index.js';
 import { connect } from '../../src/index.js';
@@ -14,11 +14,11 @@ import { connect } from '../../src/index.js';
  * at the file's top level. `started` takes brokers a test started itself.
  */
 export function inProcessBrokers(): {
-  started: BrokerHandle[];
-  broker(clusterId: string, federation?: FederationConfig, port?: number): Promise<BrokerHandle>;
+  started: BrokerNode[];
+  broker(clusterId: string, federation?: FederationConfig, port?: number): Promise<BrokerNode>;
   client(url: string): Promise<Connection>;
 } {
-  const started: BrokerHandle[] = [];
+  const started: BrokerNode[] = [];
   const clients: Connection[] = [];
   afterEach(async () => {
     for (const c of clients.splice(0)) await c.close().catch(() => undefined);

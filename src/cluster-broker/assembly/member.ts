@@ -13,6 +13,7 @@ import {
   memberListValue,
   notQuorateDescription,
 } from '../../wire-extensions.js';
+import type { MemberHandle } from '../api.js';
 import { ClusterBackend } from '../cluster/cluster-backend.js';
 import { ClusterStateMachine } from '../cluster/cluster-state-machine.js';
 import {
@@ -39,7 +40,7 @@ import { Replica } from '../replication/replica.js';
 import type { PeerAddress } from '../replication/tcp-transport.js';
 import { binaryWireCodec } from '../replication/wire-binary.js';
 import type { BrokerLogger } from '../server/options.js';
-import { type BrokerHandle, type StartBrokerOptions, startBroker } from './start-broker.js';
+import { type BrokerNode, type StartBrokerOptions, startBroker } from './start-broker.js';
 
 /** Options of {@link startMember}: one member of a cluster, in this process. */
 export interface MemberOptions
@@ -98,30 +99,14 @@ export interface MemberOptions
   updatePeers?: boolean;
 }
 
-/** A running cluster member, from {@link startMember}. */
-export interface MemberHandle {
-  /** The member's id. */
-  readonly id: string;
-  /** Unique per process start: tells this run's consumers from an earlier run's. */
-  readonly incarnation: string;
-  /** The port clients connect to. */
-  readonly amqpPort: number;
-  /** The port the other members connect to. */
-  readonly clusterPort: number;
-  /** The URL clients connect to. */
-  readonly url: string;
-  /** The monitoring endpoints and status page (`http://host:port`); undefined without `httpPort`. */
-  readonly httpUrl: string | undefined;
-  /** The AMQP server of this member. */
-  readonly broker: BrokerHandle;
-  /** @internal */
+/** What {@link startMember} returns inside the package: the public {@link MemberHandle} and its parts. */
+export interface MemberNode extends MemberHandle {
+  /** The AMQP server of this member, with its backend. */
+  readonly broker: BrokerNode;
+  /** The replicated backend the server commits through. */
   readonly backend: ClusterBackend;
-  /** @internal */
+  /** The Raft replica. */
   readonly replica: Replica;
-  /** The members as this member lists them to clients now. */
-  members(): ListedMember[];
-  /** Closes client connections, leaves the cluster transport and closes the store. */
-  stop(): Promise<void>;
 }
 
 const STATUS_EVERY_MS = 100;
@@ -147,7 +132,7 @@ function checkDistinctAddresses(peers: Readonly<Record<string, PeerAddress>>): v
  * MemberConfigError when its configuration cannot be right (see peer-list.ts and
  * recorded-membership.ts); nothing is started then.
  */
-export async function startMember(opts: MemberOptions): Promise<MemberHandle> {
+export async function startMember(opts: MemberOptions): Promise<MemberNode> {
   const {
     id,
     peers,

@@ -1,9 +1,9 @@
 /** `startBroker()`: a single-node broker in this process (tests, embedding, the CLI). */
+import type { BrokerHandle } from '../api.js';
 import type { QueueInfo } from '../core/broker-state.js';
 import {
   Federation,
   type FederationConfig,
-  type FederationLinkState,
   loadFederationFile,
   localQueuesOf,
   resolveFederationConfig,
@@ -18,7 +18,7 @@ import type { BrokerBackend } from '../server/backend.js';
 import { BrokerServer, type BrokerServerStats } from '../server/broker-server.js';
 import { type LocalBackend, memoryBackend, openLocalBackend } from '../server/local-backend.js';
 import type { BrokerServerOptions } from '../server/options.js';
-import { loadPermissionsFile, Permissions, parsePermissions } from '../server/permissions.js';
+import { compilePermissions, loadPermissionsFile } from '../server/permissions.js';
 import { singleNodeClusterId } from '../server/single-node-cluster-id.js';
 import { loadUsersFile, type UserTable } from '../server/users.js';
 import type { StoreOptions, StoreStats } from '../store/index.js';
@@ -46,7 +46,7 @@ export interface StartBrokerOptions extends Omit<BrokerServerOptions, 'backend'>
    * (`--http-allowed-hosts`): the names browsers and scrapers use (docs/security.md#http-port).
    */
   httpAllowedHosts?: readonly string[];
-  /** What the monitoring endpoints say about the cluster (a cluster member passes its own view). */
+  /** @internal What the monitoring endpoints say about the cluster (a cluster member passes its own view). */
   clusterSource?: (broker: { url: string; httpUrl: () => string | null }) => ClusterSource;
   /**
    * Queue federation (docs/federation.md): the configuration, or the name of its JSON file
@@ -65,29 +65,16 @@ export interface BrokerStats extends BrokerServerStats {
   store?: StoreStats;
 }
 
-/** A running single-node broker, from {@link startBroker}. */
-export interface BrokerHandle {
-  /** `amqp://host:port` (`amqps://` with TLS). */
-  readonly url: string;
-  /** The port it listens on (the one chosen, when started with port 0). */
-  readonly port: number;
-  /** The host it listens on. */
-  readonly host: string;
-  /** The AMQP server. */
+/**
+ * What {@link startBroker} returns inside the package: the public {@link BrokerHandle} and the
+ * parts a cluster member wires (its backend, its federation links) and tests read.
+ */
+export interface BrokerNode extends BrokerHandle {
+  /** The AMQP server itself. */
   readonly server: BrokerServer;
-  /** @internal */
+  /** Where the server commits its events. */
   readonly backend: BrokerBackend;
-  /** `http://host:port` of the monitoring endpoints and status page; undefined without `httpPort`. */
-  readonly httpUrl: string | undefined;
-  /** Closes every connection, stops listening, flushes and closes the store (a local backend). */
-  stop(): Promise<void>;
-  /** Connection, consumer, queue and store counters. */
-  stats(): BrokerStats;
-  /** The cluster id in our Open (`--cluster-id`; docs/federation.md#cluster-id). */
-  readonly clusterId: string;
-  /** Each federation link's state now (docs/federation.md#operator); [] without `federation`. */
-  federation(): FederationLinkState[];
-  /** @internal The links, for a cluster member to run while it owns them. */
+  /** The links, for a cluster member to run while it owns them. */
   readonly federationLinks: Federation | undefined;
 }
 
@@ -95,7 +82,7 @@ export interface BrokerHandle {
  * Starts a single-node broker in this process; resolves once it listens. With `dataDir` it
  * keeps its queues in a durable store (fsync before every acknowledgement), else in memory.
  */
-export async function startBroker(options: StartBrokerOptions = {}): Promise<BrokerHandle> {
+export async function startBroker(options: StartBrokerOptions = {}): Promise<BrokerNode> {
   const {
     dataDir,
     usersFile,
@@ -153,9 +140,7 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
   // the status page and API ask the same permissions for "monitor"
   const givenPermissions = serverOpts.permissions;
   const monitorPermissions =
-    givenPermissions === undefined || givenPermissions instanceof Permissions
-      ? givenPermissions
-      : parsePermissions(givenPermissions);
+    givenPermissions === undefined ? undefined : compilePermissions(givenPermissions);
   const federation =
     upstreams.length === 0
       ? undefined

@@ -9,7 +9,8 @@
  *   {"ready":true,"id":"n1","amqpPort":5672,"clusterPort":6672,"pid":1234}
  */
 import { fstatSync } from 'node:fs';
-import { type MemberHandle, startMember } from '../assembly/member.js';
+import type { MemberHandle } from '../api.js';
+import { startMember } from '../assembly/member.js';
 import { MemberConfigError } from '../cluster/errors.js';
 import { checkOwnEntry, parsePeerList } from '../cluster/peer-list.js';
 import { isLoopbackHost, loadClusterSecret } from '../replication/cluster-secret.js';

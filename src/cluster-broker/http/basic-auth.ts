@@ -6,8 +6,9 @@
  * (docs/security.md#authentication).
  */
 import type { IncomingMessage } from 'node:http';
+import type { Permissions } from '../api.js';
 import { AuthThrottle, type AuthThrottleOptions } from '../server/auth-throttle.js';
-import { mayMonitor, type Permissions } from '../server/permissions.js';
+import { mayMonitor } from '../server/permissions.js';
 import { PasswordChecker, type UserTable } from '../server/users.js';
 
 export type HttpAuthenticator = (req: IncomingMessage) => Promise<boolean>;

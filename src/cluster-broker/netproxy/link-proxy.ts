@@ -29,16 +29,19 @@ export interface LinkProxyOptions {
  */
 export type CutMode = 'reset' | 'blackhole';
 
+/** Counters of one proxied link since it started. */
 export interface LinkProxyStats {
   /** Bytes forwarded from dialler to target. */
   bytesToTarget: number;
   /** Bytes forwarded from target back to dialler. */
   bytesFromTarget: number;
+  /** Connections the proxy accepted from the dialler. */
   connectionsAccepted: number;
   /** Connections turned away or held silent while cut. */
   connectionsRefused: number;
   /** Connections reset by `setResetProbability` (not counting cuts). */
   connectionsReset: number;
+  /** Connections open now. */
   activeConnections: number;
   /** Bytes received and held back by `setDelay`, not yet forwarded. */
   bytesHeld: number;

@@ -24,9 +24,13 @@ export interface PeerAddress {
   port: number;
 }
 
+/** One directed link of the mesh and its counters. */
 export interface MeshLinkStats extends LinkProxyStats {
+  /** The member that dials. */
   from: string;
+  /** The member it dials. */
   to: string;
+  /** Whether the link is cut now. */
   cut: boolean;
 }
 

@@ -28,7 +28,7 @@ export interface BrokerBackendEvents {
   claimed: (linkKey: string) => void;
 }
 
-/** @internal What the AMQP server commits broker events through: a local store or a replicated log. */
+/** What the AMQP server commits broker events through: a local store or a replicated log. */
 export interface BrokerBackend {
   /**
    * Every committed event applied so far, in log order. Read-only for the server: it only runs

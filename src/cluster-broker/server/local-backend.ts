@@ -74,7 +74,7 @@ export function memoryCommitter(): EventCommitter {
   };
 }
 
-/** @internal A single-node backend: events committed to a local store (or memory). */
+/** A single-node backend: events committed to a local store (or memory). */
 export class LocalBackend extends EventEmitter<BrokerBackendEvents> implements BrokerBackend {
   readonly serving = true;
   readonly notServingReason = undefined;

@@ -1,14 +1,15 @@
 /** Options of the AMQP server, with their defaults. */
 import type { SecureContextOptions } from 'node:tls';
-import type { Fields } from '../../codec/index.js';
+import { DEFAULT_MAX_FRAME_SIZE, type Fields } from '../../codec/index.js';
 import type { Logger } from '../../common/logger.js';
 import { CLUSTER_ID_PROPERTY } from '../../wire-extensions.js';
+import type { Permissions as PublicPermissions } from '../api.js';
 import type { QueueOptions } from '../core/events.js';
 import { MAX_STORABLE_MESSAGE_SIZE } from '../store/record-limit.js';
 import { AuthThrottle, type AuthThrottleOptions } from './auth-throttle.js';
 import type { BrokerBackend } from './backend.js';
 import { DEFAULT_DYNAMIC_GRACE_MS } from './dynamic-nodes.js';
-import { Permissions, type PermissionsConfig, parsePermissions } from './permissions.js';
+import { compilePermissions, type PermissionsConfig } from './permissions.js';
 import { DEFAULT_MIN_DISK_FREE, defaultMaxMemory } from './resource-alarm.js';
 import { PasswordChecker, type UserTable } from './users.js';
 import type { VirtualSource } from './virtual-source.js';
@@ -39,7 +40,7 @@ export interface BrokerServerOptions {
   /** Refuse SASL PLAIN over a plain (non-TLS) socket. Default: true when `tls` is set, else false. */
   requireTlsForPlain?: boolean;
   /** Who may send to / receive from which address (permissions.ts). Absent: everyone may do everything. */
-  permissions?: Permissions | PermissionsConfig;
+  permissions?: PublicPermissions | PermissionsConfig;
   /** Delays answering failed SASL attempts, per source address. */
   authThrottle?: AuthThrottleOptions;
   /** Connections from one source address at most; more are refused like `maxConnections`. Default 2_000. */
@@ -113,7 +114,7 @@ export interface ResolvedServerOptions {
   /** Checks PLAIN passwords against `users` (absent without users). */
   passwords: PasswordChecker | undefined;
   requireTlsForPlain: boolean;
-  permissions: Permissions | undefined;
+  permissions: PublicPermissions | undefined;
   throttle: AuthThrottle;
   maxConnectionsPerAddress: number;
   maxLinksPerConnection: number;
@@ -138,7 +139,6 @@ export interface ResolvedServerOptions {
   logger: BrokerLogger;
 }
 
-export const DEFAULT_MAX_FRAME_SIZE = 1024 * 1024;
 export const DEFAULT_MAX_MESSAGE_SIZE = 16 * 1024 * 1024;
 export const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 /** Default per-queue byte limit (queues created on attach): room for 1,000,000 x 1 KiB messages. */
@@ -181,10 +181,7 @@ export function resolveServerOptions(o: Omit<BrokerServerOptions, 'backend'>): R
     users: o.users,
     passwords: o.users ? new PasswordChecker(o.users) : undefined,
     requireTlsForPlain: o.requireTlsForPlain ?? o.tls !== undefined,
-    permissions:
-      permissions === undefined || permissions instanceof Permissions
-        ? permissions
-        : parsePermissions(permissions),
+    permissions: permissions === undefined ? undefined : compilePermissions(permissions),
     throttle: new AuthThrottle(o.authThrottle),
     maxConnectionsPerAddress: positive(
       o.maxConnectionsPerAddress,

@@ -18,6 +18,7 @@
  * `mayMonitor()`.
  */
 import { readFile } from 'node:fs/promises';
+import type { Permissions as PublicPermissions } from '../api.js';
 import { BrokerConfigError } from './config-error.js';
 
 /** One user's grants, as in the file. */
@@ -89,7 +90,7 @@ function compileGrants(g: UserPermissions | undefined): CompiledGrants {
 const NOTHING: CompiledGrants = compileGrants(undefined);
 
 /** A compiled permissions file. */
-export class Permissions {
+export class Permissions implements PublicPermissions {
   private readonly users = new Map<string, CompiledGrants>();
   private readonly anonymous: CompiledGrants;
 
@@ -127,7 +128,7 @@ export class Permissions {
  * broker's monitoring data? True for everyone when the broker has no permissions file (as for
  * messaging); with one, only for users whose entry says `"monitor": true`.
  */
-export function mayMonitor(permissions: Permissions | undefined, user: string | undefined): boolean {
+export function mayMonitor(permissions: PublicPermissions | undefined, user: string | undefined): boolean {
   return permissions === undefined || permissions.mayMonitor(user);
 }
 
@@ -166,8 +167,16 @@ function badPattern(p: string): string | undefined {
   return undefined;
 }
 
+/**
+ * The `permissions` option as the server uses it: one compiled by parsePermissions or
+ * loadPermissionsFile as is, a document compiled (and checked) now.
+ */
+export function compilePermissions(given: PublicPermissions | PermissionsConfig): PublicPermissions {
+  return given instanceof Permissions ? given : parsePermissions(given);
+}
+
 /** Validates a parsed permissions document; throws BrokerConfigError naming the bad part. */
-export function parsePermissions(doc: unknown, source = 'permissions'): Permissions {
+export function parsePermissions(doc: unknown, source = 'permissions'): PublicPermissions {
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
     throw new BrokerConfigError(`${source}: expected a JSON object {"users": {...}, "anonymous": {...}}`);
   }
@@ -190,7 +199,7 @@ export function parsePermissions(doc: unknown, source = 'permissions'): Permissi
 }
 
 /** Reads and validates a permissions JSON file; throws BrokerConfigError if it is invalid. */
-export async function loadPermissionsFile(path: string): Promise<Permissions> {
+export async function loadPermissionsFile(path: string): Promise<PublicPermissions> {
   const text = await readFile(path, 'utf8');
   let doc: unknown;
   try {

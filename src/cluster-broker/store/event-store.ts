@@ -70,7 +70,7 @@ export interface StoreOptions {
   repair?: boolean;
   /** Called once when a write or fsync fails: the store is unusable from then on and the broker must stop. */
   onFailure?: (err: StoreError) => void;
-  /** Every file operation of the store goes through this. Default: node:fs/promises (tests inject a power-loss model). */
+  /** @internal Every file operation of the store goes through this. Default: node:fs/promises (tests inject a power-loss model). */
   fs?: DurableFs;
   /**
    * The largest record payload the store writes; an event past it is refused

@@ -18,7 +18,6 @@ export {
 export { allocateFreePorts } from './ports.js';
 export { isProcessStopped, processAlive, waitForProcessState } from './process-state.js';
 export {
-  type ClusterHandle,
   type MemberFederationLink,
   type StartClusterOptions,
   startCluster,

@@ -70,10 +70,15 @@ export interface MemberInfo {
   restarts: number;
 }
 
+/** A member process exited (`member-exit`). */
 export interface MemberExit {
+  /** The member's id. */
   id: string;
+  /** The PID of the process that exited. */
   pid: number;
+  /** Its exit code; null when a signal ended it. */
   code: number | null;
+  /** The signal that ended it; null when it exited by itself. */
   signal: NodeJS.Signals | null;
   /** True when the supervisor caused it (kill/restart/stop), false for a crash. */
   expected: boolean;
@@ -81,7 +86,9 @@ export interface MemberExit {
   willRestart: boolean;
 }
 
+/** A member is being started again (`member-restart`). */
 export interface MemberRestart {
+  /** The member's id. */
   id: string;
   /** 'crash': automatic restart after an unexpected exit; 'manual': `restart(id)`. */
   reason: 'crash' | 'manual';
@@ -93,6 +100,7 @@ export interface MemberRestart {
 
 /** The supervisor stopped restarting a member (it stays 'dead' until `restart(id)`). */
 export interface MemberFailed {
+  /** The member's id. */
   id: string;
   /** Why, for people: the failure count and window, or the refused configuration, and the last exit. */
   reason: string;
@@ -104,9 +112,13 @@ export interface MemberFailed {
 
 /** Typed events of `Supervisor` (eventemitter3 event map). */
 export interface SupervisorEvents {
+  /** A member printed its ready line (first start or restart). */
   'member-ready': (member: MemberInfo) => void;
+  /** A member process exited, expectedly or not. */
   'member-exit': (exit: MemberExit) => void;
+  /** A member is being started again. */
   'member-restart': (restart: MemberRestart) => void;
+  /** The supervisor gave up restarting a member. */
   'member-failed': (failed: MemberFailed) => void;
 }
 
