@@ -5,7 +5,11 @@
  * `connection_details`), counting what rhea lost. A producer keeps `window` sends in flight the
  * whole time; each kill waits until every member serves again (the supervisor restarts the
  * victim), then kills the member the client is connected to. At the end the queue is drained raw
- * (no receiver dedup) to count lost and duplicated messages.
+ * (no receiver dedup) to count lost and duplicated messages: a copy counts as a duplicate only when
+ * the queue held it twice (two arrivals on one drain connection; the queue's depth before the drain
+ * is printed beside), not when the drain's own connection failed over and the broker offered again
+ * what the drain had accepted without confirmation yet. With `--hang` each hang is followed by
+ * what the client did (loss, attempts, failover), times from the SIGSTOP.
  *
  *   npx tsx bench/failover.ts [--kills 20] [--json]     or     npx tsx bench/run.ts failover
  *
@@ -58,6 +62,11 @@ export interface ClientFailoverResult {
   lost: number;
   /** extra copies found in the queue */
   duplicates: number;
+  /** redeliveries to the drain after its own connection failed over (an artefact, not copies) */
+  drainRedeliveries: number;
+  /** failovers of the producer, and sends it re-sent in them (quorate only) */
+  failovers?: number;
+  resent?: number;
 }
 
 export interface FailoverBenchResult {
@@ -74,6 +83,10 @@ function percentile(sorted: number[], p: number): number {
   return sorted[i]!;
 }
 
+function portOf(url: string | undefined): string {
+  return url ? `:${new URL(url).port}` : '?';
+}
+
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
@@ -85,7 +98,17 @@ interface ClientUnderTest {
   currentPort(): number | undefined;
   /** resolves at the first send accepted after this call */
   nextAccept(): Promise<number>;
-  stop(): Promise<{ attempted: number; accepted: Set<string>; unresolved: number; sent: Set<string> }>;
+  /** what the client did since `since` (performance.now() ms), one line each, times relative to it */
+  traceSince?(since: number): string[];
+  stop(): Promise<{
+    attempted: number;
+    accepted: Set<string>;
+    unresolved: number;
+    sent: Set<string>;
+    /** failovers the producer went through, and the sends it re-sent in them (quorate only) */
+    failovers?: number;
+    resent?: number;
+  }>;
 }
 
 /** The member id every serving member names as leader in its Open (undefined: none agreed). */
@@ -141,6 +164,7 @@ async function killLoop(
     log(
       `  ${client.name} ${hang ? 'hang' : 'kill'} ${k + 1}/${kills}: ${victim.id}${wasLeader ? ' (leader)' : ''} -> next accepted send after ${ms.toFixed(1)} ms`,
     );
+    for (const line of client.traceSince?.(t0) ?? []) log(`      ${line}`);
   }
   return { samples, leader };
 }
@@ -159,6 +183,26 @@ async function quorateClient(
     ...(hang ? {} : { idleTimeoutMs: 2_000 }),
   });
   const sender = await conn.openSender(queue);
+  // what the client did, for the per-hang trace: [performance.now(), line]
+  const trace: [number, string][] = [];
+  let failovers = 0;
+  let resent = 0;
+  conn.on('reconnecting', (i) =>
+    trace.push([
+      performance.now(),
+      `attempt ${i.attempt} -> ${portOf(i.url)}${i.error ? ` (previous: ${i.error.message.slice(0, 90)})` : ''}`,
+    ]),
+  );
+  conn.on('failover', (f) => {
+    failovers++;
+    resent += f.resent;
+    const at = performance.now();
+    trace.push([at - f.durationMs, `connection to ${portOf(f.from)} lost: ${f.reason?.slice(0, 120)}`]);
+    trace.push([
+      at,
+      `failover to ${portOf(f.to)} done in ${Math.round(f.durationMs)} ms, ${f.resent} re-sent`,
+    ]);
+  });
   const waiters: ((t: number) => void)[] = [];
   const accepted = new Set<string>();
   const sent = new Set<string>();
@@ -190,11 +234,17 @@ async function quorateClient(
     name: 'quorate',
     currentPort: () => (conn.url ? Number(new URL(conn.url).port) : undefined),
     nextAccept: () => new Promise((r) => waiters.push(r)),
+    traceSince: (since) =>
+      trace
+        .splice(0)
+        .filter(([t]) => t >= since - 1)
+        .sort((a, b) => a[0] - b[0])
+        .map(([t, line]) => `+${Math.round(t - since)} ms ${line}`),
     async stop() {
       stopping = true;
       await loop;
       await conn.close();
-      return { attempted, accepted, unresolved: 0, sent };
+      return { attempted, accepted, unresolved: 0, sent, failovers, resent };
     },
   };
 }
@@ -287,17 +337,58 @@ async function rheaClient(ports: number[], queue: string, window: number): Promi
   };
 }
 
-/** Drains `queue` raw (no receiver dedup): message-id -> copies. */
-async function drainRaw(urls: string[], queue: string, expect: Set<string>): Promise<Map<string, number>> {
+/**
+ * What the raw drain saw. A copy that arrives on the same drain connection as an earlier one is
+ * a second message in the queue (the broker hands an acquired message to one link once); a copy
+ * that arrives after the drain's own connection failed over may be the redelivery of one whose
+ * accept was not yet confirmed when that connection died (docs/failover.md#receivers), which is
+ * the drain's artefact, not a copy in the queue.
+ */
+interface DrainResult {
+  /** message-id -> copies found in the queue */
+  counts: Map<string, number>;
+  /** deliveries after a failover of the drain's connection, of message-ids it had already seen */
+  redelivered: number;
+  /** failovers of the drain's own connection */
+  drainFailovers: number;
+}
+
+/** The queue's depth as each serving member reports it (its replicated state). */
+async function queueDepths(cluster: ClusterHandle, queue: string): Promise<number[]> {
+  const depths: number[] = [];
+  for (const url of cluster.httpUrls) {
+    try {
+      const res = await fetch(`${url}/api/queues`, { signal: AbortSignal.timeout(3_000) });
+      const doc = (await res.json()) as { queues?: { name: string; messages: number }[] };
+      const q = doc.queues?.find((x) => x.name === queue);
+      if (q) depths.push(q.messages);
+    } catch {
+      // not answering: no figure
+    }
+  }
+  return depths;
+}
+
+/** Drains `queue` raw (no receiver dedup), telling copies in the queue from its own redeliveries. */
+async function drainRaw(urls: string[], queue: string, expect: Set<string>): Promise<DrainResult> {
   const conn = await connect({ urls, idleTimeoutMs: 2_000 });
+  let drainFailovers = 0;
+  conn.on('failover', () => drainFailovers++);
   const receiver = await conn.openReceiver(queue, { credit: 500, dedup: false });
   const counts = new Map<string, number>();
+  /** the drain connection (failover count) each message-id was last seen on */
+  const seenOn = new Map<string, number>();
+  let redelivered = 0;
   let lastAt = Date.now();
   const done = (async () => {
     try {
       for await (const d of receiver as AsyncIterable<Delivery>) {
         const id = String(d.message.messageId);
-        counts.set(id, (counts.get(id) ?? 0) + 1);
+        const epoch = drainFailovers;
+        const before = seenOn.get(id);
+        seenOn.set(id, epoch);
+        if (before !== undefined && before < epoch) redelivered++;
+        else counts.set(id, (counts.get(id) ?? 0) + 1);
         lastAt = Date.now();
         d.accept().catch(() => undefined);
       }
@@ -314,7 +405,7 @@ async function drainRaw(urls: string[], queue: string, expect: Set<string>): Pro
   await receiver.close().catch(() => undefined);
   await done;
   await conn.close();
-  return counts;
+  return { counts, redelivered, drainFailovers };
 }
 
 export async function run(opts: FailoverBenchOptions = {}): Promise<FailoverBenchResult> {
@@ -351,7 +442,12 @@ export async function run(opts: FailoverBenchOptions = {}): Promise<FailoverBenc
         ) / 10;
       const end = await client.stop();
       await waitClusterServing(cluster, 60_000);
-      const counts = await drainRaw(cluster.urls, queue, end.accepted);
+      const depths = await queueDepths(cluster, queue);
+      const drain = await drainRaw(cluster.urls, queue, end.accepted);
+      const counts = drain.counts;
+      log(
+        `  ${name} drain: queue depth before ${depths.join('/') || '?'} (per member), ${[...counts.values()].reduce((a, b) => a + b, 0)} copies of ${counts.size} ids; ${drain.redelivered} redeliveries after ${drain.drainFailovers} failovers of the drain (not counted); producer: ${end.failovers ?? '?'} failovers, ${end.resent ?? '?'} re-sent`,
+      );
       const sorted = samples.filter((s) => Number.isFinite(s)).sort((a, b) => a - b);
       const missed = samples.length - sorted.length;
       const r: ClientFailoverResult = {
@@ -370,6 +466,8 @@ export async function run(opts: FailoverBenchOptions = {}): Promise<FailoverBenc
         lostAcknowledged: [...end.accepted].filter((id) => !counts.has(id)).length,
         lost: [...end.sent].filter((id) => !counts.has(id)).length,
         duplicates: [...counts.values()].reduce((n, c) => n + (c - 1), 0),
+        drainRedeliveries: drain.redelivered,
+        ...(end.failovers === undefined ? {} : { failovers: end.failovers, resent: end.resent ?? 0 }),
       };
       results.push(r);
       log(
