@@ -22,6 +22,7 @@ import { type ClusterHandle, startCluster } from '../src/broker.js';
 import { connect, type Delivery } from '../src/index.js';
 import { failoverListFromOpenProperties } from '../src/wire-extensions.js';
 import { waitClusterServing } from '../test/chaos/quorate-target.js';
+import { type HealthyFailoverResult, healthyRun, portOf } from './lib/failover-healthy.js';
 
 export interface FailoverBenchOptions {
   log?: (line: string) => void;
@@ -37,6 +38,11 @@ export interface FailoverBenchOptions {
    * max <= 2 s.
    */
   hang?: boolean;
+  /**
+   * Instead of kills: run this many seconds with every member healthy under load and count the
+   * failovers (`npm run bench -- failover --healthy 60`); target: no 'unresponsive' one.
+   */
+  healthy?: number;
 }
 
 export interface ClientFailoverResult {
@@ -72,6 +78,8 @@ export interface ClientFailoverResult {
 export interface FailoverBenchResult {
   nodes: number;
   results: ClientFailoverResult[];
+  /** with `healthy`: the needless-failover count */
+  healthy?: HealthyFailoverResult;
   targetsMet: boolean;
 }
 
@@ -81,10 +89,6 @@ function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[i]!;
-}
-
-function portOf(url: string | undefined): string {
-  return url ? `:${new URL(url).port}` : '?';
 }
 
 function sleep(ms: number): Promise<void> {
@@ -415,6 +419,8 @@ export async function run(opts: FailoverBenchOptions = {}): Promise<FailoverBenc
   // `npm run bench -- failover --hang`: bench/run.ts passes no flags on, so read ours here
   const hang = opts.hang ?? process.argv.includes('--hang');
   const clients = opts.clients ?? (hang ? ['quorate'] : ['quorate', 'rhea']);
+  const healthy = opts.healthy ?? secondsFlag(process.argv, '--healthy');
+  if (healthy !== undefined) return healthyBench(healthy, window, log);
   log(
     `failover bench: 3-member reference cluster, ${kills} ${hang ? 'hangs (SIGSTOP)' : 'kills'} per client, ${window} sends in flight`,
   );
@@ -492,6 +498,35 @@ export async function run(opts: FailoverBenchOptions = {}): Promise<FailoverBenc
     `targets (ours: p50 <= ${p50Target} ms, ${tailName} <= ${tailTarget} ms, lost 0, duplicates 0): ${targetsMet ? 'met' : 'NOT met'}`,
   );
   return { nodes: 3, results, targetsMet };
+}
+
+/** `--healthy 60` (or `--healthy=60`) in argv: the seconds; undefined without the flag. */
+function secondsFlag(argv: string[], flag: string): number | undefined {
+  const i = argv.findIndex((a) => a === flag || a.startsWith(`${flag}=`));
+  if (i < 0) return undefined;
+  const value = argv[i]!.includes('=') ? argv[i]!.split('=')[1] : argv[i + 1];
+  const seconds = Number(value ?? 60);
+  if (!Number.isFinite(seconds) || seconds <= 0)
+    throw new Error(`${flag} wants a number of seconds, got ${value}`);
+  return seconds;
+}
+
+async function healthyBench(
+  seconds: number,
+  window: number,
+  log: (l: string) => void,
+): Promise<FailoverBenchResult> {
+  log(`failover bench: 3-member reference cluster, healthy for ${seconds} s, ${window} sends in flight`);
+  const cluster = await startCluster({ nodes: 3, autoRestart: true });
+  try {
+    if (!(await waitClusterServing(cluster, 60_000))) throw new Error('cluster did not serve within 60 s');
+    const result = await healthyRun(cluster, seconds, window, log);
+    const targetsMet = result.unresponsiveFailovers === 0;
+    log(`target (no 'unresponsive' failover of a healthy member): ${targetsMet ? 'met' : 'NOT met'}`);
+    return { nodes: 3, results: [], healthy: result, targetsMet };
+  } finally {
+    await cluster.stop();
+  }
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
