@@ -105,8 +105,13 @@ export interface ServerStats {
   lastFailureReason?: unknown;
   /** consecutive not-quorate closes (reset by connected()) */
   notQuorateCount: number;
-  /** not tried before this time (set by notQuorate() and unresponsive()) */
+  /** not tried before this time (set by notQuorate(); a member list saying it is quorate clears it) */
   notQuorateUntil?: number;
+  /**
+   * not tried before this time (set by unresponsive()): only our own connection to it clears it,
+   * since another member's list cannot know that the process runs (docs/failover.md#unresponsive)
+   */
+  unresponsiveUntil?: number;
   connections: number;
 }
 
@@ -119,6 +124,12 @@ export interface NextServer<O = unknown> {
   server: ServerAddress<O>;
   /** earliest time to dial it (== now unless only backed-off not-quorate members remain) */
   notBefore: number;
+}
+
+/** Until when a member is held back (not-quorate backoff or an unresponsive hold), if at all. */
+function heldUntil(stats: ServerStats): number | undefined {
+  if (stats.unresponsiveUntil === undefined) return stats.notQuorateUntil;
+  return Math.max(stats.unresponsiveUntil, stats.notQuorateUntil ?? 0);
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -213,7 +224,7 @@ export class ServerPool<O = unknown> {
     let soonest: { key: string; until: number } | undefined;
     for (let i = 0; i < n; i++) {
       const key = this.order[(start + i) % n]!;
-      const until = this.statsByKey.get(key)!.notQuorateUntil;
+      const until = heldUntil(this.statsByKey.get(key)!);
       if (until !== undefined && until > now) {
         if (soonest === undefined || until < soonest.until) soonest = { key, until };
         continue;
@@ -237,6 +248,7 @@ export class ServerPool<O = unknown> {
     stats.consecutiveFailures = 0;
     stats.notQuorateCount = 0;
     delete stats.notQuorateUntil;
+    delete stats.unresponsiveUntil;
     stats.connections++;
     this.currentKey = key;
   }
@@ -284,8 +296,8 @@ export class ServerPool<O = unknown> {
     this.failed(key, 'unresponsive', now);
     const stats = this.statsByKey.get(key);
     if (stats === undefined) return now;
-    stats.notQuorateUntil = Math.max(stats.notQuorateUntil ?? 0, now + holdMs);
-    return stats.notQuorateUntil;
+    stats.unresponsiveUntil = Math.max(stats.unresponsiveUntil ?? 0, now + holdMs);
+    return stats.unresponsiveUntil;
   }
 
   /** Apply an Open frame's `properties` (looks for `failover-server-list`). */
