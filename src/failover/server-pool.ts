@@ -236,8 +236,12 @@ export class ServerPool<O = unknown> {
       return this.take(key, now, now);
     }
     if (reportedNotQuorate !== undefined) return this.take(reportedNotQuorate, now, now);
-    // only backed-off not-quorate members remain: the one that comes back first
-    return this.take(soonest!.key, now, soonest!.until);
+    // only held members remain: the one that comes back first. A not-quorate backoff is waited
+    // out (an election ends soon); a hold for unresponsiveness is not: that member was suspected
+    // before every other one still held, so it is the likeliest to run again; dial it now
+    const soonestStats = this.statsByKey.get(soonest!.key)!;
+    const waitOut = (soonestStats.notQuorateUntil ?? 0) > now;
+    return this.take(soonest!.key, now, waitOut ? soonest!.until : now);
   }
 
   /** A connection to `server` is open (and its Open accepted): reset its failure accounting. */

@@ -132,6 +132,15 @@ describe('ServerPool', () => {
     expect(pool.stats('a:1')?.unresponsiveUntil).toBeUndefined();
   });
 
+  it('when every member is held for unresponsiveness, the one suspected first is dialled at once', () => {
+    const pool = new ServerPool(['amqp://a:1', 'amqp://b:2', 'amqp://c:3'], { randomize: false });
+    // a and b hung earlier (and run again by now, unknown to us); c hangs now
+    pool.unresponsive('a:1', 0, 10_000);
+    pool.unresponsive('b:2', 3_000, 10_000);
+    pool.unresponsive('c:3', 6_000, 10_000);
+    expect(pool.next(6_000)).toMatchObject({ server: { key: 'a:1' }, notBefore: 6_000 });
+  });
+
   it('a member that keeps failing does not starve members whose not-quorate backoff expired', () => {
     const pool = new ServerPool(['amqp://a:1', 'amqp://b:2', 'amqp://c:3'], {
       randomize: false,
