@@ -145,6 +145,9 @@ async function killLoop(
     if (!(await waitClusterServing(cluster, 60_000)))
       log('  (cluster not fully serving after 60 s; killing anyway)');
     await client.nextAccept(); // steady state: the producer is getting answers
+    // who leads, asked first: asking takes a while, and the client's member is read just before
+    // the stop (it may have moved meanwhile)
+    const leaderNow = await leaderId(cluster);
     const port = client.currentPort();
     const victim = cluster.members().find((m) => m.amqpPort === port);
     if (!victim) {
@@ -152,7 +155,7 @@ async function killLoop(
       await sleep(50);
       continue;
     }
-    const wasLeader = (await leaderId(cluster)) === victim.id;
+    const wasLeader = leaderNow === victim.id;
     const t0 = performance.now();
     if (hang) await cluster.pause(victim.id);
     else await cluster.kill(victim.id, { restart: true });
