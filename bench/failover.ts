@@ -5,7 +5,11 @@
  * `connection_details`), counting what rhea lost. A producer keeps `window` sends in flight the
  * whole time; each kill waits until every member serves again (the supervisor restarts the
  * victim), then kills the member the client is connected to. At the end the queue is drained raw
- * (no receiver dedup) to count lost and duplicated messages.
+ * (no receiver dedup) to count lost and duplicated messages: a copy counts as a duplicate only when
+ * the queue held it twice (two arrivals on one drain connection; the queue's depth before the drain
+ * is printed beside), not when the drain's own connection failed over and the broker offered again
+ * what the drain had accepted without confirmation yet. With `--hang` each hang is followed by
+ * what the client did (loss, attempts, failover), times from the SIGSTOP.
  *
  *   npx tsx bench/failover.ts [--kills 20] [--json]     or     npx tsx bench/run.ts failover
  *
@@ -18,6 +22,7 @@ import { type ClusterHandle, startCluster } from '../src/broker.js';
 import { connect, type Delivery } from '../src/index.js';
 import { failoverListFromOpenProperties } from '../src/wire-extensions.js';
 import { waitClusterServing } from '../test/chaos/quorate-target.js';
+import { type HealthyFailoverResult, healthyRun, portOf } from './lib/failover-healthy.js';
 
 export interface FailoverBenchOptions {
   log?: (line: string) => void;
@@ -33,6 +38,11 @@ export interface FailoverBenchOptions {
    * max <= 2 s.
    */
   hang?: boolean;
+  /**
+   * Instead of kills: run this many seconds with every member healthy under load and count the
+   * failovers (`npm run bench -- failover --healthy 60`); target: no 'unresponsive' one.
+   */
+  healthy?: number;
 }
 
 export interface ClientFailoverResult {
@@ -58,11 +68,18 @@ export interface ClientFailoverResult {
   lost: number;
   /** extra copies found in the queue */
   duplicates: number;
+  /** redeliveries to the drain after its own connection failed over (an artefact, not copies) */
+  drainRedeliveries: number;
+  /** failovers of the producer, and sends it re-sent in them (quorate only) */
+  failovers?: number;
+  resent?: number;
 }
 
 export interface FailoverBenchResult {
   nodes: number;
   results: ClientFailoverResult[];
+  /** with `healthy`: the needless-failover count */
+  healthy?: HealthyFailoverResult;
   targetsMet: boolean;
 }
 
@@ -85,7 +102,17 @@ interface ClientUnderTest {
   currentPort(): number | undefined;
   /** resolves at the first send accepted after this call */
   nextAccept(): Promise<number>;
-  stop(): Promise<{ attempted: number; accepted: Set<string>; unresolved: number; sent: Set<string> }>;
+  /** what the client did since `since` (performance.now() ms), one line each, times relative to it */
+  traceSince?(since: number): string[];
+  stop(): Promise<{
+    attempted: number;
+    accepted: Set<string>;
+    unresolved: number;
+    sent: Set<string>;
+    /** failovers the producer went through, and the sends it re-sent in them (quorate only) */
+    failovers?: number;
+    resent?: number;
+  }>;
 }
 
 /** The member id every serving member names as leader in its Open (undefined: none agreed). */
@@ -118,6 +145,9 @@ async function killLoop(
     if (!(await waitClusterServing(cluster, 60_000)))
       log('  (cluster not fully serving after 60 s; killing anyway)');
     await client.nextAccept(); // steady state: the producer is getting answers
+    // who leads, asked first: asking takes a while, and the client's member is read just before
+    // the stop (it may have moved meanwhile)
+    const leaderNow = await leaderId(cluster);
     const port = client.currentPort();
     const victim = cluster.members().find((m) => m.amqpPort === port);
     if (!victim) {
@@ -125,7 +155,7 @@ async function killLoop(
       await sleep(50);
       continue;
     }
-    const wasLeader = (await leaderId(cluster)) === victim.id;
+    const wasLeader = leaderNow === victim.id;
     const t0 = performance.now();
     if (hang) await cluster.pause(victim.id);
     else await cluster.kill(victim.id, { restart: true });
@@ -141,6 +171,7 @@ async function killLoop(
     log(
       `  ${client.name} ${hang ? 'hang' : 'kill'} ${k + 1}/${kills}: ${victim.id}${wasLeader ? ' (leader)' : ''} -> next accepted send after ${ms.toFixed(1)} ms`,
     );
+    for (const line of client.traceSince?.(t0) ?? []) log(`      ${line}`);
   }
   return { samples, leader };
 }
@@ -159,6 +190,26 @@ async function quorateClient(
     ...(hang ? {} : { idleTimeoutMs: 2_000 }),
   });
   const sender = await conn.openSender(queue);
+  // what the client did, for the per-hang trace: [performance.now(), line]
+  const trace: [number, string][] = [];
+  let failovers = 0;
+  let resent = 0;
+  conn.on('reconnecting', (i) =>
+    trace.push([
+      performance.now(),
+      `attempt ${i.attempt} -> ${portOf(i.url)}${i.error ? ` (previous: ${i.error.message.slice(0, 90)})` : ''}`,
+    ]),
+  );
+  conn.on('failover', (f) => {
+    failovers++;
+    resent += f.resent;
+    const at = performance.now();
+    trace.push([at - f.durationMs, `connection to ${portOf(f.from)} lost: ${f.reason?.slice(0, 120)}`]);
+    trace.push([
+      at,
+      `failover to ${portOf(f.to)} done in ${Math.round(f.durationMs)} ms, ${f.resent} re-sent`,
+    ]);
+  });
   const waiters: ((t: number) => void)[] = [];
   const accepted = new Set<string>();
   const sent = new Set<string>();
@@ -190,11 +241,17 @@ async function quorateClient(
     name: 'quorate',
     currentPort: () => (conn.url ? Number(new URL(conn.url).port) : undefined),
     nextAccept: () => new Promise((r) => waiters.push(r)),
+    traceSince: (since) =>
+      trace
+        .splice(0)
+        .filter(([t]) => t >= since - 1)
+        .sort((a, b) => a[0] - b[0])
+        .map(([t, line]) => `+${Math.round(t - since)} ms ${line}`),
     async stop() {
       stopping = true;
       await loop;
       await conn.close();
-      return { attempted, accepted, unresolved: 0, sent };
+      return { attempted, accepted, unresolved: 0, sent, failovers, resent };
     },
   };
 }
@@ -287,17 +344,58 @@ async function rheaClient(ports: number[], queue: string, window: number): Promi
   };
 }
 
-/** Drains `queue` raw (no receiver dedup): message-id -> copies. */
-async function drainRaw(urls: string[], queue: string, expect: Set<string>): Promise<Map<string, number>> {
+/**
+ * What the raw drain saw. A copy that arrives on the same drain connection as an earlier one is
+ * a second message in the queue (the broker hands an acquired message to one link once); a copy
+ * that arrives after the drain's own connection failed over may be the redelivery of one whose
+ * accept was not yet confirmed when that connection died (docs/failover.md#receivers), which is
+ * the drain's artefact, not a copy in the queue.
+ */
+interface DrainResult {
+  /** message-id -> copies found in the queue */
+  counts: Map<string, number>;
+  /** deliveries after a failover of the drain's connection, of message-ids it had already seen */
+  redelivered: number;
+  /** failovers of the drain's own connection */
+  drainFailovers: number;
+}
+
+/** The queue's depth as each serving member reports it (its replicated state). */
+async function queueDepths(cluster: ClusterHandle, queue: string): Promise<number[]> {
+  const depths: number[] = [];
+  for (const url of cluster.httpUrls) {
+    try {
+      const res = await fetch(`${url}/api/queues`, { signal: AbortSignal.timeout(3_000) });
+      const doc = (await res.json()) as { queues?: { name: string; messages: number }[] };
+      const q = doc.queues?.find((x) => x.name === queue);
+      if (q) depths.push(q.messages);
+    } catch {
+      // not answering: no figure
+    }
+  }
+  return depths;
+}
+
+/** Drains `queue` raw (no receiver dedup), telling copies in the queue from its own redeliveries. */
+async function drainRaw(urls: string[], queue: string, expect: Set<string>): Promise<DrainResult> {
   const conn = await connect({ urls, idleTimeoutMs: 2_000 });
+  let drainFailovers = 0;
+  conn.on('failover', () => drainFailovers++);
   const receiver = await conn.openReceiver(queue, { credit: 500, dedup: false });
   const counts = new Map<string, number>();
+  /** the drain connection (failover count) each message-id was last seen on */
+  const seenOn = new Map<string, number>();
+  let redelivered = 0;
   let lastAt = Date.now();
   const done = (async () => {
     try {
       for await (const d of receiver as AsyncIterable<Delivery>) {
         const id = String(d.message.messageId);
-        counts.set(id, (counts.get(id) ?? 0) + 1);
+        const epoch = drainFailovers;
+        const before = seenOn.get(id);
+        seenOn.set(id, epoch);
+        if (before !== undefined && before < epoch) redelivered++;
+        else counts.set(id, (counts.get(id) ?? 0) + 1);
         lastAt = Date.now();
         d.accept().catch(() => undefined);
       }
@@ -314,7 +412,7 @@ async function drainRaw(urls: string[], queue: string, expect: Set<string>): Pro
   await receiver.close().catch(() => undefined);
   await done;
   await conn.close();
-  return counts;
+  return { counts, redelivered, drainFailovers };
 }
 
 export async function run(opts: FailoverBenchOptions = {}): Promise<FailoverBenchResult> {
@@ -324,6 +422,8 @@ export async function run(opts: FailoverBenchOptions = {}): Promise<FailoverBenc
   // `npm run bench -- failover --hang`: bench/run.ts passes no flags on, so read ours here
   const hang = opts.hang ?? process.argv.includes('--hang');
   const clients = opts.clients ?? (hang ? ['quorate'] : ['quorate', 'rhea']);
+  const healthy = opts.healthy ?? secondsFlag(process.argv, '--healthy');
+  if (healthy !== undefined) return healthyBench(healthy, window, log);
   log(
     `failover bench: 3-member reference cluster, ${kills} ${hang ? 'hangs (SIGSTOP)' : 'kills'} per client, ${window} sends in flight`,
   );
@@ -351,7 +451,12 @@ export async function run(opts: FailoverBenchOptions = {}): Promise<FailoverBenc
         ) / 10;
       const end = await client.stop();
       await waitClusterServing(cluster, 60_000);
-      const counts = await drainRaw(cluster.urls, queue, end.accepted);
+      const depths = await queueDepths(cluster, queue);
+      const drain = await drainRaw(cluster.urls, queue, end.accepted);
+      const counts = drain.counts;
+      log(
+        `  ${name} drain: queue depth before ${depths.join('/') || '?'} (per member), ${[...counts.values()].reduce((a, b) => a + b, 0)} copies of ${counts.size} ids; ${drain.redelivered} redeliveries after ${drain.drainFailovers} failovers of the drain (not counted); producer: ${end.failovers ?? '?'} failovers, ${end.resent ?? '?'} re-sent`,
+      );
       const sorted = samples.filter((s) => Number.isFinite(s)).sort((a, b) => a - b);
       const missed = samples.length - sorted.length;
       const r: ClientFailoverResult = {
@@ -370,6 +475,8 @@ export async function run(opts: FailoverBenchOptions = {}): Promise<FailoverBenc
         lostAcknowledged: [...end.accepted].filter((id) => !counts.has(id)).length,
         lost: [...end.sent].filter((id) => !counts.has(id)).length,
         duplicates: [...counts.values()].reduce((n, c) => n + (c - 1), 0),
+        drainRedeliveries: drain.redelivered,
+        ...(end.failovers === undefined ? {} : { failovers: end.failovers, resent: end.resent ?? 0 }),
       };
       results.push(r);
       log(
@@ -394,6 +501,35 @@ export async function run(opts: FailoverBenchOptions = {}): Promise<FailoverBenc
     `targets (ours: p50 <= ${p50Target} ms, ${tailName} <= ${tailTarget} ms, lost 0, duplicates 0): ${targetsMet ? 'met' : 'NOT met'}`,
   );
   return { nodes: 3, results, targetsMet };
+}
+
+/** `--healthy 60` (or `--healthy=60`) in argv: the seconds; undefined without the flag. */
+function secondsFlag(argv: string[], flag: string): number | undefined {
+  const i = argv.findIndex((a) => a === flag || a.startsWith(`${flag}=`));
+  if (i < 0) return undefined;
+  const value = argv[i]!.includes('=') ? argv[i]!.split('=')[1] : argv[i + 1];
+  const seconds = Number(value ?? 60);
+  if (!Number.isFinite(seconds) || seconds <= 0)
+    throw new Error(`${flag} wants a number of seconds, got ${value}`);
+  return seconds;
+}
+
+async function healthyBench(
+  seconds: number,
+  window: number,
+  log: (l: string) => void,
+): Promise<FailoverBenchResult> {
+  log(`failover bench: 3-member reference cluster, healthy for ${seconds} s, ${window} sends in flight`);
+  const cluster = await startCluster({ nodes: 3, autoRestart: true });
+  try {
+    if (!(await waitClusterServing(cluster, 60_000))) throw new Error('cluster did not serve within 60 s');
+    const result = await healthyRun(cluster, seconds, window, log);
+    const targetsMet = result.unresponsiveFailovers === 0;
+    log(`target (no 'unresponsive' failover of a healthy member): ${targetsMet ? 'met' : 'NOT met'}`);
+    return { nodes: 3, results: [], healthy: result, targetsMet };
+  } finally {
+    await cluster.stop();
+  }
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

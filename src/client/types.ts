@@ -73,9 +73,9 @@ export interface ConnectOptions extends CallOptions {
   /**
    * Fail over from a member that hangs (docs/failover.md#unresponsive): while it owes answers
    * (unsettled sends, deliveries it said are waiting for our credit) and sends nothing at all for
-   * the larger of this and 4 times the longest recent gap between its frames (capped by the idle
-   * timeout), it is probed, and given up on when the probe is not answered within half this.
-   * Idle connections keep the idle timeout. Default 500 ms; `0` or `false`: off.
+   * this long, it is probed; it is given up on when the probe is not answered within the larger
+   * of this and 4 times the slowest recent probe answer (silence plus deadline capped by the idle
+   * timeout). Idle connections keep the idle timeout. Default 250 ms; `0` or `false`: off.
    */
   unresponsiveTimeoutMs?: number | false;
   /** TLS options for `amqps://` URLs (ca, cert, key, servername, rejectUnauthorized, ...). */

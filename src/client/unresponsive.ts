@@ -8,9 +8,13 @@ import { ClientError } from '../errors.js';
 import { SilenceWatch, type SilenceWatchOptions } from '../failover/index.js';
 import type { ProtocolConnection } from '../protocol/index.js';
 
-/** Default least silence (ms) before a member that owes us answers is probed. */
-export const DEFAULT_UNRESPONSIVE_TIMEOUT_MS = 500;
-/** The silence bound is this multiple of the largest recent gap between the member's frames. */
+/**
+ * Default silence (ms) before a member that owes us answers is probed, and the least time the
+ * probe is given: the issue's floor (docs/failover.md#unresponsive). A probe is one small frame,
+ * so probing early costs nothing; only an unanswered probe leads to a failover.
+ */
+export const DEFAULT_UNRESPONSIVE_TIMEOUT_MS = 250;
+/** The probe deadline is this multiple of the largest recent probe answer (the member's liveness). */
 const LATENCY_MULTIPLE = 4;
 /** How soon after work starts the first look is taken, ms (work is noticed at the next look). */
 const FIRST_LOOK_MS = 25;
@@ -20,9 +24,9 @@ export function silenceWatchOptions(floorMs: number, idleTimeoutMs: number): Sil
   return {
     minMs: floorMs,
     // never slower than the idle timeout would be (0: none)
-    maxMs: idleTimeoutMs > 0 ? Math.max(floorMs, idleTimeoutMs) : Number.POSITIVE_INFINITY,
+    maxMs: idleTimeoutMs > 0 ? Math.max(2 * floorMs, idleTimeoutMs) : Number.POSITIVE_INFINITY,
     latencyMultiple: LATENCY_MULTIPLE,
-    probeMs: Math.max(50, floorMs / 2),
+    probeMs: floorMs,
   };
 }
 
@@ -32,7 +36,7 @@ export function isUnresponsive(e: unknown): boolean {
 }
 
 export interface GuardedConnection {
-  readonly engine: Pick<ProtocolConnection, 'awaitingPeer' | 'probe'>;
+  readonly engine: Pick<ProtocolConnection, 'awaitingPeer' | 'probe' | 'echoAnswered'>;
   readonly url: string;
   /** Write what the probe produced. */
   pump(): void;
@@ -44,6 +48,8 @@ export class UnresponsiveGuard {
   private readonly watch: SilenceWatch;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private stopped = false;
+  /** whether the member was asked once, early, if it answers probes at all */
+  private askedWhetherItAnswers = false;
 
   constructor(
     private readonly conn: GuardedConnection,
@@ -60,7 +66,14 @@ export class UnresponsiveGuard {
 
   /** Something was written (work may have started): make sure a look is scheduled. */
   arm(): void {
-    if (this.stopped || this.timer) return;
+    if (this.stopped) return;
+    // learn at the start whether this peer answers probes (RabbitMQ 3.10 does not): only then
+    // may an unanswered probe count as a hang (docs/failover.md#unresponsive)
+    if (!this.askedWhetherItAnswers && this.conn.engine.probe()) {
+      this.askedWhetherItAnswers = true;
+      this.conn.pump();
+    }
+    if (this.timer) return;
     this.schedule(this.clock() + FIRST_LOOK_MS);
   }
 
@@ -80,7 +93,8 @@ export class UnresponsiveGuard {
     if (this.stopped) return;
     const now = this.clock();
     const silentMs = this.watch.silentFor(now);
-    const verdict = this.watch.check(now, this.conn.engine.awaitingPeer());
+    const answersProbes = this.conn.engine.echoAnswered;
+    const verdict = this.watch.check(now, this.conn.engine.awaitingPeer(), answersProbes);
     if (verdict === 'unresponsive') {
       this.stop();
       this.conn.destroy(
@@ -95,7 +109,7 @@ export class UnresponsiveGuard {
       // no session to ask on: the probe deadline alone decides
       if (this.conn.engine.probe()) this.conn.pump();
     }
-    const next = this.watch.nextCheckAt();
+    const next = this.watch.nextCheckAt(answersProbes);
     if (next !== undefined) this.schedule(next);
   };
 }

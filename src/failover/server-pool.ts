@@ -105,8 +105,13 @@ export interface ServerStats {
   lastFailureReason?: unknown;
   /** consecutive not-quorate closes (reset by connected()) */
   notQuorateCount: number;
-  /** not tried before this time (set by notQuorate() and unresponsive()) */
+  /** not tried before this time (set by notQuorate(); a member list saying it is quorate clears it) */
   notQuorateUntil?: number;
+  /**
+   * not tried before this time (set by unresponsive()): only our own connection to it clears it,
+   * since another member's list cannot know that the process runs (docs/failover.md#unresponsive)
+   */
+  unresponsiveUntil?: number;
   connections: number;
 }
 
@@ -119,6 +124,12 @@ export interface NextServer<O = unknown> {
   server: ServerAddress<O>;
   /** earliest time to dial it (== now unless only backed-off not-quorate members remain) */
   notBefore: number;
+}
+
+/** Until when a member is held back (not-quorate backoff or an unresponsive hold), if at all. */
+function heldUntil(stats: ServerStats): number | undefined {
+  if (stats.unresponsiveUntil === undefined) return stats.notQuorateUntil;
+  return Math.max(stats.unresponsiveUntil, stats.notQuorateUntil ?? 0);
 }
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -213,7 +224,7 @@ export class ServerPool<O = unknown> {
     let soonest: { key: string; until: number } | undefined;
     for (let i = 0; i < n; i++) {
       const key = this.order[(start + i) % n]!;
-      const until = this.statsByKey.get(key)!.notQuorateUntil;
+      const until = heldUntil(this.statsByKey.get(key)!);
       if (until !== undefined && until > now) {
         if (soonest === undefined || until < soonest.until) soonest = { key, until };
         continue;
@@ -225,8 +236,12 @@ export class ServerPool<O = unknown> {
       return this.take(key, now, now);
     }
     if (reportedNotQuorate !== undefined) return this.take(reportedNotQuorate, now, now);
-    // only backed-off not-quorate members remain: the one that comes back first
-    return this.take(soonest!.key, now, soonest!.until);
+    // only held members remain: the one that comes back first. A not-quorate backoff is waited
+    // out (an election ends soon); a hold for unresponsiveness is not: that member was suspected
+    // before every other one still held, so it is the likeliest to run again; dial it now
+    const soonestStats = this.statsByKey.get(soonest!.key)!;
+    const waitOut = (soonestStats.notQuorateUntil ?? 0) > now;
+    return this.take(soonest!.key, now, waitOut ? soonest!.until : now);
   }
 
   /** A connection to `server` is open (and its Open accepted): reset its failure accounting. */
@@ -237,6 +252,7 @@ export class ServerPool<O = unknown> {
     stats.consecutiveFailures = 0;
     stats.notQuorateCount = 0;
     delete stats.notQuorateUntil;
+    delete stats.unresponsiveUntil;
     stats.connections++;
     this.currentKey = key;
   }
@@ -284,8 +300,8 @@ export class ServerPool<O = unknown> {
     this.failed(key, 'unresponsive', now);
     const stats = this.statsByKey.get(key);
     if (stats === undefined) return now;
-    stats.notQuorateUntil = Math.max(stats.notQuorateUntil ?? 0, now + holdMs);
-    return stats.notQuorateUntil;
+    stats.unresponsiveUntil = Math.max(stats.unresponsiveUntil ?? 0, now + holdMs);
+    return stats.unresponsiveUntil;
   }
 
   /** Apply an Open frame's `properties` (looks for `failover-server-list`). */

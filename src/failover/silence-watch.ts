@@ -1,32 +1,48 @@
 /**
  * Suspicion from silence while work is outstanding (docs/failover.md#unresponsive): a member that
  * owes us something (acknowledgements of written sends, deliveries it said are waiting for the
- * credit we granted) and sends nothing at all for longer than it has recently taken is asked for
- * an answer (a probe), and given up on when the probe is not answered either.
+ * credit we granted) and sends nothing at all for `minMs` is asked for an answer (a probe), and
+ * given up on when the probe is not answered either.
  *
- * The bound adapts to what the member has shown: while work is outstanding, every gap between
- * two frames from it (or between the work starting and the first frame) is a sample; the bound
- * (gaps ended by our probe excepted) is `latencyMultiple` times the largest recent sample (a peak that halves every
- * `PEAK_HALF_LIFE_GAPS` samples), never below `minMs` and never above `maxMs` (the idle
- * timeout: the watch may only be quicker than it). A member whose fsyncs or GC pauses make it
- * pause 300 ms under load raises its own bound to well over a second before anything is suspected.
+ * Two different waits, measured apart. The silence before a probe is the member's work: a commit
+ * waits for a quorum and an fsync, and under load that takes hundreds of ms while the member runs
+ * perfectly well. A probe costs one small frame, so it is sent at the floor and nothing is
+ * learned from those gaps. The answer to a probe is the member's liveness: the peer's event loop
+ * answers it at once unless the process is stopped or starved. So the deadline adapts to the
+ * probes' own round trips: `latencyMultiple` times the largest recent one (a peak that halves every
+ * `PEAK_HALF_LIFE_PROBES` answers), never below `probeMs`; silence plus deadline never above
+ * `maxMs` (the idle timeout: the watch may only be quicker than it). A member whose process is
+ * starved for 200 ms now and then (GC, a busy machine) raises its own deadline to 800 ms, and is
+ * given up on only when it stays silent that long after being asked.
+ *
+ * A peer that has never answered a probe (RabbitMQ 3.10's AMQP 1.0 plugin ignores `echo`) tells
+ * nothing by leaving one unanswered. There the deadline is on the next expected frame instead:
+ * the silence must also reach `latencyMultiple` times the largest recent gap between its frames
+ * while work was outstanding (a peak that halves every `PEAK_HALF_LIFE_GAPS` gaps), never below
+ * `UNANSWERED_FLOOR_MULTIPLE` times `minMs`, never above `maxMs`; so its fsyncs and pauses under
+ * load raise its own bound.
  *
  * Idle connections (nothing outstanding) are never suspected: they keep the negotiated idle
  * timeout. Plain state, no timers: `now` is a monotonic ms clock, the caller's.
  */
 
-/** How long the largest recent gap is remembered: it halves every this many samples. */
+/** How long the largest recent probe answer is remembered: it halves every this many answers. */
+const PEAK_HALF_LIFE_PROBES = 32;
+const PEAK_DECAY = 0.5 ** (1 / PEAK_HALF_LIFE_PROBES);
+/** How long the largest recent gap between frames is remembered (peers that ignore probes). */
 const PEAK_HALF_LIFE_GAPS = 64;
-const PEAK_DECAY = 0.5 ** (1 / PEAK_HALF_LIFE_GAPS);
+const GAP_DECAY = 0.5 ** (1 / PEAK_HALF_LIFE_GAPS);
+/** For a peer that ignores probes, the silence bound is never below this many `minMs`. */
+const UNANSWERED_FLOOR_MULTIPLE = 4;
 
 export interface SilenceWatchOptions {
-  /** The bound is never below this, ms. */
+  /** Silence with work outstanding before a probe, ms. */
   minMs: number;
-  /** The bound is never above this, ms (the idle timeout). */
+  /** Silence plus probe deadline are never above this, ms (the idle timeout). */
   maxMs: number;
-  /** The bound is this multiple of the largest recent gap. */
+  /** The probe deadline is this multiple of the largest recent probe answer. */
   latencyMultiple: number;
-  /** After a probe, a frame must arrive within this, ms. */
+  /** The least time a probe is given, ms. */
   probeMs: number;
 }
 
@@ -38,6 +54,7 @@ export class SilenceWatch {
   /** Since when work is outstanding (undefined: none). */
   private workSince: number | undefined;
   private probedAt: number | undefined;
+  private peakAnswerMs = 0;
   private peakGapMs = 0;
 
   constructor(
@@ -47,43 +64,63 @@ export class SilenceWatch {
     this.lastHeardAt = now;
   }
 
-  /** The silence (ms) that raises suspicion now. */
-  get boundMs(): number {
+  /** How long a probe is given now, ms. */
+  get probeDeadlineMs(): number {
+    const adaptive = this.peakAnswerMs * this.opts.latencyMultiple;
+    const cap = Math.max(this.opts.probeMs, this.opts.maxMs - this.opts.minMs);
+    return Math.min(cap, Math.max(this.opts.probeMs, adaptive));
+  }
+
+  /** The silence a peer that ignores probes is given, ms. */
+  get gapBoundMs(): number {
     const adaptive = this.peakGapMs * this.opts.latencyMultiple;
-    return Math.min(this.opts.maxMs, Math.max(this.opts.minMs, adaptive));
+    const floor = UNANSWERED_FLOOR_MULTIPLE * this.opts.minMs;
+    return Math.min(Math.max(this.opts.maxMs, this.opts.minMs), Math.max(floor, adaptive));
   }
 
   /** Any frame arrived from the member (a heartbeat counts: the member runs). */
   heard(now: number): void {
-    // a gap our probe ended measures our asking, not the member's own answering: not a sample
-    if (this.workSince !== undefined && this.probedAt === undefined) {
+    if (this.workSince !== undefined) {
       const gap = now - Math.max(this.lastHeardAt, this.workSince);
-      this.peakGapMs = Math.max(gap, this.peakGapMs * PEAK_DECAY);
+      this.peakGapMs = Math.max(gap, this.peakGapMs * GAP_DECAY);
     }
+    // the first frame after a probe is the member's answer time: a sample of its liveness
+    if (this.probedAt !== undefined)
+      this.peakAnswerMs = Math.max(now - this.probedAt, this.peakAnswerMs * PEAK_DECAY);
     this.lastHeardAt = now;
     this.probedAt = undefined;
   }
 
-  /** Look at the member: `outstanding` says whether it owes us anything now. */
-  check(now: number, outstanding: boolean): SilenceVerdict {
+  /**
+   * Look at the member: `outstanding` says whether it owes us anything now; `answersProbes`
+   * whether it has ever answered a probe (false: the deadline on the next frame decides).
+   */
+  check(now: number, outstanding: boolean, answersProbes = true): SilenceVerdict {
     if (!outstanding) {
       this.workSince = undefined;
       this.probedAt = undefined;
       return 'quiet';
     }
     this.workSince ??= now;
-    if (this.probedAt !== undefined)
-      return now - this.probedAt >= this.opts.probeMs ? 'unresponsive' : 'quiet';
-    if (now - Math.max(this.lastHeardAt, this.workSince) < this.boundMs) return 'quiet';
+    if (this.probedAt !== undefined) {
+      if (now - this.probedAt < this.probeDeadlineMs) return 'quiet';
+      if (!answersProbes && this.silentFor(now) < this.gapBoundMs) return 'quiet';
+      return 'unresponsive';
+    }
+    if (now - Math.max(this.lastHeardAt, this.workSince) < this.opts.minMs) return 'quiet';
     this.probedAt = now;
     return 'probe';
   }
 
   /** When check() may next say something new (undefined: nothing outstanding). */
-  nextCheckAt(): number | undefined {
+  nextCheckAt(answersProbes = true): number | undefined {
     if (this.workSince === undefined) return undefined;
-    if (this.probedAt !== undefined) return this.probedAt + this.opts.probeMs;
-    return Math.max(this.lastHeardAt, this.workSince) + this.boundMs;
+    if (this.probedAt !== undefined) {
+      const probeDue = this.probedAt + this.probeDeadlineMs;
+      if (answersProbes) return probeDue;
+      return Math.max(probeDue, Math.max(this.lastHeardAt, this.workSince) + this.gapBoundMs);
+    }
+    return Math.max(this.lastHeardAt, this.workSince) + this.opts.minMs;
   }
 
   /** How long the member has been silent with work outstanding, ms (0 if none). */

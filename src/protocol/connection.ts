@@ -238,6 +238,13 @@ export class ProtocolConnection {
 
   /** Sessions not yet ended. */
   /** Whether the peer owes us an answer on some session (docs/failover.md#unresponsive). */
+  /**
+   * The peer has answered a probe with a session flow (AMQP 1.0 2.7.4 obliges it to; RabbitMQ
+   * 3.10's AMQP 1.0 plugin does not): only then does an unanswered probe mean anything
+   * (docs/failover.md#unresponsive).
+   */
+  echoAnswered = false;
+
   awaitingPeer(): boolean {
     if (this.state !== 'open') return false;
     for (const s of this.sessions) if (s?.awaitingPeer()) return true;

@@ -59,6 +59,8 @@ export class Session {
   private readonly flowLinks = new Set<Link>();
   private windowDirty = false;
   private echoRequested = false;
+  /** our echo flow was written and no session flow has come back since */
+  private echoPending = false;
   /** @internal set while queued in the connection's dirty list */
   dirty = false;
   private blocked: SenderLink[] = [];
@@ -283,7 +285,10 @@ export class Session {
     if (this.windowDirty || this.echoRequested) {
       this.windowDirty = false;
       const flow = this.sessionFlow();
-      if (this.echoRequested) flow.echo = true;
+      if (this.echoRequested) {
+        flow.echo = true;
+        this.echoPending = true;
+      }
       this.echoRequested = false;
       this.conn.writeFrame(this.channel, { type: 'flow', body: flow });
     }
@@ -420,9 +425,14 @@ export class Session {
       }
       if (link.state === 'attached') link.onFlow(f);
       else if (link.state === 'attach-received') link.pendingFlow = f; // applied on accept()
-    } else if (f.echo) {
-      this.windowDirty = true;
-      this.conn.markDirty(this);
+    } else {
+      // a session flow after our echo: the peer answers probes (RabbitMQ 3.10 does not)
+      if (this.echoPending) this.conn.echoAnswered = true;
+      this.echoPending = false;
+      if (f.echo) {
+        this.windowDirty = true;
+        this.conn.markDirty(this);
+      }
     }
     if (this.blocked.length > 0 && this.remoteIncomingWindow > 0) {
       const blocked = this.blocked;

@@ -240,6 +240,8 @@ describe('QUORATE_LOG', () => {
         '-> attach',
         '-> begin',
         '-> close',
+        // the early probe: does this peer answer echo (docs/failover.md#unresponsive)
+        '-> flow',
         '-> open',
         '-> transfer',
         '<- attach',

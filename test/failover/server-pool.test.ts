@@ -108,6 +108,39 @@ describe('ServerPool', () => {
     expect(pool.stats('a:1')?.notQuorateUntil).toBeUndefined();
   });
 
+  it('a hung member stays held back when another member lists it as quorate (docs/failover.md#unresponsive)', () => {
+    const pool = new ServerPool(['amqp://a:1', 'amqp://b:2', 'amqp://c:3'], {
+      randomize: false,
+      notQuorateBackoff: { initialMs: 300, maxMs: 8000, factor: 2, jitter: 0 },
+    });
+    // a (the leader) hangs: the client gives it up, held back for the idle timeout
+    pool.unresponsive('a:1', 0, 10_000);
+    // b still lists it as a quorate member (b has not noticed yet, and cannot know our path to a)
+    pool.applyMembers([
+      { host: 'a', port: 1, quorate: true },
+      { host: 'b', port: 2, quorate: true },
+      { host: 'c', port: 3, quorate: true },
+    ]);
+    // b and c close us while they elect a new leader: still they come before a
+    pool.notQuorate('b:2', 10);
+    pool.notQuorate('c:3', 10);
+    const pick = pool.next(20);
+    expect(pick.server.key).not.toBe('a:1');
+    expect(pick.notBefore).toBe(310);
+    // our own connection to a clears the hold
+    pool.connected('a:1');
+    expect(pool.stats('a:1')?.unresponsiveUntil).toBeUndefined();
+  });
+
+  it('when every member is held for unresponsiveness, the one suspected first is dialled at once', () => {
+    const pool = new ServerPool(['amqp://a:1', 'amqp://b:2', 'amqp://c:3'], { randomize: false });
+    // a and b hung earlier (and run again by now, unknown to us); c hangs now
+    pool.unresponsive('a:1', 0, 10_000);
+    pool.unresponsive('b:2', 3_000, 10_000);
+    pool.unresponsive('c:3', 6_000, 10_000);
+    expect(pool.next(6_000)).toMatchObject({ server: { key: 'a:1' }, notBefore: 6_000 });
+  });
+
   it('a member that keeps failing does not starve members whose not-quorate backoff expired', () => {
     const pool = new ServerPool(['amqp://a:1', 'amqp://b:2', 'amqp://c:3'], {
       randomize: false,

@@ -33,6 +33,15 @@ describe('awaiting the peer, and the echo probe', () => {
     expect(answers[0].echo).toBeFalsy(); // no echo back: no ping-pong
   });
 
+  it('echoAnswered: learned from the session flow that answers our echo, not before', () => {
+    const p = pair();
+    openSession(p);
+    expect(p.client.engine.echoAnswered).toBe(false);
+    p.client.engine.probe();
+    p.run();
+    expect(p.client.engine.echoAnswered).toBe(true);
+  });
+
   it('probe() with no session mapped asks nothing', () => {
     const p = pair();
     p.run();
