@@ -15,8 +15,13 @@ export interface BrokerProcess {
 
 const ENTRY = 'src/cluster-broker/cli/main.ts';
 
-export async function spawnBroker(args: string[], timeoutMs = 30_000): Promise<BrokerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
+/** `nodeFlags` go to node before the entry (e.g. `--max-old-space-size=256` for a small heap). */
+export async function spawnBroker(
+  args: string[],
+  timeoutMs = 30_000,
+  nodeFlags: readonly string[] = [],
+): Promise<BrokerProcess> {
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', ENTRY, ...args], {
     cwd: new URL('../..', import.meta.url).pathname,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
