@@ -1,15 +1,8 @@
-/**
- * The snapshot file: the broker state as of log index N, written atomically (temp file, fsync,
- * rename, fsync of the directory) so a crash leaves either the old snapshot or the new one.
- *
- * Layout: [magic 'QSF1'][index f64 LE][state length f64 LE][crc32 u32 LE of state][state bytes].
- */
-import { constants as bufferConstants } from 'node:buffer';
 import { join } from 'node:path';
 import { ChunkedReader, readStateChunks, withChunkedReader } from '../files/chunked-reader.js';
 import { crc32 } from '../files/crc32.js';
 import { type DurableFs, nodeDurableFs, writeFileAtomic } from '../files/durable-fs.js';
-import { StoreCorruptionError, StoreError } from './errors.js';
+import { StoreCorruptionError } from './errors.js';
 
 export const SNAPSHOT_FILE = 'snapshot.bin';
 const MAGIC = [0x51, 0x53, 0x46, 0x31];
