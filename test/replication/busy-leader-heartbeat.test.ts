@@ -54,15 +54,26 @@ it('a leader sends due heartbeats from its inputs when its ticks are late', asyn
       tick();
       await settle();
     }
-    const grant = (pre: boolean, term: number): Message => ({
+    const grant = (pre: boolean, term: number, from = 'n2'): Message => ({
       type: 'vote-response',
-      from: 'n2',
+      from,
       to: 'n1',
       term,
       pre,
       granted: true,
       blank: true,
     });
+    // a new cluster forms only once every member says it is blank (docs/production.md#blank-member):
+    // n2 and n3 say so, then n1 campaigns for real
+    deliver(grant(true, 1));
+    deliver(grant(true, 1, 'n3'));
+    await settle();
+    sent.length = 0;
+    for (let i = 0; i < 200 && !sent.some((x) => x.m.type === 'vote' && x.m.pre); i++) {
+      now += 10;
+      tick();
+      await settle();
+    }
     deliver(grant(true, 1));
     await settle();
     deliver(grant(false, 1));
