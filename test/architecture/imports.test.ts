@@ -15,6 +15,7 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   // the package's two entry points
   index: ['client', 'codec', 'errors'],
   broker: [
+    CB,
     `${CB}/assembly`,
     `${CB}/supervisor`,
     `${CB}/cluster`,
@@ -29,6 +30,7 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   ],
   // the broker, top to bottom
   [`${CB}/cli`]: [
+    CB,
     `${CB}/assembly`,
     `${CB}/supervisor`,
     `${CB}/cluster`,
@@ -43,6 +45,7 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
     'errors',
   ],
   [`${CB}/assembly`]: [
+    CB,
     `${CB}/cluster`,
     `${CB}/http`,
     `${CB}/federation`,
@@ -52,6 +55,16 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
     `${CB}/replication/raft`,
     `${CB}/core`,
     `${CB}/files`,
+    'wire-extensions',
+  ],
+  // cluster-broker/api.ts: the interfaces quorate/broker publishes for the handles
+  [CB]: [
+    `${CB}/supervisor`,
+    `${CB}/federation`,
+    `${CB}/server`,
+    `${CB}/netproxy`,
+    `${CB}/store`,
+    `${CB}/core`,
     'wire-extensions',
   ],
   [`${CB}/supervisor`]: [

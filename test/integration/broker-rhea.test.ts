@@ -137,7 +137,7 @@ describe('rhea client against the broker', () => {
     r.link.close();
   });
 
-  it('modified{undeliverableHere}: never again to that link, still to another', async () => {
+  it('modified{undeliverableHere}: a poison message, dead-lettered to <queue>.dlq at once', async () => {
     const q = fresh('undeliverable');
     await sendAll(conn, q, [{ body: 'u1', message_id: 'u1' }]);
     const r1 = new TestReceiver(conn, q);
@@ -145,12 +145,12 @@ describe('rhea client against the broker', () => {
     a!.delivery.modified({ undeliverable_here: true });
     r1.link.add_credit(5);
     expect(await r1.drainFor(400)).toEqual([]);
-    const r2 = new TestReceiver(conn, q);
-    const [b] = await r2.next(1);
+    const dlq = new TestReceiver(conn, `${q}.dlq`);
+    const [b] = await dlq.next(1);
     expect(b!.message.body).toBe('u1');
     b!.delivery.accept();
     r1.link.close();
-    r2.link.close();
+    dlq.link.close();
   });
 
   it('rejected: moved to the dead-letter queue <queue>.dlq', async () => {
@@ -299,7 +299,7 @@ describe('rhea client against the broker', () => {
     r.link.close();
   });
 
-  it('a detached consumer gives its unsettled messages back, delivery-count unchanged', async () => {
+  it('a detached consumer gives its unsettled messages back, each a delivery more (delivery-count 1)', async () => {
     const q = fresh('detach');
     await sendAll(conn, q, [{ body: 'h1' }, { body: 'h2' }]);
     const r1 = new TestReceiver(conn, q);
@@ -309,7 +309,7 @@ describe('rhea client against the broker', () => {
     const r2 = new TestReceiver(conn, q);
     const [b] = await r2.next(1);
     expect(b!.message.body).toBe('h2');
-    expect(b!.message.delivery_count ?? 0).toBe(0);
+    expect(b!.message.delivery_count ?? 0).toBe(1);
     b!.delivery.accept();
     r2.link.close();
   });

@@ -241,8 +241,15 @@ describe('client against a rhea peer', () => {
     const url = p.url;
     await p.stop();
     peers.length = 0;
+    // a first connect that finds nobody there fails after one pass (docs/failover.md#first-connect)
     const err = await connect({ urls: url, reconnect: { maxTimeMs: 500 } }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ condition: 'quorate:reconnect-exhausted' });
+    expect(err).toMatchObject({ condition: 'quorate:connect-failed' });
+    const waited = await connect({
+      urls: url,
+      waitOnFirstConnect: true,
+      reconnect: { maxTimeMs: 500 },
+    }).catch((e: unknown) => e);
+    expect(waited).toMatchObject({ condition: 'quorate:reconnect-exhausted' });
   });
 
   it('close: sender and receiver detach, connection closes, later calls fail', async () => {

@@ -1,5 +1,5 @@
 /** `startBroker()`: a single-node broker in this process (tests, embedding, the CLI). */
-import type { BrokerHandle } from '../api.js';
+import type { BrokerHandle, BrokerStats } from '../api.js';
 import type { QueueInfo } from '../core/broker-state.js';
 import {
   Federation,
@@ -55,14 +55,6 @@ export interface StartBrokerOptions extends Omit<BrokerServerOptions, 'backend'>
   federation?: FederationConfig | string;
   /** @internal Unused credit of a queue's consumers on the other members (a cluster member passes it). */
   remoteConsumerCredit?: (queue: string) => number;
-}
-
-/** What {@link BrokerHandle.stats} reports. */
-export interface BrokerStats extends BrokerServerStats {
-  /** Every queue and its size. */
-  queues: QueueInfo[];
-  /** The durable store's counters (a broker with a `dataDir`). */
-  store?: StoreStats;
 }
 
 /**

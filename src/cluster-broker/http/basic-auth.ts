@@ -6,8 +6,8 @@
  * (docs/security.md#authentication).
  */
 import type { IncomingMessage } from 'node:http';
-import type { Permissions } from '../api.js';
 import { AuthThrottle, type AuthThrottleOptions } from '../server/auth-throttle.js';
+import type { Permissions } from '../server/permission-check.js';
 import { mayMonitor } from '../server/permissions.js';
 import { PasswordChecker, type UserTable } from '../server/users.js';
 

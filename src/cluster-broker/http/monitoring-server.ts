@@ -9,9 +9,9 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Permissions } from '../api.js';
 import type { AuthThrottleOptions } from '../server/auth-throttle.js';
 import type { BrokerLogger } from '../server/options.js';
+import type { Permissions } from '../server/permission-check.js';
 import type { UserTable } from '../server/users.js';
 import { basicAuthenticator, type HttpAuthenticator } from './basic-auth.js';
 import { type HttpLimits, hostAllowed, hostOfHeader, resolveHttpLimits } from './http-limits.js';

@@ -18,8 +18,8 @@
  * `mayMonitor()`.
  */
 import { readFile } from 'node:fs/promises';
-import type { Permissions as PublicPermissions } from '../api.js';
 import { BrokerConfigError } from './config-error.js';
+import type { Permissions as PublicPermissions } from './permission-check.js';
 
 /** One user's grants, as in the file. */
 export interface UserPermissions {

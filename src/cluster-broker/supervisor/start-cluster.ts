@@ -1,6 +1,5 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ClusterHandle } from '../api.js';
 import { checkFederationConfig, type FederationConfig } from '../federation/config.js';
 import type { FederationLinkState } from '../federation/link-state.js';
 import { FILE_MODE } from '../files/file-modes.js';
@@ -8,6 +7,7 @@ import type { FederationDocument } from '../http/types.js';
 import { type CutMode, ProxyMesh } from '../netproxy/index.js';
 import { ensureClusterSecret } from '../replication/cluster-secret.js';
 import { type PermissionsConfig, parsePermissions } from '../server/permissions.js';
+import type { ClusterHandle } from './cluster-handle.js';
 import { planCluster } from './cluster-plan.js';
 import {
   type ClusterMemberLaunch,
