@@ -298,6 +298,19 @@ export class Model {
           else if (o.type === 'rejected') {
             this.remove(q, m);
             this.deadLetter(q, m, o.error, r.deadLettered);
+          } else if (
+            o.type === 'modified' &&
+            o.undeliverableHere &&
+            Number.isFinite(q.options.deliveryLimit ?? Infinity)
+          ) {
+            // a poison message on a queue with a delivery limit: dead-lettered at once
+            this.remove(q, m);
+            this.deadLetter(
+              q,
+              m,
+              { condition: 'quorate:undeliverable-here', description: 'modified with undeliverable-here' },
+              r.deadLettered,
+            );
           } else {
             const link = e.link ?? e.consumer;
             if (o.type === 'modified' && o.undeliverableHere && !m.undeliverable.includes(link))

@@ -137,7 +137,7 @@ describe('rhea client against the broker', () => {
     r.link.close();
   });
 
-  it('modified{undeliverableHere}: a poison message, dead-lettered to <queue>.dlq at once', async () => {
+  it('modified{undeliverableHere} on a queue without a delivery limit: never again to that link, still to another', async () => {
     const q = fresh('undeliverable');
     await sendAll(conn, q, [{ body: 'u1', message_id: 'u1' }]);
     const r1 = new TestReceiver(conn, q);
@@ -145,12 +145,12 @@ describe('rhea client against the broker', () => {
     a!.delivery.modified({ undeliverable_here: true });
     r1.link.add_credit(5);
     expect(await r1.drainFor(400)).toEqual([]);
-    const dlq = new TestReceiver(conn, `${q}.dlq`);
-    const [b] = await dlq.next(1);
+    const r2 = new TestReceiver(conn, q);
+    const [b] = await r2.next(1);
     expect(b!.message.body).toBe('u1');
     b!.delivery.accept();
     r1.link.close();
-    dlq.link.close();
+    r2.link.close();
   });
 
   it('rejected: moved to the dead-letter queue <queue>.dlq', async () => {

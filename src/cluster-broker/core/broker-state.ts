@@ -587,6 +587,17 @@ export class BrokerState {
           this.makeAvailable(q, m);
           break;
         case 'modified':
+          // on a queue with a delivery limit (poison handling on), undeliverable-here marks a
+          // poison message: dead-lettered at once, as RabbitMQ 4 does; elsewhere it keeps the
+          // spec's meaning, never again to that link (a federation link leaving a message upstream
+          // relies on it) (docs/broker-features.md#delivery-limit)
+          if (o.undeliverableHere && Number.isFinite(q.resolved.deliveryLimit)) {
+            q.uncount(m);
+            const moved = this.deadLetter(q, m, UNDELIVERABLE_HERE_ERROR);
+            if (moved) result.deadLettered.push(moved);
+            this.retire(m);
+            break;
+          }
           if (o.undeliverableHere) {
             const link = e.link ?? e.consumer;
             if (m.undeliverable === undefined) m.undeliverable = [link];
@@ -744,6 +755,12 @@ export class BrokerState {
 
 /** The dead-letter error of a message that reached its queue's delivery limit. */
 export const DELIVERY_LIMIT_CONDITION = 'quorate:delivery-limit';
+
+/** Why a message modified with undeliverable-here on a queue with a delivery limit was dead-lettered. */
+const UNDELIVERABLE_HERE_ERROR = {
+  condition: 'quorate:undeliverable-here',
+  description: 'modified with undeliverable-here',
+} as const;
 
 /** A message moved to a dead-letter queue: its seq, the DLQ and its seq there. */
 type DeadLettered = { seq: number; queue: string; newSeq: number };

@@ -29,12 +29,6 @@ import type { LinkHandler, LinkHost } from './link-host.js';
 /** The default outcome our sources advertise (docs/delivery-contract.md#outcomes). */
 export const DEFAULT_OUTCOME: SettleOutcome = { type: 'modified', deliveryFailed: true };
 
-/** How a consumer's modified{undeliverable-here} is settled: dead-lettered with this error. */
-const UNDELIVERABLE_HERE: SettleOutcome = {
-  type: 'rejected',
-  error: { condition: 'quorate:undeliverable-here', description: 'modified with undeliverable-here' },
-};
-
 interface PendingSettle {
   outcome: SettleOutcome;
   seqs: number[];
@@ -427,10 +421,13 @@ function toOutcome(state: DeliveryState | undefined): SettleOutcome {
     case 'released':
       return { type: 'released' };
     case 'modified': {
-      // undeliverable-here from a consumer: a poison message, dead-lettered at once, as RabbitMQ
-      // 4 does (docs/broker-features.md#delivery-limit)
-      if (state.undeliverableHere) return UNDELIVERABLE_HERE;
-      return state.deliveryFailed ? { type: 'modified', deliveryFailed: true } : { type: 'modified' };
+      // undeliverable-here is applied by the queue (core/broker-state.ts): never again to this
+      // link, or dead-lettered at once on a queue with a delivery limit
+      return {
+        type: 'modified',
+        ...(state.deliveryFailed ? { deliveryFailed: true } : {}),
+        ...(state.undeliverableHere ? { undeliverableHere: true } : {}),
+      };
     }
     default:
       // settled with no outcome: the source's default outcome applies
