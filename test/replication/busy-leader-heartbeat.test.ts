@@ -90,10 +90,13 @@ it('a leader sends due heartbeats from its inputs when its ticks are late', asyn
       deliver({ type: 'heartbeat-response', from: 'n2', to: 'n1', term: replica.term });
       await settle();
     }
-    const toN3 = sent.filter((s) => s.m.to === 'n3' && s.at > lastTickAt + 50);
-    // n3 heard nothing else from the leader: without these it would elect another after 400-800 ms
+    // what keeps n3 from electing another after 400-800 ms: the leader's heartbeats (or appends),
+    // sent from its inputs while no tick runs (other messages, e.g. a snapshot offer to a member
+    // that never answered, may come too: they are not what this counts)
+    const toN3 = sent.filter(
+      (s) => s.m.to === 'n3' && s.at > lastTickAt + 50 && (s.m.type === 'heartbeat' || s.m.type === 'append'),
+    );
     expect(toN3.length).toBeGreaterThanOrEqual(5);
-    expect(toN3.every((s) => s.m.type === 'heartbeat' || s.m.type === 'append')).toBe(true);
   } finally {
     await replica.close();
   }
