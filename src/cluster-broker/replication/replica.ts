@@ -17,6 +17,7 @@ import { assertEntryFits } from './log-records.js';
 import { RaftCore } from './raft/core.js';
 import type {
   Entry,
+  Message,
   RaftConfig,
   Ready,
   RecoveryReason,
@@ -34,6 +35,11 @@ import {
 } from './replica-seams.js';
 import { type PeerAddress, TcpTransport } from './tcp-transport.js';
 import { amqpWireCodec, type WireCodec } from './wire.js';
+
+/** A write (append + fsync) that held the Ready loop this long is logged at debug... */
+const SLOW_PERSIST_DEBUG_MS = 200;
+/** ...and from this long at warn: every acknowledgement of the cluster waited on this disk. */
+const SLOW_PERSIST_WARN_MS = 1_000;
 
 /** The application replicated by the log (the broker's event applier). */
 export interface StateMachine {
@@ -279,7 +285,13 @@ export class Replica extends EventEmitter<ReplicaEvents> {
     const tickMs = this.opts.tickMs ?? 10;
     const gap = now - this.lastTickAt;
     this.lastTickAt = now;
-    if (gap > tickMs * 5 + 50) this.core.pause(gap - tickMs);
+    if (gap > tickMs * 5 + 50) {
+      this.core.pause(gap - tickMs);
+      this.opts.logger?.debug?.(
+        { member: this.id, ms: Math.round(gap - tickMs) },
+        'replication: this process did not run for a while (GC, CPU or a stop); peers not blamed for it',
+      );
+    }
     this.core.tick(now);
     const q = this.core.isQuorate(now);
     if (q !== this.wasQuorate) {
@@ -300,7 +312,7 @@ export class Replica extends EventEmitter<ReplicaEvents> {
       this.scheduled = false;
       if (this.closed) return;
       this.heartbeatIfDue();
-      for (const m of this.core.takeEagerMessages()) this.transport.send(m);
+      for (const m of this.core.takeEagerMessages()) this.send(m);
       if (!this.busy && this.core.hasReady()) this.loopDone = this.loop();
     });
   }
@@ -335,10 +347,12 @@ export class Replica extends EventEmitter<ReplicaEvents> {
   private async handle(r: Ready): Promise<void> {
     // the messages answer for this Ready's writes (votes, acks): those are durable first
     // (docs/production.md#what-a-cluster-members-store-keeps-across-a-power-loss)
-    if (this.unsafe.sendBeforePersist === true) for (const m of r.messages) this.transport.send(m);
+    if (this.unsafe.sendBeforePersist === true) for (const m of r.messages) this.send(m);
+    const persistStart = this.clock();
     await this.storage.persist(r.persist);
     if (this.closed) return;
-    if (this.unsafe.sendBeforePersist !== true) for (const m of r.messages) this.transport.send(m);
+    this.notePersistTime(this.clock() - persistStart, r);
+    if (this.unsafe.sendBeforePersist !== true) for (const m of r.messages) this.send(m);
     if (r.restoreSnapshot) {
       this.opts.stateMachine.restore(r.restoreSnapshot);
       this.logBytesSinceSnapshot = 0;
@@ -384,7 +398,33 @@ export class Replica extends EventEmitter<ReplicaEvents> {
     this.wasRecovering = recovering;
     this.maybeCompact();
     // advancing may commit (leader): tell followers now rather than with the next heartbeat
-    for (const m of this.core.takeEagerMessages()) this.transport.send(m);
+    for (const m of this.core.takeEagerMessages()) this.send(m);
+  }
+
+  /**
+   * A write that held this member's Ready loop: at debug from SLOW_PERSIST_DEBUG_MS, at warn from
+   * SLOW_PERSIST_WARN_MS, since commits (and so every publisher's acknowledgement) waited for it.
+   */
+  private notePersistTime(ms: number, r: Ready): void {
+    if (ms < SLOW_PERSIST_DEBUG_MS) return;
+    const fields = {
+      member: this.id,
+      ms: Math.round(ms),
+      entries: r.persist.entries.length,
+      snapshot: r.persist.snapshot !== undefined,
+    };
+    if (ms >= SLOW_PERSIST_WARN_MS)
+      this.opts.logger?.warn?.(fields, 'replication: the disk held a write; commits waited for it');
+    else this.opts.logger?.debug?.(fields, 'replication: slow write');
+  }
+
+  private send(m: Message): void {
+    if (m.type === 'snapshot')
+      this.opts.logger?.debug?.(
+        { member: this.id, to: m.to, index: m.snapshot.index },
+        'replication: sending a snapshot (the peer is behind the compacted log)',
+      );
+    this.transport.send(m);
   }
 
   private applyEntry(e: Entry): void {
@@ -417,8 +457,13 @@ export class Replica extends EventEmitter<ReplicaEvents> {
       maxLogBytes: this.opts.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES,
     });
     if (!due) return;
+    const started = this.clock();
     this.core.compact(applied, sm.snapshot());
     this.logBytesSinceSnapshot = 0;
+    this.opts.logger?.debug?.(
+      { member: this.id, index: applied, ms: Math.round(this.clock() - started) },
+      'replication: log compacted',
+    );
   }
 }
 
