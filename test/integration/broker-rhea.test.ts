@@ -14,6 +14,7 @@ import {
   sendAll,
   TestReceiver,
 } from '../broker/rhea-client.js';
+import { waitFor } from '../support/net.js';
 
 let broker: BrokerHandle;
 let conn: RheaConnection;
@@ -193,7 +194,10 @@ describe('rhea client against the broker', () => {
         if (seen.length >= n) return;
       }
     };
-    await Promise.race([Promise.all([take(r1), take(r2)]), waitUntil(() => seen.length >= n, 20_000)]);
+    await Promise.race([
+      Promise.all([take(r1), take(r2)]),
+      waitFor(() => seen.length >= n, { timeoutMs: 20_000, what: 'seen.length >= n', intervalMs: 20 }),
+    ]);
     expect(seen.length).toBe(n);
     expect(new Set(seen).size).toBe(n);
     r1.link.close();
@@ -327,7 +331,11 @@ describe('rhea client against the broker', () => {
     await Promise.all(receivers.map((r) => r.next(40)));
     expect(broker.stats().queues.find((x) => x.name === q)?.acquired).toBe(200);
     for (const c of victims) (c as unknown as { socket: { destroy(): void } }).socket.destroy();
-    await waitUntil(() => broker.stats().queues.find((x) => x.name === q)?.acquired === 0, 10_000);
+    await waitFor(() => broker.stats().queues.find((x) => x.name === q)?.acquired === 0, {
+      timeoutMs: 10_000,
+      what: 'broker.stats().queues.find((x) => x.name === q)?.acquired === 0',
+      intervalMs: 20,
+    });
     const r = new TestReceiver(conn, q);
     const got = await r.next(n);
     expect(new Set(got.map((g) => g.message.body)).size).toBe(n);
@@ -397,7 +405,11 @@ describe('rhea client against the broker', () => {
     const r = new TestReceiver(conn, q, { snd_settle_mode: 1 });
     const got = await r.next(2);
     expect(got.map((g) => g.message.body)).toEqual(['p1', 'p2']);
-    await waitUntil(() => broker.stats().queues.find((x) => x.name === q)?.depth === 0, 5000);
+    await waitFor(() => broker.stats().queues.find((x) => x.name === q)?.depth === 0, {
+      timeoutMs: 5000,
+      what: 'broker.stats().queues.find((x) => x.name === q)?.depth === 0',
+      intervalMs: 20,
+    });
     r.link.close();
   });
 });
@@ -408,11 +420,3 @@ function rheaData(buf: Buffer): unknown {
 }
 
 const rheaMessage = (rhea as unknown as { message: { data_section(b: Buffer): unknown } }).message;
-
-async function waitUntil(cond: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

@@ -15,6 +15,7 @@ import {
   connect as rheaConnect,
   sendAll,
 } from '../broker/rhea-client.js';
+import { waitFor } from '../support/net.js';
 
 let broker: BrokerHandle;
 let conn: RheaConnection;
@@ -57,28 +58,32 @@ function receiver(
   });
 }
 
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 describe('rhea', () => {
   it('a selector consumer gets only matching messages; the others stay for other consumers', async () => {
     const q = fresh('sel');
     await sendAll(conn, q, colours(10));
     const green = await receiver(q, rhea.filter.selector("colour = 'green'"));
     expect(green.replyFilter).toMatchObject({ 'jms-selector': { value: "colour = 'green'" } });
-    await until(() => green.bodies.length === 5, 'the green messages');
+    await waitFor(() => green.bodies.length === 5, {
+      timeoutMs: 10_000,
+      what: 'the green messages',
+      intervalMs: 20,
+    });
     expect(green.bodies).toEqual(['green 1', 'green 3', 'green 5', 'green 7', 'green 9']);
     const rest = await receiver(q, undefined);
-    await until(() => rest.bodies.length === 5, 'the red messages');
+    await waitFor(() => rest.bodies.length === 5, {
+      timeoutMs: 10_000,
+      what: 'the red messages',
+      intervalMs: 20,
+    });
     expect(rest.bodies).toEqual(['red 2', 'red 4', 'red 6', 'red 8', 'red 10']);
     // later messages are filtered as they arrive
     await sendAll(conn, q, [{ application_properties: { colour: 'green' }, body: 'late green' }]);
-    await until(() => green.bodies.length === 6, 'the late green message');
+    await waitFor(() => green.bodies.length === 6, {
+      timeoutMs: 10_000,
+      what: 'the late green message',
+      intervalMs: 20,
+    });
     expect(rest.bodies).toHaveLength(5);
     green.link.close();
     rest.link.close();
@@ -106,9 +111,17 @@ describe('rhea', () => {
       const q = fresh('once');
       const green = await receiver(q, rhea.filter.selector("colour = 'green'"), 1);
       for (let batch = 0; batch < 4; batch++) await sendAll(conn, q, colours(10));
-      await until(() => green.bodies.length >= 1, 'a first message');
+      await waitFor(() => green.bodies.length >= 1, {
+        timeoutMs: 10_000,
+        what: 'a first message',
+        intervalMs: 20,
+      });
       // credit 1 at a time: every accept tops up, so the consumer scans the queue 20 times
-      await until(() => green.bodies.length === 20, 'all green messages');
+      await waitFor(() => green.bodies.length === 20, {
+        timeoutMs: 10_000,
+        what: 'all green messages',
+        intervalMs: 20,
+      });
       expect(spy.mock.calls.length).toBe(40);
       green.link.close();
     } finally {

@@ -18,7 +18,7 @@ import {
   type SendResult,
 } from '../../src/index.js';
 import { type RheaPeer, type RheaPeerOptions, startRheaPeer, stored } from '../client/rhea-peer.js';
-import { freePort } from '../support/net.js';
+import { freePort, waitFor } from '../support/net.js';
 
 const peers: RheaPeer[] = [];
 const conns: Connection[] = [];
@@ -67,14 +67,6 @@ function once<K extends keyof ConnectionEvents>(conn: Connection, name: K): Prom
   );
 }
 
-async function waitUntil(cond: () => boolean, what = 'condition', timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 afterEach(async () => {
   for (const c of conns.splice(0)) await c.close().catch(() => undefined);
   for (const p of peers.splice(0)) await p.stop().catch(() => undefined);
@@ -90,7 +82,11 @@ describe('client failover (rhea peers)', () => {
     const sender = await conn.openSender('orders');
     const pending: Promise<SendResult>[] = [];
     for (let i = 0; i < 5; i++) pending.push(sender.send({ body: i }));
-    await waitUntil(() => a.received.length === 5, 'A to hold 5 messages');
+    await waitFor(() => a.received.length === 5, {
+      timeoutMs: 15_000,
+      what: 'A to hold 5 messages',
+      intervalMs: 10,
+    });
     const idsOnA = a.received.map((r) => r.m.message.messageId);
     const failover = once(conn, 'failover');
     await a.stop();
@@ -123,7 +119,11 @@ describe('client failover (rhea peers)', () => {
     const conn = await client([a.url, `amqp://127.0.0.1:${bPort}`]);
     const sender = await conn.openSender('q');
     const first = sender.send({ messageId: 'w1', body: 1 });
-    await waitUntil(() => a.received.length === 1);
+    await waitFor(() => a.received.length === 1, {
+      timeoutMs: 15_000,
+      what: 'a.received.length === 1',
+      intervalMs: 10,
+    });
     const disconnected = once(conn, 'disconnected');
     await a.stop();
     await disconnected;
@@ -141,15 +141,27 @@ describe('client failover (rhea peers)', () => {
     const b = await peer();
     const conn = await client([a.url, b.url]);
     const receiver = await conn.openReceiver('work', { credit: 5 });
-    await waitUntil(() => a.credit(receiver.name) === 5);
+    await waitFor(() => a.credit(receiver.name) === 5, {
+      timeoutMs: 15_000,
+      what: 'a.credit(receiver.name) === 5',
+      intervalMs: 10,
+    });
     const failover = once(conn, 'failover');
     a.killConnections();
     await a.stop();
     expect((await failover).reattached).toBe(1);
-    await waitUntil(() => b.attaches.some((x) => x.role === 'receiver'), 'attach on B');
+    await waitFor(() => b.attaches.some((x) => x.role === 'receiver'), {
+      timeoutMs: 15_000,
+      what: 'attach on B',
+      intervalMs: 10,
+    });
     const onB = b.attaches.find((x) => x.role === 'receiver')!;
     expect(onB.name).toBe(receiver.name);
-    await waitUntil(() => b.credit(receiver.name) === 5, 'credit 5 on B');
+    await waitFor(() => b.credit(receiver.name) === 5, {
+      timeoutMs: 15_000,
+      what: 'credit 5 on B',
+      intervalMs: 10,
+    });
     b.enqueue('work', stored({ body: 'hi' }, encodeMessage({ messageId: 'm1', body: 'hi' })));
     const d = await receiver.receive({ timeoutMs: 5000 });
     expect(d.message.body).toBe('hi');
@@ -165,11 +177,19 @@ describe('client failover (rhea peers)', () => {
     a.enqueue('manual', stored({}, encodeMessage({ messageId: 'x1', body: 1 })));
     const d = await receiver.receive({ timeoutMs: 5000 });
     await d.accept();
-    await waitUntil(() => a.credit(receiver.name) === 2);
+    await waitFor(() => a.credit(receiver.name) === 2, {
+      timeoutMs: 15_000,
+      what: 'a.credit(receiver.name) === 2',
+      intervalMs: 10,
+    });
     const failover = once(conn, 'failover');
     await a.stop();
     await failover;
-    await waitUntil(() => b.credit(receiver.name) === 2, 'credit 2 on B');
+    await waitFor(() => b.credit(receiver.name) === 2, {
+      timeoutMs: 15_000,
+      what: 'credit 2 on B',
+      intervalMs: 10,
+    });
   });
 
   it('dedup: a redelivered accepted id is settled again, not handed out; an unsettled one binds', async () => {
@@ -198,7 +218,11 @@ describe('client failover (rhea peers)', () => {
     expect(receiver.duplicatesSuppressed).toBe(2);
     await dy.accept(); // settles the bound redelivery on B
     await dz.accept();
-    await waitUntil(() => b.queue('dd').length === 0, 'B queue empty');
+    await waitFor(() => b.queue('dd').length === 0, {
+      timeoutMs: 15_000,
+      what: 'B queue empty',
+      intervalMs: 10,
+    });
     await expect(receiver.receive({ timeoutMs: 300 })).rejects.toMatchObject({
       condition: 'quorate:timeout',
     });
@@ -211,7 +235,11 @@ describe('client failover (rhea peers)', () => {
     const receiver = await conn.openReceiver('ddb', { credit: 10 });
     const bytes = (id: string) => encodeMessage({ messageId: id, body: id });
     for (const id of ['x', 'y', 'w']) a.enqueue('ddb', stored({}, bytes(id)));
-    await waitUntil(() => receiver.buffered === 3, 'x, y, w buffered');
+    await waitFor(() => receiver.buffered === 3, {
+      timeoutMs: 15_000,
+      what: 'x, y, w buffered',
+      intervalMs: 10,
+    });
     const first = await receiver.receive({ max: 10, timeoutMs: 5000 });
     expect(first.map((d) => d.message.messageId)).toEqual(['x', 'y', 'w']);
     const [dx, dy, dw] = first as [Delivery, Delivery, Delivery];
@@ -232,7 +260,11 @@ describe('client failover (rhea peers)', () => {
     expect(receiver.duplicatesSuppressed).toBe(3);
     await dy.accept(); // settles the bound redelivery on B
     await Promise.all(handedOut.map((d) => d.accept()));
-    await waitUntil(() => b.queue('ddb').length === 0, 'B queue empty');
+    await waitFor(() => b.queue('ddb').length === 0, {
+      timeoutMs: 15_000,
+      what: 'B queue empty',
+      intervalMs: 10,
+    });
     await expect(receiver.receive({ max: 10, timeoutMs: 300 })).rejects.toMatchObject({
       condition: 'quorate:timeout',
     });
@@ -289,7 +321,11 @@ describe('client failover (rhea peers)', () => {
     const conn = await client([a.url, `amqp://127.0.0.1:${bPort}`]);
     const sender = await conn.openSender('dl');
     const written = sender.send({ messageId: 'written', body: 1 }, { timeoutMs: 1500 });
-    await waitUntil(() => a.received.length === 1);
+    await waitFor(() => a.received.length === 1, {
+      timeoutMs: 15_000,
+      what: 'a.received.length === 1',
+      intervalMs: 10,
+    });
     const disconnected = once(conn, 'disconnected');
     await a.stop();
     await disconnected;
@@ -362,7 +398,11 @@ describe('client failover (rhea peers)', () => {
     // b dies: a is held back (not quorate), so b is tried again first once it is back
     const bPort = b.port;
     await b.stop();
-    await waitUntil(() => reconnecting.length >= 1, 'reconnecting');
+    await waitFor(() => reconnecting.length >= 1, {
+      timeoutMs: 15_000,
+      what: 'reconnecting',
+      intervalMs: 10,
+    });
     const b2 = await peer({ port: bPort });
     await once(conn, 'failover');
     expect(conn.url).toBe(b2.url);
@@ -386,13 +426,17 @@ describe('client failover (rhea peers)', () => {
     conn.on('membership', (e) => events.push(e));
     // the Open's list was applied before connect() resolved: a and b are members
     expect(conn.members).toEqual(expect.arrayContaining([a.url, b.url]));
-    await waitUntil(() => a.attaches.some((x) => x.address === '$cluster/membership'), 'membership receiver');
+    await waitFor(() => a.attaches.some((x) => x.address === '$cluster/membership'), {
+      timeoutMs: 15_000,
+      what: 'membership receiver',
+      intervalMs: 10,
+    });
     const feed = [
       { 'network-host': '127.0.0.1', port: a.port },
       { 'network-host': '127.0.0.1', port: c.port },
     ];
     a.enqueue('$cluster/membership', stored({}, encodeMessage({ body: feed as never })));
-    await waitUntil(() => events.length > 0, 'membership event');
+    await waitFor(() => events.length > 0, { timeoutMs: 15_000, what: 'membership event', intervalMs: 10 });
     expect(events[0]!.added).toEqual([c.url]);
     expect(events[0]!.removed).toEqual([b.url]);
     // a dies: the client goes to c, which it only knows from the feed
@@ -406,7 +450,11 @@ describe('client failover (rhea peers)', () => {
     const conn = await client([a.url]);
     const sender = await conn.openSender('c');
     const pending = sender.send({ messageId: 'c1', body: 1 });
-    await waitUntil(() => a.received.length === 1);
+    await waitFor(() => a.received.length === 1, {
+      timeoutMs: 15_000,
+      what: 'a.received.length === 1',
+      intervalMs: 10,
+    });
     const disconnected = once(conn, 'disconnected');
     await a.stop();
     await disconnected;
@@ -428,7 +476,11 @@ describe('client failover (rhea peers)', () => {
     const sender = await conn.openSender('gone');
     const receiver = await conn.openReceiver('gone');
     const pending = sender.send({ messageId: 'lost?', body: 1 });
-    await waitUntil(() => a.received.length === 1);
+    await waitFor(() => a.received.length === 1, {
+      timeoutMs: 15_000,
+      what: 'a.received.length === 1',
+      intervalMs: 10,
+    });
     const closed = once(conn, 'closed');
     const next = receiver.receive();
     await a.stop();

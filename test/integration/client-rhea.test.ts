@@ -14,6 +14,7 @@ import {
   type SendResult,
 } from '../../src/index.js';
 import { type RheaPeer, startRheaPeer } from '../client/rhea-peer.js';
+import { waitFor } from '../support/net.js';
 
 const peers: RheaPeer[] = [];
 const conns: Connection[] = [];
@@ -136,16 +137,28 @@ describe('client against a rhea peer', () => {
     const p = await peer();
     const conn = await client(p.url);
     const receiver = await conn.openReceiver('q', { credit: 7 });
-    await waitUntil(() => p.credit(receiver.name) === 7);
+    await waitFor(() => p.credit(receiver.name) === 7, {
+      timeoutMs: 10_000,
+      what: 'p.credit(receiver.name) === 7',
+      intervalMs: 10,
+    });
     const sender = await conn.openSender('q');
     for (let i = 0; i < 5; i++) await sender.send({ body: i });
-    await waitUntil(() => receiver.buffered === 5);
+    await waitFor(() => receiver.buffered === 5, {
+      timeoutMs: 10_000,
+      what: 'receiver.buffered === 5',
+      intervalMs: 10,
+    });
     // 5 buffered + 2 credit: no top-up before the application takes them
     expect(p.credit(receiver.name)).toBe(2);
     // top-ups are batched: one flow once credit + buffered fell below half the window (after the
     // 4th hand-out: 2 credit + 1 buffered < 3.5, so credit goes to 7 - 1 = 6)
     for (let i = 0; i < 5; i++) await (await receiver.receive()).accept();
-    await waitUntil(() => p.credit(receiver.name) === 6);
+    await waitFor(() => p.credit(receiver.name) === 6, {
+      timeoutMs: 10_000,
+      what: 'p.credit(receiver.name) === 6',
+      intervalMs: 10,
+    });
   });
 
   it('confirmed accept (rcv-settle-mode second) where the broker offers it, first where not', async () => {
@@ -170,7 +183,11 @@ describe('client against a rhea peer', () => {
     await s1.send({ body: 'y' });
     const d1 = await r1.receive({ timeoutMs: 5000 });
     await d1.accept();
-    await waitUntil(() => p1.queue('q').length === 0);
+    await waitFor(() => p1.queue('q').length === 0, {
+      timeoutMs: 10_000,
+      what: "p1.queue('q').length === 0",
+      intervalMs: 10,
+    });
   });
 
   it('send timeout: rejects with SendError carrying messageId and inDoubt, and leaves the journal', async () => {
@@ -201,7 +218,11 @@ describe('client against a rhea peer', () => {
     const s2 = await c2.openSender('q');
     const ac2 = new AbortController();
     const pending = s2.send({ body: 2 }, { signal: ac2.signal });
-    await waitUntil(() => p2.received.length === 1);
+    await waitFor(() => p2.received.length === 1, {
+      timeoutMs: 10_000,
+      what: 'p2.received.length === 1',
+      intervalMs: 10,
+    });
     ac2.abort();
     await expect(pending).rejects.toMatchObject({ condition: 'quorate:aborted', inDoubt: true });
   });
@@ -266,7 +287,11 @@ describe('client against a rhea peer', () => {
     await conn.close();
     expect(conn.state).toBe('closed');
     await expect(conn.openSender('q')).rejects.toBeInstanceOf(ClientError);
-    await waitUntil(() => p.connections.size === 0);
+    await waitFor(() => p.connections.size === 0, {
+      timeoutMs: 10_000,
+      what: 'p.connections.size === 0',
+      intervalMs: 10,
+    });
   });
 
   it('presettled sender: resolves once written, the peer gets every message', async () => {
@@ -275,7 +300,11 @@ describe('client against a rhea peer', () => {
     const sender = await conn.openSender('fire', { presettled: true });
     const rs = await Promise.all([1, 2, 3].map((i) => sender.send({ body: i })));
     expect(rs.map((r) => r.state)).toEqual(['accepted', 'accepted', 'accepted']);
-    await waitUntil(() => p.received.length === 3);
+    await waitFor(() => p.received.length === 3, {
+      timeoutMs: 10_000,
+      what: 'p.received.length === 3',
+      intervalMs: 10,
+    });
     expect(p.received.map((r) => r.m.message.body)).toEqual([1, 2, 3]);
     expect(conn.stats().buffered.messages).toBe(0);
   });
@@ -289,11 +318,3 @@ describe('client against a rhea peer', () => {
     expect(m.subject).toBe('s');
   });
 });
-
-async function waitUntil(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

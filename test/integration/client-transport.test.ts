@@ -5,6 +5,7 @@ import { encodeMessage } from '../../src/codec/public.js';
 import { parseServerUrl } from '../../src/failover/index.js';
 import { type Connection, type ConnectOptions, connect, type SendResult } from '../../src/index.js';
 import { type RheaPeer, type RheaPeerOptions, startRheaPeer } from '../client/rhea-peer.js';
+import { waitFor } from '../support/net.js';
 import { useSelfSignedCert } from '../support/tls.js';
 
 const peers: RheaPeer[] = [];
@@ -21,14 +22,6 @@ async function client(extra: ConnectOptions): Promise<Connection> {
   const c = await connect({ randomizeMembers: false, ...extra });
   conns.push(c);
   return c;
-}
-
-async function waitUntil(cond: () => boolean, what = 'condition', timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 afterEach(async () => {
@@ -49,7 +42,11 @@ describe('client transport', () => {
     phys.setHandler({ onEvent: () => undefined, onLost: () => undefined });
     const link = phys.engine.begin().attachSender({ name: 's', target: { address: 'c' }, source: {} });
     phys.pump();
-    await waitUntil(() => link.state === 'attached' && link.credit >= 50, 'credit');
+    await waitFor(() => link.state === 'attached' && link.credit >= 50, {
+      timeoutMs: 10_000,
+      what: 'credit',
+      intervalMs: 10,
+    });
     const socket = phys.socket;
     const original = socket.write.bind(socket);
     let writes = 0;
@@ -65,11 +62,15 @@ describe('client transport', () => {
     await Promise.resolve();
     await Promise.resolve();
     expect(writes).toBe(1);
-    await waitUntil(() => p.received.length === 50, '50 messages at the peer');
+    await waitFor(() => p.received.length === 50, {
+      timeoutMs: 10_000,
+      what: '50 messages at the peer',
+      intervalMs: 10,
+    });
     expect(p.received.map((r) => r.m.message.body)).toEqual([...Array(50).keys()]);
     socket.write = original;
     phys.close();
-    await waitUntil(() => phys.isLost, 'close');
+    await waitFor(() => phys.isLost, { timeoutMs: 10_000, what: 'close', intervalMs: 10 });
   });
 
   it('amqps:// with a CA works; an untrusted certificate does not', async () => {
@@ -178,7 +179,7 @@ describe('client transport', () => {
     });
     const sender = await conn.openSender('forced');
     const pending: Promise<SendResult>[] = [sender.send({ messageId: 'f1', body: 1 })];
-    await waitUntil(() => a.received.length === 1, 'held on A');
+    await waitFor(() => a.received.length === 1, { timeoutMs: 10_000, what: 'held on A', intervalMs: 10 });
     const failover = new Promise((resolve) => conn.once('failover', resolve));
     a.detachClientSenders({ condition: 'amqp:link:detach-forced', description: 'test' });
     await failover;

@@ -16,6 +16,7 @@ import {
   type Receiver,
 } from '../../src/index.js';
 import { QuorateTarget, waitClusterServing } from '../chaos/quorate-target.js';
+import { waitFor } from '../support/net.js';
 
 const N = 400;
 const KILL_AFTER_ACKS = 150;
@@ -69,14 +70,6 @@ function collectBatches(receiver: Receiver): { counts: Map<string, number>; done
     }
   })();
   return { counts, done };
-}
-
-async function until(cond: () => boolean, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 it('kill -9 of the member in use, sends in flight: nothing lost, nothing duplicated in the queue or to the application', async () => {
@@ -156,18 +149,34 @@ it('kill -9 of the member in use, sends in flight: nothing lost, nothing duplica
   expect(inDoubt.every((e) => e.messageId !== undefined && typeof e.address === 'string')).toBe(true);
 
   // the live receiver (same connection, failed over too): every message once, none twice
-  await until(() => live.counts.size === N, `all ${N} messages on queue b`, 60_000);
+  await waitFor(() => live.counts.size === N, {
+    timeoutMs: 60_000,
+    what: `all ${N} messages on queue b`,
+    intervalMs: 20,
+  });
   expect([...live.counts.values()].filter((n) => n > 1)).toEqual([]);
-  await until(() => liveBatches.counts.size === N, `all ${N} messages on queue c`, 60_000);
+  await waitFor(() => liveBatches.counts.size === N, {
+    timeoutMs: 60_000,
+    what: `all ${N} messages on queue c`,
+    intervalMs: 20,
+  });
   expect([...liveBatches.counts.values()].filter((n) => n > 1)).toEqual([]);
 
   // queue a, drained raw (no receiver dedup): the broker enqueued each message exactly once
   const drainConn = await connect({ urls: cluster.urls.filter((u) => u !== usedUrl), idleTimeoutMs: 2_000 });
   conns.push(drainConn);
   const raw = collect(await drainConn.openReceiver('failover-cluster-a', { credit: 100, dedup: false }));
-  await until(() => raw.counts.size === N, `all ${N} messages on queue a`, 60_000);
+  await waitFor(() => raw.counts.size === N, {
+    timeoutMs: 60_000,
+    what: `all ${N} messages on queue a`,
+    intervalMs: 20,
+  });
   const settledAt = Date.now();
-  await until(() => Date.now() - settledAt > 2_000, 'a quiet period for late copies', 5_000);
+  await waitFor(() => Date.now() - settledAt > 2_000, {
+    timeoutMs: 5_000,
+    what: 'a quiet period for late copies',
+    intervalMs: 20,
+  });
   expect(raw.counts.size).toBe(N);
   expect([...raw.counts.entries()].filter(([, n]) => n > 1)).toEqual([]);
 

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterHandle } from '../../src/broker.js';
 import { type ConnectionEvents, connect, type Delivery, type Receiver } from '../../src/index.js';
 import { startTestCluster, waitLeader, waitServing } from '../cluster/cluster-support.js';
+import { waitFor } from '../support/net.js';
 
 const N = 300;
 const STOP_AFTER_ACKS = 100;
@@ -45,14 +46,6 @@ function collect(receiver: Receiver): Map<string, number> {
     }
   })();
   return counts;
-}
-
-async function until(cond: () => boolean, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 async function hangMemberInUse(victimIsLeader: boolean): Promise<number> {
@@ -109,7 +102,11 @@ async function hangMemberInUse(victimIsLeader: boolean): Promise<number> {
     expect(firstAcceptedAfterStop!).toBeLessThan(NEXT_ACCEPTED_BOUND_MS);
 
     // the application got every message once
-    await until(() => received.size === N, `all ${N} messages`, 60_000);
+    await waitFor(() => received.size === N, {
+      timeoutMs: 60_000,
+      what: `all ${N} messages`,
+      intervalMs: 20,
+    });
     expect([...received.entries()].filter(([, n]) => n > 1)).toEqual([]);
     return firstAcceptedAfterStop!;
   } finally {
@@ -146,13 +143,21 @@ async function heldConnectionAcrossPause(victimIsLeader: boolean): Promise<void>
       handle,
       handle.ids.filter((x) => x !== victim),
     );
-    await until(() => performance.now() - pausedAt > 2 * MEMBER_PAUSE_LIMIT_MS, 'a stop of 2 s', 10_000);
+    await waitFor(() => performance.now() - pausedAt > 2 * MEMBER_PAUSE_LIMIT_MS, {
+      timeoutMs: 10_000,
+      what: 'a stop of 2 s',
+      intervalMs: 20,
+    });
     const during = sender.send({ body: 'written while stopped' }, { timeoutMs: 30_000 });
     during.catch(() => undefined); // its outcome: accepted through the new leader, or in doubt
     await handle.resume(victim);
     resumed = true;
     const resumedAt = performance.now();
-    await until(() => closedWith !== undefined, 'the member to close the held connection', 10_000);
+    await waitFor(() => closedWith !== undefined, {
+      timeoutMs: 10_000,
+      what: 'the member to close the held connection',
+      intervalMs: 20,
+    });
     const closedAfterMs = performance.now() - resumedAt;
     expect(String(closedWith?.message)).toMatch(/was stopped for \d+ ms/);
     expect(closedAfterMs).toBeLessThan(NEXT_ACCEPTED_BOUND_MS);

@@ -17,6 +17,7 @@ import {
   type Delivery,
   type SendResult,
 } from '../../src/index.js';
+import { waitFor } from '../support/net.js';
 import { type RabbitCluster, type RabbitNode, startRabbit } from '../support/rabbitmq.js';
 
 const QUEUE = 'failover-rmq-hang';
@@ -56,14 +57,6 @@ async function queueLeader(): Promise<string> {
   const leader = line?.[1]?.split('@')[0];
   if (!leader) throw new Error(`no leader for ${QUEUE} in: ${out}`);
   return leader;
-}
-
-async function until(cond: () => boolean, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 it('SIGSTOP of the node in use: unresponsive failover before the idle timeout, every acknowledged message once', async () => {
@@ -134,9 +127,17 @@ it('SIGSTOP of the node in use: unresponsive failover before the idle timeout, e
   expect(lostAfterMs).toBeLessThan(IDLE_TIMEOUT_MS);
 
   // every acknowledged message reaches the application, none twice
-  await until(() => counts.size === N, `all ${N} messages handed out`, 90_000);
+  await waitFor(() => counts.size === N, {
+    timeoutMs: 90_000,
+    what: `all ${N} messages handed out`,
+    intervalMs: 20,
+  });
   const settledAt = Date.now();
-  await until(() => Date.now() - settledAt > 2_000, 'a quiet period for late copies', 5_000);
+  await waitFor(() => Date.now() - settledAt > 2_000, {
+    timeoutMs: 5_000,
+    what: 'a quiet period for late copies',
+    intervalMs: 20,
+  });
   expect([...counts.entries()].filter(([, n]) => n > 1)).toEqual([]);
   console.info(
     `rabbitmq hang: connection given up ${Math.round(lostAfterMs)} ms after SIGSTOP, ${failovers.length} failover(s) ` +

@@ -18,6 +18,7 @@ import {
   type Delivery,
   type SendResult,
 } from '../../src/index.js';
+import { waitFor } from '../support/net.js';
 import { type RabbitCluster, startRabbit } from '../support/rabbitmq.js';
 
 const QUEUE = 'failover-rmq';
@@ -54,14 +55,6 @@ async function queueLeader(): Promise<string> {
   const leader = line?.[1]?.split('@')[0];
   if (!leader) throw new Error(`no leader for ${QUEUE} in: ${out}`);
   return leader;
-}
-
-async function until(cond: () => boolean, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 it('kill -9 of the node in use (the queue leader): at-least-once into the queue, exactly once to the application', async () => {
@@ -122,9 +115,17 @@ it('kill -9 of the node in use (the queue leader): at-least-once into the queue,
   expect(failovers.at(-1)!.to).not.toContain(`:${leader.amqpPort}`);
 
   // every acknowledged message reaches the application, none twice
-  await until(() => counts.size === N, `all ${N} messages handed out`, 90_000);
+  await waitFor(() => counts.size === N, {
+    timeoutMs: 90_000,
+    what: `all ${N} messages handed out`,
+    intervalMs: 20,
+  });
   const settledAt = Date.now();
-  await until(() => Date.now() - settledAt > 2_000, 'a quiet period for late copies', 5_000);
+  await waitFor(() => Date.now() - settledAt > 2_000, {
+    timeoutMs: 5_000,
+    what: 'a quiet period for late copies',
+    intervalMs: 20,
+  });
   expect([...counts.entries()].filter(([, n]) => n > 1)).toEqual([]);
   // informational: how many raw redeliveries/duplicate copies the receiver absorbed
   console.info(

@@ -15,6 +15,7 @@ import {
   type ReceiverLink,
   type SenderLink,
 } from '../../src/protocol/index.js';
+import { waitFor } from '../support/net.js';
 
 /** The smallest possible socket adapter: one cork/uncork write batch per microtask. */
 function drive(
@@ -57,18 +58,6 @@ const cleanups: (() => void)[] = [];
 afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
-
-function until(pred: () => boolean, what: string, ms = 20000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const t0 = Date.now();
-    const check = () => {
-      if (pred()) return resolve();
-      if (Date.now() - t0 > ms) return reject(new Error(`timed out waiting for ${what}`));
-      setTimeout(check, 5);
-    };
-    check();
-  });
-}
 
 describe('engine <-> rhea 3.0.5', () => {
   it('rhea client (SASL PLAIN) -> our server engine: send, receive, settle, close', async () => {
@@ -127,12 +116,12 @@ describe('engine <-> rhea 3.0.5', () => {
     const sender = conn.open_sender('q1');
     await once(sender, 'sendable');
     for (let i = 0; i < 30; i++) sender.send({ body: `hello ${i}` });
-    await until(() => outcomes.length === 30, 'outcomes');
+    await waitFor(() => outcomes.length === 30, { timeoutMs: 20_000, what: 'outcomes', intervalMs: 5 });
     expect(received).toEqual(Array.from({ length: 30 }, (_, i) => `hello ${i}`));
     expect(outcomes.filter((o) => o === 'released')).toHaveLength(10);
     // multi-frame: rhea splits to our 64 KiB max-frame-size, we reassemble
     sender.send({ body: 'x'.repeat(3 * 1024 * 1024) });
-    await until(() => received.length === 31, 'big message');
+    await waitFor(() => received.length === 31, { timeoutMs: 20_000, what: 'big message', intervalMs: 5 });
     expect(received[30]).toBe(`big:${3 * 1024 * 1024}`);
     expect(remoteOpen?.properties?.['failover-server-list']).toBeDefined();
 
@@ -140,12 +129,16 @@ describe('engine <-> rhea 3.0.5', () => {
     const got: unknown[] = [];
     const receiver = conn.open_receiver({ source: 'q2', credit_window: 10 });
     receiver.on('message', (ctx) => got.push(ctx.message?.body));
-    await until(() => serverSender !== undefined && serverSender.credit > 0, 'credit from rhea');
+    await waitFor(() => serverSender !== undefined && serverSender.credit > 0, {
+      timeoutMs: 20_000,
+      what: 'credit from rhea',
+      intervalMs: 5,
+    });
     for (let i = 0; i < 25; i++) {
       serverSender!.send(Uint8Array.of(i), rhea.message.encode({ body: `to rhea ${i}` }));
     }
     wake();
-    await until(() => got.length === 25, 'rhea to receive 25');
+    await waitFor(() => got.length === 25, { timeoutMs: 20_000, what: 'rhea to receive 25', intervalMs: 5 });
     expect(got[24]).toBe('to rhea 24');
 
     // drain from a rhea receiver: our sender sends what it has, then gives the rest of the credit back
@@ -158,21 +151,28 @@ describe('engine <-> rhea 3.0.5', () => {
       drainedEvent = true;
     });
     await once(dr, 'receiver_open');
-    await until(() => {
-      drainSender = (serverEngine?.activeSessions() ?? [])
-        .flatMap((s) => s.activeLinks())
-        .find((l) => l.name === dr.name && l.role === 'sender') as SenderLink | undefined;
-      return drainSender !== undefined;
-    }, 'server side of the drain link');
+    await waitFor(
+      () => {
+        drainSender = (serverEngine?.activeSessions() ?? [])
+          .flatMap((s) => s.activeLinks())
+          .find((l) => l.name === dr.name && l.role === 'sender') as SenderLink | undefined;
+        return drainSender !== undefined;
+      },
+      { timeoutMs: 20_000, what: 'server side of the drain link', intervalMs: 5 },
+    );
     for (let i = 0; i < 3; i++) drainSender!.send(Uint8Array.of(i), rhea.message.encode({ body: `d${i}` }));
     dr.add_credit(10);
     dr.drain_credit();
-    await until(() => drainedEvent, 'receiver_drained');
+    await waitFor(() => drainedEvent, { timeoutMs: 20_000, what: 'receiver_drained', intervalMs: 5 });
     expect(drained).toEqual(['d0', 'd1', 'd2']);
     expect(drainSender!.credit).toBe(0);
     expect(drainSender!.deliveryCount).toBe(10);
     conn.close();
-    await until(() => serverEngine?.state === 'closed', 'close');
+    await waitFor(() => serverEngine?.state === 'closed', {
+      timeoutMs: 20_000,
+      what: 'close',
+      intervalMs: 5,
+    });
   });
 
   it('our client engine -> rhea server (SASL PLAIN): send and receive', async () => {
@@ -223,16 +223,24 @@ describe('engine <-> rhea 3.0.5', () => {
     // multi-frame: rhea declares no frame limit, we split at our own 1 MiB
     ds.push(snd.send(Uint8Array.of(50), rhea.message.encode({ body: 'y'.repeat(3 * 1024 * 1024) })));
     wake();
-    await until(() => opened, 'open');
-    await until(() => inbox.length === 51 && msgs.length === 40, 'messages both ways');
+    await waitFor(() => opened, { timeoutMs: 20_000, what: 'open', intervalMs: 5 });
+    await waitFor(() => inbox.length === 51 && msgs.length === 40, {
+      timeoutMs: 20_000,
+      what: 'messages both ways',
+      intervalMs: 5,
+    });
     expect(inbox[49]).toBe('from quorate 49');
     expect((inbox[50] as string).length).toBe(3 * 1024 * 1024);
     expect(msgs[39]).toBe('from rhea 39');
-    await until(() => ds.every((d) => d.settled), 'settlement');
+    await waitFor(() => ds.every((d) => d.settled), { timeoutMs: 20_000, what: 'settlement', intervalMs: 5 });
     expect(ds.every((d) => d.remoteState?.type === 'accepted')).toBe(true);
     expect(engine.remoteOpen?.containerId).toBe('rhea-server');
     engine.close();
     wake();
-    await until(() => engine.state === 'closed', 'close handshake');
+    await waitFor(() => engine.state === 'closed', {
+      timeoutMs: 20_000,
+      what: 'close handshake',
+      intervalMs: 5,
+    });
   });
 });

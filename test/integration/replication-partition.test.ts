@@ -7,15 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProxyMesh } from '../../src/cluster-broker/netproxy/index.js';
 import { reserveFreePorts } from '../../src/cluster-broker/supervisor/ports.js';
 import { type MemberProcess, ProcessCluster } from '../replication/process-cluster.js';
-
-async function until(what: string, cond: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await cond()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+import { waitFor } from '../support/net.js';
 
 describe('replication: partitions through a proxy', () => {
   let cluster: ProcessCluster;
@@ -46,16 +38,21 @@ describe('replication: partitions through a proxy', () => {
     // every member holds the entries before the cut: a member still blank (a new store) does not
     // vote until a leader caught it up, so a blank survivor and a full one could never elect each
     // other (seen: both pre-campaigning until the deadline)
-    await until('every member to catch up', async () =>
-      (await Promise.all(cluster.members.map((m) => m.status()))).every((s) => s.count >= acked.length),
+    await waitFor(
+      async () =>
+        (await Promise.all(cluster.members.map((m) => m.status()))).every((s) => s.count >= acked.length),
+      { timeoutMs: 20_000, what: 'every member to catch up', intervalMs: 20 },
     );
     mesh.partition([[old.id]]);
 
     // check-quorum: the cut-off leader notices it has no majority and stops serving
-    await until('the isolated leader to step down', async () => {
-      const s = await old.status();
-      return s.role !== 'leader' && !s.quorate;
-    });
+    await waitFor(
+      async () => {
+        const s = await old.status();
+        return s.role !== 'leader' && !s.quorate;
+      },
+      { timeoutMs: 20_000, what: 'the isolated leader to step down', intervalMs: 20 },
+    );
     const refused = await old.request({ op: 'propose', data: 'lost?' });
     expect(refused.ok).toBe(false);
 
@@ -70,7 +67,11 @@ describe('replication: partitions through a proxy', () => {
     expect((await old.status()).term).toBeLessThanOrEqual(termBefore);
 
     mesh.heal();
-    await until('the old leader to catch up', async () => (await old.status()).count >= acked.length);
+    await waitFor(async () => (await old.status()).count >= acked.length, {
+      timeoutMs: 20_000,
+      what: 'the old leader to catch up',
+      intervalMs: 20,
+    });
     const after = await leader.status();
     expect(after.role).toBe('leader');
     expect(after.term).toBe(termBefore);
@@ -86,8 +87,16 @@ describe('replication: partitions through a proxy', () => {
     mesh.partition([[leader.id, others[0]!.id], [others[1]!.id]]);
     const r = await leader.request({ op: 'propose', data: 'majority' });
     expect(r.ok).toBe(true);
-    await until('the lone follower to lose its leader', async () => !(await others[1]!.status()).quorate);
+    await waitFor(async () => !(await others[1]!.status()).quorate, {
+      timeoutMs: 20_000,
+      what: 'the lone follower to lose its leader',
+      intervalMs: 20,
+    });
     mesh.heal();
-    await until('the lone follower to catch up', async () => (await others[1]!.dump()).includes('majority'));
+    await waitFor(async () => (await others[1]!.dump()).includes('majority'), {
+      timeoutMs: 20_000,
+      what: 'the lone follower to catch up',
+      intervalMs: 20,
+    });
   });
 });
