@@ -8,14 +8,9 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { ClusterHandle } from '../../src/broker.js';
-import {
-  type Connection,
-  type ConnectionEvents,
-  connect,
-  type Delivery,
-  type Receiver,
-} from '../../src/index.js';
+import { type Connection, type ConnectionEvents, connect } from '../../src/index.js';
 import { QuorateTarget, waitClusterServing } from '../chaos/quorate-target.js';
+import { countBatches, countDeliveries, sendWindowed } from '../support/failover-load.js';
 import { waitFor } from '../support/net.js';
 
 const N = 400;
@@ -35,42 +30,6 @@ afterAll(async () => {
   for (const c of conns) await c.close({ timeoutMs: 2_000 }).catch(() => undefined);
   await target?.stop();
 });
-
-/** Collects messages from `receiver` until it closes; returns message-id -> times handed out. */
-function collect(receiver: Receiver, accept = true): { counts: Map<string, number>; done: Promise<void> } {
-  const counts = new Map<string, number>();
-  const done = (async () => {
-    try {
-      for await (const d of receiver as AsyncIterable<Delivery>) {
-        const id = String(d.message.messageId);
-        counts.set(id, (counts.get(id) ?? 0) + 1);
-        if (accept) d.accept().catch(() => undefined);
-      }
-    } catch {
-      // receiver closed
-    }
-  })();
-  return { counts, done };
-}
-
-/** Like collect(), through batch receives (`receive({ max })`) instead of the iterator. */
-function collectBatches(receiver: Receiver): { counts: Map<string, number>; done: Promise<void> } {
-  const counts = new Map<string, number>();
-  const done = (async () => {
-    try {
-      for (;;) {
-        for (const d of await receiver.receive({ max: 20 })) {
-          const id = String(d.message.messageId);
-          counts.set(id, (counts.get(id) ?? 0) + 1);
-          d.accept().catch(() => undefined);
-        }
-      }
-    } catch {
-      // receiver closed
-    }
-  })();
-  return { counts, done };
-}
 
 it('kill -9 of the member in use, sends in flight: nothing lost, nothing duplicated in the queue or to the application', async () => {
   const conn = await connect({
@@ -92,8 +51,8 @@ it('kill -9 of the member in use, sends in flight: nothing lost, nothing duplica
   const senderA = await conn.openSender('failover-cluster-a');
   const senderB = await conn.openSender('failover-cluster-b');
   const senderC = await conn.openSender('failover-cluster-c');
-  const live = collect(await conn.openReceiver('failover-cluster-b', { credit: 50 }));
-  const liveBatches = collectBatches(await conn.openReceiver('failover-cluster-c', { credit: 50 }));
+  const live = countDeliveries(await conn.openReceiver('failover-cluster-b', { credit: 50 }));
+  const liveBatches = countBatches(await conn.openReceiver('failover-cluster-c', { credit: 50 }));
 
   const usedUrl = conn.url!;
   const victim = target.memberOfUrl(usedUrl)!;
@@ -101,27 +60,20 @@ it('kill -9 of the member in use, sends in flight: nothing lost, nothing duplica
 
   let acked = 0;
   let killed: Promise<void> | undefined;
-  const results: Promise<unknown>[] = [];
-  const inflight = new Set<Promise<unknown>>();
-  for (let i = 0; i < N; i++) {
-    for (const [sender, q] of [
-      [senderA, 'a'],
-      [senderB, 'b'],
-      [senderC, 'c'],
-    ] as const) {
-      const p = sender
-        .send({ messageId: `${q}-${i}`, durable: true, body: i }, { timeoutMs: 60_000 })
-        .then((r) => {
-          if (q === 'a' && ++acked === KILL_AFTER_ACKS) killed = cluster.kill(victim);
-          return r;
-        });
-      results.push(p);
-      inflight.add(p);
-      void p.finally(() => inflight.delete(p)).catch(() => undefined);
-    }
-    while (inflight.size >= WINDOW) await Promise.race(inflight).catch(() => undefined);
-  }
-  const outcomes = await Promise.allSettled(results);
+  const outcomes = await sendWindowed(N, WINDOW, (i) =>
+    (
+      [
+        [senderA, 'a'],
+        [senderB, 'b'],
+        [senderC, 'c'],
+      ] as const
+    ).map(([sender, q]) =>
+      sender.send({ messageId: `${q}-${i}`, durable: true, body: i }, { timeoutMs: 60_000 }).then((r) => {
+        if (q === 'a' && ++acked === KILL_AFTER_ACKS) killed = cluster.kill(victim);
+        return r;
+      }),
+    ),
+  );
   await killed;
   const rejected = outcomes.filter((o) => o.status === 'rejected');
   expect(rejected).toEqual([]);
@@ -165,7 +117,9 @@ it('kill -9 of the member in use, sends in flight: nothing lost, nothing duplica
   // queue a, drained raw (no receiver dedup): the broker enqueued each message exactly once
   const drainConn = await connect({ urls: cluster.urls.filter((u) => u !== usedUrl), idleTimeoutMs: 2_000 });
   conns.push(drainConn);
-  const raw = collect(await drainConn.openReceiver('failover-cluster-a', { credit: 100, dedup: false }));
+  const raw = countDeliveries(
+    await drainConn.openReceiver('failover-cluster-a', { credit: 100, dedup: false }),
+  );
   await waitFor(() => raw.counts.size === N, {
     timeoutMs: 60_000,
     what: `all ${N} messages on queue a`,

@@ -9,8 +9,9 @@
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterHandle } from '../../src/broker.js';
-import { type ConnectionEvents, connect, type Delivery, type Receiver } from '../../src/index.js';
+import { type ConnectionEvents, connect } from '../../src/index.js';
 import { startTestCluster, waitLeader, waitServing } from '../cluster/cluster-support.js';
+import { countDeliveries, sendWindowed } from '../support/failover-load.js';
 import { waitFor } from '../support/net.js';
 
 const N = 300;
@@ -32,22 +33,6 @@ afterAll(async () => {
   await handle?.stop();
 });
 
-function collect(receiver: Receiver): Map<string, number> {
-  const counts = new Map<string, number>();
-  void (async () => {
-    try {
-      for await (const d of receiver as AsyncIterable<Delivery>) {
-        const id = String(d.message.messageId);
-        counts.set(id, (counts.get(id) ?? 0) + 1);
-        d.accept().catch(() => undefined);
-      }
-    } catch {
-      // receiver closed
-    }
-  })();
-  return counts;
-}
-
 async function hangMemberInUse(victimIsLeader: boolean): Promise<number> {
   const leader = await waitLeader(handle);
   const victim = victimIsLeader ? leader : handle.ids.find((x) => x !== leader)!;
@@ -64,18 +49,15 @@ async function hangMemberInUse(victimIsLeader: boolean): Promise<number> {
   try {
     expect(conn.url).toBe(victimUrl);
     const sender = await conn.openSender(q);
-    const received = collect(await conn.openReceiver(q, { credit: 50 }));
+    const received = countDeliveries(await conn.openReceiver(q, { credit: 50 })).counts;
 
     let acked = 0;
     let firstAcceptedAfterStop: number | undefined;
     let pausing: Promise<void> | undefined;
-    const results: Promise<unknown>[] = [];
-    const inflight = new Set<Promise<unknown>>();
-    for (let i = 0; i < N; i++) {
+    const outcomes = await sendWindowed(N, WINDOW, (i) => {
       const issuedAt = performance.now();
-      const p = sender
-        .send({ messageId: `${q}-${i}`, durable: true, body: i }, { timeoutMs: 60_000 })
-        .then((r) => {
+      return [
+        sender.send({ messageId: `${q}-${i}`, durable: true, body: i }, { timeoutMs: 60_000 }).then((r) => {
           const at = performance.now();
           if (stoppedAt !== undefined && issuedAt >= stoppedAt && r.state === 'accepted')
             firstAcceptedAfterStop ??= at - stoppedAt;
@@ -84,13 +66,9 @@ async function hangMemberInUse(victimIsLeader: boolean): Promise<number> {
             pausing = handle.pause(victim);
           }
           return r;
-        });
-      results.push(p);
-      inflight.add(p);
-      void p.finally(() => inflight.delete(p)).catch(() => undefined);
-      while (inflight.size >= WINDOW) await Promise.race(inflight).catch(() => undefined);
-    }
-    const outcomes = await Promise.allSettled(results);
+        }),
+      ];
+    });
     await pausing;
     expect(outcomes.filter((o) => o.status === 'rejected')).toEqual([]);
     for (const o of outcomes)

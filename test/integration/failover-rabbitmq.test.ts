@@ -9,15 +9,14 @@
  * enqueued twice), and the receiver on the same connection hands its application every message
  * exactly once (receiver dedup).
  */
-import amqplib from 'amqplib';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type Connection, type ConnectionEvents, connect, type SendResult } from '../../src/index.js';
 import {
-  type Connection,
-  type ConnectionEvents,
-  connect,
-  type Delivery,
-  type SendResult,
-} from '../../src/index.js';
+  countDeliveries,
+  declareQuorumQueue,
+  quorumQueueLeader,
+  sendWindowed,
+} from '../support/failover-load.js';
 import { waitFor } from '../support/net.js';
 import { type RabbitCluster, startRabbit } from '../support/rabbitmq.js';
 
@@ -31,13 +30,7 @@ const conns: Connection[] = [];
 
 beforeAll(async () => {
   rabbit = await startRabbit(3);
-  const c = await amqplib.connect(rabbit.urls[0]!);
-  const ch = await c.createChannel();
-  await ch.assertQueue(QUEUE, {
-    durable: true,
-    arguments: { 'x-queue-type': 'quorum', 'x-quorum-initial-group-size': 3 },
-  });
-  await c.close();
+  await declareQuorumQueue(rabbit, QUEUE);
 }, 240_000);
 
 afterAll(async () => {
@@ -45,20 +38,8 @@ afterAll(async () => {
   await rabbit?.stop();
 }, 120_000);
 
-/** The node leading the quorum queue, as rabbitmqctl reports it. */
-async function queueLeader(): Promise<string> {
-  const out = await rabbit.nodes[0]!.ctl('list_queues', 'name', 'leader', '--quiet', '--no-table-headers');
-  const line = out
-    .split('\n')
-    .map((l) => l.trim().split(/\s+/))
-    .find((cols) => cols[0] === QUEUE);
-  const leader = line?.[1]?.split('@')[0];
-  if (!leader) throw new Error(`no leader for ${QUEUE} in: ${out}`);
-  return leader;
-}
-
 it('kill -9 of the node in use (the queue leader): at-least-once into the queue, exactly once to the application', async () => {
-  const leaderName = await queueLeader();
+  const leaderName = await quorumQueueLeader(rabbit, QUEUE);
   const leader = rabbit.nodes.find((n) => n.name === leaderName)!;
   const urls = [leader.url, ...rabbit.nodes.filter((n) => n !== leader).map((n) => n.url)];
   const conn = await connect({
@@ -75,37 +56,17 @@ it('kill -9 of the node in use (the queue leader): at-least-once into the queue,
 
   const address = `/amq/queue/${QUEUE}`;
   const receiver = await conn.openReceiver(address, { credit: 50 });
-  const counts = new Map<string, number>();
-  const consumed = (async () => {
-    try {
-      for await (const d of receiver as AsyncIterable<Delivery>) {
-        const id = String(d.message.messageId);
-        counts.set(id, (counts.get(id) ?? 0) + 1);
-        d.accept().catch(() => undefined);
-      }
-    } catch {
-      // closed
-    }
-  })();
+  const { counts, done: consumed } = countDeliveries(receiver);
   const sender = await conn.openSender(address);
 
   let acked = 0;
   let killed: Promise<void> | undefined;
-  const results: Promise<SendResult>[] = [];
-  const inflight = new Set<Promise<unknown>>();
-  for (let i = 0; i < N; i++) {
-    const p = sender
-      .send({ messageId: `rmq-${i}`, durable: true, body: i }, { timeoutMs: 90_000 })
-      .then((r) => {
-        if (++acked === KILL_AFTER_ACKS) killed = leader.kill();
-        return r;
-      });
-    results.push(p);
-    inflight.add(p);
-    void p.finally(() => inflight.delete(p)).catch(() => undefined);
-    while (inflight.size >= WINDOW) await Promise.race(inflight).catch(() => undefined);
-  }
-  const outcomes = await Promise.allSettled(results);
+  const outcomes = await sendWindowed(N, WINDOW, (i) => [
+    sender.send({ messageId: `rmq-${i}`, durable: true, body: i }, { timeoutMs: 90_000 }).then((r) => {
+      if (++acked === KILL_AFTER_ACKS) killed = leader.kill();
+      return r;
+    }),
+  ]);
   await killed;
   expect(outcomes.filter((o) => o.status === 'rejected')).toEqual([]);
   for (const o of outcomes) expect((o as PromiseFulfilledResult<SendResult>).value.state).toBe('accepted');
