@@ -13,7 +13,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import type { Entry, Snapshot } from '../src/cluster-broker/replication/raft/types.js';
 import { Replica } from '../src/cluster-broker/replication/replica.js';
-import { freePorts, ProcessCluster } from '../test/replication/process-cluster.js';
+import { freePorts, ProcessCluster } from '../test/cluster-broker/replication/process-cluster.js';
 
 export interface ReplicationBenchOptions {
   /** Seconds of load per mode (default 5). */

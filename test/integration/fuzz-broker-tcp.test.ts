@@ -13,8 +13,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BrokerProcess, spawnBroker } from '../broker/broker-process.js';
-import { closeConnection, connect as rheaConnect, sendAll, TestReceiver } from '../broker/rhea-client.js';
+import {
+  closeConnection,
+  connect as rheaConnect,
+  sendAll,
+  TestReceiver,
+} from '../cluster-broker/server/rhea-client.js';
 import {
   badHeader,
   countBomb,
@@ -29,6 +33,7 @@ import {
 import { outputProblems } from '../fuzz/invariants.js';
 import * as S from '../fuzz/script.js';
 import { pool, procMemory, runTcpCase } from '../fuzz/tcp-case.js';
+import { type BrokerProcess, spawnBroker } from '../support/broker-process.js';
 
 const CASES = Number(process.env.FUZZ_TCP_CASES ?? 2400);
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);

@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BrokerHandle, type ClusterHandle, startBroker } from '../../src/broker.js';
-import { startTestCluster, waitServing } from '../cluster/cluster-support.js';
+import { startTestCluster, waitServing } from '../cluster-broker/cluster/cluster-support.js';
 import { freePort } from '../support/net.js';
 
 const EXAMPLES = '/usr/share/proton/examples/python';

@@ -6,7 +6,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { awaitBrokerReady, type BrokerProcess } from '../broker/broker-process.js';
+import { awaitBrokerReady, type BrokerProcess } from '../support/broker-process.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

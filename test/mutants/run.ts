@@ -44,8 +44,8 @@ export interface Mutant {
 }
 
 const REPLICA_TESTS = [
-  'test/replication/file-storage-power-loss.test.ts',
-  'test/replication/member-power-loss.test.ts',
+  'test/cluster-broker/replication/file-storage-power-loss.test.ts',
+  'test/cluster-broker/replication/member-power-loss.test.ts',
 ];
 
 export const MUTANTS: readonly Mutant[] = [
@@ -55,7 +55,7 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'await this.fsyncLatency.time(() => this.fh.datasync());',
     replace: 'await this.fsyncLatency.time(async () => {});',
     promise: "single-node store: an event's `durable` resolves only once it survives a power loss",
-    tests: ['test/broker-core/store-power-loss.test.ts'],
+    tests: ['test/cluster-broker/store/store-power-loss.test.ts'],
   },
   {
     name: 'raft-log-no-datasync',
@@ -79,7 +79,7 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'await fs.rename(tmp, file);\n  await fs.syncDir(dirname(file));',
     replace: 'await fs.rename(tmp, file);\n  void dirname;',
     promise: 'an atomically replaced file (vote record, snapshots) is the new one after a power loss',
-    tests: [...REPLICA_TESTS, 'test/broker-core/store-power-loss.test.ts'],
+    tests: [...REPLICA_TESTS, 'test/cluster-broker/store/store-power-loss.test.ts'],
   },
   {
     name: 'replica-send-before-persist',
@@ -88,7 +88,10 @@ export const MUTANTS: readonly Mutant[] = [
     replace:
       'for (const m of r.messages) this.transport.send(m);\n    await this.storage.persist(r.persist);\n    if (this.closed) return;',
     promise: 'a member answers (acks an append, grants a vote) only once what it answers for is durable',
-    tests: ['test/replication/cluster-power-loss.test.ts', 'test/replication/sim.test.ts'],
+    tests: [
+      'test/cluster-broker/replication/cluster-power-loss.test.ts',
+      'test/cluster-broker/replication/sim.test.ts',
+    ],
   },
   {
     name: 'settle-before-durable',
@@ -96,7 +99,7 @@ export const MUTANTS: readonly Mutant[] = [
     find: '    return durable.then(\n      () => result,',
     replace: '    void durable.catch(() => {});\n    return Promise.resolve().then(\n      () => result,',
     promise: "single node: a publisher's transfer is settled `accepted` only once the enqueue is durable",
-    tests: ['test/broker/local-backend.test.ts'],
+    tests: ['test/cluster-broker/server/local-backend.test.ts'],
   },
   {
     name: 'broker-dedup-off',
@@ -104,7 +107,7 @@ export const MUTANTS: readonly Mutant[] = [
     find: "if (e.dedupKey !== undefined && q.dedup.has(e.dedupKey, this.now))\n      return { type: 'enqueue', status: 'duplicate' };",
     replace: '',
     promise: 'a re-sent transfer whose settlement was lost is enqueued once (broker dedup by message-id)',
-    tests: ['test/integration/lost-settlement.test.ts'],
+    tests: ['test/integration/cluster-broker/server/lost-settlement.test.ts'],
   },
   {
     name: 'commit-old-term-by-count',
@@ -112,7 +115,7 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'if (this.unsafe.commitOldTermsByCount !== true && this.log.term(n) !== this.term) return false;',
     replace: '',
     promise: 'a leader commits only entries of its own term by counting (Raft figure 8)',
-    tests: ['test/replication/core.test.ts', 'test/replication/sim.test.ts'],
+    tests: ['test/cluster-broker/replication/core.test.ts', 'test/cluster-broker/replication/sim.test.ts'],
   },
   {
     name: 'leader-counts-own-unsynced',
@@ -120,7 +123,7 @@ export const MUTANTS: readonly Mutant[] = [
     find: 'const matches = [this.log.durable];',
     replace: 'const matches = [this.log.lastIndex()];',
     promise: 'the leader counts its own log toward a commit only once it is durable',
-    tests: ['test/replication/core.test.ts'],
+    tests: ['test/cluster-broker/replication/core.test.ts'],
   },
   {
     name: 'skip-origin-check',
@@ -129,7 +132,10 @@ export const MUTANTS: readonly Mutant[] = [
     replace: '    const p = this.pending.get(seq);',
     promise:
       "a member settles a publisher's transfer only on the outcome of its own entry, not another member's with the same number",
-    tests: ['test/cluster/backend-origin.test.ts', 'test/cluster/sim-broker.test.ts'],
+    tests: [
+      'test/cluster-broker/cluster/backend-origin.test.ts',
+      'test/cluster-broker/cluster/sim-broker.test.ts',
+    ],
   },
 ];
 

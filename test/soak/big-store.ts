@@ -25,8 +25,8 @@ import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { SEGMENT_HEADER_BYTES, segmentHeader } from '../../src/cluster-broker/store/segment-header.js';
 import { listSegments, segmentName } from '../../src/cluster-broker/store/segments.js';
-import { type BrokerProcess, spawnBroker } from '../broker/broker-process.js';
-import { closeConnection, connect, sendAll, TestReceiver } from '../broker/rhea-client.js';
+import { closeConnection, connect, sendAll, TestReceiver } from '../cluster-broker/server/rhea-client.js';
+import { type BrokerProcess, spawnBroker } from '../support/broker-process.js';
 
 const MIB = 1024 * 1024;
 const TWO_GIB = 2 * 1024 * MIB;

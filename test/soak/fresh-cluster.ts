@@ -27,6 +27,7 @@ import { parseArgs } from 'node:util';
 import { type RunningBroker, startOurCluster } from '../../bench/lib/brokers.js';
 import { receiveAll, withFlow } from '../../bench/lib/quorate-flow.js';
 import type { Sender } from '../../src/index.js';
+import { waitFor } from '../support/net.js';
 
 const FED = 'bench-fed';
 const HOLD_LIMIT_MS = 1000;
@@ -173,14 +174,6 @@ async function anyLinkRunning(httpUrls: string[]): Promise<boolean> {
   return false;
 }
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 /** One pair (east, west) started fresh and loaded for `windowMs`: their two watches. */
 async function pair(
   index: number,
@@ -209,7 +202,11 @@ async function pair(
       onLogLine: onLine(westWatch, verbose),
     });
     clusters.push(west);
-    await until("west's federation link running", () => anyLinkRunning(west.httpUrls), 60_000);
+    await waitFor(() => anyLinkRunning(west.httpUrls), {
+      timeoutMs: 60_000,
+      what: "west's federation link running",
+      intervalMs: 200,
+    });
     // each cluster is watched from its spawn until `--seconds` of load have passed: on a slow
     // machine starting west can take long enough that east's first seconds would see no load
     const loadEnd = performance.now() + windowMs;

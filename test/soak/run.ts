@@ -1,7 +1,7 @@
 /**
  * `npm run soak -- <name> [args]`: the long runs, one subcommand each, by hand or on a schedule
  * (not in `npm test`). A subcommand is a file: `sim` runs the replication simulation's CLI
- * (test/replication/sim-cli.ts), any other name runs test/soak/<name>.ts; its arguments are passed
+ * (test/cluster-broker/replication/sim-cli.ts), any other name runs test/soak/<name>.ts; its arguments are passed
  * on, and its exit code is the runner's. Without a name it lists what there is.
  *   npm run soak -- sim --seeds 200000 [--start 1]
  *   npm run soak -- big-store
@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 const here = fileURLToPath(new URL('.', import.meta.url));
 /** Soaks that live elsewhere, by name. */
 const ELSEWHERE: Record<string, string> = {
-  sim: fileURLToPath(new URL('../replication/sim-cli.ts', import.meta.url)),
+  sim: fileURLToPath(new URL('../cluster-broker/replication/sim-cli.ts', import.meta.url)),
 };
 
 function available(): string[] {

@@ -4,7 +4,7 @@
  */
 import type { ClusterHandle } from '../../src/broker.js';
 import type { MemberFederationLink } from '../../src/cluster-broker/supervisor/start-cluster.js';
-import { startTestCluster, waitServing } from '../cluster/cluster-support.js';
+import { startTestCluster, waitServing } from '../cluster-broker/cluster/cluster-support.js';
 import { waitFor } from './net.js';
 
 /**

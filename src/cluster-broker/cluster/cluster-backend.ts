@@ -13,7 +13,7 @@
  * connected) waits, unsent, for a leader until the same deadline.
  *
  * Clock and timers are options (default Date.now and setTimeout) so that the broker simulation
- * (test/cluster/sim/broker-sim.ts) runs this very code on every simulated member.
+ * (test/cluster-broker/cluster/sim/broker-sim.ts) runs this very code on every simulated member.
  */
 import { EventEmitter } from 'eventemitter3';
 import { copyWith } from '../../common/copy-with.js';
@@ -59,7 +59,7 @@ const processTimers: BackendTimers = {
 };
 
 /**
- * Deliberately broken rules, so the broker simulation (test/cluster/sim-broker.test.ts) can show
+ * Deliberately broken rules, so the broker simulation (test/cluster-broker/cluster/sim-broker.test.ts) can show
  * that its checks catch them. Never set outside tests.
  */
 export interface BackendUnsafeFlags {

@@ -1,7 +1,7 @@
 /**
  * The replicated state machine of a cluster member: every committed entry, in log order, applied
  * to this member's own BrokerState. Deterministic (no clock, no I/O): members that applied the
- * same entries hold byte-identical snapshots (test/cluster/sim-broker.test.ts checks it).
+ * same entries hold byte-identical snapshots (test/cluster-broker/cluster/sim-broker.test.ts checks it).
  *
  * Time: the entry's leaderTime (stamped by the leader) replaces the proposer's, and an enqueue's
  * expiresAt moves by the same amount, so TTL and dedup age only ever use the leader's clock.

@@ -1,6 +1,6 @@
 /**
  * What `Replica.start` wires in by default (a TcpTransport, setInterval), behind narrow
- * interfaces so the deterministic simulation (test/replication/sim/) runs the real Replica on a
+ * interfaces so the deterministic simulation (test/cluster-broker/replication/sim/) runs the real Replica on a
  * simulated network and clock (the clock and the file system are already `ReplicaOptions.clock`
  * and `ReplicaOptions.fs`). Internal: the package entry points export none of this.
  */

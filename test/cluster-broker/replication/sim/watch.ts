@@ -1,0 +1,72 @@
+/**
+ * What CI runs of the simulation (sim.test.ts): the seeds that ever failed, and as many new seeds
+ * as fit in a time budget from a start that changes with every commit, so that over many commits
+ * the simulation covers far more seeds than any one run (as FoundationDB and TigerBeetle run
+ * theirs). Every run prints its start and count; a failure replays with
+ *   npm run sim -- --seed S --trace 400
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import type { UnsafeFlags } from '../../../../src/cluster-broker/replication/raft/types.js';
+import type { StoreLoss } from './sim-member.js';
+import { runSeed, type SimOptions, type SimResult } from './simulation.js';
+
+/** A seed that once failed, with the options it failed under. */
+export interface RegressionSeed {
+  readonly seed: number;
+  readonly nodes: number;
+  readonly losses?: readonly StoreLoss[];
+  /** What it failed with, for the reader. */
+  readonly failed: string;
+  /** The broken rule (UnsafeFlags) that fails it again: proof the seed still plays the bug. */
+  readonly caughtBy?: keyof UnsafeFlags;
+}
+
+export function regressionSeeds(): RegressionSeed[] {
+  const file = new URL('./regression-seeds.json', import.meta.url);
+  return JSON.parse(readFileSync(file, 'utf8')) as RegressionSeed[];
+}
+
+export function regressionOptions(r: RegressionSeed): SimOptions {
+  return { seed: r.seed, nodes: r.nodes, ...(r.losses ? { losses: r.losses } : {}) };
+}
+
+/** The member count of a seed, as `npm run sim` picks it (--nodes mixed). */
+export const nodesFor = (seed: number): number => (seed % 2 === 0 ? 3 : 5);
+
+/** Seeds of the watch run start above this, so they never replay the fixed ranges (1..). */
+const WATCH_BASE = 1_000_000;
+const WATCH_SPAN = 1_000_000_000;
+
+/**
+ * Where this run starts: SIM_START if set; else derived from the commit (`git rev-parse HEAD`),
+ * so every commit runs new seeds; else (no git, no repository) the fixed WATCH_BASE + 1.
+ */
+export function watchStart(env: NodeJS.ProcessEnv = process.env): { start: number; from: string } {
+  if (env.SIM_START !== undefined) return { start: Number(env.SIM_START), from: 'SIM_START' };
+  try {
+    const head = execFileSync('git', ['rev-parse', 'HEAD'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    return {
+      start: WATCH_BASE + (Number.parseInt(head.slice(0, 8), 16) % WATCH_SPAN),
+      from: `commit ${head.slice(0, 12)}`,
+    };
+  } catch {
+    return { start: WATCH_BASE + 1, from: 'no git: the fixed start' };
+  }
+}
+
+/** Run seeds from `start` until `budgetMs` of wall time is spent (at least one seed). */
+export async function runForBudget(
+  start: number,
+  budgetMs: number,
+  opts: Omit<SimOptions, 'seed' | 'nodes'> = {},
+): Promise<SimResult[]> {
+  const out: SimResult[] = [];
+  const end = Date.now() + budgetMs;
+  for (let seed = start; out.length === 0 || Date.now() < end; seed++)
+    out.push(await runSeed({ ...opts, seed, nodes: nodesFor(seed) }));
+  return out;
+}
