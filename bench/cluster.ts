@@ -7,7 +7,7 @@
  * Members are separate `quorate-broker node` processes dialling each other directly (no test
  * proxies: a ProxyMesh lives in its creator's process, and a busy client there would stall it).
  *
- *   npx tsx bench/cluster.ts [--messages 20000] [--bytes 1024] [--failovers 5]
+ *   npm run bench -- cluster [--messages 20000] [--bytes 1024] [--failovers 5]   (or npx tsx bench/cluster.ts ...)
  * or from bench/run.ts: `await run({ messages: 20000 })`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';

@@ -31,14 +31,14 @@ const SUITES: SuiteSpec[] = [
   {
     name: 'codec',
     title: 'Codec',
-    command: (q) => (q ? 'npm run bench -- codec (1 round)' : 'npm run bench -- codec'),
+    command: (q) => `npm run bench -- codec --rounds ${q ? 1 : 3}`,
     run: async (q, log) => (await import('./codec.js')).run({ log, rounds: q ? 1 : 3 }),
   },
   {
     name: 'e2e',
     title: 'End to end',
     command: (q) =>
-      `npm run bench -- e2e --messages ${q ? 2000 : 20000} --rounds ${q ? 1 : 2} --receive both`,
+      `npm run bench -- e2e --messages ${q ? 2000 : 20000} --rounds ${q ? 1 : 2} --receive both${e2eTargetsFlag()}`,
     run: async (q, log) =>
       (await import('./e2e.js')).run({
         log,
@@ -50,7 +50,7 @@ const SUITES: SuiteSpec[] = [
   {
     name: 'cluster',
     title: 'Cluster',
-    command: (q) => `npx tsx bench/cluster.ts --messages ${q ? 2000 : 20000} --failovers ${q ? 1 : 5}`,
+    command: (q) => `npm run bench -- cluster --messages ${q ? 2000 : 20000} --failovers ${q ? 1 : 5}`,
     run: async (q, log) =>
       (await import('./cluster.js')).run({ log, messages: q ? 2000 : 20_000, failovers: q ? 1 : 5 }),
   },
@@ -73,6 +73,12 @@ const SUITES: SuiteSpec[] = [
       }),
   },
 ];
+
+/** e2e's `--targets`, when given to the report (it passes through to e2e). */
+function e2eTargetsFlag(): string {
+  const i = process.argv.indexOf('--targets');
+  return i >= 0 && process.argv[i + 1] !== undefined ? ` --targets ${process.argv[i + 1]}` : '';
+}
 
 const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
 
