@@ -7,7 +7,7 @@
  * Members are separate `quorate-broker node` processes dialling each other directly (no test
  * proxies: a ProxyMesh lives in its creator's process, and a busy client there would stall it).
  *
- *   npx tsx bench/cluster.ts [--messages 20000] [--bytes 1024] [--failovers 5]
+ *   npm run bench -- cluster [--messages 20000] [--bytes 1024] [--failovers 5]   (or npx tsx bench/cluster.ts ...)
  * or from bench/run.ts: `await run({ messages: 20000 })`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -20,6 +20,13 @@ import rhea from 'rhea';
 import { ensureClusterSecret } from '../src/cluster-broker/replication/index.js';
 import { brokerEntryNodeArgs } from '../src/cluster-broker/supervisor/index.js';
 import { freePort } from '../test/support/net.js';
+import {
+  type CountedProcess,
+  type CpuSnapshot,
+  cpuPerMessageUs,
+  cpuSnapshot,
+  formatCpuPerMessage,
+} from './lib/process-cpu.js';
 
 export interface ClusterBenchOptions {
   /** Messages sent, then received, per target (default 20000). */
@@ -40,6 +47,11 @@ export interface Throughput {
   receivePerSecond: number;
   /** messages / (send time + receive time) */
   sendThenReceivePerSecond: number;
+  /**
+   * CPU per message (microseconds, from the OS) of each process in the send and in the receive
+   * phase: `client` (this process, rhea) and the broker (`broker`, or `leader n1`, `follower n2`...).
+   */
+  cpuUs: { send: Record<string, number | null>; receive: Record<string, number | null> };
 }
 
 export interface ClusterBenchResult {
@@ -168,7 +180,13 @@ function receiveN(c: rhea.Connection, address: string, n: number): Promise<numbe
   });
 }
 
-export async function measure(port: number, target: string, n: number, bytes: number): Promise<Throughput> {
+export async function measure(
+  port: number,
+  target: string,
+  n: number,
+  bytes: number,
+  counted: readonly CountedProcess[] = [{ label: 'client' }],
+): Promise<Throughput> {
   const body = Buffer.alloc(bytes, 7);
   const address = `bench-${target}`;
   // warm-up (JIT, queue creation), not counted
@@ -176,11 +194,15 @@ export async function measure(port: number, target: string, n: number, bytes: nu
   const w = await connect(port);
   await receiveN(w, address, 200);
   await close(w);
+  const s0 = cpuSnapshot(counted);
   const sent = await sendN(port, address, n, body, target);
+  const s1 = cpuSnapshot(counted);
   const sendS = sent.seconds;
   const d = await connect(port);
   const recvS = await receiveN(d, address, n);
+  const s2 = cpuSnapshot(counted);
   await close(d);
+  const perMessage = (a: CpuSnapshot, b: CpuSnapshot) => Object.fromEntries(cpuPerMessageUs(a, b, n));
   return {
     target,
     messages: n,
@@ -188,7 +210,14 @@ export async function measure(port: number, target: string, n: number, bytes: nu
     sendPerSecond: Math.round(n / sendS),
     receivePerSecond: Math.round(n / recvS),
     sendThenReceivePerSecond: Math.round(n / (sendS + recvS)),
+    cpuUs: { send: perMessage(s0, s1), receive: perMessage(s1, s2) },
   };
+}
+
+/** The CPU lines under a target's rates. */
+function logCpu(t: Throughput, log: (line: string) => void): void {
+  log(`    CPU per message, send:    ${formatCpuPerMessage(new Map(Object.entries(t.cpuUs.send)))}`);
+  log(`    CPU per message, receive: ${formatCpuPerMessage(new Map(Object.entries(t.cpuUs.receive)))}`);
 }
 
 function waitReady(proc: ChildProcess, what: string): Promise<number> {
@@ -264,6 +293,21 @@ export class BenchCluster {
     });
     this.procs.set(id, proc);
     await waitReady(proc, `member ${id}`);
+  }
+
+  /** The member's process id while it runs. */
+  pid(id: string): number | undefined {
+    return this.procs.get(id)?.pid;
+  }
+
+  /** The client (this process) and each member, labelled by its role given the leader's id. */
+  countedProcesses(leader: string): CountedProcess[] {
+    const members: CountedProcess[] = [];
+    for (const id of [leader, ...this.ids.filter((x) => x !== leader)]) {
+      const pid = this.pid(id);
+      if (pid !== undefined) members.push({ label: `${id === leader ? 'leader' : 'follower'} ${id}`, pid });
+    }
+    return [{ label: 'client' }, ...members];
   }
 
   async kill(id: string): Promise<void> {
@@ -357,9 +401,9 @@ async function failovers(c: BenchCluster, trials: number, log: (line: string) =>
 }
 
 export async function run(opts: ClusterBenchOptions = {}): Promise<ClusterBenchResult> {
-  const n = opts.messages ?? 20_000;
-  const bytes = opts.bytes ?? 1024;
-  const trials = opts.failovers ?? 5;
+  const n = opts.messages ?? flag('messages') ?? 20_000;
+  const bytes = opts.bytes ?? flag('bytes') ?? 1024;
+  const trials = opts.failovers ?? flag('failovers') ?? 5;
   const log = opts.log ?? ((line: string) => console.log(line));
   log(
     `cluster: ${n} messages of ${bytes} B sent then received (rhea, one connection), fsync before every ack`,
@@ -368,7 +412,10 @@ export async function run(opts: ClusterBenchOptions = {}): Promise<ClusterBenchR
   let single: Throughput;
   const node = await startSingleNode(path.join(dir, 'single'));
   try {
-    single = await measure(node.port, 'single', n, bytes);
+    single = await measure(node.port, 'single', n, bytes, [
+      { label: 'client' },
+      ...(node.proc.pid !== undefined ? [{ label: 'broker', pid: node.proc.pid }] : []),
+    ]);
   } finally {
     node.proc.kill('SIGTERM');
     await new Promise((r) => node.proc.once('exit', r));
@@ -376,20 +423,31 @@ export async function run(opts: ClusterBenchOptions = {}): Promise<ClusterBenchR
   log(
     `  single node:          send ${single.sendPerSecond}/s, receive ${single.receivePerSecond}/s, send-then-receive ${single.sendThenReceivePerSecond}/s${single.reconnects ? ` (${single.reconnects} reconnects)` : ''}`,
   );
+  logCpu(single, log);
   const h = new BenchCluster(path.join(dir, 'cluster'));
   await h.start();
   try {
     const leader = await waitLeader(h);
     const follower = h.ids.find((x) => x !== leader)!;
     const port = (id: string): number => h.amqp.get(id)!;
-    const clusterLeader = await measure(port(leader), 'cluster-leader', n, bytes);
+    const clusterLeader = await measure(port(leader), 'cluster-leader', n, bytes, h.countedProcesses(leader));
     log(
       `  3 members, on leader:  send ${clusterLeader.sendPerSecond}/s, receive ${clusterLeader.receivePerSecond}/s, send-then-receive ${clusterLeader.sendThenReceivePerSecond}/s${clusterLeader.reconnects ? ` (${clusterLeader.reconnects} reconnects after leader changes)` : ''}`,
     );
-    const clusterFollower = await measure(port(follower), 'cluster-follower', n, bytes);
+    logCpu(clusterLeader, log);
+    // the leader may have changed (the send reconnects then): labels as of this round's start
+    const leaderNow = await waitLeader(h);
+    const clusterFollower = await measure(
+      port(follower),
+      'cluster-follower',
+      n,
+      bytes,
+      h.countedProcesses(leaderNow),
+    );
     log(
       `  3 members, on follower: send ${clusterFollower.sendPerSecond}/s, receive ${clusterFollower.receivePerSecond}/s, send-then-receive ${clusterFollower.sendThenReceivePerSecond}/s${clusterFollower.reconnects ? ` (${clusterFollower.reconnects} reconnects after leader changes)` : ''}`,
     );
+    logCpu(clusterFollower, log);
     const ratio = clusterLeader.sendThenReceivePerSecond / single.sendThenReceivePerSecond;
     const ratioFollower = clusterFollower.sendThenReceivePerSecond / single.sendThenReceivePerSecond;
     log(

@@ -6,7 +6,7 @@
  *   (d) a transfer frame carrying (b), and a flow frame (our FrameReader vs rhea's read_frame)
  * Prints ops/s and the ratio ours/rhea.
  *
- *   npx tsx bench/run.ts codec [--json]     or     npx tsx bench/codec.ts
+ *   npx tsx bench/run.ts codec [--rounds 3] [--json]     or     npx tsx bench/codec.ts
  */
 
 import { pathToFileURL } from 'node:url';
@@ -236,7 +236,8 @@ function pairs(): Pair[] {
 
 export async function run(opts: CodecBenchOptions = {}): Promise<CodecBenchRow[]> {
   const log = opts.log ?? ((line: string) => console.log(line));
-  const rounds = opts.rounds ?? 3;
+  const roundsFlag = process.argv.indexOf('--rounds');
+  const rounds = opts.rounds ?? (roundsFlag >= 0 ? Number(process.argv[roundsFlag + 1]) : 3);
   const list = pairs();
   // ours and rhea measured back to back, `rounds` times, best of each kept: on a shared machine
   // the load drifts between measurements, and the best run is the least disturbed one

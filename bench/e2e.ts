@@ -23,6 +23,7 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchProcesses } from './lib/broker-processes.js';
 import {
   buildProtonBroker,
   type RunningBroker,
@@ -31,7 +32,14 @@ import {
   startProtonBroker,
   startRabbitBroker,
 } from './lib/brokers.js';
-import { type BenchClient, quorateBatchClient, quorateClient, rheaClient } from './lib/clients.js';
+import {
+  type BenchClient,
+  type PhaseTimes,
+  quorateBatchClient,
+  quorateClient,
+  rheaClient,
+} from './lib/clients.js';
+import { cpuPerMessageUs } from './lib/process-cpu.js';
 import { profiled } from './lib/profile.js';
 
 export interface E2eOptions {
@@ -74,7 +82,38 @@ export interface E2eRow {
     quorateReceive: number[];
     quorateIteratorReceive: number[];
   };
+  /**
+   * CPU per message (microseconds, from the OS) of every process, per phase, per round, by the
+   * process's label: `client` (this process) and the broker's (`broker`, or a cluster's members
+   * by role: `leader n1`, `follower n2`...).
+   */
+  processCpu: Record<CpuPhase, Record<string, number[]>>;
   error?: string;
+}
+
+type CpuPhase = keyof E2eRow['cpu'];
+const PHASES: Record<CpuPhase, string> = {
+  rheaSend: 'rhea send',
+  quorateSend: 'quorate send',
+  rheaReceive: 'rhea receive',
+  quorateReceive: 'quorate receive',
+  quorateIteratorReceive: 'quorate receive (for await)',
+};
+
+/** Adds one run's per-process CPU per message to the row's send and receive phases. */
+function addProcessCpu(row: E2eRow, t: PhaseTimes, n: number, send: CpuPhase | undefined, receive: CpuPhase) {
+  if (t.snapshots === undefined) return;
+  const [s0, s1, s2] = t.snapshots;
+  const add = (phase: CpuPhase, us: Map<string, number | null>) => {
+    for (const [label, v] of us) {
+      if (v === null) continue;
+      const byLabel = row.processCpu[phase];
+      byLabel[label] ??= [];
+      byLabel[label].push(v);
+    }
+  };
+  if (send !== undefined) add(send, cpuPerMessageUs(s0, s1, n));
+  add(receive, cpuPerMessageUs(s1, s2, n));
 }
 
 export interface E2eResult {
@@ -169,6 +208,13 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
       quorateReceive: [],
       quorateIteratorReceive: [],
       cpu: { rheaSend: [], quorateSend: [], rheaReceive: [], quorateReceive: [], quorateIteratorReceive: [] },
+      processCpu: {
+        rheaSend: {},
+        quorateSend: {},
+        rheaReceive: {},
+        quorateReceive: {},
+        quorateIteratorReceive: {},
+      },
     };
     const perMsg = (cpuMs: number) => Math.round((cpuMs * 1000) / n);
     rows.push(row);
@@ -182,7 +228,8 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
       broker = await startTarget(target, brokerNodeArgs);
       const once = async (client: BenchClient, name: string, round: number, count: number) => {
         const q = `e2e-${name}-${round}-${Date.now()}`;
-        return client(broker!.url, q, count, body, window);
+        // the cluster's roles are read again before every run: a leader change moves the labels
+        return client(broker!.url, q, count, body, window, await benchProcesses(broker!));
       };
       // warm-up (JIT, connection paths) at a tenth of the size, both clients
       await once(rheaClient, 'rhea-warm', 0, Math.max(100, Math.floor(n / 10)));
@@ -195,6 +242,7 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
         row.rheaReceive.push(Math.round((n / r.receiveMs) * 1000));
         row.cpu.rheaSend.push(perMsg(r.sendCpuMs));
         row.cpu.rheaReceive.push(perMsg(r.receiveCpuMs));
+        addProcessCpu(row, r, n, 'rheaSend', 'rheaReceive');
         const file =
           profileDir === undefined
             ? undefined
@@ -206,6 +254,7 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
           const qi = await profiled(iterFile, () => once(quorateClient, 'quorate-iter', round, n));
           row.quorateIteratorReceive.push(Math.round((n / qi.receiveMs) * 1000));
           row.cpu.quorateIteratorReceive.push(perMsg(qi.receiveCpuMs));
+          addProcessCpu(row, qi, n, undefined, 'quorateIteratorReceive');
         };
         if (both && round % 2 === 0) await iterator();
         const q = await profiled(file, () => once(mainClient, 'quorate', round, n));
@@ -213,6 +262,7 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
         row.quorateReceive.push(Math.round((n / q.receiveMs) * 1000));
         row.cpu.quorateSend.push(perMsg(q.sendCpuMs));
         row.cpu.quorateReceive.push(perMsg(q.receiveCpuMs));
+        addProcessCpu(row, q, n, 'quorateSend', 'quorateReceive');
         if (both && round % 2 === 1) await iterator();
       }
     } catch (err) {
@@ -270,6 +320,7 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
       `| ${row.broker} | ${us(c.rheaSend)} | ${us(c.quorateSend)} | ${ratio(median(c.rheaSend), median(c.quorateSend))}x | ${us(c.rheaReceive)} | ${us(c.quorateReceive)} | ${ratio(median(c.rheaReceive), median(c.quorateReceive))}x |${iterCells}`,
     );
   }
+  logProcessCpu(rows, log);
   const single = rows.find((r) => r.target === 'single' && r.error === undefined);
   const cluster = rows.find((r) => r.target === 'cluster' && r.error === undefined);
   if (single && cluster) {
@@ -279,6 +330,35 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
   }
   return { messages: n, window, rows, ratios, ...(profileDir !== undefined ? { profileDir } : {}) };
 }
+
+/** One table per broker: each phase's CPU per message in each process, medians over the rounds. */
+function logProcessCpu(rows: E2eRow[], log: (line: string) => void): void {
+  for (const row of rows) {
+    if (row.error !== undefined) continue;
+    const labels = [
+      ...new Set(Object.values(row.processCpu).flatMap((byLabel) => Object.keys(byLabel))),
+    ].sort((a, b) => processOrder(a) - processOrder(b) || a.localeCompare(b));
+    if (labels.length === 0) continue;
+    log('');
+    log(`CPU per message by process, ${row.broker} (from the OS, user + system, microseconds; medians)`);
+    log(`| phase | ${labels.join(' | ')} | all processes |`);
+    log(`|---|${labels.map(() => '---|').join('')}---|`);
+    for (const phase of Object.keys(PHASES) as CpuPhase[]) {
+      const byLabel = row.processCpu[phase];
+      if (Object.keys(byLabel).length === 0) continue;
+      const cells = labels.map((l) => (byLabel[l] === undefined ? undefined : median(byLabel[l])));
+      const total = cells.every((c) => c !== undefined)
+        ? (cells as number[]).reduce((a, b) => a + b, 0).toFixed(1)
+        : '-';
+      log(
+        `| ${PHASES[phase]} | ${cells.map((c) => (c === undefined ? '-' : c.toFixed(1))).join(' | ')} | ${total} |`,
+      );
+    }
+  }
+}
+
+/** client first, then a cluster's leader, then the rest by name. */
+const processOrder = (label: string) => (label === 'client' ? 0 : label.startsWith('leader') ? 1 : 2);
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   run().then(

@@ -23,7 +23,9 @@ import { fileURLToPath } from 'node:url';
 import type { FederationLinkState } from '../src/broker.js';
 import { connect } from '../src/index.js';
 import { waitFor } from '../test/support/net.js';
-import { type RunningBroker, startOurCluster } from './lib/brokers.js';
+import { memberProcesses } from './lib/broker-processes.js';
+import { type ClusterMemberProcess, type RunningBroker, startOurCluster } from './lib/brokers.js';
+import { type CountedProcess, formatCpuPerMessage, measureCpu } from './lib/process-cpu.js';
 import { receiveAll, sendAll, withFlow } from './lib/quorate-flow.js';
 
 export interface FederationBenchOptions {
@@ -47,6 +49,27 @@ export interface FederationBenchResult {
   ratio: number;
   /** Received per second on west of messages that were all on east before the consumer came. */
   preloadedLinkPerSec?: number;
+  /**
+   * CPU per received message (microseconds, from the OS) of each process in each round: `client`
+   * (this process: sender and consumer) and every member of both clusters, by role
+   * (`east leader n1`, `west follower n2`...).
+   */
+  cpuUs: {
+    local: Record<string, number | null>;
+    federated: Record<string, number | null>;
+  };
+}
+
+/** The client and the six members, labelled by cluster and role as the round starts. */
+async function federationProcesses(
+  east: readonly ClusterMemberProcess[],
+  west: readonly ClusterMemberProcess[],
+): Promise<CountedProcess[]> {
+  return [
+    { label: 'client' },
+    ...(await memberProcesses(east, 'east ')),
+    ...(await memberProcesses(west, 'west ')),
+  ];
 }
 
 const FED = 'bench-fed';
@@ -129,6 +152,7 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
   let local = 0;
   let federated = 0;
   let preloaded: number | undefined;
+  const cpuUs: FederationBenchResult['cpuUs'] = { local: {}, federated: {} };
   try {
     const east = await startOurCluster([], ['--cluster-id', 'east']);
     clusters.push(east);
@@ -148,8 +172,14 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     const warm = Math.max(100, Math.floor(n / 10));
     await round(west.urls, west.urls, 'bench-local', warm, window, body, 'wl');
     await round(east.urls, west.urls, FED, warm, window, body, 'wf');
-    local = await round(west.urls, west.urls, 'bench-local', n, window, body, 'l');
-    federated = await round(east.urls, west.urls, FED, n, window, body, 'f');
+    const measured = async (what: keyof FederationBenchResult['cpuUs'], fn: () => Promise<number>) => {
+      const r = await measureCpu(await federationProcesses(east.members, west.members), n, fn);
+      cpuUs[what] = Object.fromEntries(r.cpuUs);
+      return r.value;
+    };
+    local = await measured('local', () => round(west.urls, west.urls, 'bench-local', n, window, body, 'l'));
+    federated = await measured('federated', () => round(east.urls, west.urls, FED, n, window, body, 'f'));
+    // not measured for CPU: its round also fills east before the drain it times
     if (preload) preloaded = await preloadedRound(east.urls, west.urls, n, window, body);
   } finally {
     await Promise.all(clusters.map((c) => c.stop().catch(() => undefined)));
@@ -163,6 +193,9 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
   log(`ratio federated / local: ${ratio} (target >= 0.5)`);
   if (preloaded !== undefined && local > 0)
     log(`ratio link alone / local: ${Math.round((preloaded / local) * 100) / 100}`);
+  const cpuLine = (us: Record<string, number | null>) => formatCpuPerMessage(new Map(Object.entries(us)));
+  log(`CPU per received message, local:     ${cpuLine(cpuUs.local)}`);
+  log(`CPU per received message, federated: ${cpuLine(cpuUs.federated)}`);
   return {
     messages: n,
     window,
@@ -170,6 +203,7 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     federatedPerSec: federated,
     ratio,
     ...(preloaded !== undefined ? { preloadedLinkPerSec: preloaded } : {}),
+    cpuUs,
   };
 }
 

@@ -18,7 +18,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect, type Receiver, type Sender } from '../src/index.js';
+import { benchProcesses } from './lib/broker-processes.js';
 import { type RunningBroker, startOurBroker } from './lib/brokers.js';
+import { formatCpuPerMessage, measureCpu } from './lib/process-cpu.js';
 import { profiled } from './lib/profile.js';
 import { receiveAll, sendAll } from './lib/quorate-flow.js';
 
@@ -43,6 +45,9 @@ export interface TopicsResult {
   queuesDeliveredPerSec: number;
   /** topic / queues. */
   ratio: number;
+  /** CPU per delivered message (microseconds, from the OS): `client` (this process) and `broker`. */
+  topicCpuUs: Record<string, number | null>;
+  queuesCpuUs: Record<string, number | null>;
   profileDir?: string;
 }
 
@@ -130,6 +135,8 @@ export async function run(opts: TopicsOptions = {}): Promise<TopicsResult> {
   let broker: RunningBroker | undefined;
   let topic = 0;
   let queues = 0;
+  let topicCpu = new Map<string, number | null>();
+  let queuesCpu = new Map<string, number | null>();
   try {
     broker = await startOurBroker(
       true,
@@ -142,12 +149,16 @@ export async function run(opts: TopicsOptions = {}): Promise<TopicsResult> {
     await queuesRound(broker.url, `queues-warm-${stamp}`, warm, k, window, body);
     const clientProfile = (name: string) =>
       profileDir === undefined ? undefined : join(profileDir, `client-${name}.cpuprofile`);
-    topic = await profiled(clientProfile('topic'), () =>
-      topicRound(broker!.url, `topic-${stamp}`, n, k, window, body),
-    );
-    queues = await profiled(clientProfile('queues'), () =>
-      queuesRound(broker!.url, `queues-${stamp}`, n, k, window, body),
-    );
+    const counted = await benchProcesses(broker);
+    // per delivered message: both rounds deliver n x k
+    ({ value: topic, cpuUs: topicCpu } = await measureCpu(counted, n * k, () =>
+      profiled(clientProfile('topic'), () => topicRound(broker!.url, `topic-${stamp}`, n, k, window, body)),
+    ));
+    ({ value: queues, cpuUs: queuesCpu } = await measureCpu(counted, n * k, () =>
+      profiled(clientProfile('queues'), () =>
+        queuesRound(broker!.url, `queues-${stamp}`, n, k, window, body),
+      ),
+    ));
   } finally {
     await broker?.stop().catch(() => undefined);
   }
@@ -156,6 +167,8 @@ export async function run(opts: TopicsOptions = {}): Promise<TopicsResult> {
   log(`topic (1 publish per message):        ${topic} msg/s delivered`);
   log(`${k} queues (${k} sends per message):    ${queues} msg/s delivered`);
   log(`ratio topic / queues: ${ratio}x (target >= 5)`);
+  log(`CPU per delivered message, topic:  ${formatCpuPerMessage(topicCpu)}`);
+  log(`CPU per delivered message, queues: ${formatCpuPerMessage(queuesCpu)}`);
   return {
     messages: n,
     subscribers: k,
@@ -163,6 +176,8 @@ export async function run(opts: TopicsOptions = {}): Promise<TopicsResult> {
     topicDeliveredPerSec: topic,
     queuesDeliveredPerSec: queues,
     ratio,
+    topicCpuUs: Object.fromEntries(topicCpu),
+    queuesCpuUs: Object.fromEntries(queuesCpu),
     ...(profileDir !== undefined ? { profileDir } : {}),
   };
 }

@@ -18,9 +18,19 @@ export interface RunningBroker {
   url: URL;
   /** Its monitoring endpoints, when started with them. */
   httpUrl?: string;
-  /** The broker's process id, when it runs as its own process. */
+  /** The broker's process id, when it runs as its own process (a cluster: its supervisor's). */
   pid?: number;
+  /** A cluster's members, each its own process. */
+  members?: ClusterMemberProcess[];
   stop(): Promise<void>;
+}
+
+/** One member of a cluster run by `quorate-broker cluster`, from its `member-ready` line. */
+export interface ClusterMemberProcess {
+  id: string;
+  pid: number;
+  url: string;
+  httpUrl: string;
 }
 
 export async function spawnReady(
@@ -115,7 +125,11 @@ export async function startProtonBroker(bin: string): Promise<RunningBroker> {
       }
     });
   });
-  return { url: new URL(`amqp://127.0.0.1:${port}`), stop: () => stopChild(child) };
+  return {
+    url: new URL(`amqp://127.0.0.1:${port}`),
+    ...(child.pid !== undefined ? { pid: child.pid } : {}),
+    stop: () => stopChild(child),
+  };
 }
 
 /** Installs Debian packages that are missing (root, apt): the bench brings its own peers. */
@@ -176,7 +190,7 @@ export async function startOurCluster(
   nodeArgs: string[] = [],
   brokerArgs: string[] = [],
   log?: { onLogLine: (line: string) => void; logLevel: 'debug' | 'info' | 'warn' | 'error' },
-): Promise<RunningBroker & { urls: string[]; httpUrls: string[] }> {
+): Promise<RunningBroker & { urls: string[]; httpUrls: string[]; members: ClusterMemberProcess[] }> {
   const dir = await mkdtemp(join(tmpdir(), 'qc-bench-'));
   const child = spawn(
     process.execPath,
@@ -206,14 +220,14 @@ export async function startOurCluster(
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    const members = await new Promise<{ url: string; httpUrl: string }[]>((resolve, reject) => {
+    const members = await new Promise<ClusterMemberProcess[]>((resolve, reject) => {
       const t = setTimeout(() => reject(new Error('cluster not ready within 90 s')), 90_000);
-      const ready = new Map<string, { url: string; httpUrl: string }>();
+      const ready = new Map<string, ClusterMemberProcess>();
       createInterface({ input: child.stdout! }).on('line', (line) => {
         try {
-          const v = JSON.parse(line) as { event?: string; id?: string; url?: string; httpUrl?: string };
-          if (v.event === 'member-ready' && v.id && v.url && v.httpUrl) {
-            ready.set(v.id, { url: v.url, httpUrl: v.httpUrl });
+          const v = JSON.parse(line) as Partial<ClusterMemberProcess> & { event?: string };
+          if (v.event === 'member-ready' && v.id && v.url && v.httpUrl && typeof v.pid === 'number') {
+            ready.set(v.id, { id: v.id, pid: v.pid, url: v.url, httpUrl: v.httpUrl });
           } else if (v.event === 'cluster-ready') {
             clearTimeout(t);
             resolve([...ready.values()]);
@@ -237,6 +251,7 @@ export async function startOurCluster(
       url: new URL(urls[0]!),
       urls,
       httpUrls,
+      members,
       ...(child.pid !== undefined ? { pid: child.pid } : {}),
       stop,
     };
@@ -260,5 +275,5 @@ async function readyz(httpUrl: string): Promise<boolean> {
 export async function startRabbitBroker(): Promise<RunningBroker> {
   aptEnsure([{ pkg: 'rabbitmq-server', present: () => existsSync('/usr/lib/rabbitmq/bin/rabbitmq-server') }]);
   const rabbit = await startRabbit(1);
-  return { url: new URL(rabbit.urls[0]!), stop: () => rabbit.stop() };
+  return { url: new URL(rabbit.urls[0]!), pid: rabbit.nodes[0]!.pid(), stop: () => rabbit.stop() };
 }

@@ -8,6 +8,7 @@
  * `quorateBatchClient`).
  */
 import rhea from 'rhea';
+import { type CountedProcess, type CpuSnapshot, cpuSnapshot } from './process-cpu.js';
 
 export type BenchClient = (
   url: URL,
@@ -15,14 +16,20 @@ export type BenchClient = (
   n: number,
   body: Buffer,
   window: number,
+  counted?: readonly CountedProcess[],
 ) => Promise<PhaseTimes>;
 
-/** Wall and CPU milliseconds of the send phase and of the receive phase. */
+/**
+ * Wall and CPU milliseconds of the send phase and of the receive phase; with `counted`, also the
+ * CPU snapshots of those processes (bench/lib/process-cpu.ts) when sending starts, when the last
+ * send is accepted and when the last message is received.
+ */
 export interface PhaseTimes {
   sendMs: number;
   receiveMs: number;
   sendCpuMs: number;
   receiveCpuMs: number;
+  snapshots?: [CpuSnapshot, CpuSnapshot, CpuSnapshot];
 }
 
 /** CPU time (user + system) of this process since `from`, in ms. */
@@ -33,7 +40,7 @@ const cpuMs = (from: NodeJS.CpuUsage): number => {
 
 // ---------------------------------------------------------------- clients
 
-export const rheaClient: BenchClient = (url, queue, n, body, window) =>
+export const rheaClient: BenchClient = (url, queue, n, body, window, counted) =>
   new Promise((resolve, reject) => {
     const container = rhea.create_container();
     const conn = container.connect({
@@ -50,9 +57,11 @@ export const rheaClient: BenchClient = (url, queue, n, body, window) =>
     let sent = 0;
     let settled = 0;
     let got = 0;
+    const s0 = counted && cpuSnapshot(counted);
     const t0 = performance.now();
     const c0 = process.cpuUsage();
     let t1 = 0;
+    let s1: CpuSnapshot | undefined;
     let sendCpuMs = 0;
     let c1 = c0;
     conn.on('connection_error', (ctx) =>
@@ -78,6 +87,7 @@ export const rheaClient: BenchClient = (url, queue, n, body, window) =>
       }
       t1 = performance.now();
       sendCpuMs = cpuMs(c0);
+      s1 = counted && cpuSnapshot(counted);
       c1 = process.cpuUsage();
       sender.close();
       const receiver = conn.open_receiver({ source: queue, credit_window: window });
@@ -85,8 +95,15 @@ export const rheaClient: BenchClient = (url, queue, n, body, window) =>
         if (++got === n) {
           const t2 = performance.now();
           const receiveCpuMs = cpuMs(c1);
+          const s2 = counted && cpuSnapshot(counted);
           conn.close();
-          resolve({ sendMs: t1 - t0, receiveMs: t2 - t1, sendCpuMs, receiveCpuMs });
+          resolve({
+            sendMs: t1 - t0,
+            receiveMs: t2 - t1,
+            sendCpuMs,
+            receiveCpuMs,
+            ...(s0 && s1 && s2 ? { snapshots: [s0, s1, s2] as PhaseTimes['snapshots'] } : {}),
+          });
         }
       });
     });
@@ -96,12 +113,12 @@ export const rheaClient: BenchClient = (url, queue, n, body, window) =>
 export type ReceiveMode = 'iterator' | 'batch';
 
 /** Our client, receiving with `for await`. */
-export const quorateClient: BenchClient = (url, queue, n, body, window) =>
-  ourClient(url, queue, n, body, window, 'iterator');
+export const quorateClient: BenchClient = (url, queue, n, body, window, counted) =>
+  ourClient(url, queue, n, body, window, 'iterator', counted);
 
 /** Our client, receiving with `receive({ max: window })`. */
-export const quorateBatchClient: BenchClient = (url, queue, n, body, window) =>
-  ourClient(url, queue, n, body, window, 'batch');
+export const quorateBatchClient: BenchClient = (url, queue, n, body, window, counted) =>
+  ourClient(url, queue, n, body, window, 'batch', counted);
 
 /** Our client, if the package root exports `connect` (it is being written; a failure is reported, not fatal). */
 async function ourClient(
@@ -111,6 +128,7 @@ async function ourClient(
   body: Buffer,
   window: number,
   mode: ReceiveMode,
+  counted?: readonly CountedProcess[],
 ): Promise<PhaseTimes> {
   const mod = (await import('../../src/index.js')) as unknown as {
     connect?: (o: { urls: string; reconnect?: false }) => Promise<OurConnection>;
@@ -120,6 +138,7 @@ async function ourClient(
   try {
     const sender = await conn.openSender(queue);
     let next = 0;
+    const s0 = counted && cpuSnapshot(counted);
     const t0 = performance.now();
     const c0 = process.cpuUsage();
     const worker = async () => {
@@ -132,6 +151,7 @@ async function ourClient(
     await Promise.all(Array.from({ length: window }, worker));
     const t1 = performance.now();
     const sendCpuMs = cpuMs(c0);
+    const s1 = counted && cpuSnapshot(counted);
     const c1 = process.cpuUsage();
     await sender.close();
     const receiver = await conn.openReceiver(queue, { credit: window, confirmAccept: false });
@@ -150,8 +170,15 @@ async function ourClient(
     }
     const t2 = performance.now();
     const receiveCpuMs = cpuMs(c1);
+    const s2 = counted && cpuSnapshot(counted);
     await receiver.close().catch(() => {});
-    return { sendMs: t1 - t0, receiveMs: t2 - t1, sendCpuMs, receiveCpuMs };
+    return {
+      sendMs: t1 - t0,
+      receiveMs: t2 - t1,
+      sendCpuMs,
+      receiveCpuMs,
+      ...(s0 && s1 && s2 ? { snapshots: [s0, s1, s2] as PhaseTimes['snapshots'] } : {}),
+    };
   } finally {
     await conn.close().catch(() => {});
   }

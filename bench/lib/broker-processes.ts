@@ -1,0 +1,41 @@
+/**
+ * Which processes a bench counts the CPU of, by the names its tables print: the client (this
+ * process) and the broker's: one process for a single node, RabbitMQ (beam.smp) or the Proton
+ * broker; for one of our clusters each member apart, named by its Raft role when the phase starts
+ * ("leader n1", "follower n2"), read from the member's `GET /api/overview`.
+ */
+import type { ClusterMemberProcess, RunningBroker } from './brokers.js';
+import type { CountedProcess } from './process-cpu.js';
+
+/** The member's role as it reports it, or 'unknown' when it does not answer. */
+async function roleOf(member: ClusterMemberProcess): Promise<string> {
+  try {
+    const res = await fetch(new URL('/api/overview', member.httpUrl), { signal: AbortSignal.timeout(2_000) });
+    const doc = (await res.json()) as { role?: unknown };
+    return typeof doc.role === 'string' ? doc.role : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Each member of a cluster, labelled `<prefix>leader n1`, `<prefix>follower n2`..., leader first. */
+export async function memberProcesses(
+  members: readonly ClusterMemberProcess[],
+  prefix = '',
+): Promise<CountedProcess[]> {
+  const roles = await Promise.all(members.map(roleOf));
+  return members
+    .map((m, i) => ({ label: `${prefix}${roles[i]} ${m.id}`, pid: m.pid, leader: roles[i] === 'leader' }))
+    .sort((a, b) => Number(b.leader) - Number(a.leader) || a.label.localeCompare(b.label))
+    .map(({ label, pid }) => ({ label, pid }));
+}
+
+/** The client (this process), then the broker's process or its members. */
+export async function benchProcesses(
+  broker: RunningBroker,
+  brokerLabel = 'broker',
+): Promise<CountedProcess[]> {
+  const client: CountedProcess = { label: 'client' };
+  if (broker.members !== undefined) return [client, ...(await memberProcesses(broker.members))];
+  return broker.pid === undefined ? [client] : [client, { label: brokerLabel, pid: broker.pid }];
+}

@@ -1,0 +1,161 @@
+/**
+ * CPU time per process, from the OS, for the benches' "where does the CPU go" tables: the client
+ * (this process, `process.cpuUsage()`) and every broker process (its `/proc/<pid>/stat` utime +
+ * stime, children that exited and were waited for included through cutime + cstime). A bench
+ * takes a snapshot before and after its timed phase and divides the difference by the messages:
+ * CPU time, not wall time, so a process waiting on the disk or on another costs nothing here.
+ *
+ * Linux only (the benches' machine); on a system without /proc a broker reads as null, and the
+ * tables print "-" for it rather than a made-up zero.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+/** The CPU fields of one `/proc/<pid>/stat` line, in clock ticks (proc(5)). */
+export interface ProcStat {
+  pid: number;
+  ppid: number;
+  /** Field 14: time scheduled in user mode. */
+  utime: number;
+  /** Field 15: time scheduled in kernel mode. */
+  stime: number;
+  /** Fields 16 and 17: the same for children this process has waited for. */
+  cutime: number;
+  cstime: number;
+}
+
+/** A `/proc/<pid>/stat` line that is not one. */
+export class ProcStatParseError extends Error {
+  constructor(reason: string, line: string) {
+    super(`unreadable /proc stat line (${reason}): ${JSON.stringify(line.slice(0, 120))}`);
+    this.name = 'ProcStatParseError';
+  }
+}
+
+/**
+ * Parses one `/proc/<pid>/stat` line. The command name (field 2) is in parentheses and may itself
+ * hold spaces and parentheses, so the fields are counted from the LAST ')' (proc(5)).
+ */
+export function parseProcStat(line: string): ProcStat {
+  const open = line.indexOf(' (');
+  const close = line.lastIndexOf(')');
+  if (open < 0 || close < open) throw new ProcStatParseError('no (comm)', line);
+  const pid = Number(line.slice(0, open));
+  // fields 3.. (state is field 3, at index 0 here)
+  const rest = line
+    .slice(close + 1)
+    .trim()
+    .split(/\s+/);
+  if (rest.length < 15) throw new ProcStatParseError(`${rest.length + 2} fields, expected at least 17`, line);
+  const field = (n: number): number => {
+    const text = rest[n - 3]!;
+    if (!/^-?\d+$/.test(text)) throw new ProcStatParseError(`field ${n} is ${JSON.stringify(text)}`, line);
+    return Number(text);
+  };
+  if (!Number.isSafeInteger(pid) || pid <= 0) throw new ProcStatParseError('bad pid', line);
+  return {
+    pid,
+    ppid: field(4),
+    utime: field(14),
+    stime: field(15),
+    cutime: field(16),
+    cstime: field(17),
+  };
+}
+
+let ticksPerSecond: number | undefined;
+
+/** The kernel's clock ticks per second (`getconf CLK_TCK`; 100 on every Linux the benches met). */
+export function clockTicksPerSecond(): number {
+  if (ticksPerSecond === undefined) {
+    try {
+      const v = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+      ticksPerSecond = Number.isFinite(v) && v > 0 ? v : 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
+
+/** CPU milliseconds a stat line accounts for: the process's own and its waited-for children's. */
+export function statCpuMs(stat: ProcStat, ticks = clockTicksPerSecond()): number {
+  return ((stat.utime + stat.stime + stat.cutime + stat.cstime) * 1000) / ticks;
+}
+
+/** The process's CPU ms so far from /proc, or null when it is gone or /proc is not there. */
+export function processCpuMs(pid: number): number | null {
+  try {
+    return statCpuMs(parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8')));
+  } catch {
+    return null;
+  }
+}
+
+/** This process's CPU ms so far (user + system). */
+export function ownCpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+/** A process whose CPU a bench counts, by the name its tables print ("client", "leader n1"...). */
+export interface CountedProcess {
+  label: string;
+  /** undefined: this process. */
+  pid?: number;
+}
+
+/** CPU ms per label at one instant (null: the process could not be read). */
+export type CpuSnapshot = Map<string, number | null>;
+
+export function cpuSnapshot(processes: readonly CountedProcess[]): CpuSnapshot {
+  return new Map(
+    processes.map((p) => [p.label, p.pid === undefined ? ownCpuMs() : processCpuMs(p.pid)] as const),
+  );
+}
+
+/**
+ * CPU microseconds per message of each process between two snapshots, rounded to 0.1 us; null
+ * where either snapshot could not read the process.
+ */
+export function cpuPerMessageUs(
+  before: CpuSnapshot,
+  after: CpuSnapshot,
+  messages: number,
+): Map<string, number | null> {
+  const out = new Map<string, number | null>();
+  for (const [label, a] of after) {
+    const b = before.get(label);
+    out.set(
+      label,
+      a === null || b === null || b === undefined || messages <= 0
+        ? null
+        : Math.round(((a - b) * 10_000) / messages) / 10,
+    );
+  }
+  return out;
+}
+
+/** Runs `fn` and measures each process's CPU per message over it. */
+export async function measureCpu<T>(
+  processes: readonly CountedProcess[],
+  messages: number,
+  fn: () => Promise<T>,
+): Promise<{ value: T; cpuUs: Map<string, number | null> }> {
+  const before = cpuSnapshot(processes);
+  const value = await fn();
+  return { value, cpuUs: cpuPerMessageUs(before, cpuSnapshot(processes), messages) };
+}
+
+/** One line: `client 5.1 us, leader n1 30.2 us, follower n2 12.0 us (total 47.3 us)` per message. */
+export function formatCpuPerMessage(cpuUs: ReadonlyMap<string, number | null>): string {
+  const parts: string[] = [];
+  let total = 0;
+  let complete = true;
+  for (const [label, us] of cpuUs) {
+    parts.push(`${label} ${us === null ? '-' : us.toFixed(1)} us`);
+    if (us === null) complete = false;
+    else total += us;
+  }
+  return `${parts.join(', ')}${complete && parts.length > 1 ? ` (total ${total.toFixed(1)} us)` : ''}`;
+}
