@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterHandle } from '../../src/broker.js';
 import { type Connection, connect } from '../../src/index.js';
-import { startTestCluster, waitServing } from '../cluster/cluster-support.js';
+import { startTestCluster, waitServing } from '../cluster-broker/cluster/cluster-support.js';
 import { takeAvailable, watcher } from '../support/available.js';
 import { brokerAndConnection } from '../support/broker.js';
 import {
