@@ -388,6 +388,7 @@ export async function startMember(opts: MemberOptions): Promise<MemberNode> {
     amqpPort: broker.port,
     clusterPort: rep.port,
     url: broker.url,
+    wsUrl: broker.wsUrl,
     httpUrl: broker.httpUrl,
     broker,
     backend,
