@@ -80,6 +80,7 @@ export {
 export type { PasswordHash, ScryptParams } from './cluster-broker/server/password-hash.js';
 export type { AlarmKind } from './cluster-broker/server/resource-alarm.js';
 export type { UserTable } from './cluster-broker/server/users.js';
+export type { WebSocketListenOptions } from './cluster-broker/server/ws-listener.js';
 export type { StoreStats } from './cluster-broker/store/event-store.js';
 export {
   type ClusterTlsFiles,

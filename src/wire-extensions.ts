@@ -66,12 +66,40 @@ const KEY = {
   memberId: 'quorate:member-id',
   quorate: 'quorate:quorate',
   leader: 'quorate:leader',
+  wsUrl: 'quorate:ws-url',
 } as const;
 
-export type AmqpScheme = 'amqp' | 'amqps';
+/** The schemes of AMQP over TCP. */
+export type TcpScheme = 'amqp' | 'amqps';
+/** The schemes of AMQP over WebSocket (docs/websocket.md). */
+export type WebSocketScheme = 'ws' | 'wss';
+/** Every scheme the client dials. */
+export type AmqpScheme = TcpScheme | WebSocketScheme;
 
 export function isAmqpScheme(s: string): s is AmqpScheme {
-  return s === 'amqp' || s === 'amqps';
+  return s === 'amqp' || s === 'amqps' || isWebSocketScheme(s);
+}
+
+export function isWebSocketScheme(s: string): s is WebSocketScheme {
+  return s === 'ws' || s === 'wss';
+}
+
+/** A `ws://host:port` or `wss://...` URL (what a member lists under `quorate:ws-url`). */
+export function isWebSocketUrl(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return isWebSocketScheme(u.protocol.slice(0, -1)) && u.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** Where a member serves AMQP over WebSocket (the `quorate:ws-url` of its map). */
+export interface WebSocketEndpoint {
+  scheme: WebSocketScheme;
+  host: string;
+  /** absent: the default port of the scheme */
+  port?: number;
 }
 
 export interface MemberInfo {
@@ -83,6 +111,8 @@ export interface MemberInfo {
   memberId?: string;
   quorate?: boolean;
   leader?: boolean;
+  /** The member's AMQP-over-WebSocket endpoint, when it listed one. */
+  webSocket?: WebSocketEndpoint;
 }
 
 export interface ParsedMemberList {
@@ -147,6 +177,18 @@ function asBoolean(v: unknown): boolean | undefined {
   return undefined;
 }
 
+/** A listed `quorate:ws-url`; undefined when absent or unusable (the member is kept without it). */
+function parseWebSocketUrl(raw: string | undefined): WebSocketEndpoint | undefined {
+  if (raw === undefined || !isWebSocketUrl(raw)) return undefined;
+  const u = new URL(raw);
+  const endpoint: WebSocketEndpoint = {
+    scheme: u.protocol.slice(0, -1) as WebSocketScheme,
+    host: u.hostname.replace(/^\[(.*)\]$/, '$1'),
+  };
+  if (u.port !== '') endpoint.port = Number(u.port);
+  return endpoint;
+}
+
 /** One member map; undefined when unusable. */
 export function parseMember(entry: unknown): MemberInfo | undefined {
   const rawHost = asString(mapGet(entry, KEY.host));
@@ -159,7 +201,7 @@ export function parseMember(entry: unknown): MemberInfo | undefined {
   if (port !== undefined) member.port = port;
   const scheme = asString(mapGet(entry, KEY.scheme))?.toLowerCase();
   if (scheme !== undefined) {
-    if (!isAmqpScheme(scheme)) return undefined; // e.g. ws: not something we can dial
+    if (!isAmqpScheme(scheme)) return undefined; // not something we can dial
     member.scheme = scheme;
   }
   const hostname = asString(mapGet(entry, KEY.hostname));
@@ -170,6 +212,8 @@ export function parseMember(entry: unknown): MemberInfo | undefined {
   if (quorate !== undefined) member.quorate = quorate;
   const leader = asBoolean(mapGet(entry, KEY.leader));
   if (leader !== undefined) member.leader = leader;
+  const webSocket = parseWebSocketUrl(asString(mapGet(entry, KEY.wsUrl)));
+  if (webSocket !== undefined) member.webSocket = webSocket;
   return member;
 }
 
@@ -210,6 +254,8 @@ export interface ListedMember {
   quorate: boolean;
   /** The member the lister follows as Raft leader. */
   leader: boolean;
+  /** Its AMQP-over-WebSocket URL (`ws://host:port`, `wss://` with TLS), when it serves one. */
+  wsUrl?: string;
 }
 
 /** The AMQP value of a member list: a list of maps with symbol keys (failover-server-list shape). */
@@ -223,6 +269,7 @@ export function memberListValue(members: readonly ListedMember[]): AmqpValue {
         [symbol(KEY.memberId), m.id],
         [symbol(KEY.quorate), m.quorate],
         [symbol(KEY.leader), m.leader],
+        ...(m.wsUrl !== undefined ? [[symbol(KEY.wsUrl), m.wsUrl] as [AmqpValue, AmqpValue]] : []),
       ]),
   );
 }

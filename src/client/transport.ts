@@ -22,6 +22,7 @@ import {
   SocketPort,
   toAmqpError,
 } from '../protocol/index.js';
+import { isWebSocketScheme } from '../wire-extensions.js';
 import {
   closedBeforeOpen,
   looksLikeTls,
@@ -32,6 +33,7 @@ import {
 } from './connect-errors.js';
 import type { DialFunction, Logger } from './types.js';
 import { UnresponsiveGuard } from './unresponsive.js';
+import { dialWebSocket } from './websocket-dial.js';
 
 /** After our Close, how long we wait for the peer's before dropping the socket. */
 const CLOSE_GRACE_MS = 2_000;
@@ -285,8 +287,10 @@ export function connectPhysical(opts: AttemptOptions): Promise<PhysicalConnectio
     const onSocketError = (err: Error) => fail(socketFailure(server.host, server.port, err));
     const servername = net.isIP(server.host) ? undefined : server.host;
     const dial = opts.dial;
-    if (dial && attempt) {
-      const target = { scheme: server.scheme, host: server.host, port: server.port };
+    const scheme = server.scheme;
+    // a custom dial opens TCP-like streams: ws / wss members always go through WebSocket
+    if (dial && attempt && !isWebSocketScheme(scheme)) {
+      const target = { scheme, host: server.host, port: server.port };
       Promise.resolve()
         .then(() => dial(target, attempt.signal))
         .then(
@@ -313,6 +317,29 @@ export function connectPhysical(opts: AttemptOptions): Promise<PhysicalConnectio
           },
           (err: unknown) => fail(socketFailure(server.host, server.port, asError(err))),
         );
+    } else if (isWebSocketScheme(server.scheme)) {
+      // AMQP over WebSocket (docs/websocket.md#client); TLS is the WebSocket's own for wss
+      const host = server.host.includes(':') ? `[${server.host}]` : server.host;
+      const url = `${server.scheme}://${host}:${server.port}${server.path ?? '/'}`;
+      const wsAbort = new AbortController();
+      dialWebSocket(url, {
+        ...(opts.tls !== undefined ? { tls: opts.tls } : {}),
+        signal: wsAbort.signal,
+      }).then(
+        (stream) => {
+          if (settled) {
+            stream.destroy();
+            return;
+          }
+          socket = stream;
+          socket.on('error', onSocketError);
+          onConnected();
+        },
+        (err: unknown) => fail(socketFailure(server.host, server.port, asError(err))),
+      );
+      const stopOpening = (): void => wsAbort.abort();
+      opts.signal?.addEventListener('abort', stopOpening, { once: true });
+      setTimeout(stopOpening, opts.timeoutMs).unref?.();
     } else {
       socket =
         server.scheme === 'amqps'

@@ -21,6 +21,8 @@ export interface BrokerServer {
   readonly port: number;
   /** `amqp://host:port` (`amqps://` with TLS). */
   readonly url: string;
+  /** `ws://host:port` (`wss://` with TLS) of the WebSocket listener; undefined without one. */
+  readonly wsUrl: string | undefined;
   /** Our Open container-id. */
   readonly containerId: string;
   /** The client connections open now. */
@@ -37,6 +39,8 @@ export interface BrokerHandle {
   readonly port: number;
   /** The host it listens on. */
   readonly host: string;
+  /** `ws://host:port` (`wss://` with TLS) of AMQP over WebSocket; undefined without `webSocket`. */
+  readonly wsUrl: string | undefined;
   /** The AMQP server. */
   readonly server: BrokerServer;
   /** `http://host:port` of the monitoring endpoints and status page; undefined without `httpPort`. */
@@ -63,6 +67,8 @@ export interface MemberHandle {
   readonly clusterPort: number;
   /** The URL clients connect to. */
   readonly url: string;
+  /** The WebSocket URL clients connect to (`ws://` or `wss://`); undefined without `webSocket`. */
+  readonly wsUrl: string | undefined;
   /** The monitoring endpoints and status page (`http://host:port`); undefined without `httpPort`. */
   readonly httpUrl: string | undefined;
   /** The AMQP server of this member. */

@@ -30,7 +30,17 @@ export {
   type ReplayJournalOptions,
   type ReplayPlan,
 } from './replay-journal.js';
-export { mayFollowScheme, type SecurityClass, securityClass, strongestScheme } from './scheme-policy.js';
+export {
+  endpointFor,
+  type FollowVerdict,
+  followVerdict,
+  mayFollowScheme,
+  type SchemeTransport,
+  type SecurityClass,
+  schemeTransport,
+  securityClass,
+  strongestScheme,
+} from './scheme-policy.js';
 export * from './server-address.js';
 export {
   type IgnoredMembers,

@@ -1,11 +1,18 @@
 /**
  * A broker endpoint the client may connect to, and the parsing of configured URLs into one.
  * `amqp://user:pass@host:port` and `amqps://...` (WHATWG URL); default ports 5672 / 5671.
+ * `ws://` and `wss://` are AMQP over WebSocket (docs/websocket.md), default ports 80 / 443, and
+ * keep their path (a reverse proxy's location).
  */
 import { ArgumentTypeError } from '../errors.js';
-import { type AmqpScheme, isAmqpScheme } from '../wire-extensions.js';
+import { type AmqpScheme, isAmqpScheme, isWebSocketScheme } from '../wire-extensions.js';
 
-export const DEFAULT_PORTS: Readonly<Record<AmqpScheme, number>> = { amqp: 5672, amqps: 5671 };
+export const DEFAULT_PORTS: Readonly<Record<AmqpScheme, number>> = {
+  amqp: 5672,
+  amqps: 5671,
+  ws: 80,
+  wss: 443,
+};
 
 /** Where a pool entry came from. */
 export type ServerSource = 'configured' | 'learned' | 'redirect';
@@ -22,6 +29,8 @@ export interface ServerAddress<O = unknown> {
   /** the network host to dial (IPv6 without brackets) */
   readonly host: string;
   readonly port: number;
+  /** ws / wss: the URL's path and query (`/` when it had none) */
+  readonly path?: string;
   /** the Open frame `hostname` (virtual host) to send, when the broker told us one */
   readonly hostname?: string;
   readonly username?: string;
@@ -67,7 +76,7 @@ export function parseServerUrl<O = unknown>(config: ServerConfig<O>): ServerAddr
   if (!isAmqpScheme(scheme)) {
     throw new ArgumentTypeError(
       'ERR_INVALID_URL',
-      `unsupported scheme ${JSON.stringify(scheme)} in ${JSON.stringify(url)} (amqp or amqps)`,
+      `unsupported scheme ${JSON.stringify(scheme)} in ${JSON.stringify(url)} (amqp, amqps, ws or wss)`,
     );
   }
   const host = stripBrackets(parsed.hostname);
@@ -76,6 +85,7 @@ export function parseServerUrl<O = unknown>(config: ServerConfig<O>): ServerAddr
   const address: {
     -readonly [K in keyof ServerAddress<O>]: ServerAddress<O>[K];
   } = { key: serverKey(host, port), scheme, host, port, source: 'configured' };
+  if (isWebSocketScheme(scheme)) address.path = `${parsed.pathname}${parsed.search}`;
   if (parsed.username !== '') address.username = safeDecode(parsed.username);
   if (parsed.password !== '') address.password = safeDecode(parsed.password);
   if (typeof config !== 'string' && config.options !== undefined) address.options = config.options;

@@ -24,11 +24,12 @@ import { type Random, randomIndex, shuffled } from '../common/random.js';
 import { ArgumentTypeError } from '../errors.js';
 import {
   failoverListFromOpenProperties,
+  isWebSocketScheme,
   type MemberInfo,
   parseMember,
   parseMemberList,
 } from '../wire-extensions.js';
-import { mayFollowScheme, strongestScheme } from './scheme-policy.js';
+import { endpointFor, type FollowVerdict, followVerdict, strongestScheme } from './scheme-policy.js';
 import {
   DEFAULT_PORTS,
   describeServer,
@@ -52,9 +53,11 @@ export const MAX_LEARNED_MEMBERS = 64;
 export interface IgnoredMembers {
   /**
    * `weaker-scheme`: a scheme of a weaker security class than the endpoint they were learned
-   * through (e.g. amqp:// from an amqps:// member); `over-cap`: beyond `maxLearnedMembers`.
+   * through (e.g. amqp:// from an amqps:// member); `other-transport`: TCP members learned over
+   * WebSocket (a member that lists no `ws`/`wss` URL) or the reverse; `over-cap`: beyond
+   * `maxLearnedMembers`.
    */
-  reason: 'weaker-scheme' | 'over-cap';
+  reason: 'weaker-scheme' | 'other-transport' | 'over-cap';
   /** how many were not taken */
   count: number;
   /** the first few of them, as URLs without credentials */
@@ -324,8 +327,9 @@ export class ServerPool<O = unknown> {
     if (member === undefined) return undefined;
     const viaEntry = this.viaEntry(via);
     const resolved = this.resolve(member, viaEntry, 'redirect');
-    if (!this.mayFollow(resolved, viaEntry)) {
-      this.reportIgnored('weaker-scheme', [resolved], 1, viaEntry);
+    const verdict = this.verdict(resolved, viaEntry);
+    if (verdict !== 'ok') {
+      this.reportIgnored(verdict, [resolved], 1, viaEntry);
       return undefined;
     }
     const existing = this.entries.get(resolved.key);
@@ -346,18 +350,25 @@ export class ServerPool<O = unknown> {
     if (members === undefined || members.length === 0 || this.serverListAction === 'ignore') return change;
     const viaEntry = this.viaEntry(via);
     const incoming = new Map<string, ServerAddress<O>>();
-    const weaker: ServerAddress<O>[] = [];
-    let weakerCount = 0;
+    const refused = {
+      'weaker-scheme': { examples: [] as ServerAddress<O>[], count: 0 },
+      'other-transport': { examples: [] as ServerAddress<O>[], count: 0 },
+    };
     let read = 0;
     // a list longer than the cap is cut where the cap is reached (the rest is not even resolved)
     for (; read < members.length && incoming.size < this.maxLearned; read++) {
       const r = this.resolve(members[read]!, viaEntry, 'learned');
-      if (!this.mayFollow(r, viaEntry)) {
-        weakerCount++;
-        if (weaker.length < IGNORED_EXAMPLES) weaker.push(r);
+      const verdict = this.verdict(r, viaEntry);
+      if (verdict !== 'ok') {
+        const bucket = refused[verdict];
+        bucket.count++;
+        if (bucket.examples.length < IGNORED_EXAMPLES) bucket.examples.push(r);
       } else if (!incoming.has(r.key)) incoming.set(r.key, r);
     }
-    if (weakerCount > 0) this.reportIgnored('weaker-scheme', weaker, weakerCount, viaEntry);
+    for (const reason of ['weaker-scheme', 'other-transport'] as const) {
+      const bucket = refused[reason];
+      if (bucket.count > 0) this.reportIgnored(reason, bucket.examples, bucket.count, viaEntry);
+    }
     const unread = members
       .slice(read, read + IGNORED_EXAMPLES)
       .map((m) => this.resolve(m, viaEntry, 'learned'));
@@ -400,9 +411,13 @@ export class ServerPool<O = unknown> {
     return change;
   }
 
-  /** A learned member is dialled only with a scheme at least as safe as where it was learned. */
-  private mayFollow(r: ServerAddress<O>, via: ServerAddress<O> | undefined): boolean {
-    return mayFollowScheme(via?.scheme ?? this.baselineScheme, r.scheme);
+  /** A learned member is dialled only over the same transport, at least as safe as where it was learned. */
+  private verdict(r: ServerAddress<O>, via: ServerAddress<O> | undefined): FollowVerdict {
+    return followVerdict(this.fromScheme(via), r.scheme);
+  }
+
+  private fromScheme(via: ServerAddress<O> | undefined): ServerAddress<O>['scheme'] {
+    return via?.scheme ?? this.baselineScheme;
   }
 
   /** Members besides the configured ones (what maxLearnedMembers caps). */
@@ -429,10 +444,16 @@ export class ServerPool<O = unknown> {
     return typeof via === 'string' ? this.entries.get(via) : (this.entries.get(via.key) ?? via);
   }
 
-  private resolve(m: MemberInfo, via: ServerAddress<O> | undefined, source: ServerSource): ServerAddress<O> {
+  private resolve(
+    listed: MemberInfo,
+    via: ServerAddress<O> | undefined,
+    source: ServerSource,
+  ): ServerAddress<O> {
+    const m = endpointFor(this.fromScheme(via), listed);
     const scheme = m.scheme ?? via?.scheme ?? this.baselineScheme;
     const port = m.port ?? DEFAULT_PORTS[scheme];
     const r: Mutable<ServerAddress<O>> = { key: serverKey(m.host, port), scheme, host: m.host, port, source };
+    if (isWebSocketScheme(scheme)) r.path = '/';
     if (m.hostname !== undefined) r.hostname = m.hostname;
     if (via?.username !== undefined) r.username = via.username;
     if (via?.password !== undefined) r.password = via.password;

@@ -45,3 +45,10 @@ export type {
   SaslIdentity,
   SaslServerOptions,
 } from './types.js';
+export {
+  MIN_WEBSOCKET_MESSAGE_BYTES,
+  type WebSocketLike,
+  WebSocketStream,
+  WebSocketStreamError,
+  type WebSocketStreamOptions,
+} from './websocket-stream.js';

@@ -114,6 +114,13 @@ const WATCH_EVERY_MS = 100;
 const HOUSEKEEPING_EVERY_MS = 1000;
 const DEDUP_TRIM_EVERY_MS = 30_000;
 
+/** `url` with its host replaced by the one clients are told to dial (not a wildcard bind address). */
+function withHost(url: string, host: string): string {
+  const u = new URL(url);
+  u.hostname = host.includes(':') ? `[${host}]` : host;
+  return u.origin;
+}
+
 function checkDistinctAddresses(peers: Readonly<Record<string, PeerAddress>>): void {
   const seen = new Map<string, string>();
   for (const [peer, address] of Object.entries(peers)) {
@@ -223,22 +230,22 @@ export async function startMember(opts: MemberOptions): Promise<MemberNode> {
     virtualSources: new Map([[MEMBERSHIP_ADDRESS, feed]]),
   });
   const wildcard = broker.host === '0.0.0.0' || broker.host === '::';
+  const clientHost = advertiseHost ?? (wildcard ? own.host : broker.host);
   membership = new Membership({
     selfId: id,
     memberIds: ids,
     self: {
-      host: advertiseHost ?? (wildcard ? own.host : broker.host),
+      host: clientHost,
       port: broker.port,
       scheme: serverOpts.tls ? 'amqps' : 'amqp',
+      ...(broker.wsUrl !== undefined ? { wsUrl: withHost(broker.wsUrl, clientHost) } : {}),
     },
     dataDir,
   });
   const mship = membership;
   if (broker.httpUrl !== undefined) {
     // tell the others the address clients are told to dial, not a wildcard bind address
-    const u = new URL(broker.httpUrl);
-    u.hostname = mship.list({ selfServing: false, leaderId: null, now: 0 }).find((m) => m.id === id)!.host;
-    advertisedHttpUrl = u.origin;
+    advertisedHttpUrl = withHost(broker.httpUrl, clientHost);
   }
 
   const onApp = (m: AppMessage): void => {
@@ -322,6 +329,7 @@ export async function startMember(opts: MemberOptions): Promise<MemberNode> {
       host: self.host,
       port: self.port,
       scheme: self.scheme,
+      ...(self.wsUrl !== undefined ? { wsUrl: self.wsUrl } : {}),
       serving: backend.serving,
       leaderId: rep.leaderId,
       term: rep.term,
@@ -388,6 +396,7 @@ export async function startMember(opts: MemberOptions): Promise<MemberNode> {
     amqpPort: broker.port,
     clusterPort: rep.port,
     url: broker.url,
+    wsUrl: broker.wsUrl,
     httpUrl: broker.httpUrl,
     broker,
     backend,

@@ -185,6 +185,7 @@ export async function startBroker(options: StartBrokerOptions = {}): Promise<Bro
     federationLinks: federation,
     federation: () => federation?.state() ?? [],
     url: server.url,
+    wsUrl: server.wsUrl,
     port: server.port,
     host: server.host,
     server,

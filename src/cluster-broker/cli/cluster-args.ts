@@ -11,6 +11,8 @@ export interface ClusterCommandArgs {
   basePort: number;
   /** --http-base-port: member i serves HTTP on H+i-1; 0 = free ports; absent: no HTTP. */
   httpBasePort: number | undefined;
+  /** --ws-base-port: member i serves AMQP over WebSocket on W+i-1; 0 = free ports; absent: none. */
+  wsBasePort: number | undefined;
   /** --data-dir; default a temp dir, removed on stop. */
   dataDir: string | undefined;
   /** --cluster-secret-file; default `<data dir>/cluster-secret`, created if absent. */
@@ -36,6 +38,7 @@ const OWN_VALUED = [
   'nodes',
   'base-port',
   'http-base-port',
+  'ws-base-port',
   'data-dir',
   'log-level',
   'max-failures',
@@ -49,7 +52,7 @@ const OWN_VALUED = [
 const OWN_SWITCHES = ['dedup'] as const;
 const OWN_FLAGS: readonly string[] = [...OWN_VALUED, ...OWN_SWITCHES];
 /** Server flags the cluster sets per member itself. */
-const PER_MEMBER_FLAGS = ['port', 'host', 'data-dir', 'container-id'];
+const PER_MEMBER_FLAGS = ['port', 'host', 'data-dir', 'container-id', 'ws-port'];
 
 export const CLUSTER_USAGE = `Usage: quorate-broker cluster [--nodes 3] [--base-port 5672] [--http-base-port 15672] [--data-dir DIR] [--cluster-secret-file FILE] [...]
 
@@ -63,6 +66,9 @@ already taken, a member that keeps failing), 2 on bad flags.
   --base-port P         first AMQP port (default 5672); 0 = free ports
   --http-base-port H    member i serves its status page, JSON API, /metrics, /healthz and
                         /readyz on H+i-1 (n1 on H); 0 = free ports; default: no HTTP
+  --ws-base-port W      member i serves AMQP over WebSocket on W+i-1 (n1 on W; wss:// with
+                        --tls-cert); 0 = free ports; default: none. Browser origins:
+                        --ws-allow-origin (docs/websocket.md)
   --data-dir DIR        parent of the members' stores (default: a temp dir, removed on stop)
   --dedup               members deduplicate by message-id on every queue, for every sender
   --max-failures K      give up on a member after K failures within the window (default 5);
@@ -82,7 +88,7 @@ already taken, a member that keeps failing), 2 on bad flags.
                         the links (docs/federation.md)
   plus the single-node server flags, passed to every member (--users, --permissions,
   --no-anonymous, --max-memory, --max-connections-per-address, ...; see quorate-broker --help),
-  except --port, --host, --data-dir and --container-id.
+  except --port, --host, --data-dir, --container-id and --ws-port.
 `;
 
 /** A bad flag of `cluster`: SupervisorError('amqp:invalid-field'). */
@@ -118,12 +124,14 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
       if (takesValue) memberArgs.push(argv[++i]!);
     }
   }
+  const values = parseFlags(own, flagTable(OWN_VALUED, OWN_SWITCHES), invalid);
+  const wsBasePort = integerFlag('ws-base-port', values['ws-base-port'], 0, 65_000, invalid);
   try {
-    parseSingleNodeArgs(memberArgs);
+    // as a member will see them (the cluster adds --ws-port per member)
+    parseSingleNodeArgs([...memberArgs, ...(wsBasePort !== undefined ? ['--ws-port', '0'] : [])]);
   } catch (err) {
     throw new SupervisorError('amqp:invalid-field', (err as Error).message, { cause: err });
   }
-  const values = parseFlags(own, flagTable(OWN_VALUED, OWN_SWITCHES), invalid);
   const cert = values['cluster-tls-cert'];
   const key = values['cluster-tls-key'];
   const ca = values['cluster-tls-ca'];
@@ -140,6 +148,7 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
     nodes: integerFlag('nodes', values.nodes, 1, 99, invalid) ?? 3,
     basePort: integerFlag('base-port', values['base-port'], 0, 64_000, invalid) ?? 5672,
     httpBasePort: integerFlag('http-base-port', values['http-base-port'], 0, 65_000, invalid),
+    wsBasePort,
     dataDir: values['data-dir'],
     dedup: values.dedup ?? false,
     maxFailures: integerFlag('max-failures', values['max-failures'], 1, 1_000, invalid),

@@ -116,7 +116,13 @@ export async function runClusterCommand(argv: readonly string[], io: ClusterComm
           dataDir: join(plan.dataDir, id),
           clusterSecretFile,
           ...(clusterTls ? { clusterTls } : {}),
-          extraArgs: [...args.memberArgs, ...(args.dedup ? ['--dedup'] : [])],
+          extraArgs: [
+            ...args.memberArgs,
+            ...(args.dedup ? ['--dedup'] : []),
+            ...(args.wsBasePort !== undefined
+              ? ['--ws-port', String(args.wsBasePort === 0 ? 0 : args.wsBasePort + index)]
+              : []),
+          ],
           ...(args.logLevel !== undefined ? { logLevel: args.logLevel } : {}),
         }),
     })),

@@ -12,7 +12,8 @@ export const SINGLE_NODE_USAGE = `Usage: quorate-broker [--port 5672] [--host 12
 BYTES take a K, M or G suffix (powers of 1024: 512M, 2G).
 
 Runs a single-node AMQP 1.0 broker. Prints one JSON line once it listens:
-  {"ready":true,"amqpPort":PORT,"pid":PID}   (plus "httpPort":P with --http-port)
+  {"ready":true,"amqpPort":PORT,"pid":PID}   (plus "httpPort":P with --http-port, "wsPort":W
+                                              with --ws-port)
 and stops cleanly on SIGTERM/SIGINT (connections closed, store flushed).
 
   --port P                 AMQP port (default 5672; 0 = a free port, named in the ready line)
@@ -29,6 +30,13 @@ and stops cleanly on SIGTERM/SIGINT (connections closed, store flushed).
   --tls-key FILE           PEM private key
   --require-tls-for-plain  refuse SASL PLAIN over a plain socket (default: on with --tls-cert;
                            --no-require-tls-for-plain turns it off)
+  --ws-port P              also serve AMQP over WebSocket (subprotocol amqp) on this port (0 = a
+                           free one, named in the ready line as wsPort); wss:// with --tls-cert;
+                           same users, permissions and limits (docs/websocket.md)
+  --ws-allow-origin ORIGINS
+                           comma-separated browser origins (https://app.example) allowed on the
+                           WebSocket port, or * for any; a browser Origin not listed gets 403.
+                           Requests without an Origin header (not browsers) are allowed
   --max-connections N      refuse connections beyond N (default 10000)
   --max-connections-per-address N
                            refuse connections from one source address beyond N (default 2000)
@@ -122,6 +130,8 @@ export interface SingleNodeArgs {
   httpHost: string | undefined;
   httpMaxConnections: number | undefined;
   httpAllowedHosts: string[] | undefined;
+  wsPort: number | undefined;
+  wsAllowOrigins: string[] | undefined;
   repair: boolean;
   logLevel: LogLevel;
   help: boolean;
@@ -164,6 +174,31 @@ function hostList(raw: string | undefined): string[] | undefined {
   return names;
 }
 
+/** `--ws-allow-origin`: `*`, or origins (`scheme://host[:port]`, no path), comma-separated. */
+function originList(raw: string | undefined): string[] | undefined {
+  if (raw === undefined) return undefined;
+  return raw.split(',').map((o) => {
+    const origin = o.trim();
+    if (origin === '*') return origin;
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (
+      parsed === undefined ||
+      parsed.origin === 'null' ||
+      parsed.origin !== origin.toLowerCase().replace(/\/$/, '')
+    )
+      throw new AmqpError(
+        'amqp:invalid-field',
+        `--ws-allow-origin takes origins like https://app.example (scheme, host, port; no path) or *, got '${origin}'`,
+      );
+    return parsed.origin;
+  });
+}
+
 /** Server flags that take a value. */
 const VALUED_FLAGS = [
   'port',
@@ -196,6 +231,8 @@ const VALUED_FLAGS = [
   'http-host',
   'http-max-connections',
   'http-allowed-hosts',
+  'ws-port',
+  'ws-allow-origin',
   'log-level',
 ] as const;
 /** Server flags that take none. */
@@ -220,6 +257,8 @@ export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
   if ((tlsCert === undefined) !== (tlsKey === undefined)) {
     throw new AmqpError('amqp:invalid-field', '--tls-cert and --tls-key go together');
   }
+  if (s('ws-allow-origin') !== undefined && s('ws-port') === undefined)
+    throw new AmqpError('amqp:invalid-field', '--ws-allow-origin needs --ws-port');
   if (values['require-tls-for-plain'] === true && values['no-require-tls-for-plain'] === true) {
     throw new AmqpError(
       'amqp:invalid-field',
@@ -271,6 +310,8 @@ export function parseSingleNodeArgs(argv: readonly string[]): SingleNodeArgs {
     httpHost: s('http-host'),
     httpMaxConnections: integerFlag('http-max-connections', s('http-max-connections'), 1),
     httpAllowedHosts: hostList(s('http-allowed-hosts')),
+    wsPort: integerFlag('ws-port', s('ws-port'), 0, 65535),
+    wsAllowOrigins: originList(s('ws-allow-origin')),
     repair: values.repair === true,
     logLevel: parseLogLevel(s('log-level')),
     help: values.help === true,

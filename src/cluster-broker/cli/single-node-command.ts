@@ -53,6 +53,8 @@ export async function brokerOptionsFromArgs(a: SingleNodeArgs): Promise<StartBro
   if (a.httpHost !== undefined) o.httpHost = a.httpHost;
   if (a.httpMaxConnections !== undefined) o.httpLimits = { maxConnections: a.httpMaxConnections };
   if (a.httpAllowedHosts !== undefined) o.httpAllowedHosts = a.httpAllowedHosts;
+  if (a.wsPort !== undefined)
+    o.webSocket = { port: a.wsPort, ...(a.wsAllowOrigins ? { allowOrigins: a.wsAllowOrigins } : {}) };
   return o;
 }
 
@@ -109,6 +111,7 @@ export async function runSingleNodeCommand(argv: readonly string[], io: CliIo): 
   signals.on('SIGINT', resolveStop);
   const ready: Record<string, unknown> = { ready: true, amqpPort: handle.port, pid: process.pid };
   if (handle.httpUrl !== undefined) ready.httpPort = Number(new URL(handle.httpUrl).port);
+  if (handle.wsUrl !== undefined) ready.wsPort = Number(new URL(handle.wsUrl).port);
   io.stdout.write(`${JSON.stringify(ready)}\n`);
   await stopRequested;
   signals.off('SIGTERM', resolveStop);

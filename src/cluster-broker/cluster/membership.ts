@@ -9,7 +9,7 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodeMessage } from '../../codec/message.js';
-import { type ListedMember, memberListValue } from '../../wire-extensions.js';
+import { isWebSocketUrl, type ListedMember, memberListValue } from '../../wire-extensions.js';
 import { FILE_MODE } from '../files/file-modes.js';
 import type { VirtualSource, VirtualSourceSink } from '../server/virtual-source.js';
 import type { MemberStatus } from './peer-wire.js';
@@ -18,6 +18,12 @@ interface KnownAddress {
   host: string;
   port: number;
   scheme: 'amqp' | 'amqps';
+  /** Its AMQP-over-WebSocket URL, when it serves one (docs/websocket.md#membership). */
+  wsUrl?: string;
+}
+
+function sameAddress(a: KnownAddress | undefined, b: KnownAddress): boolean {
+  return a?.host === b.host && a.port === b.port && a.scheme === b.scheme && a.wsUrl === b.wsUrl;
 }
 
 export interface MembershipOptions {
@@ -54,9 +60,10 @@ export class Membership {
     if (!this.opts.memberIds.includes(from) || from === this.opts.selfId) return;
     this.heardAt.set(from, now);
     this.statuses.set(from, status);
-    const known = this.addresses.get(from);
-    if (known?.host === status.host && known.port === status.port && known.scheme === status.scheme) return;
-    this.addresses.set(from, { host: status.host, port: status.port, scheme: status.scheme });
+    const heard: KnownAddress = { host: status.host, port: status.port, scheme: status.scheme };
+    if (status.wsUrl !== undefined && isWebSocketUrl(status.wsUrl)) heard.wsUrl = status.wsUrl;
+    if (sameAddress(this.addresses.get(from), heard)) return;
+    this.addresses.set(from, heard);
     this.saveCache();
   }
 
@@ -88,14 +95,16 @@ export class Membership {
       const a = this.addresses.get(id);
       if (!a) continue;
       const self = id === this.opts.selfId;
-      out.push({
+      const listed: ListedMember = {
         id,
         host: a.host,
         port: a.port,
         scheme: a.scheme,
         quorate: self ? view.selfServing : this.reachable(id, view.now),
         leader: view.leaderId === id,
-      });
+      };
+      if (a.wsUrl !== undefined) listed.wsUrl = a.wsUrl;
+      out.push(listed);
     }
     return out;
   }
@@ -107,11 +116,13 @@ export class Membership {
       for (const [id, a] of Object.entries(raw)) {
         if (!this.opts.memberIds.includes(id)) continue;
         if (typeof a?.host === 'string' && Number.isInteger(a.port)) {
-          this.addresses.set(id, {
+          const cached: KnownAddress = {
             host: a.host,
             port: a.port,
             scheme: a.scheme === 'amqps' ? 'amqps' : 'amqp',
-          });
+          };
+          if (typeof a.wsUrl === 'string' && isWebSocketUrl(a.wsUrl)) cached.wsUrl = a.wsUrl;
+          this.addresses.set(id, cached);
         }
       }
     } catch {

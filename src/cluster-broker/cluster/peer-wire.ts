@@ -33,6 +33,8 @@ export interface MemberStatus {
   leaderId: string | null;
   term: number;
   commitIndex: number;
+  /** Its AMQP-over-WebSocket URL (`ws://host:port` or `wss://`), when it serves one. */
+  wsUrl?: string;
   /** Its monitoring endpoints (`http://host:port`), when it serves them. */
   httpUrl?: string;
   /**

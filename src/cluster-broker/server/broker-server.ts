@@ -1,8 +1,10 @@
 /**
- * The AMQP listener: TCP or TLS sockets, each driving a BrokerConnection. Connection limit,
+ * The AMQP listeners: TCP or TLS sockets, and WebSockets when asked (ws-listener.ts), each
+ * stream driving a BrokerConnection. Connection limit,
  * one shared timer for heartbeats / idle / handshake deadlines, "not serving" closes.
  */
 import net from 'node:net';
+import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import type { AmqpErrorBody } from '../../codec/index.js';
 import { SocketPort } from '../../protocol/index.js';
@@ -13,6 +15,7 @@ import { ConsumerRegistry, newCounters, type ServerContext, type ServerCounters 
 import { DynamicNodes } from './dynamic-nodes.js';
 import { type BrokerServerOptions, resolveServerOptions } from './options.js';
 import { type AlarmKind, ResourceAlarm } from './resource-alarm.js';
+import { WebSocketListener } from './ws-listener.js';
 
 /** Connections being refused (over the limit) at most at once; beyond, sockets are dropped. */
 const MAX_REFUSING = 64;
@@ -34,10 +37,11 @@ export class BrokerServer {
   /** The host it listens on. */
   readonly host: string;
   private listener: net.Server | undefined;
+  private wsListener: WebSocketListener | undefined;
   private boundPort = 0;
   private readonly ctx: ServerContext;
   private readonly conns = new Set<BrokerConnection>();
-  private readonly sockets = new Set<net.Socket>();
+  private readonly sockets = new Set<Duplex>();
   private refusing = 0;
   /** Open connections per source address (the per-address cap). */
   private readonly perAddress = new Map<string, number>();
@@ -106,9 +110,21 @@ export class BrokerServer {
     return `${this.options.tls ? 'amqps' : 'amqp'}://${h}:${this.boundPort}`;
   }
 
+  /** The WebSocket port (0: no WebSocket listener). */
+  get wsPort(): number {
+    return this.wsListener?.port ?? 0;
+  }
+
+  /** `ws://host:port` (`wss://` with TLS), when the WebSocket listener runs. */
+  get wsUrl(): string | undefined {
+    return this.wsListener?.url;
+  }
+
   /** Starts listening; resolves once the port is bound. */
   async listen(): Promise<void> {
-    const onSocket = (s: net.Socket): void => this.onSocket(s);
+    const tlsOn = this.options.tls !== undefined;
+    const onSocket = (s: net.Socket): void =>
+      this.accept(s, { address: s.remoteAddress ?? '', port: s.remotePort ?? 0 }, tlsOn);
     const server = this.options.tls
       ? tls.createServer(this.options.tls, onSocket)
       : net.createServer({ noDelay: true }, onSocket);
@@ -124,6 +140,23 @@ export class BrokerServer {
     server.on('error', (err) => this.ctx.opts.logger.error?.({ err }, 'listener error'));
     this.listener = server;
     this.boundPort = (server.address() as net.AddressInfo).port;
+    if (this.options.webSocket !== undefined) {
+      const wsListener = new WebSocketListener({
+        ...this.options.webSocket,
+        host: this.host,
+        ...(this.options.tls ? { tls: this.options.tls } : {}),
+        maxPayload: this.ctx.opts.maxFrameSize,
+        logger: this.ctx.opts.logger,
+        onStream: (stream, remote) => this.accept(stream, remote, tlsOn),
+      });
+      try {
+        await wsListener.listen();
+      } catch (err) {
+        await new Promise<void>((r) => server.close(() => r()));
+        throw err;
+      }
+      this.wsListener = wsListener;
+    }
     this.ctx.backend.on('available', this.onAvailable);
     this.ctx.backend.on('serving', this.onServing);
     this.ctx.backend.on('stolen', this.onStolen);
@@ -187,9 +220,10 @@ export class BrokerServer {
     this.ctx.backend.off('stolen', this.onStolen);
     this.ctx.backend.off('claimed', this.onClaimed);
     this.ctx.dynamicNodes.close();
-    const closed = this.listener
-      ? new Promise<void>((r) => this.listener!.close(() => r()))
-      : Promise.resolve();
+    const closed = Promise.all([
+      this.listener ? new Promise<void>((r) => this.listener!.close(() => r())) : undefined,
+      this.wsListener?.close(),
+    ]);
     this.closeAll({ condition: 'amqp:connection:forced', description: 'broker stopping' });
     const deadline = Date.now() + 2000;
     while (this.sockets.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
@@ -197,13 +231,14 @@ export class BrokerServer {
     await closed;
   }
 
-  private onSocket(socket: net.Socket): void {
+  /** A connected byte stream (TCP, TLS or a WebSocket's) from `remote`: one AMQP connection. */
+  private accept(socket: Duplex, remote: { address: string; port: number }, tls: boolean): void {
     if (this.stopping) {
       socket.destroy();
       return;
     }
     const o = this.ctx.opts;
-    const address = socket.remoteAddress ?? '';
+    const address = remote.address;
     const fromAddress = this.perAddress.get(address) ?? 0;
     let refuse: AmqpErrorBody | undefined;
     let refusing = false;
@@ -255,14 +290,13 @@ export class BrokerServer {
       },
     );
     const io: ConnectionIo = {
-      peer: { address, tls: this.options.tls !== undefined },
+      peer: { address, tls },
       write: (chunks) => port.write(chunks),
       backlog: () => port.backlog(),
       end: () => port.end(),
     };
     const conn = new BrokerConnection(this.ctx, io, Date.now(), refuse);
-    const host = socket.remoteAddress ?? '';
-    conn.remote = `${host.includes(':') ? `[${host}]` : host}:${socket.remotePort ?? 0}`;
+    conn.remote = `${address.includes(':') ? `[${address}]` : address}:${remote.port}`;
     this.conns.add(conn);
   }
 

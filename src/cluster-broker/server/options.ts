@@ -13,6 +13,7 @@ import { compilePermissions, type PermissionsConfig } from './permissions.js';
 import { DEFAULT_MIN_DISK_FREE, defaultMaxMemory } from './resource-alarm.js';
 import { PasswordChecker, type UserTable } from './users.js';
 import type { VirtualSource } from './virtual-source.js';
+import type { WebSocketListenOptions } from './ws-listener.js';
 
 /**
  * The broker's injected logger (the common {@link Logger}); silent when absent. debug:
@@ -33,6 +34,11 @@ export interface BrokerServerOptions {
   containerId?: string;
   /** TLS (amqps): every connection is TLS. `cert` and `key` (PEM) at least. */
   tls?: SecureContextOptions;
+  /**
+   * Also serve AMQP over WebSocket (docs/websocket.md) on this port, with the same TLS, users,
+   * permissions and limits (`wss://` when `tls` is set).
+   */
+  webSocket?: WebSocketListenOptions;
   /** SASL PLAIN users (user -> scrypt hash, see `hashPassword`). Absent: PLAIN is not offered. */
   users?: UserTable;
   /** Admit SASL ANONYMOUS and clients that skip SASL. Default true. */
