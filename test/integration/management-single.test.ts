@@ -62,10 +62,8 @@ describe('management over AMQP, single node', () => {
     // the declared queue exists although auto-create is off; its max length holds
     await sendN(conn, 'orders', 5);
     const s = await conn.openSender('orders');
-    const refused = await s.send({ body: 'sixth' }, { timeoutMs: 10_000 });
-    expect(refused).toMatchObject({
-      state: 'rejected',
-      error: { condition: 'amqp:resource-limit-exceeded' },
+    await expect(s.send({ body: 'sixth' }, { timeoutMs: 10_000 })).rejects.toMatchObject({
+      outcome: { state: 'rejected', error: { condition: 'amqp:resource-limit-exceeded' } },
     });
     await s.close();
     expect((await m.getQueue('orders')).messageCount).toBe(5);
