@@ -19,7 +19,14 @@ import {
   ServerPool,
 } from '../failover/index.js';
 import type { EngineEvent } from '../protocol/index.js';
-import { isNotQuorate, MEMBERSHIP_ADDRESS, MEMBERSHIP_CAPABILITY } from '../wire-extensions.js';
+import {
+  isNotQuorate,
+  MANAGEMENT_ADDRESS,
+  MANAGEMENT_LINK_NAME,
+  MANAGEMENT_PAIRED_PROPERTY,
+  MEMBERSHIP_ADDRESS,
+  MEMBERSHIP_CAPABILITY,
+} from '../wire-extensions.js';
 import type { ConnectionState, ConnectionStats, Connection as PublicConnection } from './api.js';
 import { describeCause } from './connect-errors.js';
 import { checkConnectOptions } from './connect-options.js';
@@ -34,6 +41,7 @@ import {
 } from './diagnostics.js';
 import { loggerFromEnv } from './env-logger.js';
 import type { ClientLink } from './link-base.js';
+import { type Management, ManagementClient } from './management.js';
 import { Receiver } from './receiver.js';
 import {
   DEFAULT_IDLE_TIMEOUT_MS,
@@ -210,6 +218,9 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
   // ------------------------------------------------------------------ public API
 
   /** Attach a sender to `address`; resolves once the broker attached it. */
+  /** Management link pairs opened so far (each pair gets its own link name). */
+  private managementPairs = 0;
+
   async openSender(address: string, options: SenderOptions = {}): Promise<Sender> {
     this.assertUsable();
     const sender = new Sender(this, address, options, `quorate-sender-${address}-${++this.linkCounter}`);
@@ -239,6 +250,30 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
       `quorate-receiver-${dynamic ? 'dynamic' : address}-${++this.linkCounter}`,
     );
     return this.attached(receiver, options);
+  }
+
+  /** Attach the `/management` link pair (management.ts); one pair per call, each its own link name. */
+  async management(options: CallOptions = {}): Promise<Management> {
+    this.assertUsable();
+    const n = ++this.managementPairs;
+    const name = n === 1 ? MANAGEMENT_LINK_NAME : `${MANAGEMENT_LINK_NAME}-${n}`;
+    const paired = { [MANAGEMENT_PAIRED_PROPERTY]: true };
+    const receiver = new Receiver(this, MANAGEMENT_ADDRESS, { name, confirmAccept: false }, name);
+    receiver.attachProperties = paired;
+    const sender = new Sender(this, MANAGEMENT_ADDRESS, { name, presettled: true }, name);
+    sender.attachProperties = paired;
+    await this.attached(receiver, options);
+    try {
+      await this.attached(sender, options);
+    } catch (e) {
+      await receiver.close().catch(() => undefined);
+      throw e;
+    }
+    return new ManagementClient(
+      sender,
+      receiver,
+      () => new ClientError('quorate:closed', 'management closed'),
+    );
   }
 
   /**

@@ -25,6 +25,8 @@ const TYPE_CODES = {
   'owner-attached': 10,
   'owner-lost': 11,
   'hold-unsettled': 12,
+  // a new code: stores written before purge never hold it, so they read unchanged
+  purge: 13,
 } as const;
 
 const ENQ_DEDUP = 1;
@@ -67,6 +69,9 @@ export function writeEvent(w: VarintWriter, e: BrokerEvent): void {
       w.str(e.queue);
       // appended: a plain delete encodes as before
       if (e.ifOwnerLostAt !== undefined) w.f64(e.ifOwnerLostAt);
+      break;
+    case 'purge':
+      w.str(e.queue);
       break;
     case 'owner-attached':
     case 'owner-lost':
@@ -207,6 +212,9 @@ export function decodeEvent(bytes: Uint8Array): BrokerEvent {
       e = d;
       break;
     }
+    case TYPE_CODES.purge:
+      e = { type: 'purge', leaderTime, queue: r.str() };
+      break;
     case TYPE_CODES['owner-attached']:
       e = { type: 'owner-attached', leaderTime, queue: r.str(), holder: r.str() };
       break;
