@@ -5,7 +5,7 @@
  * probe's deadline give the connection up with `quorate:unresponsive`, so failover moves on.
  */
 import { ClientError } from '../errors.js';
-import { SilenceWatch, type SilenceWatchOptions } from '../failover/index.js';
+import { type HeaderDeadlineOptions, SilenceWatch, type SilenceWatchOptions } from '../failover/index.js';
 import type { ProtocolConnection } from '../protocol/index.js';
 
 /**
@@ -28,6 +28,19 @@ export function silenceWatchOptions(floorMs: number, idleTimeoutMs: number): Sil
     latencyMultiple: LATENCY_MULTIPLE,
     probeMs: floorMs,
   };
+}
+
+/**
+ * A member dialled during a failover is given this many `unresponsiveTimeoutMs` (1 s by default)
+ * to send its first byte, at least (docs/failover.md#silent-member): the same margin a peer that
+ * ignores probes gets (failover/silence-watch.ts), since a loaded host may starve a healthy
+ * member's event loop for a few hundred ms.
+ */
+const FIRST_BYTE_FLOOR_MULTIPLE = 4;
+
+/** The first-byte deadline's settings for `unresponsiveTimeoutMs` (its floor). */
+export function headerDeadlineOptions(floorMs: number): HeaderDeadlineOptions {
+  return { floorMs: FIRST_BYTE_FLOOR_MULTIPLE * floorMs, latencyMultiple: LATENCY_MULTIPLE };
 }
 
 /** True for the error a connection is given up with when its member stopped answering. */
