@@ -49,7 +49,7 @@ export function isUnresponsive(e: unknown): boolean {
 }
 
 export interface GuardedConnection {
-  readonly engine: Pick<ProtocolConnection, 'awaitingPeer' | 'probe' | 'echoAnswered'>;
+  readonly engine: Pick<ProtocolConnection, 'awaitingPeer' | 'probe' | 'answersProbes'>;
   readonly url: string;
   /** Write what the probe produced. */
   pump(): void;
@@ -82,7 +82,7 @@ export class UnresponsiveGuard {
     if (this.stopped) return;
     // learn at the start whether this peer answers probes (RabbitMQ 3.10 does not): only then
     // may an unanswered probe count as a hang (docs/failover.md#unresponsive)
-    if (!this.askedWhetherItAnswers && this.conn.engine.probe()) {
+    if (!this.askedWhetherItAnswers && this.conn.engine.probe(true)) {
       this.askedWhetherItAnswers = true;
       this.conn.pump();
     }
@@ -106,7 +106,7 @@ export class UnresponsiveGuard {
     if (this.stopped) return;
     const now = this.clock();
     const silentMs = this.watch.silentFor(now);
-    const answersProbes = this.conn.engine.echoAnswered;
+    const answersProbes = this.conn.engine.answersProbes;
     const verdict = this.watch.check(now, this.conn.engine.awaitingPeer(), answersProbes);
     if (verdict === 'unresponsive') {
       this.stop();
