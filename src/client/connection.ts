@@ -95,9 +95,13 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
   /** The last failed connection attempt's error: the cause of a connect() deadline error. */
   private lastAttemptError: Error | undefined;
   private closedWaiters: (() => void)[] = [];
-  /** How long a member that stopped answering is tried last: the idle timeout. */
+  /** How long a member that stopped answering is tried last (docs/failover.md#silent-member). */
   private get unresponsiveHoldMs(): number {
-    return unresponsiveHoldMs(this.options.idleTimeoutMs);
+    return unresponsiveHoldMs(
+      this.firstByte,
+      this.reconnectOptions.attemptTimeoutMs,
+      this.options.idleTimeoutMs,
+    );
   }
   private readonly handler: PhysicalHandler = {
     onEvent: (ev) => this.onEngineEvent(ev),

@@ -53,8 +53,22 @@ export function resolveReconnect(r: ReconnectOptions | false | undefined): Resol
   };
 }
 
-/** How long a member that stopped answering is tried last: the idle timeout (or its default). */
-export function unresponsiveHoldMs(idleTimeoutMs: number | undefined): number {
+/** A suspected member is held back for this many first-byte deadlines (docs/failover.md#silent-member). */
+const SUSPECT_HOLD_DEADLINES = 2;
+
+/**
+ * How long a member that stopped answering is tried last. With a first-byte deadline, dialling it
+ * while it is still stopped costs one such deadline, so the hold is short: the running members
+ * get two whole dial deadlines first, and a member that ran again after a short stall is a
+ * candidate again by the next failover. Without one, a dial to it would wait the whole attempt
+ * timeout: the idle timeout then (docs/failover.md#silent-member).
+ */
+export function unresponsiveHoldMs(
+  firstByte: HeaderDeadline | undefined,
+  attemptTimeoutMs: number,
+  idleTimeoutMs: number | undefined,
+): number {
+  if (firstByte !== undefined) return SUSPECT_HOLD_DEADLINES * firstByte.deadlineMs(attemptTimeoutMs);
   return idleTimeoutMs || DEFAULT_IDLE_TIMEOUT_MS;
 }
 
@@ -156,7 +170,12 @@ export async function dialMembers(
       lastFailureAt = now();
       if (isNotQuorate(error)) pool.notQuorate(pick.server, now());
       // a member that accepts but never speaks is likely stopped: try it last, as a hung one
-      else if (isSilentPeer(error)) pool.unresponsive(pick.server, now(), unresponsiveHoldMs(idleTimeoutMs));
+      else if (isSilentPeer(error))
+        pool.unresponsive(
+          pick.server,
+          now(),
+          unresponsiveHoldMs(plan.firstByte, r.attemptTimeoutMs, idleTimeoutMs),
+        );
       else pool.failed(pick.server, error, now());
       if (isRedirect(error)) pool.redirect(error.info, pick.server);
       if (stop.aborted) throw new AbortError(abortReason(stop.reason));

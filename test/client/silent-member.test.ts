@@ -21,7 +21,12 @@ afterEach(async () => {
 const MOVES_ON_WITHIN_MS = 5_000;
 
 /** A TCP server on 127.0.0.1 that accepts and never writes; counts the connections it got. */
-async function silentServer(): Promise<{ url: string; accepted: () => number }> {
+async function silentServer(): Promise<{
+  url: string;
+  port: number;
+  accepted: () => number;
+  close: () => Promise<void>;
+}> {
   let accepted = 0;
   const sockets = new Set<net.Socket>();
   const srv = net.createServer((s) => {
@@ -31,15 +36,14 @@ async function silentServer(): Promise<{ url: string; accepted: () => number }> 
     s.on('close', () => sockets.delete(s));
   });
   await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  cleanups.push(
-    () =>
-      new Promise((resolve) => {
-        for (const s of sockets) s.destroy();
-        srv.close(resolve);
-      }),
-  );
+  const close = () =>
+    new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      srv.close(() => resolve());
+    });
+  cleanups.push(close);
   const { port } = srv.address() as net.AddressInfo;
-  return { url: `amqp://127.0.0.1:${port}`, accepted: () => accepted };
+  return { url: `amqp://127.0.0.1:${port}`, port, accepted: () => accepted, close };
 }
 
 describe('a failover past a member that accepts but never speaks', () => {
@@ -65,6 +69,35 @@ describe('a failover past a member that accepts but never speaks', () => {
     expect(r.state).toBe('accepted');
     expect(silent.accepted()).toBeGreaterThan(0);
     expect(failovers.map((f) => f.to)).toEqual([b.url]);
+    expect(tookMs).toBeLessThan(MOVES_ON_WITHIN_MS);
+  }, 60_000);
+
+  it('holds it back only briefly: once it serves again, the next failover may use it', async () => {
+    const a = await startBroker({ host: '127.0.0.1', port: 0 });
+    cleanups.push(() => a.stop());
+    const b = await startBroker({ host: '127.0.0.1', port: 0 });
+    cleanups.push(() => b.stop());
+    const silent = await silentServer();
+    const conn = await connect({ urls: [a.url, silent.url, b.url], randomizeMembers: false });
+    cleanups.push(() => conn.close());
+    const failovers: ConnectionEvents['failover'][0][] = [];
+    conn.on('failover', (e) => failovers.push(e));
+    const sender = await conn.openSender('q-silent-back');
+    await a.stop();
+    expect((await sender.send({ body: 'on b' }, { timeoutMs: 30_000 })).state).toBe('accepted');
+    expect(silent.accepted()).toBeGreaterThan(0);
+    // the silent member runs again (a broker on its port); then b goes too: a is gone for good,
+    // so the next accepted send needs the member suspected a moment ago
+    await silent.close();
+    const back = await startBroker({ host: '127.0.0.1', port: silent.port });
+    cleanups.push(() => back.stop());
+    await b.stop();
+    const stoppedAt = performance.now();
+    const r = await sender.send({ body: 'on the member that came back' }, { timeoutMs: 30_000 });
+    const tookMs = performance.now() - stoppedAt;
+    expect(r.state).toBe('accepted');
+    expect(failovers.map((f) => f.to)).toEqual([b.url, back.url]);
+    // the old hold was the idle timeout, 10 s
     expect(tookMs).toBeLessThan(MOVES_ON_WITHIN_MS);
   }, 60_000);
 });
