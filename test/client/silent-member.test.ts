@@ -46,19 +46,23 @@ async function silentServer(): Promise<{
   return { url: `amqp://127.0.0.1:${port}`, port, accepted: () => accepted, close };
 }
 
+/** Brokers a and b, the silent member between them in the list (default options), a sender. */
+async function brokersAroundASilentMember(queue: string) {
+  const a = await startBroker({ host: '127.0.0.1', port: 0 });
+  cleanups.push(() => a.stop());
+  const b = await startBroker({ host: '127.0.0.1', port: 0 });
+  cleanups.push(() => b.stop());
+  const silent = await silentServer();
+  const conn = await connect({ urls: [a.url, silent.url, b.url], randomizeMembers: false });
+  cleanups.push(() => conn.close());
+  const failovers: ConnectionEvents['failover'][0][] = [];
+  conn.on('failover', (e) => failovers.push(e));
+  return { a, b, silent, failovers, sender: await conn.openSender(queue) };
+}
+
 describe('a failover past a member that accepts but never speaks', () => {
   it('gives it up after its first-byte deadline, not the attempt timeout', async () => {
-    const a = await startBroker({ host: '127.0.0.1', port: 0 });
-    cleanups.push(() => a.stop());
-    const b = await startBroker({ host: '127.0.0.1', port: 0 });
-    cleanups.push(() => b.stop());
-    const silent = await silentServer();
-    // default options; the silent member comes right after the one in use
-    const conn = await connect({ urls: [a.url, silent.url, b.url], randomizeMembers: false });
-    cleanups.push(() => conn.close());
-    const failovers: ConnectionEvents['failover'][0][] = [];
-    conn.on('failover', (e) => failovers.push(e));
-    const sender = await conn.openSender('q-silent');
+    const { a, b, silent, failovers, sender } = await brokersAroundASilentMember('q-silent');
     expect((await sender.send({ body: 'before' })).state).toBe('accepted');
 
     await a.stop();
@@ -73,16 +77,7 @@ describe('a failover past a member that accepts but never speaks', () => {
   }, 60_000);
 
   it('holds it back only briefly: once it serves again, the next failover may use it', async () => {
-    const a = await startBroker({ host: '127.0.0.1', port: 0 });
-    cleanups.push(() => a.stop());
-    const b = await startBroker({ host: '127.0.0.1', port: 0 });
-    cleanups.push(() => b.stop());
-    const silent = await silentServer();
-    const conn = await connect({ urls: [a.url, silent.url, b.url], randomizeMembers: false });
-    cleanups.push(() => conn.close());
-    const failovers: ConnectionEvents['failover'][0][] = [];
-    conn.on('failover', (e) => failovers.push(e));
-    const sender = await conn.openSender('q-silent-back');
+    const { a, b, silent, failovers, sender } = await brokersAroundASilentMember('q-silent-back');
     await a.stop();
     expect((await sender.send({ body: 'on b' }, { timeoutMs: 30_000 })).state).toBe('accepted');
     expect(silent.accepted()).toBeGreaterThan(0);
