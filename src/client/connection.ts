@@ -12,6 +12,7 @@ import type { MessageBody } from '../codec/message.js';
 import { ArgumentTypeError, ClientError } from '../errors.js';
 import {
   describeServer,
+  HeaderDeadline,
   type PoolChange,
   parseServerUrl,
   type ReplayJournal,
@@ -44,11 +45,11 @@ import type { ClientLink } from './link-base.js';
 import { type Management, ManagementClient } from './management.js';
 import { Receiver } from './receiver.js';
 import {
-  DEFAULT_IDLE_TIMEOUT_MS,
   dialMembers,
   isRedirect,
   type ResolvedReconnect,
   resolveReconnect,
+  unresponsiveHoldMs,
 } from './reconnect.js';
 import { type PendingSend, SendBuffer, type SendWaiter } from './send-buffer.js';
 import { Sender } from './sender.js';
@@ -65,7 +66,7 @@ import type {
   SenderOptions,
   TransactionOptions,
 } from './types.js';
-import { isUnresponsive } from './unresponsive.js';
+import { DEFAULT_UNRESPONSIVE_TIMEOUT_MS, headerDeadlineOptions, isUnresponsive } from './unresponsive.js';
 
 /**
  * A logical connection to a broker or cluster, made by {@link connect}. It outlives its physical
@@ -89,6 +90,8 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
   private readonly options: ConnectOptions;
   private readonly reconnectOptions: ResolvedReconnect;
   private readonly pool: ServerPool<unknown>;
+  /** How soon members send their first byte: a failover's dial deadline (off with the suspicion). */
+  private readonly firstByte: HeaderDeadline | undefined;
   private phys: PhysicalConnection | undefined;
   private physServer: ServerAddress<unknown> | undefined;
   private readonly links = new Set<ClientLink>();
@@ -100,9 +103,13 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
   /** The last failed connection attempt's error: the cause of a connect() deadline error. */
   private lastAttemptError: Error | undefined;
   private closedWaiters: (() => void)[] = [];
-  /** How long a member that stopped answering is tried last: the idle timeout. */
+  /** How long a member that stopped answering is tried last (docs/failover.md#silent-member). */
   private get unresponsiveHoldMs(): number {
-    return this.options.idleTimeoutMs || DEFAULT_IDLE_TIMEOUT_MS;
+    return unresponsiveHoldMs(
+      this.firstByte,
+      this.reconnectOptions.attemptTimeoutMs,
+      this.options.idleTimeoutMs,
+    );
   }
   private readonly handler: PhysicalHandler = {
     onEvent: (ev) => this.onEngineEvent(ev),
@@ -133,6 +140,8 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
           ),
       },
     );
+    const unresponsiveMs = options.unresponsiveTimeoutMs ?? DEFAULT_UNRESPONSIVE_TIMEOUT_MS;
+    this.firstByte = unresponsiveMs ? new HeaderDeadline(headerDeadlineOptions(unresponsiveMs)) : undefined;
     this.sends = new SendBuffer(options, () =>
       this.closeError || this.state === 'closing' || this.state === 'closed'
         ? (this.closeError ?? new ClientError('quorate:closed', 'connection closed'))
@@ -439,6 +448,7 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
         reconnect: this.reconnectOptions,
         containerId: this.containerId,
         logger: this.logger,
+        ...(this.firstByte ? { firstByte: this.firstByte } : {}),
         stop: this.stop.signal,
         onReconnecting: (info) => {
           this.emit('reconnecting', info);

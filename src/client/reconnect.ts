@@ -7,9 +7,20 @@
 import pRetry, { AbortError } from 'p-retry';
 import { DEFAULT_MAX_FRAME_SIZE } from '../codec/index.js';
 import { AmqpError, ClientError } from '../errors.js';
-import { describeServer, type ServerAddress, type ServerPool } from '../failover/index.js';
+import {
+  describeServer,
+  type HeaderDeadline,
+  type ServerAddress,
+  type ServerPool,
+} from '../failover/index.js';
 import { isNotQuorate, MEMBERSHIP_CAPABILITY } from '../wire-extensions.js';
-import { describeCause, isAuthFailure, isNobodyThere, isPermanentConnectFailure } from './connect-errors.js';
+import {
+  describeCause,
+  isAuthFailure,
+  isNobodyThere,
+  isPermanentConnectFailure,
+  isSilentPeer,
+} from './connect-errors.js';
 import { connectPhysical, now, type PhysicalConnection } from './transport.js';
 import type { ConnectionEvents, ConnectOptions, Logger, ReconnectOptions } from './types.js';
 import { DEFAULT_UNRESPONSIVE_TIMEOUT_MS, silenceWatchOptions } from './unresponsive.js';
@@ -42,6 +53,25 @@ export function resolveReconnect(r: ReconnectOptions | false | undefined): Resol
   };
 }
 
+/** A suspected member is held back for this many first-byte deadlines (docs/failover.md#silent-member). */
+const SUSPECT_HOLD_DEADLINES = 2;
+
+/**
+ * How long a member that stopped answering is tried last. With a first-byte deadline, dialling it
+ * while it is still stopped costs one such deadline, so the hold is short: the running members
+ * get two whole dial deadlines first, and a member that ran again after a short stall is a
+ * candidate again by the next failover. Without one, a dial to it would wait the whole attempt
+ * timeout: the idle timeout then (docs/failover.md#silent-member).
+ */
+export function unresponsiveHoldMs(
+  firstByte: HeaderDeadline | undefined,
+  attemptTimeoutMs: number,
+  idleTimeoutMs: number | undefined,
+): number {
+  if (firstByte !== undefined) return SUSPECT_HOLD_DEADLINES * firstByte.deadlineMs(attemptTimeoutMs);
+  return idleTimeoutMs || DEFAULT_IDLE_TIMEOUT_MS;
+}
+
 export function isRedirect(e: unknown): e is AmqpError {
   return e instanceof AmqpError && e.condition === 'amqp:connection:redirect';
 }
@@ -56,6 +86,11 @@ export interface DialPlan {
   reconnect: ResolvedReconnect;
   containerId: string;
   logger: Logger | undefined;
+  /**
+   * Learns how soon members send their first byte; during a failover, a dialled member silent
+   * past its deadline is given up (docs/failover.md#silent-member). Absent: no such deadline.
+   */
+  firstByte?: HeaderDeadline;
   /** Aborted when the connection closes: stops waiting and dialing. */
   stop: AbortSignal;
   onReconnecting(info: ConnectionEvents['reconnecting'][0]): void;
@@ -104,6 +139,10 @@ export async function dialMembers(
       plan.onReconnecting(info);
     }
     const remaining = r.maxTimeMs - (now() - startedAt);
+    const timeoutMs = Math.max(100, Math.min(r.attemptTimeoutMs, remaining));
+    // a failover's dial must not wait out the attempt timeout on a member that hangs; the first
+    // connect keeps its own rules (docs/failover.md#first-connect)
+    const firstByteDeadlineMs = !initial && plan.firstByte ? plan.firstByte.deadlineMs(timeoutMs) : undefined;
     try {
       const phys = await connectPhysical({
         server: pick.server,
@@ -117,7 +156,9 @@ export async function dialMembers(
         tls: options.tls,
         dial: options.dial,
         logger: plan.logger,
-        timeoutMs: Math.max(100, Math.min(r.attemptTimeoutMs, remaining)),
+        timeoutMs,
+        ...(firstByteDeadlineMs !== undefined ? { firstByteDeadlineMs } : {}),
+        ...(plan.firstByte ? { onFirstByte: (ms: number) => plan.firstByte?.observe(ms) } : {}),
         signal: stop,
         desiredCapabilities: [MEMBERSHIP_CAPABILITY],
       });
@@ -128,6 +169,13 @@ export async function dialMembers(
       const error = e instanceof Error ? e : new Error(String(e));
       lastFailureAt = now();
       if (isNotQuorate(error)) pool.notQuorate(pick.server, now());
+      // a member that accepts but never speaks is likely stopped: try it last, as a hung one
+      else if (isSilentPeer(error))
+        pool.unresponsive(
+          pick.server,
+          now(),
+          unresponsiveHoldMs(plan.firstByte, r.attemptTimeoutMs, idleTimeoutMs),
+        );
       else pool.failed(pick.server, error, now());
       if (isRedirect(error)) pool.redirect(error.info, pick.server);
       if (stop.aborted) throw new AbortError(abortReason(stop.reason));

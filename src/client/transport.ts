@@ -26,6 +26,7 @@ import { isWebSocketScheme } from '../wire-extensions.js';
 import {
   closedBeforeOpen,
   looksLikeTls,
+  noFirstByteFailure,
   noOpenFailure,
   notAmqpFailure,
   socketFailure,
@@ -68,6 +69,14 @@ export interface AttemptOptions {
   desiredCapabilities?: string[];
   /** Suspect a member silent while it owes answers (docs/failover.md#unresponsive); absent: off. */
   unresponsive?: SilenceWatchOptions;
+  /**
+   * Give up on this attempt when the peer sent no byte this long after the dial started (a
+   * stopped member the kernel still accepts for: docs/failover.md#silent-member); absent: only
+   * `timeoutMs` applies.
+   */
+  firstByteDeadlineMs?: number;
+  /** Told how long after the dial started the peer's first byte came (the deadline's samples). */
+  onFirstByte?: (elapsedMs: number) => void;
 }
 
 /** The socket failed or closed under the connection (no AMQP Close); a failover follows. */
@@ -252,6 +261,7 @@ export function connectPhysical(opts: AttemptOptions): Promise<PhysicalConnectio
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      clearTimeout(silentTimer);
       opts.signal?.removeEventListener('abort', onAbort);
       attempt?.abort(err);
       if (phys) phys.destroy(err);
@@ -260,10 +270,24 @@ export function connectPhysical(opts: AttemptOptions): Promise<PhysicalConnectio
     };
     const onAbort = () =>
       fail(new ClientError('quorate:aborted', 'connect aborted', { cause: opts.signal?.reason }));
+    const startedAt = now();
     const timer = setTimeout(
       () => fail(noOpenFailure(server.host, server.port, opts.timeoutMs)),
       opts.timeoutMs,
     );
+    const firstByteDeadlineMs = opts.firstByteDeadlineMs;
+    let silentTimer: ReturnType<typeof setTimeout> | undefined =
+      firstByteDeadlineMs !== undefined && firstByteDeadlineMs < opts.timeoutMs
+        ? setTimeout(
+            () => fail(noFirstByteFailure(server.host, server.port, firstByteDeadlineMs)),
+            firstByteDeadlineMs,
+          )
+        : undefined;
+    const onFirstByte = () => {
+      clearTimeout(silentTimer);
+      silentTimer = undefined;
+      opts.onFirstByte?.(now() - startedAt);
+    };
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     const onConnected = () => {
       if (settled || !socket) return;
@@ -274,6 +298,7 @@ export function connectPhysical(opts: AttemptOptions): Promise<PhysicalConnectio
           if (ev.type !== 'remote-open' || settled) return;
           settled = true;
           clearTimeout(timer);
+          clearTimeout(silentTimer);
           opts.signal?.removeEventListener('abort', onAbort);
           socket?.removeListener('data', noteFirstBytes);
           // stop routing: events from here on queue until the logical connection takes over
@@ -283,6 +308,7 @@ export function connectPhysical(opts: AttemptOptions): Promise<PhysicalConnectio
         onLost: (_p, error) => fail(beforeOpenFailure(server, error, firstBytes.seen)),
       });
       if (server.scheme === 'amqp') socket.on('data', noteFirstBytes);
+      socket.once('data', onFirstByte);
     };
     const onSocketError = (err: Error) => fail(socketFailure(server.host, server.port, err));
     const servername = net.isIP(server.host) ? undefined : server.host;
