@@ -115,7 +115,10 @@ export async function dialMembers(
   let lastError: Error | undefined;
   const deadMembers = new Set<string>();
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-  const unresponsiveMs = options.unresponsiveTimeoutMs ?? DEFAULT_UNRESPONSIVE_TIMEOUT_MS;
+  // the suspicion exists to fail over early: a connection that will not reconnect keeps the idle
+  // timeout unless asked (a slow broker would otherwise end it, docs/failover.md#unresponsive)
+  const unresponsiveMs =
+    options.unresponsiveTimeoutMs ?? (r.enabled ? DEFAULT_UNRESPONSIVE_TIMEOUT_MS : false);
   const unresponsive = unresponsiveMs ? silenceWatchOptions(unresponsiveMs, idleTimeoutMs) : undefined;
   // connect(): each configured member's first-pass failure that means "nobody there" (refused,
   // not AMQP, closed without a word); once every member has one, connect() ends (docs/failover.md#first-connect)
