@@ -4,12 +4,12 @@
  * our `receive({ max })` in turn (the order rotates every round, so none always follows another),
  * and prints the median CPU time of this process per received message and rhea / ours.
  *
- *   node --import tsx bench/receive-cpu.ts [--target single|rabbitmq|proton] [--messages N]
- *        [--window W] [--rounds R] [--only rhea|iterator|batch]
+ *   npm run bench -- receive-cpu [--target single|rabbitmq|proton] [--messages N] [--window W]
+ *        [--rounds R] [--only rhea|iterator|batch] [--profile file.cpuprofile]
  *
- * `--only` runs one client (to profile it: `node --import tsx --cpu-prof bench/receive-cpu.ts
- * --only iterator`). CPU time, not wall time: on a shared machine it follows the client's own
- * work; the broker runs in another process.
+ * `--only` runs one client; `--profile` writes a V8 CPU profile of its measured receives (the
+ * last round's). CPU time, not wall time: on a shared machine it follows the client's own work;
+ * the broker runs in another process, and the queue is filled before the measure starts.
  */
 import rhea from 'rhea';
 import { connect } from '../src/index.js';
@@ -20,6 +20,7 @@ import {
   startProtonBroker,
   startRabbitBroker,
 } from './lib/brokers.js';
+import { profiled } from './lib/profile.js';
 
 const argv = process.argv.slice(2);
 const value = (flag: string): string | undefined => {
@@ -31,6 +32,8 @@ const n = Number(value('--messages') ?? 20_000);
 const window = Number(value('--window') ?? 1000);
 const rounds = Number(value('--rounds') ?? 3);
 const only = value('--only');
+/** write a V8 CPU profile of the measured receives (not the fills) to this file */
+const profileFile = value('--profile');
 // a loaded machine can stall the broker past the silence watch; nothing here fails over
 const connectOptions = { reconnect: false, unresponsiveTimeoutMs: false } as const;
 
@@ -135,28 +138,37 @@ async function start(): Promise<RunningBroker> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? 0;
 
-const broker = await start();
-try {
-  const us: Record<string, number[]> = Object.fromEntries(clients.map(([name]) => [name, []]));
-  const once = async (name: string, receive: Receive, round: number, count: number) => {
-    const queue = `rc-${name}-${round}-${Date.now()}`;
-    await fill(broker.url, queue, count);
-    return receive(broker.url, queue, count);
-  };
-  for (const [name, receive] of clients) await once(name, receive, -1, 2000);
-  for (let r = 0; r < rounds; r++) {
-    for (let k = 0; k < clients.length; k++) {
-      const [name, receive] = clients[(k + r) % clients.length]!;
-      const ms = await once(name, receive, r, n);
-      us[name]!.push(Math.round((ms * 1000 * 10) / n) / 10);
+/** Receive CPU per message (us) of each client on `--target`, every round and the median. */
+export async function run(opts: { log?: (line: string) => void } = {}) {
+  const log = opts.log ?? ((l: string) => process.stdout.write(`${l}\n`));
+  const broker = await start();
+  try {
+    const us: Record<string, number[]> = Object.fromEntries(clients.map(([name]) => [name, []]));
+    const once = async (name: string, receive: Receive, round: number, count: number) => {
+      const queue = `rc-${name}-${round}-${Date.now()}`;
+      await fill(broker.url, queue, count);
+      return round < 0
+        ? receive(broker.url, queue, count)
+        : profiled(profileFile, () => receive(broker.url, queue, count));
+    };
+    for (const [name, receive] of clients) await once(name, receive, -1, 2000);
+    for (let r = 0; r < rounds; r++) {
+      for (let k = 0; k < clients.length; k++) {
+        const [name, receive] = clients[(k + r) % clients.length]!;
+        const ms = await once(name, receive, r, n);
+        us[name]!.push(Math.round((ms * 1000 * 10) / n) / 10);
+      }
     }
+    const rheaUs = median(us.rhea ?? []);
+    const result: Record<string, { us: number[]; median: number }> = {};
+    for (const [name] of clients) {
+      const m = median(us[name]!);
+      const vs = rheaUs > 0 && name !== 'rhea' ? `, rhea / ours ${(rheaUs / m).toFixed(2)}x` : '';
+      log(`${target} ${name}: receive CPU ${m} us/msg (${us[name]!.join(', ')})${vs}`);
+      result[name] = { us: us[name]!, median: m };
+    }
+    return result;
+  } finally {
+    await broker.stop();
   }
-  const rheaUs = median(us.rhea ?? []);
-  for (const [name] of clients) {
-    const m = median(us[name]!);
-    const vs = rheaUs > 0 && name !== 'rhea' ? `, rhea / ours ${(rheaUs / m).toFixed(2)}x` : '';
-    process.stdout.write(`${target} ${name}: receive CPU ${m} us/msg (${us[name]!.join(', ')})${vs}\n`);
-  }
-} finally {
-  await broker.stop();
 }
