@@ -21,6 +21,7 @@ import {
   type SaslClientOptions,
   SocketPort,
   toAmqpError,
+  WebSocketStream,
 } from '../protocol/index.js';
 import { isWebSocketScheme } from '../wire-extensions.js';
 import {
@@ -205,7 +206,12 @@ export class PhysicalConnection {
       const evs = this.engine.pollEvents();
       if (evs.length === 0) return;
       for (const ev of evs) {
-        if (ev.type === 'remote-open') this.remoteOpen = ev.open;
+        if (ev.type === 'remote-open') {
+          this.remoteOpen = ev.open;
+          // before Open we sent the smallest messages any peer takes; now we know its limit
+          const stream = this.port.socket;
+          if (stream instanceof WebSocketStream) stream.fitMessagesToPeer(ev.open.maxFrameSize);
+        }
         if (this.handler) this.handler.onEvent(ev, this);
         else this.queued.push(ev);
         if (ev.type === 'closed') {

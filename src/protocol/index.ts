@@ -46,6 +46,7 @@ export type {
   SaslServerOptions,
 } from './types.js';
 export {
+  MAX_WEBSOCKET_MESSAGE_BYTES,
   MIN_WEBSOCKET_MESSAGE_BYTES,
   type WebSocketLike,
   WebSocketStream,
