@@ -41,6 +41,9 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
     `${CB}/netproxy`,
     `${CB}/core`,
     `${CB}/files`,
+    // `queues` manages a running broker as any client does (docs/management.md#cli)
+    'client',
+    'wire-extensions',
     'common',
     'errors',
   ],
@@ -92,7 +95,7 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
     'errors',
   ],
   [`${CB}/http`]: [`${CB}/federation`, `${CB}/server`, `${CB}/files`, 'errors'],
-  // the one broker folder that uses the client (federation/upstream-client.ts)
+  // uses the client to reach upstream brokers (federation/upstream-client.ts)
   [`${CB}/federation`]: [
     `${CB}/server`,
     `${CB}/core`,
