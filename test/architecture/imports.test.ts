@@ -32,6 +32,8 @@ const LAYERS: readonly Readonly<Record<string, readonly string[]>>[] = [
     [`${CB}/cli`]: [
       ...cb('', 'assembly', 'supervisor', 'cluster', 'http'),
       ...cb('server', 'store', 'replication', 'netproxy', 'core', 'files'),
+      'client',
+      'wire-extensions',
       'common',
       'errors',
     ],

@@ -6,6 +6,7 @@
  *   quorate-broker node ...            one cluster member (node-command.ts)
  *   quorate-broker status URL...       the members' overview as a table (status-command.ts)
  *   quorate-broker passwd FILE USER    a user's password in a users file (passwd-command.ts)
+ *   quorate-broker queues ACTION ...   list, create, purge, delete queues over AMQP (queues-command.ts)
  */
 import { runCli } from './run-cli.js';
 

@@ -8,6 +8,7 @@ import { MonitoringError } from '../http/errors.js';
 import type { Overview } from '../http/types.js';
 import { reportUsageProblem } from './flags.js';
 import type { CliIo } from './io.js';
+import { formatTable } from './table.js';
 
 export const STATUS_USAGE = `Usage: quorate-broker status URL... [--user U] [--password P] [--no-follow] [--json]
 
@@ -133,7 +134,7 @@ export function formatStatusTable(answers: readonly MemberAnswer[]): string {
       a.url,
     ]);
   }
-  let out = table(rows);
+  let out = formatTable(rows);
   const viewer = sorted.find((a) => a.overview?.role === 'leader') ?? sorted.find((a) => a.overview);
   if (viewer?.overview && viewer.overview.members.length > 1) {
     const v = viewer.overview;
@@ -141,22 +142,9 @@ export function formatStatusTable(answers: readonly MemberAnswer[]): string {
     for (const m of v.members) {
       lagRows.push([m.id, m.reachable ? 'yes' : 'NO', m.lag === null ? '?' : String(m.lag), m.url ?? '?']);
     }
-    out += `\nas ${v.member} (${v.role}) sees the members:\n${table(lagRows)}`;
+    out += `\nas ${v.member} (${v.role}) sees the members:\n${formatTable(lagRows)}`;
   }
   return out;
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows
-    .map(
-      (r) =>
-        `${r
-          .map((c, i) => c.padEnd(widths[i]!))
-          .join('  ')
-          .trimEnd()}\n`,
-    )
-    .join('');
 }
 
 function duration(s: number): string {

@@ -13,22 +13,17 @@ import { PasswordChecker, type UserTable } from '../server/users.js';
 
 export type HttpAuthenticator = (req: IncomingMessage) => Promise<boolean>;
 
-/**
- * Undefined users: everything is open. With a permissions file, a user must also hold
- * `"monitor": true` there.
- */
-export function basicAuthenticator(
-  users: UserTable | undefined,
-  permissions?: Permissions,
-  throttleOptions?: AuthThrottleOptions,
-): HttpAuthenticator {
-  if (users === undefined) return async () => true;
+/** The user a request's basic credentials prove, or undefined (none, wrong, or the client left). */
+export type HttpUserVerifier = (req: IncomingMessage) => Promise<string | undefined>;
+
+/** Checks basic credentials against `users`, a failed guess delayed per source address. */
+export function basicUserVerifier(users: UserTable, throttleOptions?: AuthThrottleOptions): HttpUserVerifier {
   const checker = new PasswordChecker(users);
   const throttle = new AuthThrottle(throttleOptions);
   return async (req) => {
     const credentials = parseBasic(req.headers.authorization);
     // no credentials is no guess (a browser's first request): nothing to slow down
-    if (!credentials) return false;
+    if (!credentials) return undefined;
     const address = req.socket.remoteAddress ?? '';
     const gone = new AbortController();
     const onClose = (): void => gone.abort();
@@ -38,14 +33,29 @@ export function basicAuthenticator(
         address,
         gone: gone.signal,
       });
-      if (verdict === 'ok') return mayMonitor(permissions, credentials.username);
-      if (verdict === 'gone') return false;
+      if (verdict === 'ok') return credentials.username;
+      if (verdict === 'gone') return undefined;
       const delayMs = throttle.failure(address, Date.now());
       await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
-      return false;
+      return undefined;
     } finally {
       req.socket.off('close', onClose);
     }
+  };
+}
+
+/**
+ * Reading: undefined users (`verify`): everything is open. With a permissions file, a user must
+ * also hold `"monitor": true` there.
+ */
+export function basicAuthenticator(
+  verify: HttpUserVerifier | undefined,
+  permissions?: Permissions,
+): HttpAuthenticator {
+  if (verify === undefined) return async () => true;
+  return async (req) => {
+    const user = await verify(req);
+    return user !== undefined && mayMonitor(permissions, user);
   };
 }
 

@@ -1,5 +1,11 @@
 /** Monitoring: the HTTP server a broker starts with `httpPort`, its documents, `status`. */
-export { basicAuthenticator, type HttpAuthenticator, parseBasic } from './basic-auth.js';
+export {
+  basicAuthenticator,
+  basicUserVerifier,
+  type HttpAuthenticator,
+  type HttpUserVerifier,
+  parseBasic,
+} from './basic-auth.js';
 export { MonitoringError } from './errors.js';
 export { BrokerMetrics } from './metrics.js';
 export { type MonitoredBroker, monitoredBroker, type QueueRow } from './monitored-broker.js';

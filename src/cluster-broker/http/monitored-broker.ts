@@ -25,7 +25,7 @@ export interface TopicRow {
 }
 
 export interface MonitoredBroker {
-  readonly server: Pick<BrokerServer, 'activity' | 'stats' | 'connections'>;
+  readonly server: Pick<BrokerServer, 'activity' | 'stats' | 'connections' | 'queueAdmin'>;
   queueRows(): QueueRow[];
   topicRows(): TopicRow[];
 }

@@ -1,7 +1,8 @@
 /**
  * The broker's monitoring HTTP server (docs/monitoring.md): JSON API, Prometheus metrics, health
- * probes and the status page. It only reads: the broker's counters, its connections, the
- * replicated state's queues and the cluster facts its embedder passes in.
+ * probes and the status page. It reads the broker's counters, its connections, the replicated
+ * state's queues and the cluster facts its embedder passes in; the one thing it changes is queues,
+ * through the queue administration, under the rules of queue-changes.ts.
  *
  * `/healthz` and `/readyz` are always open (probes carry no credentials); everything else asks
  * for HTTP basic credentials when the broker has users and must name us in `Host`. Connections,
@@ -12,12 +13,19 @@ import type { AddressInfo } from 'node:net';
 import type { AuthThrottleOptions } from '../server/auth-throttle.js';
 import type { BrokerLogger } from '../server/options.js';
 import type { Permissions } from '../server/permission-check.js';
+import { HTTP_STATUS_OF_FAILURE, QueueAdminError } from '../server/queue-admin.js';
 import type { UserTable } from '../server/users.js';
-import { basicAuthenticator, type HttpAuthenticator } from './basic-auth.js';
+import {
+  basicAuthenticator,
+  basicUserVerifier,
+  type HttpAuthenticator,
+  type HttpUserVerifier,
+} from './basic-auth.js';
 import { type HttpLimits, hostAllowed, hostOfHeader, resolveHttpLimits } from './http-limits.js';
 import { BrokerMetrics } from './metrics.js';
 import type { MonitoredBroker } from './monitored-broker.js';
 import { loadPageAssets, type PageAsset } from './page-assets.js';
+import { answerQueueChange, queueRoute } from './queue-changes.js';
 import { QueueHistory, SAMPLE_EVERY_MS } from './queue-history.js';
 import type { ClusterSource, FederationDocument, Overview, QueuesDocument } from './types.js';
 
@@ -52,6 +60,7 @@ export class MonitoringServer {
   private readonly history: QueueHistory;
   private readonly metrics: BrokerMetrics;
   private readonly page: Map<string, PageAsset>;
+  private readonly verifyUser: HttpUserVerifier | undefined;
   private readonly authenticate: HttpAuthenticator;
   private readonly allowedHosts: ReadonlySet<string>;
   private sampler: NodeJS.Timeout | undefined;
@@ -61,7 +70,9 @@ export class MonitoringServer {
     this.history = new QueueHistory(() => opts.broker.queueRows());
     this.metrics = new BrokerMetrics(opts.broker, opts.cluster);
     this.page = loadPageAssets();
-    this.authenticate = basicAuthenticator(opts.users, opts.permissions, opts.authThrottle);
+    // one verifier (one failed-guess throttle) for reading and for changes
+    this.verifyUser = opts.users && basicUserVerifier(opts.users, opts.authThrottle);
+    this.authenticate = basicAuthenticator(this.verifyUser, opts.permissions);
     this.allowedHosts = new Set((opts.allowedHosts ?? []).map((h) => h.toLowerCase()));
     const limits = resolveHttpLimits(opts.limits);
     this.http = createServer(
@@ -139,6 +150,20 @@ export class MonitoringServer {
     };
   }
 
+  /** `GET /api/queues/NAME`: one queue as administration describes it. */
+  private queueDocument(res: ServerResponse, route: NonNullable<ReturnType<typeof queueRoute>>): void {
+    if (route.kind !== 'queue') {
+      json(res, { error: 'GET a queue: /api/queues/NAME' }, 404);
+      return;
+    }
+    try {
+      json(res, this.opts.broker.server.queueAdmin().getQueue(route.name));
+    } catch (err) {
+      if (!(err instanceof QueueAdminError)) throw err;
+      json(res, { error: err.description }, HTTP_STATUS_OF_FAILURE[err.failure]);
+    }
+  }
+
   private sampleHistory(): void {
     try {
       this.history.sample(Date.now());
@@ -158,6 +183,24 @@ export class MonitoringServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0]!;
+    const route = queueRoute(path);
+    if (route !== undefined && req.method !== 'GET' && req.method !== 'HEAD') {
+      // no CORS answer ever: a preflight (OPTIONS) gets 405 like any other method (docs/security.md#http-changes)
+      if (!this.forUs(req)) {
+        send(res, 421, 'text/plain; charset=utf-8', 'misdirected request: unknown Host\n');
+        return;
+      }
+      if (route.kind === 'bad') return json(res, { error: route.reason }, 404);
+      const answer = await answerQueueChange(req, route, {
+        admin: this.opts.broker.server.queueAdmin(),
+        verify: this.verifyUser,
+        permissions: this.opts.permissions,
+      });
+      if (answer.challenge) res.setHeader('www-authenticate', 'Basic realm="quorate", charset="UTF-8"');
+      if (answer.status === 405)
+        res.setHeader('allow', route.kind === 'queue' ? 'GET, HEAD, PUT, DELETE' : 'DELETE');
+      return json(res, answer.body, answer.status);
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('allow', 'GET, HEAD');
       send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
@@ -196,6 +239,7 @@ export class MonitoringServer {
         send(res, 200, this.metrics.contentType, await this.metrics.text());
         return;
     }
+    if (route !== undefined) return this.queueDocument(res, route);
     const asset = this.page.get(path);
     if (asset) {
       send(res, 200, asset.contentType, asset.body);
@@ -214,8 +258,8 @@ export class MonitoringServer {
   }
 }
 
-function json(res: ServerResponse, body: unknown): void {
-  send(res, 200, 'application/json; charset=utf-8', JSON.stringify(body));
+function json(res: ServerResponse, body: unknown, status = 200): void {
+  send(res, status, 'application/json; charset=utf-8', JSON.stringify(body));
 }
 
 function send(res: ServerResponse, status: number, contentType: string, body: string | Buffer): void {

@@ -14,6 +14,7 @@ import { BrokerConnection, type ConnectionInfo, type ConnectionIo } from './brok
 import { ConsumerRegistry, newCounters, type ServerContext, type ServerCounters } from './context.js';
 import { DynamicNodes } from './dynamic-nodes.js';
 import { type BrokerServerOptions, resolveServerOptions } from './options.js';
+import { QueueAdmin } from './queue-admin.js';
 import { type AlarmKind, ResourceAlarm } from './resource-alarm.js';
 import { WebSocketListener } from './ws-listener.js';
 
@@ -97,6 +98,11 @@ export class BrokerServer {
   /** @internal */
   get backend(): BrokerBackend {
     return this.ctx.backend;
+  }
+
+  /** The queue administration of this broker (docs/management.md): its backend, its queue defaults. */
+  queueAdmin(): QueueAdmin {
+    return new QueueAdmin(this.ctx.backend, this.ctx.opts.queueDefaults);
   }
 
   /** The port it listens on. */

@@ -8,6 +8,7 @@ import { AmqpError } from '../../errors.js';
 import { mapGet, QUEUE_ARGUMENTS, unwrapValue } from '../../wire-extensions.js';
 import {
   type DeclareQueueArguments,
+  HTTP_STATUS_OF_FAILURE,
   type QueueAdmin,
   QueueAdminError,
   type QueueDescription,
@@ -25,8 +26,6 @@ export interface ManagementReply {
   status: number;
   body: unknown;
 }
-
-const STATUS_OF_FAILURE = { invalid: 400, 'not-found': 404, conflict: 409 } as const;
 
 /**
  * Answers `request` with `admin`. `mayManage`: the connection's user holds the management grant
@@ -48,7 +47,8 @@ export async function answerManagementRequest(
   try {
     return await dispatch(admin, method, route, request.body);
   } catch (err) {
-    if (err instanceof QueueAdminError) return fail(STATUS_OF_FAILURE[err.failure], err.description ?? '');
+    if (err instanceof QueueAdminError)
+      return fail(HTTP_STATUS_OF_FAILURE[err.failure], err.description ?? '');
     if (err instanceof AmqpError) return fail(503, err.description ?? err.condition);
     throw err;
   }

@@ -22,6 +22,13 @@ const CONDITIONS: Record<QueueAdminFailure, string> = {
   conflict: 'amqp:precondition-failed',
 };
 
+/** The HTTP status of each failure, for the front ends that speak HTTP (AMQP's management node, the HTTP API). */
+export const HTTP_STATUS_OF_FAILURE: Record<QueueAdminFailure, number> = {
+  invalid: 400,
+  'not-found': 404,
+  conflict: 409,
+};
+
 /**
  * An administration request that cannot be done: a bad name or argument (`invalid`), no such
  * queue (`not-found`), or one that contradicts what exists (`conflict`: a declare with other
