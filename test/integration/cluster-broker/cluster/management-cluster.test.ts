@@ -62,6 +62,16 @@ async function receiverOfOne(id: string, queue: string): Promise<Receiver> {
   return r;
 }
 
+/** `queue`'s one message is in `<queue>.dlq` (read through member `id`) after `count` deliveries. */
+async function expectDeadLettered(id: string, m: Management, queue: string, count: number): Promise<void> {
+  const dlq = await (await client(id)).openReceiver(`${queue}.dlq`, { credit: 1 });
+  const dead = await dlq.receive(REQUEST);
+  expect(dead.message.body).toBe('poison');
+  expect(dead.message.deliveryCount).toBe(count);
+  await dead.accept();
+  await countSeen(m, queue, 0);
+}
+
 async function sendN(conn: Connection, address: string, bodies: unknown[]): Promise<void> {
   const s = await conn.openSender(address);
   for (const body of bodies) expect((await s.send({ body }, REQUEST)).state).toBe('accepted');
@@ -186,12 +196,7 @@ describe('management over AMQP, 3-member cluster', () => {
       await d.modify({ deliveryFailed: true });
       await r.close();
     }
-    const dlq = await (await client(b)).openReceiver('mc-poison.dlq', { credit: 1 });
-    const dead = await dlq.receive(REQUEST);
-    expect(dead.message.body).toBe('poison');
-    expect(dead.message.deliveryCount).toBe(3);
-    await dead.accept();
-    await countSeen(mA, 'mc-poison', 0);
+    await expectDeadLettered(b, mA, 'mc-poison', 3);
   });
 
   it('per-queue delivery limit: a delivery lost with its killed member counts (delivery-count + 1)', async () => {
@@ -220,12 +225,7 @@ describe('management over AMQP, 3-member cluster', () => {
     expect(three.message.deliveryCount).toBe(2);
     await three.modify({ deliveryFailed: true });
 
-    const dlq = await (await client(a)).openReceiver('mc-killed.dlq', { credit: 1 });
-    const dead = await dlq.receive(REQUEST);
-    expect(dead.message.body).toBe('poison');
-    expect(dead.message.deliveryCount).toBe(3);
-    await dead.accept();
-    await countSeen(mA, 'mc-killed', 0);
+    await expectDeadLettered(a, mA, 'mc-killed', 3);
 
     await handle.restart(b);
     await waitServing(handle);
