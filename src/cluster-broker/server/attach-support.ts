@@ -5,6 +5,7 @@
  */
 import type { AmqpErrorBody } from '../../codec/index.js';
 import type { Link } from '../../protocol/index.js';
+import { queueNameOfAddress } from '../../wire-extensions.js';
 import type { QueueOptions } from '../core/events.js';
 import type { BrokerConnection } from './broker-connection.js';
 import type { LinkHost } from './link-host.js';
@@ -19,6 +20,20 @@ export function checkAddress(address: unknown): string | undefined {
   if (typeof address !== 'string') return 'the address must be a string';
   if (address.length > MAX_ADDRESS_LENGTH) return `address longer than ${MAX_ADDRESS_LENGTH} characters`;
   return undefined;
+}
+
+/**
+ * The queue an address names (a link's, or a relayed message's `to`): a plain name, or a
+ * RabbitMQ v2 address `/queues/NAME` (docs/management.md#v2-addresses), percent-decoded; or why
+ * it names none.
+ */
+export function queueOfAddress(address: unknown): { queue: string } | { why: string } {
+  const bad = checkAddress(address);
+  if (bad !== undefined) return { why: bad };
+  const name = queueNameOfAddress(address as string);
+  if (name === undefined) return { why: `'${String(address)}' is not a valid /queues/NAME address` };
+  const badName = checkAddress(name);
+  return badName === undefined ? { queue: name } : { why: badName };
 }
 
 /**

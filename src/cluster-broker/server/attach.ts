@@ -12,14 +12,9 @@ import {
   SELECTOR_FILTER,
   type SenderLink,
 } from '../../protocol/index.js';
-import {
-  DEDUP_CAPABILITY,
-  HOLD_UNSETTLED_CAPABILITY,
-  queueNameOfAddress,
-  TOPIC_CAPABILITY,
-} from '../../wire-extensions.js';
+import { DEDUP_CAPABILITY, HOLD_UNSETTLED_CAPABILITY, TOPIC_CAPABILITY } from '../../wire-extensions.js';
 import { Selector, SelectorError } from '../selector/index.js';
-import { checkAddress, ensureDeclared, notPermitted, refuseOnError } from './attach-support.js';
+import { ensureDeclared, notPermitted, queueOfAddress, refuseOnError } from './attach-support.js';
 import type { BrokerConnection } from './broker-connection.js';
 import { BrowserLink } from './browser-link.js';
 import { ConsumerLink, HOLD_UNSETTLED_MS } from './consumer-link.js';
@@ -182,19 +177,11 @@ export function attachConsumer(conn: BrokerConnection, link: SenderLink, attach:
   ensureQueue(conn, link, address, () => accept(address));
 }
 
-/**
- * The queue a link's address names: a plain name, or a RabbitMQ v2 address `/queues/NAME`
- * (docs/management.md#v2-addresses), percent-decoded. Refuses the link and returns undefined
- * when the address cannot name one.
- */
+/** The queue a link's address names (queueOfAddress), or undefined when it refused the link. */
 function queueAddress(link: Link, asked: unknown): string | undefined {
-  const bad = checkAddress(asked);
-  const name = bad === undefined ? queueNameOfAddress(asked as string) : undefined;
-  const why =
-    bad ??
-    (name === undefined ? `'${String(asked)}' is not a valid /queues/NAME address` : checkAddress(name));
-  if (why === undefined) return name;
-  link.refuse({ condition: 'amqp:invalid-field', description: why });
+  const named = queueOfAddress(asked);
+  if ('queue' in named) return named.queue;
+  link.refuse({ condition: 'amqp:invalid-field', description: named.why });
   return undefined;
 }
 

@@ -2,11 +2,12 @@
  * The anonymous relay (a sender attached with a null target; docs/broker-features.md): each
  * message goes to the queue its `to` names. The relay is a sender like any other
  * (docs/security.md#identity): every message's `to` passes the checks an attach to that address
- * would (its form and length, the user's send permission), and a queue it auto-creates counts
+ * would (its form and length, the user's send permission; a v2 `to`, `/queues/NAME`, names queue
+ * NAME as on attach, docs/management.md#v2-addresses), and a queue it auto-creates counts
  * toward the connection's cap and waits out a resource alarm, exactly as an attach's does.
  */
 import type { AmqpErrorBody } from '../../codec/index.js';
-import { checkAddress, notPermitted, whyNotCreate } from './attach-support.js';
+import { notPermitted, queueOfAddress, whyNotCreate } from './attach-support.js';
 import type { LinkHost } from './link-host.js';
 
 export class RelayTargets {
@@ -21,15 +22,15 @@ export class RelayTargets {
    * commit order, so the declare applies before the enqueue).
    */
   target(to: unknown): string | AmqpErrorBody {
-    const bad = checkAddress(to);
-    if (bad !== undefined) {
+    const named = queueOfAddress(to);
+    if (!('queue' in named)) {
       const missing = to === undefined || to === null || to === '';
       return {
         condition: missing ? 'amqp:not-found' : 'amqp:invalid-field',
-        description: missing ? "a relayed message needs a 'to' naming its queue" : `'to': ${bad}`,
+        description: missing ? "a relayed message needs a 'to' naming its queue" : `'to': ${named.why}`,
       };
     }
-    const queue = to as string;
+    const { queue } = named;
     const refusal = notPermitted(this.host, 'send', queue);
     if (refusal !== undefined) {
       this.host.ctx.opts.logger.debug?.({ user: this.host.user, address: queue }, 'relayed message refused');

@@ -1,7 +1,7 @@
 /**
  * Management over AMQP against a single node (docs/management.md): `conn.management()` declares,
  * gets, lists, purges and deletes; a restart keeps what it did; v2 addresses (`/queues/NAME`)
- * attach to the named queue; a user without the `manage` grant is answered 403.
+ * attach to the named queue and name it in a relayed message's `to`; a user without the `manage` grant is answered 403.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +10,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type BrokerHandle, hashPassword, startBroker } from '../../../../src/broker.js';
 import { parseUsers } from '../../../../src/cluster-broker/server/users.js';
 import { type Connection, type ConnectOptions, connect, ManagementError } from '../../../../src/index.js';
+import {
+  closeConnection,
+  connect as rheaConnect,
+  sendAll,
+} from '../../../cluster-broker/server/rhea-client.js';
 
 const brokers: BrokerHandle[] = [];
 const conns: Connection[] = [];
@@ -125,6 +130,33 @@ describe('management over AMQP, single node', () => {
     await expect(conn.openSender('/queues/%E0%A4%A', { timeoutMs: 10_000 })).rejects.toMatchObject({
       condition: 'amqp:invalid-field',
     });
+  });
+
+  it("the anonymous relay: a message's `to` of /queues/NAME goes to queue NAME", async () => {
+    const b = await broker({ autoCreateQueues: false });
+    const conn = await client(b);
+    const m = await conn.management({ timeoutMs: 10_000 });
+    await m.declareQueue('a b/c');
+    const rhea = await rheaConnect({ port: b.port });
+    try {
+      const outcomes = await sendAll(
+        rhea,
+        '',
+        [
+          { to: `/queues/${encodeURIComponent('a b/c')}`, body: 'v2' },
+          { to: 'a b/c', body: 'plain' },
+          { to: '/queues/%E0%A4%A', body: 'undecodable' },
+        ],
+        { target: {} },
+      );
+      expect(outcomes.map((o) => o.state)).toEqual(['accepted', 'accepted', 'rejected']);
+      expect(outcomes[2]!.error?.condition).toBe('amqp:invalid-field');
+    } finally {
+      await closeConnection(rhea);
+    }
+    expect((await m.getQueue('a b/c')).messageCount).toBe(2);
+    // the encoded form named no queue of its own
+    expect((await m.listQueues()).map((q) => q.name)).toEqual(['a b/c']);
   });
 
   it('without the manage grant every request is answered 403; with it, allowed', async () => {
