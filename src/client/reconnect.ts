@@ -10,7 +10,8 @@ import { AmqpError, ClientError } from '../errors.js';
 import { describeServer, type ServerAddress, type ServerPool } from '../failover/index.js';
 import { isNotQuorate, MEMBERSHIP_CAPABILITY } from '../wire-extensions.js';
 import { describeCause, isAuthFailure, isNobodyThere, isPermanentConnectFailure } from './connect-errors.js';
-import { connectPhysical, now, type PhysicalConnection } from './transport.js';
+import { now, type PhysicalConnection } from './physical.js';
+import { connectPhysical } from './transport.js';
 import type { ConnectionEvents, ConnectOptions, Logger, ReconnectOptions } from './types.js';
 import { DEFAULT_UNRESPONSIVE_TIMEOUT_MS, silenceWatchOptions } from './unresponsive.js';
 

@@ -14,6 +14,9 @@ const CB = 'cluster-broker';
 const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   // the package's two entry points
   index: ['client', 'codec', 'errors'],
+  // quorate/browser: the client with its browser defaults (the build swaps in src/browser-shims/)
+  browser: ['index', 'client', 'errors', 'wire-extensions'],
+  'browser-shims': [],
   broker: [
     CB,
     `${CB}/assembly`,
