@@ -4,9 +4,8 @@
  * WebSocket to a 3-member cluster and sends and receives while the test kills the member in use
  * twice. Every message arrives exactly once, and the page saw both failovers.
  */
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,7 +45,8 @@ async function wsUrls(amqpPort: number): Promise<Map<string, string>> {
   void closeConn(o.conn);
   const urls = new Map<string, string>();
   for (const m of Array.isArray(list) ? (list as Record<string, unknown>[]) : [])
-    if (typeof m['quorate:ws-url'] === 'string') urls.set(String(m['quorate:member-id']), m['quorate:ws-url']);
+    if (typeof m['quorate:ws-url'] === 'string')
+      urls.set(String(m['quorate:member-id']), m['quorate:ws-url']);
   return urls;
 }
 
@@ -78,7 +78,14 @@ it('sends and receives in Chromium while the member in use is killed twice: noth
   page.on('pageerror', (e) => errors.push(String(e)));
   await page.goto(`http://127.0.0.1:${(server?.address() as AddressInfo).port}/`);
   await page.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
-  type State = { url: string; sent: number; received: number[]; failovers: unknown[]; error: string; done: boolean };
+  type State = {
+    url: string;
+    sent: number;
+    received: number[];
+    failovers: unknown[];
+    error: string;
+    done: boolean;
+  };
   const state = (): Promise<State> => page.evaluate(() => (window as unknown as { state: State }).state);
   await page.evaluate(
     ([urls, count]) => {
@@ -86,12 +93,18 @@ it('sends and receives in Chromium while the member in use is killed twice: noth
     },
     [[...byId.values()], COUNT] as [string[], number],
   );
-  for (const [kill, atReceived] of [[1, COUNT / 3], [2, (2 * COUNT) / 3]] as const) {
-    await waitFor(async () => {
-      const s = await state();
-      if (s.error) throw new Error(s.error);
-      return s.received.length >= atReceived && s.url !== '';
-    }, { timeoutMs: 60_000, what: `${atReceived} received` });
+  for (const [kill, atReceived] of [
+    [1, COUNT / 3],
+    [2, (2 * COUNT) / 3],
+  ] as const) {
+    await waitFor(
+      async () => {
+        const s = await state();
+        if (s.error) throw new Error(s.error);
+        return s.received.length >= atReceived && s.url !== '';
+      },
+      { timeoutMs: 60_000, what: `${atReceived} received` },
+    );
     const inUse = idOfUrl((await state()).url);
     expect(inUse).toBeDefined();
     await c.kill(inUse as string);
@@ -101,11 +114,14 @@ it('sends and receives in Chromium while the member in use is killed twice: noth
     });
     await c.restart(inUse as string);
   }
-  await waitFor(async () => {
-    const s = await state();
-    if (s.error) throw new Error(s.error);
-    return s.done;
-  }, { timeoutMs: 120_000, what: 'all received' });
+  await waitFor(
+    async () => {
+      const s = await state();
+      if (s.error) throw new Error(s.error);
+      return s.done;
+    },
+    { timeoutMs: 120_000, what: 'all received' },
+  );
   const s = await state();
   expect(errors).toEqual([]);
   expect(s.failovers.length).toBeGreaterThanOrEqual(2);
