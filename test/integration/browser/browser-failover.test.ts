@@ -76,8 +76,8 @@ it('sends and receives in Chromium while the member in use is killed twice: noth
   const page = await (chromium as Chromium).browser.newPage();
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(String(e)));
-  await page.goto(`http://127.0.0.1:${(server?.address() as AddressInfo).port}/`);
-  await page.waitForFunction(() => (window as unknown as { ready?: boolean }).ready === true);
+  await page.goto(`http://127.0.0.1:${((server as Server).address() as AddressInfo).port}/`);
+  await page.waitForFunction(() => (globalThis as unknown as { ready?: boolean }).ready === true);
   type State = {
     url: string;
     sent: number;
@@ -86,10 +86,10 @@ it('sends and receives in Chromium while the member in use is killed twice: noth
     error: string;
     done: boolean;
   };
-  const state = (): Promise<State> => page.evaluate(() => (window as unknown as { state: State }).state);
+  const state = (): Promise<State> => page.evaluate(() => (globalThis as unknown as { state: State }).state);
   await page.evaluate(
     ([urls, count]) => {
-      void (window as unknown as { run(u: string[], n: number): Promise<void> }).run(urls, count);
+      void (globalThis as unknown as { run(u: string[], n: number): Promise<void> }).run(urls, count);
     },
     [[...byId.values()], COUNT] as [string[], number],
   );
