@@ -190,6 +190,35 @@ export class ClientError extends AmqpError {
   }
 }
 
+/**
+ * A management request (`conn.management()`, docs/client.md#management) answered with a status
+ * code other than success: `status` is that code (RabbitMQ's HTTP-over-AMQP status: 400 bad
+ * request, 403 no grant, 404 no such queue, 409 a declare that contradicts the queue, 503 the
+ * broker could not commit) and `description` the broker's text. `condition` is the nearest AMQP
+ * condition (`amqp:not-found` for 404, `amqp:precondition-failed` for 409,
+ * `amqp:unauthorized-access` for 401/403, `amqp:invalid-field` for 400, else
+ * `amqp:internal-error`).
+ */
+export class ManagementError extends AmqpError {
+  constructor(
+    /** The reply's status code. */
+    readonly status: number,
+    description: string,
+    options: AmqpErrorOptions = {},
+  ) {
+    super(conditionOfStatus(status), description, options);
+    this.name = 'ManagementError';
+  }
+}
+
+function conditionOfStatus(status: number): AmqpStandardCondition {
+  if (status === 404) return 'amqp:not-found';
+  if (status === 409) return 'amqp:precondition-failed';
+  if (status === 401 || status === 403) return 'amqp:unauthorized-access';
+  if (status === 400) return 'amqp:invalid-field';
+  return 'amqp:internal-error';
+}
+
 /** Node's codes for argument mistakes, carried by the TypeError / RangeError the client throws. */
 export type ArgumentErrorCode =
   | 'ERR_INVALID_ARG_TYPE'

@@ -29,6 +29,11 @@ export {
   type SendTraceContext,
   type SettleTraceContext,
 } from './client/diagnostics.js';
+export type {
+  DeclareQueueOptions,
+  Management,
+  ManagementQueueInfo,
+} from './client/management.js';
 export { createRequester, type Requester, type RequesterOptions } from './client/request-reply.js';
 export { SendError } from './client/send-error.js';
 export type {
@@ -68,6 +73,7 @@ export {
   ConnectionError,
   type LinkCondition,
   LinkError,
+  ManagementError,
   type SessionCondition,
   SessionError,
   type TransactionCondition,

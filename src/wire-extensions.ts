@@ -292,3 +292,49 @@ export function isNotQuorate(e: unknown): boolean {
   if (/not[ -]quorate/i.test(e.description)) return true;
   return e.info?.[KEY.quorate] === false;
 }
+
+/*
+ * RabbitMQ 4's HTTP-over-AMQP management protocol (docs/management.md), which both roles speak:
+ * not our extension but an interop contract, kept here so the broker and the client read the
+ * same names. A request goes on a sender link to MANAGEMENT_ADDRESS with `to` = the path,
+ * `subject` = the HTTP method, `reply-to` = MANAGEMENT_REPLY_TO (the receiver link of the pair,
+ * same link name); the reply carries `correlation-id` = the request's message-id and `subject` =
+ * the status code.
+ */
+/** The management node's address. */
+export const MANAGEMENT_ADDRESS = '/management';
+/** `reply-to` of a management request: the receiver link paired with the request's link. */
+export const MANAGEMENT_REPLY_TO = '$me';
+/** The link name RabbitMQ's clients give both links of the pair. */
+export const MANAGEMENT_LINK_NAME = 'management-link-pair';
+/** Link property both links of the pair carry (RabbitMQ refuses a management link without it). */
+export const MANAGEMENT_PAIRED_PROPERTY = 'paired';
+/** Application property of a request, and of a reply. */
+export const HTTP_REQUEST_PROPERTY = 'http:request';
+export const HTTP_RESPONSE_PROPERTY = 'http:response';
+/** The version both carry. */
+export const HTTP_VERSION = '1.1';
+/** The v2 address prefix of a queue (`/queues/NAME`, NAME percent-encoded). */
+export const QUEUES_PATH = '/queues/';
+/** RabbitMQ's queue arguments we implement (in a declare's `arguments` map). */
+export const QUEUE_ARGUMENTS = {
+  maxLength: 'x-max-length',
+  maxLengthBytes: 'x-max-length-bytes',
+  deliveryLimit: 'x-delivery-limit',
+  deadLetterQueue: 'x-quorate-dead-letter-queue',
+} as const;
+
+/**
+ * The queue name of a v2 address (`/queues/NAME`, percent-decoded), the address itself when it is
+ * a plain name, or undefined when it is a v2 address that does not decode.
+ */
+export function queueNameOfAddress(address: string): string | undefined {
+  if (!address.startsWith(QUEUES_PATH)) return address;
+  const encoded = address.slice(QUEUES_PATH.length);
+  if (encoded === '' || encoded.includes('/')) return undefined;
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    return undefined;
+  }
+}

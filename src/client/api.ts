@@ -7,6 +7,7 @@
 import type { EventEmitter } from 'eventemitter3';
 import type { DeliveryState } from '../codec/contract.js';
 import type { Message, MessageBody } from '../codec/message.js';
+import type { Management } from './management.js';
 import type {
   CallOptions,
   ConnectionEvents,
@@ -97,6 +98,12 @@ export interface Connection extends EventEmitter<ConnectionEvents>, AsyncDisposa
    * ClientError 'quorate:in-doubt' when the commit was sent and its answer was lost.
    */
   transaction<R>(fn: (tx: Transaction) => Promise<R> | R, options?: TransactionOptions): Promise<R>;
+  /**
+   * Queue management over RabbitMQ 4's HTTP-over-AMQP protocol (docs/client.md#management):
+   * attaches the `/management` link pair and resolves once both are attached. Works against
+   * quorate-broker and RabbitMQ 4.
+   */
+  management(options?: CallOptions): Promise<Management>;
   /** Close for good: pending sends reject ('quorate:closed'), receivers end. */
   close(options?: CallOptions): Promise<void>;
 }

@@ -48,6 +48,8 @@ function reasonOf(err: Error): string {
 const permanent = new WeakSet<Error>();
 /** Attempt failures that say no AMQP broker listens there (refused, closed without a word). */
 const nobodyThere = new WeakSet<Error>();
+/** Attempt failures whose peer never sent a byte within the first-byte deadline. */
+const silent = new WeakSet<Error>();
 
 /** The error of an attempt whose socket failed before the AMQP handshake (refused, DNS, TLS). */
 export function socketFailure(host: string, port: number, err: Error): ClientError {
@@ -79,6 +81,24 @@ export function notAmqpFailure(host: string, port: number, cause: AmqpError): Cl
 /** The error of an attempt whose peer never completed Open in time. */
 export function noOpenFailure(host: string, port: number, timeoutMs: number): ClientError {
   return new ClientError('quorate:connect-failed', `${host}:${port}: no AMQP Open within ${timeoutMs} ms`);
+}
+
+/**
+ * The error of an attempt whose peer accepted the connection (or whose kernel did) but sent
+ * nothing within the first-byte deadline: a stopped or hung process (docs/failover.md#silent-member).
+ */
+export function noFirstByteFailure(host: string, port: number, deadlineMs: number): ClientError {
+  const e = new ClientError(
+    'quorate:connect-failed',
+    `${host}:${port}: no answer to the AMQP header within ${Math.round(deadlineMs)} ms (a stopped or hung member)`,
+  );
+  silent.add(e);
+  return e;
+}
+
+/** True for an attempt given up because the peer said nothing at all: hold it back like a hang. */
+export function isSilentPeer(e: unknown): boolean {
+  return e instanceof Error && silent.has(e);
 }
 
 /**

@@ -12,6 +12,7 @@ import type { MessageBody } from '../codec/message.js';
 import { ArgumentTypeError, ClientError } from '../errors.js';
 import {
   describeServer,
+  HeaderDeadline,
   type PoolChange,
   parseServerUrl,
   type ReplayJournal,
@@ -19,7 +20,14 @@ import {
   ServerPool,
 } from '../failover/index.js';
 import type { EngineEvent } from '../protocol/index.js';
-import { isNotQuorate, MEMBERSHIP_ADDRESS, MEMBERSHIP_CAPABILITY } from '../wire-extensions.js';
+import {
+  isNotQuorate,
+  MANAGEMENT_ADDRESS,
+  MANAGEMENT_LINK_NAME,
+  MANAGEMENT_PAIRED_PROPERTY,
+  MEMBERSHIP_ADDRESS,
+  MEMBERSHIP_CAPABILITY,
+} from '../wire-extensions.js';
 import type { ConnectionState, ConnectionStats, Connection as PublicConnection } from './api.js';
 import { describeCause } from './connect-errors.js';
 import { checkConnectOptions } from './connect-options.js';
@@ -34,14 +42,15 @@ import {
 } from './diagnostics.js';
 import { loggerFromEnv } from './env-logger.js';
 import type { ClientLink } from './link-base.js';
+import { type Management, ManagementClient } from './management.js';
 import { now, type PhysicalConnection, type PhysicalHandler } from './physical.js';
 import { Receiver } from './receiver.js';
 import {
-  DEFAULT_IDLE_TIMEOUT_MS,
   dialMembers,
   isRedirect,
   type ResolvedReconnect,
   resolveReconnect,
+  unresponsiveHoldMs,
 } from './reconnect.js';
 import { type PendingSend, SendBuffer, type SendWaiter } from './send-buffer.js';
 import { Sender } from './sender.js';
@@ -57,7 +66,7 @@ import type {
   SenderOptions,
   TransactionOptions,
 } from './types.js';
-import { isUnresponsive } from './unresponsive.js';
+import { DEFAULT_UNRESPONSIVE_TIMEOUT_MS, headerDeadlineOptions, isUnresponsive } from './unresponsive.js';
 
 /**
  * A logical connection to a broker or cluster, made by {@link connect}. It outlives its physical
@@ -81,6 +90,8 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
   private readonly options: ConnectOptions;
   private readonly reconnectOptions: ResolvedReconnect;
   private readonly pool: ServerPool<unknown>;
+  /** How soon members send their first byte: a failover's dial deadline (off with the suspicion). */
+  private readonly firstByte: HeaderDeadline | undefined;
   private phys: PhysicalConnection | undefined;
   private physServer: ServerAddress<unknown> | undefined;
   private readonly links = new Set<ClientLink>();
@@ -92,9 +103,13 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
   /** The last failed connection attempt's error: the cause of a connect() deadline error. */
   private lastAttemptError: Error | undefined;
   private closedWaiters: (() => void)[] = [];
-  /** How long a member that stopped answering is tried last: the idle timeout. */
+  /** How long a member that stopped answering is tried last (docs/failover.md#silent-member). */
   private get unresponsiveHoldMs(): number {
-    return this.options.idleTimeoutMs || DEFAULT_IDLE_TIMEOUT_MS;
+    return unresponsiveHoldMs(
+      this.firstByte,
+      this.reconnectOptions.attemptTimeoutMs,
+      this.options.idleTimeoutMs,
+    );
   }
   private readonly handler: PhysicalHandler = {
     onEvent: (ev) => this.onEngineEvent(ev),
@@ -131,6 +146,8 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
           ),
       },
     );
+    const unresponsiveMs = options.unresponsiveTimeoutMs ?? DEFAULT_UNRESPONSIVE_TIMEOUT_MS;
+    this.firstByte = unresponsiveMs ? new HeaderDeadline(headerDeadlineOptions(unresponsiveMs)) : undefined;
     const bufferLimit = bounds ? { ...bounds.bufferLimit, ...options.bufferLimit } : options.bufferLimit;
     this.sends = new SendBuffer({ ...options, bufferLimit }, () =>
       this.closeError || this.state === 'closing' || this.state === 'closed'
@@ -217,6 +234,9 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
   // ------------------------------------------------------------------ public API
 
   /** Attach a sender to `address`; resolves once the broker attached it. */
+  /** Management link pairs opened so far (each pair gets its own link name). */
+  private managementPairs = 0;
+
   async openSender(address: string, options: SenderOptions = {}): Promise<Sender> {
     this.assertUsable();
     const sender = new Sender(this, address, options, `quorate-sender-${address}-${++this.linkCounter}`);
@@ -247,6 +267,30 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
       `quorate-receiver-${dynamic ? 'dynamic' : address}-${++this.linkCounter}`,
     );
     return this.attached(receiver, options);
+  }
+
+  /** Attach the `/management` link pair (management.ts); one pair per call, each its own link name. */
+  async management(options: CallOptions = {}): Promise<Management> {
+    this.assertUsable();
+    const n = ++this.managementPairs;
+    const name = n === 1 ? MANAGEMENT_LINK_NAME : `${MANAGEMENT_LINK_NAME}-${n}`;
+    const paired = { [MANAGEMENT_PAIRED_PROPERTY]: true };
+    const receiver = new Receiver(this, MANAGEMENT_ADDRESS, { name, confirmAccept: false }, name);
+    receiver.attachProperties = paired;
+    const sender = new Sender(this, MANAGEMENT_ADDRESS, { name, presettled: true }, name);
+    sender.attachProperties = paired;
+    await this.attached(receiver, options);
+    try {
+      await this.attached(sender, options);
+    } catch (e) {
+      await receiver.close().catch(() => undefined);
+      throw e;
+    }
+    return new ManagementClient(
+      sender,
+      receiver,
+      () => new ClientError('quorate:closed', 'management closed'),
+    );
   }
 
   /**
@@ -412,6 +456,7 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
         reconnect: this.reconnectOptions,
         containerId: this.containerId,
         logger: this.logger,
+        ...(this.firstByte ? { firstByte: this.firstByte } : {}),
         stop: this.stop.signal,
         onReconnecting: (info) => {
           this.emit('reconnecting', info);

@@ -67,6 +67,14 @@ export interface AttemptOptions {
   desiredCapabilities?: string[];
   /** Suspect a member silent while it owes answers (docs/failover.md#unresponsive); absent: off. */
   unresponsive?: SilenceWatchOptions;
+  /**
+   * Give up on this attempt when the peer sent no byte this long after the dial started (a
+   * stopped member the kernel still accepts for: docs/failover.md#silent-member); absent: only
+   * `timeoutMs` applies.
+   */
+  firstByteDeadlineMs?: number;
+  /** Told how long after the dial started the peer's first byte came (the deadline's samples). */
+  onFirstByte?: (elapsedMs: number) => void;
 }
 
 /** The socket failed or closed under the connection (no AMQP Close); a failover follows. */

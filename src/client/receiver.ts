@@ -6,7 +6,7 @@
  * It asks for rcv-settle-mode second (confirmed accept) and falls back to first where the
  * broker refuses it; `settleMode` / `confirmedAccept` tell which is in force.
  */
-import type { AmqpErrorBody, DeliveryState, Source } from '../codec/contract.js';
+import type { AmqpErrorBody, DeliveryState, Fields, Source } from '../codec/contract.js';
 import { decodeMessage, type Message, type MessageBody } from '../codec/message.js';
 import { ArgumentRangeError, ArgumentTypeError, ClientError } from '../errors.js';
 import { type CreditFlow, CreditWindow, ReceiverDedup } from '../failover/index.js';
@@ -44,6 +44,8 @@ export class Receiver<T = MessageBody>
 {
   /** The receiver settle mode in force: 'second' when the broker confirms our outcomes. */
   settleMode: SettleMode = 'first';
+  /** @internal link properties of the attach (the management pair's `paired`). */
+  attachProperties: Fields | undefined;
   /** Messages handed out and suppressed as duplicates so far (for observability and tests). */
   duplicatesSuppressed = 0;
   private readonly credit: CreditWindow;
@@ -264,6 +266,7 @@ export class Receiver<T = MessageBody>
       target: { address: this.name },
       rcvSettleMode: this.askedSecond ? 1 : 0,
       ...(this.holdUnsettled ? { desiredCapabilities: [HOLD_UNSETTLED_CAPABILITY] } : {}),
+      ...(this.attachProperties ? { properties: this.attachProperties } : {}),
     });
     link.context = this;
     session.context = this;

@@ -7,9 +7,20 @@
 import pRetry, { AbortError } from 'p-retry';
 import { DEFAULT_MAX_FRAME_SIZE } from '../codec/index.js';
 import { AmqpError, ClientError } from '../errors.js';
-import { describeServer, type ServerAddress, type ServerPool } from '../failover/index.js';
+import {
+  describeServer,
+  type HeaderDeadline,
+  type ServerAddress,
+  type ServerPool,
+} from '../failover/index.js';
 import { isNotQuorate, MEMBERSHIP_CAPABILITY } from '../wire-extensions.js';
-import { describeCause, isAuthFailure, isNobodyThere, isPermanentConnectFailure } from './connect-errors.js';
+import {
+  describeCause,
+  isAuthFailure,
+  isNobodyThere,
+  isPermanentConnectFailure,
+  isSilentPeer,
+} from './connect-errors.js';
 import { now, type PhysicalConnection } from './physical.js';
 import { connectPhysical } from './transport.js';
 import type { ConnectionEvents, ConnectOptions, Logger, ReconnectOptions } from './types.js';
@@ -43,6 +54,25 @@ export function resolveReconnect(r: ReconnectOptions | false | undefined): Resol
   };
 }
 
+/** A suspected member is held back for this many first-byte deadlines (docs/failover.md#silent-member). */
+const SUSPECT_HOLD_DEADLINES = 2;
+
+/**
+ * How long a member that stopped answering is tried last. With a first-byte deadline, dialling it
+ * while it is still stopped costs one such deadline, so the hold is short: the running members
+ * get two whole dial deadlines first, and a member that ran again after a short stall is a
+ * candidate again by the next failover. Without one, a dial to it would wait the whole attempt
+ * timeout: the idle timeout then (docs/failover.md#silent-member).
+ */
+export function unresponsiveHoldMs(
+  firstByte: HeaderDeadline | undefined,
+  attemptTimeoutMs: number,
+  idleTimeoutMs: number | undefined,
+): number {
+  if (firstByte !== undefined) return SUSPECT_HOLD_DEADLINES * firstByte.deadlineMs(attemptTimeoutMs);
+  return idleTimeoutMs || DEFAULT_IDLE_TIMEOUT_MS;
+}
+
 export function isRedirect(e: unknown): e is AmqpError {
   return e instanceof AmqpError && e.condition === 'amqp:connection:redirect';
 }
@@ -57,6 +87,11 @@ export interface DialPlan {
   reconnect: ResolvedReconnect;
   containerId: string;
   logger: Logger | undefined;
+  /**
+   * Learns how soon members send their first byte; during a failover, a dialled member silent
+   * past its deadline is given up (docs/failover.md#silent-member). Absent: no such deadline.
+   */
+  firstByte?: HeaderDeadline;
   /** Aborted when the connection closes: stops waiting and dialing. */
   stop: AbortSignal;
   onReconnecting(info: ConnectionEvents['reconnecting'][0]): void;
@@ -81,7 +116,10 @@ export async function dialMembers(
   let lastError: Error | undefined;
   const deadMembers = new Set<string>();
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-  const unresponsiveMs = options.unresponsiveTimeoutMs ?? DEFAULT_UNRESPONSIVE_TIMEOUT_MS;
+  // the suspicion exists to fail over early: a connection that will not reconnect keeps the idle
+  // timeout unless asked (a slow broker would otherwise end it, docs/failover.md#unresponsive)
+  const unresponsiveMs =
+    options.unresponsiveTimeoutMs ?? (r.enabled ? DEFAULT_UNRESPONSIVE_TIMEOUT_MS : false);
   const unresponsive = unresponsiveMs ? silenceWatchOptions(unresponsiveMs, idleTimeoutMs) : undefined;
   // connect(): each configured member's first-pass failure that means "nobody there" (refused,
   // not AMQP, closed without a word); once every member has one, connect() ends (docs/failover.md#first-connect)
@@ -105,6 +143,10 @@ export async function dialMembers(
       plan.onReconnecting(info);
     }
     const remaining = r.maxTimeMs - (now() - startedAt);
+    const timeoutMs = Math.max(100, Math.min(r.attemptTimeoutMs, remaining));
+    // a failover's dial must not wait out the attempt timeout on a member that hangs; the first
+    // connect keeps its own rules (docs/failover.md#first-connect)
+    const firstByteDeadlineMs = !initial && plan.firstByte ? plan.firstByte.deadlineMs(timeoutMs) : undefined;
     try {
       const phys = await connectPhysical({
         server: pick.server,
@@ -118,7 +160,9 @@ export async function dialMembers(
         tls: options.tls,
         dial: options.dial,
         logger: plan.logger,
-        timeoutMs: Math.max(100, Math.min(r.attemptTimeoutMs, remaining)),
+        timeoutMs,
+        ...(firstByteDeadlineMs !== undefined ? { firstByteDeadlineMs } : {}),
+        ...(plan.firstByte ? { onFirstByte: (ms: number) => plan.firstByte?.observe(ms) } : {}),
         signal: stop,
         desiredCapabilities: [MEMBERSHIP_CAPABILITY],
       });
@@ -129,6 +173,13 @@ export async function dialMembers(
       const error = e instanceof Error ? e : new Error(String(e));
       lastFailureAt = now();
       if (isNotQuorate(error)) pool.notQuorate(pick.server, now());
+      // a member that accepts but never speaks is likely stopped: try it last, as a hung one
+      else if (isSilentPeer(error))
+        pool.unresponsive(
+          pick.server,
+          now(),
+          unresponsiveHoldMs(plan.firstByte, r.attemptTimeoutMs, idleTimeoutMs),
+        );
       else pool.failed(pick.server, error, now());
       if (isRedirect(error)) pool.redirect(error.info, pick.server);
       if (stop.aborted) throw new AbortError(abortReason(stop.reason));

@@ -4,6 +4,7 @@
  * per-delivery state) and resolves with the broker's outcome; after a failover the journal's
  * queued and in-doubt entries are written again, in order, with the same bytes (same message-id).
  */
+import type { Fields } from '../codec/contract.js';
 import { encodeMessage, type Message, type MessageBody } from '../codec/message.js';
 import type { MessageId } from '../codec/message-id.js';
 import { ArgumentTypeError, ClientError } from '../errors.js';
@@ -42,6 +43,9 @@ export class Sender extends LogicalLink<SenderLink> implements SendOwner, Public
   private readonly presettledInFlight = new Set<PendingSend>();
 
   /** @internal use Connection.openSender(). */
+  /** @internal link properties of the attach (the management pair's `paired`). */
+  attachProperties: Fields | undefined;
+
   constructor(
     host: SenderHost,
     /** The address (queue name) the link sends to. */
@@ -160,6 +164,7 @@ export class Sender extends LogicalLink<SenderLink> implements SendOwner, Public
       sndSettleMode: this.presettled ? 2 : 0,
       // failover re-sends in-doubt messages with the same message-id: a broker offering this drops the copy
       desiredCapabilities: [DEDUP_CAPABILITY],
+      ...(this.attachProperties ? { properties: this.attachProperties } : {}),
     });
     link.context = this;
     session.context = this;

@@ -8,6 +8,7 @@ import { ClientError } from '../errors.js';
 import { WebSocketPort } from '../protocol/index.js';
 import { isWebSocketScheme } from '../wire-extensions.js';
 import { beforeOpenFailure, noOpenFailure, socketFailure } from './connect-errors.js';
+import { watchFirstByte } from './first-byte.js';
 import { type AttemptOptions, now, PhysicalConnection } from './physical.js';
 import type { connectPhysical as NodeConnectPhysical } from './transport.js';
 import {
@@ -36,6 +37,7 @@ export const connectPhysical: typeof NodeConnectPhysical = (opts: AttemptOptions
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      firstByte.stop();
       opts.signal?.removeEventListener('abort', onAbort);
       opening.abort();
       if (phys) phys.destroy(err);
@@ -48,6 +50,8 @@ export const connectPhysical: typeof NodeConnectPhysical = (opts: AttemptOptions
       () => fail(noOpenFailure(server.host, server.port, opts.timeoutMs)),
       opts.timeoutMs,
     );
+    // a member that accepts the WebSocket but sends no AMQP byte is held back sooner (first-byte.ts)
+    const firstByte = watchFirstByte(opts, fail);
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     if (!isWebSocketScheme(server.scheme)) {
       fail(
@@ -67,16 +71,33 @@ export const connectPhysical: typeof NodeConnectPhysical = (opts: AttemptOptions
           ws.ws.close();
           return;
         }
+        let port: WebSocketPort | undefined;
         phys = new PhysicalConnection(
-          (events) => new WebSocketPort(ws.ws, { clock: now }, events),
+          (events) => {
+            port = new WebSocketPort(
+              ws.ws,
+              { clock: now },
+              {
+                ...events,
+                data: (chunk, at) => {
+                  firstByte.heard();
+                  events.data(chunk, at);
+                },
+              },
+            );
+            return port;
+          },
           server,
           opts,
         );
         phys.setHandler({
           onEvent: (ev, p) => {
             if (ev.type !== 'remote-open' || settled) return;
+            // before Open we sent the smallest messages any peer takes; now we know its limit
+            port?.fitMessagesToPeer(ev.open.maxFrameSize);
             settled = true;
             clearTimeout(timer);
+            firstByte.stop();
             opts.signal?.removeEventListener('abort', onAbort);
             // stop routing: events from here on queue until the logical connection takes over
             p.setHandler(undefined);

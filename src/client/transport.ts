@@ -9,8 +9,10 @@ import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import { ClientError } from '../errors.js';
 import { SocketPort } from '../protocol/index.js';
+import { WebSocketStream } from '../protocol/websocket-stream.js';
 import { isWebSocketScheme } from '../wire-extensions.js';
 import { beforeOpenFailure, closedBeforeOpen, noOpenFailure, socketFailure } from './connect-errors.js';
+import { watchFirstByte } from './first-byte.js';
 import { type AttemptOptions, END_GRACE_MS, now, PhysicalConnection } from './physical.js';
 import { dialWebSocket } from './websocket-dial.js';
 
@@ -37,6 +39,7 @@ export function connectPhysical(opts: AttemptOptions): Promise<PhysicalConnectio
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      firstByte.stop();
       opts.signal?.removeEventListener('abort', onAbort);
       attempt?.abort(err);
       if (phys) phys.destroy(err);
@@ -49,6 +52,7 @@ export function connectPhysical(opts: AttemptOptions): Promise<PhysicalConnectio
       () => fail(noOpenFailure(server.host, server.port, opts.timeoutMs)),
       opts.timeoutMs,
     );
+    const firstByte = watchFirstByte(opts, fail);
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     const onConnected = () => {
       if (settled || !socket) return;
@@ -62,8 +66,11 @@ export function connectPhysical(opts: AttemptOptions): Promise<PhysicalConnectio
       phys.setHandler({
         onEvent: (ev, p) => {
           if (ev.type !== 'remote-open' || settled) return;
+          // before Open we sent the smallest messages any peer takes; now we know its limit
+          if (stream instanceof WebSocketStream) stream.fitMessagesToPeer(ev.open.maxFrameSize);
           settled = true;
           clearTimeout(timer);
+          firstByte.stop();
           opts.signal?.removeEventListener('abort', onAbort);
           socket?.removeListener('data', noteFirstBytes);
           // stop routing: events from here on queue until the logical connection takes over
@@ -73,6 +80,7 @@ export function connectPhysical(opts: AttemptOptions): Promise<PhysicalConnectio
         onLost: (_p, error) => fail(beforeOpenFailure(server, error, firstBytes.seen)),
       });
       if (server.scheme === 'amqp') socket.on('data', noteFirstBytes);
+      socket.once('data', () => firstByte.heard());
     };
     const onSocketError = (err: Error) => fail(socketFailure(server.host, server.port, err));
     const servername = net.isIP(server.host) ? undefined : server.host;

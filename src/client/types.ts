@@ -75,7 +75,9 @@ export interface ConnectOptions extends CallOptions {
    * (unsettled sends, deliveries it said are waiting for our credit) and sends nothing at all for
    * this long, it is probed; it is given up on when the probe is not answered within the larger
    * of this and 4 times the slowest recent probe answer (silence plus deadline capped by the idle
-   * timeout). Idle connections keep the idle timeout. Default 250 ms; `0` or `false`: off.
+   * timeout). Idle connections keep the idle timeout. Default 250 ms, or off with
+   * `reconnect: false` (there is no member to move to: a slow broker would only end the
+   * connection); `0` or `false`: off.
    */
   unresponsiveTimeoutMs?: number | false;
   /** TLS options for `amqps://` URLs (ca, cert, key, servername, rejectUnauthorized, ...). */

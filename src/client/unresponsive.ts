@@ -5,7 +5,7 @@
  * probe's deadline give the connection up with `quorate:unresponsive`, so failover moves on.
  */
 import { ClientError } from '../errors.js';
-import { SilenceWatch, type SilenceWatchOptions } from '../failover/index.js';
+import { type HeaderDeadlineOptions, SilenceWatch, type SilenceWatchOptions } from '../failover/index.js';
 import type { ProtocolConnection } from '../protocol/index.js';
 
 /**
@@ -30,13 +30,26 @@ export function silenceWatchOptions(floorMs: number, idleTimeoutMs: number): Sil
   };
 }
 
+/**
+ * A member dialled during a failover is given this many `unresponsiveTimeoutMs` (1 s by default)
+ * to send its first byte, at least (docs/failover.md#silent-member): the same margin a peer that
+ * ignores probes gets (failover/silence-watch.ts), since a loaded host may starve a healthy
+ * member's event loop for a few hundred ms.
+ */
+const FIRST_BYTE_FLOOR_MULTIPLE = 4;
+
+/** The first-byte deadline's settings for `unresponsiveTimeoutMs` (its floor). */
+export function headerDeadlineOptions(floorMs: number): HeaderDeadlineOptions {
+  return { floorMs: FIRST_BYTE_FLOOR_MULTIPLE * floorMs, latencyMultiple: LATENCY_MULTIPLE };
+}
+
 /** True for the error a connection is given up with when its member stopped answering. */
 export function isUnresponsive(e: unknown): boolean {
   return e instanceof ClientError && e.condition === 'quorate:unresponsive';
 }
 
 export interface GuardedConnection {
-  readonly engine: Pick<ProtocolConnection, 'awaitingPeer' | 'probe' | 'echoAnswered'>;
+  readonly engine: Pick<ProtocolConnection, 'awaitingPeer' | 'probe' | 'answersProbes'>;
   readonly url: string;
   /** Write what the probe produced. */
   pump(): void;
@@ -69,7 +82,7 @@ export class UnresponsiveGuard {
     if (this.stopped) return;
     // learn at the start whether this peer answers probes (RabbitMQ 3.10 does not): only then
     // may an unanswered probe count as a hang (docs/failover.md#unresponsive)
-    if (!this.askedWhetherItAnswers && this.conn.engine.probe()) {
+    if (!this.askedWhetherItAnswers && this.conn.engine.probe(true)) {
       this.askedWhetherItAnswers = true;
       this.conn.pump();
     }
@@ -93,7 +106,7 @@ export class UnresponsiveGuard {
     if (this.stopped) return;
     const now = this.clock();
     const silentMs = this.watch.silentFor(now);
-    const answersProbes = this.conn.engine.echoAnswered;
+    const answersProbes = this.conn.engine.answersProbes;
     const verdict = this.watch.check(now, this.conn.engine.awaitingPeer(), answersProbes);
     if (verdict === 'unresponsive') {
       this.stop();

@@ -10,6 +10,7 @@ export {
   type ReserveResult,
 } from './admission.js';
 export { type CreditFlow, CreditWindow, type CreditWindowOptions } from './credit-window.js';
+export { HeaderDeadline, type HeaderDeadlineOptions } from './header-deadline.js';
 export {
   ensureMessageId,
   hasMessageId,

@@ -244,6 +244,18 @@ export class ProtocolConnection {
    * (docs/failover.md#unresponsive).
    */
   echoAnswered = false;
+  /**
+   * The peer has answered a probe session's Begin: it runs, even if it ignores `echo`
+   * (docs/failover.md#unresponsive).
+   */
+  beginAnswered = false;
+  /** A session begun only to see the peer answer, until its End comes back. */
+  private probeSession: Session | undefined;
+
+  /** Whether the peer has answered a probe of either kind: only then is an unanswered one a sign. */
+  get answersProbes(): boolean {
+    return this.echoAnswered || this.beginAnswered;
+  }
 
   awaitingPeer(): boolean {
     if (this.state !== 'open') return false;
@@ -253,12 +265,25 @@ export class ProtocolConnection {
 
   /**
    * Ask the peer for an answer: a session flow with `echo` on the first mapped session (the peer
-   * must answer with its flow state). False when no session is mapped (nothing to ask on).
+   * must answer with its flow state). A peer that has not answered an echo yet is also sent a
+   * Begin of a session of our own, ended as soon as it is answered: every peer must answer a
+   * Begin, and a running broker does so even while its queues elect a leader and answer nothing
+   * else (RabbitMQ 3.10 ignores `echo`). `echoOnly`: just the flow (learning whether the peer
+   * answers it). False when nothing was asked.
    */
-  probe(): boolean {
+  probe(echoOnly = false): boolean {
     if (this.state !== 'open') return false;
-    for (const s of this.sessions) if (s?.requestEcho()) return true;
-    return false;
+    let asked = false;
+    for (const s of this.sessions)
+      if (s?.requestEcho()) {
+        asked = true;
+        break;
+      }
+    // no mapped session: nothing is owed to us either, so nothing to ask about
+    if (!asked || echoOnly || this.echoAnswered) return asked;
+    if (this.probeSession !== undefined && this.probeSession.state !== 'ended') return true;
+    if (this.unusedChannel() !== undefined) this.probeSession = this.begin();
+    return true;
   }
 
   activeSessions(): Session[] {
@@ -502,6 +527,13 @@ export class ProtocolConnection {
       }
       s = mine;
       s.onRemoteBegin(channel, b);
+      if (s === this.probeSession) {
+        // the answer is all we wanted: end it (its End answer is not reported either)
+        this.beginAnswered = true;
+        this.remoteSessions.set(channel, s);
+        s.end();
+        return;
+      }
     } else {
       const ch = this.unusedChannel();
       if (ch === undefined) {

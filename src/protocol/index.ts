@@ -48,6 +48,7 @@ export type {
 // the binding's Node Duplex (websocket-stream.ts) is imported from its file: the barrel stays free
 // of Node modules for the browser build (docs/websocket.md#browser)
 export {
+  MAX_WEBSOCKET_MESSAGE_BYTES,
   MIN_WEBSOCKET_MESSAGE_BYTES,
   type WebSocketLike,
   WebSocketStreamError,

@@ -14,6 +14,22 @@ export const NO_STATUS = 1005;
 export const UNSUPPORTED_DATA = 1003;
 /** Until told the peer's limit: the smallest max-frame-size AMQP allows (spec 2.7.1), safe for any peer. */
 export const MIN_WEBSOCKET_MESSAGE_BYTES = 512;
+/**
+ * Once the peer's Open names its max-frame-size, the messages we send grow to it, up to this: big
+ * enough that a 1 MiB message crosses in a few dozen WebSocket messages, small enough that one
+ * message never holds the socket long (docs/websocket.md#binding).
+ */
+export const MAX_WEBSOCKET_MESSAGE_BYTES = 64 * 1024;
+
+/**
+ * The largest message to send once the peer's Open arrived: it takes frames (so WebSocket
+ * messages, docs/websocket.md#binding) of up to `peerMaxFrameSize` bytes (absent: no limit), so
+ * messages that large, within MAX_WEBSOCKET_MESSAGE_BYTES and never below MIN_WEBSOCKET_MESSAGE_BYTES.
+ */
+export function messageBytesForPeer(peerMaxFrameSize: number | undefined): number {
+  const peer = peerMaxFrameSize ?? MAX_WEBSOCKET_MESSAGE_BYTES;
+  return Math.max(MIN_WEBSOCKET_MESSAGE_BYTES, Math.min(MAX_WEBSOCKET_MESSAGE_BYTES, peer));
+}
 
 /** The part of a WHATWG `WebSocket` (a browser's, or the `ws` package's) the stream uses. */
 export interface WebSocketLike {

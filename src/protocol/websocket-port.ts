@@ -11,6 +11,7 @@ import type { SocketEvents } from './engine-driver.js';
 import {
   asBytes,
   MIN_WEBSOCKET_MESSAGE_BYTES,
+  messageBytesForPeer,
   NO_STATUS,
   NORMAL_CLOSURE,
   OPEN,
@@ -68,6 +69,11 @@ export class WebSocketPort {
 
   get destroyed(): boolean {
     return this.gone || this.ws.readyState !== OPEN;
+  }
+
+  /** The peer's Open arrived: send messages as large as it takes (messageBytesForPeer). */
+  fitMessagesToPeer(peerMaxFrameSize: number | undefined): void {
+    this.maxMessageBytes = messageBytesForPeer(peerMaxFrameSize);
   }
 
   /** The batch, cut into binary messages of at most maxMessageBytes. */

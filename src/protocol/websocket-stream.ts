@@ -13,7 +13,9 @@
 import { Duplex } from 'node:stream';
 import {
   asBytes,
+  MAX_WEBSOCKET_MESSAGE_BYTES,
   MIN_WEBSOCKET_MESSAGE_BYTES,
+  messageBytesForPeer,
   NO_STATUS,
   NORMAL_CLOSURE,
   OPEN,
@@ -23,7 +25,13 @@ import {
   type WebSocketStreamOptions,
 } from './websocket-binding.js';
 
-export { MIN_WEBSOCKET_MESSAGE_BYTES, type WebSocketLike, WebSocketStreamError, type WebSocketStreamOptions };
+export {
+  MAX_WEBSOCKET_MESSAGE_BYTES,
+  MIN_WEBSOCKET_MESSAGE_BYTES,
+  type WebSocketLike,
+  WebSocketStreamError,
+  type WebSocketStreamOptions,
+};
 
 /** One open WebSocket as a Duplex of AMQP bytes. */
 export class WebSocketStream extends Duplex {
@@ -60,6 +68,11 @@ export class WebSocketStream extends Duplex {
       const cause = (ev as { error?: unknown }).error;
       this.destroy(cause instanceof Error ? cause : new WebSocketStreamError('WebSocket error'));
     });
+  }
+
+  /** The peer's Open arrived: send messages as large as it takes (messageBytesForPeer). */
+  fitMessagesToPeer(peerMaxFrameSize: number | undefined): void {
+    this.maxMessageBytes = messageBytesForPeer(peerMaxFrameSize);
   }
 
   override _read(): void {

@@ -56,7 +56,7 @@ describe('membership lists', () => {
       { port: 1 },
       { 'network-host': 'x', port: 'abc' },
       { 'network-host': 'x', port: 70000 },
-      { 'network-host': 'x', scheme: 'ws' },
+      { 'network-host': 'x', scheme: 'gopher' }, // ws and wss are schemes now (docs/websocket.md)
       'junk',
       { 'network-host': 'ok' },
     ]);

@@ -42,6 +42,36 @@ describe('awaiting the peer, and the echo probe', () => {
     expect(p.client.engine.echoAnswered).toBe(true);
   });
 
+  it('a peer not known to answer echo is also sent a Begin, ended once answered, unreported', () => {
+    const p = pair();
+    const s = openSession(p);
+    const beginsBefore = p.c2s.of('begin').length;
+    const clientBeginEvents = p.client.events.filter((e) => e.type === 'session-begin').length;
+    expect(p.client.engine.answersProbes).toBe(false);
+    expect(p.client.engine.probe()).toBe(true);
+    p.run();
+    expect(p.c2s.of('begin')).toHaveLength(beginsBefore + 1);
+    expect(p.c2s.of('end')).toHaveLength(1); // the probe session, ended once answered
+    expect(p.client.engine.beginAnswered).toBe(true);
+    expect(p.client.engine.answersProbes).toBe(true);
+    expect(p.client.events.filter((e) => e.type === 'session-begin')).toHaveLength(clientBeginEvents);
+    expect(s.state).toBe('mapped'); // the session in use is untouched
+    // the echo was answered too: later probes are flows only
+    p.client.engine.probe();
+    p.run();
+    expect(p.c2s.of('begin')).toHaveLength(beginsBefore + 1);
+  });
+
+  it('probe(true) asks by echo only', () => {
+    const p = pair();
+    openSession(p);
+    const beginsBefore = p.c2s.of('begin').length;
+    expect(p.client.engine.probe(true)).toBe(true);
+    p.run();
+    expect(p.c2s.of('begin')).toHaveLength(beginsBefore);
+    expect(p.client.engine.beginAnswered).toBe(false);
+  });
+
   it('probe() with no session mapped asks nothing', () => {
     const p = pair();
     p.run();

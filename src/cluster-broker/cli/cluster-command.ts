@@ -54,6 +54,7 @@ function memberLine(event: string, m: MemberInfo): string {
     clusterPort: m.clusterPort,
     url: m.url,
     httpUrl: m.httpUrl,
+    wsUrl: m.wsUrl,
     restarts: m.restarts,
   })}\n`;
 }
@@ -61,7 +62,7 @@ function memberLine(event: string, m: MemberInfo): string {
 /**
  * `quorate-broker cluster --nodes 3 --base-port 5672 --data-dir D`: runs a supervised local
  * cluster (members dial each other directly, no proxies) with auto-restart, until SIGTERM/SIGINT.
- * stdout carries JSON lines: `{"event":"member-ready",id,pid,amqpPort,clusterPort,url,restarts}`
+ * stdout carries JSON lines: `{"event":"member-ready",id,pid,amqpPort,clusterPort,url,httpUrl,wsUrl,restarts}`
  * for every member start (restarts included), `{"event":"cluster-ready",nodes,dataDir,members}`
  * once all are up, `member-exit` / `member-restart` lines, and `{"event":"cluster-stopped"}`.
  * Resolves with the exit code: 0 after a clean stop, 1 if the cluster could not start, 2 on bad flags.
@@ -75,11 +76,13 @@ export async function runClusterCommand(argv: readonly string[], io: ClusterComm
     // Fail fast and say which: a taken port would only show up as a member crash-looping.
     const amqp = Array.from({ length: args.nodes }, (_, i) => args.basePort + i);
     const cluster = amqp.map((p) => p + CLUSTER_PORT_OFFSET);
-    const taken = await portsInUse([...amqp, ...cluster]);
+    const ws = args.wsBasePort ? Array.from({ length: args.nodes }, (_, i) => args.wsBasePort! + i) : [];
+    const taken = await portsInUse([...amqp, ...cluster, ...ws]);
     if (taken.length > 0) {
       io.stderr.write(
         `cluster did not start: port${taken.length > 1 ? 's' : ''} ${taken.join(', ')} on 127.0.0.1 already in use ` +
-          `(AMQP ports ${amqp[0]}..${amqp.at(-1)}, cluster ports ${cluster[0]}..${cluster.at(-1)}): ` +
+          `(AMQP ports ${amqp[0]}..${amqp.at(-1)}, cluster ports ${cluster[0]}..${cluster.at(-1)}` +
+          `${ws.length > 0 ? `, WebSocket ports ${ws[0]}..${ws.at(-1)}` : ''}): ` +
           'pick another --base-port, or --base-port 0 for free ports\n',
       );
       return 1;
@@ -89,6 +92,7 @@ export async function runClusterCommand(argv: readonly string[], io: ClusterComm
     nodes: args.nodes,
     basePort: args.basePort,
     ...(args.httpBasePort !== undefined ? { httpBasePort: args.httpBasePort } : {}),
+    ...(args.wsBasePort !== undefined ? { wsBasePort: args.wsBasePort } : {}),
     dataDir: args.dataDir,
   });
   const peersArg = formatPeers(
@@ -111,18 +115,13 @@ export async function runClusterCommand(argv: readonly string[], io: ClusterComm
           amqpPort: plan.amqpPorts[index]!,
           clusterPort: plan.clusterPorts[index]!,
           ...(plan.httpPorts ? { httpPort: plan.httpPorts[index]! } : {}),
+          ...(plan.wsPorts ? { wsPort: plan.wsPorts[index]! } : {}),
           peers,
           peersArg,
           dataDir: join(plan.dataDir, id),
           clusterSecretFile,
           ...(clusterTls ? { clusterTls } : {}),
-          extraArgs: [
-            ...args.memberArgs,
-            ...(args.dedup ? ['--dedup'] : []),
-            ...(args.wsBasePort !== undefined
-              ? ['--ws-port', String(args.wsBasePort === 0 ? 0 : args.wsBasePort + index)]
-              : []),
-          ],
+          extraArgs: [...args.memberArgs, ...(args.dedup ? ['--dedup'] : [])],
           ...(args.logLevel !== undefined ? { logLevel: args.logLevel } : {}),
         }),
     })),
@@ -172,13 +171,14 @@ export async function runClusterCommand(argv: readonly string[], io: ClusterComm
           event: 'cluster-ready',
           nodes: args.nodes,
           dataDir: plan.dataDir,
-          members: supervisor.members().map(({ id, pid, amqpPort, clusterPort, url, httpUrl }) => ({
+          members: supervisor.members().map(({ id, pid, amqpPort, clusterPort, url, httpUrl, wsUrl }) => ({
             id,
             pid,
             amqpPort,
             clusterPort,
             url,
             httpUrl,
+            wsUrl,
           })),
         })}\n`,
       );

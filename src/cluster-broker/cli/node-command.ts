@@ -28,7 +28,7 @@ export const NODE_USAGE = `Usage: quorate-broker node --id ID --port P --cluster
 Runs one member of a quorate cluster (static membership from --peers, which names every
 member's CLUSTER address, this one included). Prints one JSON line once it listens:
   {"ready":true,"id":ID,"amqpPort":P,"clusterPort":C,"pid":PID}   (plus "httpPort":H with --http-port,
-  "wsPort":W with --ws-port)
+  "wsPort":W with --ws-port, and "wsTls":true when that is wss://)
 whether or not it is quorate yet. Exits on SIGTERM/SIGINT and when the process that started it
 goes away (stdin pipe closed, or parent changed).
 
@@ -321,7 +321,10 @@ export async function runNodeCommand(argv: readonly string[], io: CliIo): Promis
     pid: process.pid,
   };
   if (member.httpUrl !== undefined) ready.httpPort = Number(new URL(member.httpUrl).port);
-  if (member.wsUrl !== undefined) ready.wsPort = Number(new URL(member.wsUrl).port);
+  if (member.wsUrl !== undefined) {
+    ready.wsPort = Number(new URL(member.wsUrl).port);
+    if (member.wsUrl.startsWith('wss:')) ready.wsTls = true;
+  }
   io.stdout.write(`${JSON.stringify(ready)}\n`);
   await stopRequested;
   gone.dispose();

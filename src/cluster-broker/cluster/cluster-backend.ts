@@ -18,7 +18,9 @@
 import { EventEmitter } from 'eventemitter3';
 import { copyWith } from '../../common/copy-with.js';
 import { notQuorateDescription } from '../../wire-extensions.js';
+import { VarintWriter } from '../core/binary.js';
 import type { BrokerState } from '../core/broker-state.js';
+import { ByteArena, MAX_PACKED_BYTES, viewOf } from '../core/byte-arena.js';
 import type { BrokerEvent } from '../core/events.js';
 import type { ResultOf } from '../core/results.js';
 import { assertEntryFits, MAX_ENTRY_DATA_BYTES } from '../replication/log-records.js';
@@ -33,7 +35,13 @@ import {
 import { assertRecordFits, recordBytesAtLeast } from '../store/record-limit.js';
 import type { ClusterStateMachine, EntryOutcome } from './cluster-state-machine.js';
 import { linkKeyOf, processOf, qualifyConsumer } from './consumer-keys.js';
-import { type EntryRequest, encodeEntry, stampEntryInPlace } from './entry-codec.js';
+import {
+  type EntryRequest,
+  encodeEntry,
+  entrySizeHint,
+  stampEntryInPlace,
+  writeEntry,
+} from './entry-codec.js';
 import type { AppMessage } from './peer-wire.js';
 
 /** The part of Replica the backend drives. */
@@ -52,6 +60,9 @@ export interface BackendTimers {
   set(fn: () => void, ms: number): unknown;
   clear(handle: unknown): void;
 }
+
+/** The scratch writer's size: a small entry's (byte-arena.ts MAX_PACKED_BYTES) and some room. */
+const SCRATCH_BYTES = 2 * MAX_PACKED_BYTES;
 
 const processTimers: BackendTimers = {
   set: (fn, ms) => setTimeout(fn, ms),
@@ -114,6 +125,14 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
   private readonly unsafe: BackendUnsafeFlags;
   private lastLeader: string | null = null;
   private lastTerm = 0;
+  /** Where small entries are encoded before their copy into `entryChunks`. */
+  private scratch = new VarintWriter(SCRATCH_BYTES);
+  /**
+   * Small entries' bytes, back to back in shared chunks rather than a buffer each (a buffer is an
+   * allocation and a GC-tracked backing store per message). They live in the Raft log until it is
+   * compacted, in log order, so the chunks free in turn.
+   */
+  private readonly entryChunks = new ByteArena();
 
   constructor(private readonly opts: ClusterBackendOptions) {
     super();
@@ -190,7 +209,7 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
       return Promise.reject(err);
     }
     const seq = ++this.seq;
-    const bytes = encodeEntry(this.origin, seq, body);
+    const bytes = this.encode(seq, body);
     try {
       assertEntryFits(bytes); // the event's other fields: the entry as the log would hold it
     } catch (err) {
@@ -280,6 +299,18 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
   }
 
   // ---- internals ----
+
+  /** The entry of a request: a small one in the shared chunks, a large one in its own buffer. */
+  private encode(seq: number, body: EntryRequest): Uint8Array {
+    if (entrySizeHint(this.origin, body) > MAX_PACKED_BYTES) return encodeEntry(this.origin, seq, body);
+    const w = this.scratch;
+    w.pos = 0;
+    writeEntry(w, this.origin, seq, body);
+    const bytes = viewOf(this.entryChunks.store(w.written()));
+    // a hint that fell short grew the scratch buffer: do not keep a large one
+    if (w.buf.length > SCRATCH_BYTES) this.scratch = new VarintWriter(SCRATCH_BYTES);
+    return bytes;
+  }
 
   private route(seq: number): void {
     const p = this.pending.get(seq);

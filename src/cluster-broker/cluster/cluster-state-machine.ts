@@ -56,7 +56,8 @@ export class ClusterStateMachine implements StateMachine {
     let event: BrokerEvent | undefined;
     try {
       e = decodeEntry(entry.data);
-      if (e.body.kind === 'event') event = decodeEvent(e.body.event);
+      // the message bytes stay views of the entry: applyEvent's BrokerState copies what it keeps
+      if (e.body.kind === 'event') event = decodeEvent(e.body.event, 'view');
     } catch (err) {
       this.hooks.corrupt?.(entry.index, err as Error);
       return;

@@ -45,9 +45,26 @@ export type EntryRequest = EntryBody | { kind: 'event'; event: BrokerEvent };
 
 const KIND = { event: 1, 'release-owner': 2, claim: 3, 'federation-owner': 4 } as const;
 
-/** Encodes a request (leaderTime 0 until the leader stamps it). */
+/** Encodes a request (leaderTime 0 until the leader stamps it), in a buffer of its own. */
 export function encodeEntry(origin: string, seq: number, body: EntryRequest, leaderTime = 0): Uint8Array {
-  const w = new VarintWriter(sizeHint(body) + 32 + origin.length * 3);
+  const w = new VarintWriter(entrySizeHint(origin, body));
+  writeEntry(w, origin, seq, body, leaderTime);
+  return w.finish();
+}
+
+/** About the bytes of the entry of `body` from `origin` (the writer grows when it is more). */
+export function entrySizeHint(origin: string, body: EntryRequest): number {
+  return sizeHint(body) + 32 + origin.length * 3;
+}
+
+/** Writes the entry of a request at the writer's position (encodeEntry's layout). */
+export function writeEntry(
+  w: VarintWriter,
+  origin: string,
+  seq: number,
+  body: EntryRequest,
+  leaderTime = 0,
+): void {
   w.u8(ENTRY_VERSION);
   w.f64(leaderTime);
   w.u8(KIND[body.kind]);
@@ -70,7 +87,6 @@ export function encodeEntry(origin: string, seq: number, body: EntryRequest, lea
       w.str(body.owner);
       break;
   }
-  return w.finish();
 }
 
 /** About the bytes of a body (the writer grows when it is more). */

@@ -19,6 +19,7 @@ import type {
   HoldUnsettledEvent,
   OwnerAttachedEvent,
   OwnerLostEvent,
+  PurgeQueueEvent,
   QueueOptions,
   SettleEvent,
 } from './events.js';
@@ -36,6 +37,7 @@ import type {
   ExpireResult,
   HoldResult,
   OwnerResult,
+  PurgeResult,
   ReleaseResult,
   ResultOf,
   SettleResult,
@@ -99,6 +101,8 @@ export class BrokerState {
         return this.declare(event);
       case 'delete':
         return this.deleteQueue(event);
+      case 'purge':
+        return this.purge(event);
       case 'owner-attached':
         return this.ownerAttached(event);
       case 'owner-lost':
@@ -357,6 +361,21 @@ export class BrokerState {
       else this.subscriptions.delete(topic);
     }
     return { type: 'delete', deleted: true, dropped };
+  }
+
+  private purge(e: PurgeQueueEvent): PurgeResult {
+    const q = this.queues.get(e.queue);
+    if (!q) return { type: 'purge', found: false, purged: 0 };
+    let purged = 0;
+    for (let m = q.available.head; m; ) {
+      const next = m.next;
+      q.available.remove(m);
+      q.uncount(m);
+      this.retire(m);
+      purged++;
+      m = next;
+    }
+    return { type: 'purge', found: true, purged };
   }
 
   private enqueue(e: EnqueueEvent, targets?: Queue[]): EnqueueResult {

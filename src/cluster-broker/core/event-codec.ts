@@ -25,6 +25,8 @@ const TYPE_CODES = {
   'owner-attached': 10,
   'owner-lost': 11,
   'hold-unsettled': 12,
+  // a new code: stores written before purge never hold it, so they read unchanged
+  purge: 13,
 } as const;
 
 const ENQ_DEDUP = 1;
@@ -67,6 +69,9 @@ export function writeEvent(w: VarintWriter, e: BrokerEvent): void {
       w.str(e.queue);
       // appended: a plain delete encodes as before
       if (e.ifOwnerLostAt !== undefined) w.f64(e.ifOwnerLostAt);
+      break;
+    case 'purge':
+      w.str(e.queue);
       break;
     case 'owner-attached':
     case 'owner-lost':
@@ -188,7 +193,14 @@ function readOutcome(r: VarintReader): SettleOutcome {
   }
 }
 
-export function decodeEvent(bytes: Uint8Array): BrokerEvent {
+/**
+ * How a decoded enqueue holds its message: `copy` (its own bytes, the default: the event may
+ * outlive `bytes`) or `view` (a view of `bytes`, no allocation: for an event handed straight to
+ * `BrokerState.apply`, which copies the bytes it keeps into its queues' arenas; byte-arena.ts).
+ */
+export type MessageBytes = 'copy' | 'view';
+
+export function decodeEvent(bytes: Uint8Array, messages: MessageBytes = 'copy'): BrokerEvent {
   const r = new VarintReader(bytes);
   const version = r.u8();
   if (version !== EVENT_CODEC_VERSION) throw new EventDecodeError(`unsupported event version ${version}`);
@@ -207,6 +219,9 @@ export function decodeEvent(bytes: Uint8Array): BrokerEvent {
       e = d;
       break;
     }
+    case TYPE_CODES.purge:
+      e = { type: 'purge', leaderTime, queue: r.str() };
+      break;
     case TYPE_CODES['owner-attached']:
       e = { type: 'owner-attached', leaderTime, queue: r.str(), holder: r.str() };
       break;
@@ -222,7 +237,7 @@ export function decodeEvent(bytes: Uint8Array): BrokerEvent {
       const dedupKey = flags & ENQ_DEDUP ? r.str() : undefined;
       const expiresAt = flags & ENQ_EXPIRES ? r.f64() : undefined;
       const deliveryCount = flags & ENQ_DELIVERY_COUNT ? r.uint() : undefined;
-      const message = r.bytesCopy();
+      const message = messages === 'view' ? r.bytesView() : r.bytesCopy();
       e = { type: 'enqueue', leaderTime, queue, message };
       if (dedupKey !== undefined) e.dedupKey = dedupKey;
       if (expiresAt !== undefined) e.expiresAt = expiresAt;
@@ -276,7 +291,7 @@ export function decodeEvent(bytes: Uint8Array): BrokerEvent {
       if (n > r.remaining) throw new EventDecodeError('commit event count exceeds input');
       const events: Array<EnqueueEvent | SettleEvent> = [];
       for (let i = 0; i < n; i++) {
-        const sub = decodeEvent(r.bytesCopy());
+        const sub = decodeEvent(messages === 'view' ? r.bytesView() : r.bytesCopy(), messages);
         if (sub.type !== 'enqueue' && sub.type !== 'settle')
           throw new EventDecodeError(`a commit cannot carry a ${sub.type} event`);
         events.push(sub);

@@ -107,6 +107,16 @@ export interface DeleteQueueEvent {
 }
 
 /**
+ * Drop every message of `queue` that no consumer holds (management's purge): acquired messages
+ * stay with their consumers and are settled as usual (RabbitMQ's purge does the same).
+ */
+export interface PurgeQueueEvent {
+  type: 'purge';
+  leaderTime: number;
+  queue: string;
+}
+
+/**
  * The owner link of a temporary queue (a dynamic node, a non-durable subscription) is attached
  * on the process `holder` (cluster: `<member>@<incarnation>`; single node: `local`). Cancels a
  * pending owner-lost grace period.
@@ -232,6 +242,7 @@ export type BrokerEvent =
   | CommitEvent
   | DeclareQueueEvent
   | DeleteQueueEvent
+  | PurgeQueueEvent
   | OwnerAttachedEvent
   | OwnerLostEvent
   | EnqueueEvent

@@ -14,6 +14,14 @@ export interface DeleteResult {
   dropped: number;
 }
 
+export interface PurgeResult {
+  type: 'purge';
+  /** False for an unknown queue. */
+  found: boolean;
+  /** Available messages dropped (acquired ones stay with their consumers). */
+  purged: number;
+}
+
 export type EnqueueResult =
   /**
    * `seq` of the new message. To a topic: the queues of the subscriptions that got it (ascending
@@ -100,6 +108,7 @@ export type ApplyResult =
   | CommitResult
   | DeclareResult
   | DeleteResult
+  | PurgeResult
   | OwnerResult
   | EnqueueResult
   | AcquireResult

@@ -12,6 +12,8 @@ export interface ReplicaTransport {
   start(): Promise<number>;
   /** Best effort: a message may be lost, delayed or reordered (Raft tolerates all three). */
   send(m: Message): void;
+  /** Writes what `send` staged now rather than after this turn (before the caller blocks a while). */
+  flushNow?(): void;
   close(): Promise<void>;
 }
 

@@ -458,6 +458,11 @@ export class Replica extends EventEmitter<ReplicaEvents> {
     });
     if (!due) return;
     const started = this.clock();
+    if (this.core.isLeader()) {
+      this.core.heartbeatNow(started);
+      for (const m of this.core.takeEagerMessages()) this.send(m);
+      this.transport.flushNow?.();
+    }
     this.core.compact(applied, sm.snapshot());
     this.logBytesSinceSnapshot = 0;
     this.opts.logger?.debug?.(

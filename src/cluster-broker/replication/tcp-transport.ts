@@ -278,6 +278,11 @@ export class TcpTransport implements ReplicaTransport {
     }
   }
 
+  /** Writes every peer's staged messages now (the turn's scheduled flush then finds nothing). */
+  flushNow(): void {
+    for (const o of this.out.values()) if (o.flushScheduled) this.flush(o);
+  }
+
   /** Encodes `m` as one frame (or, above maxFrame, fragments) at the end of the staging buffer. */
   private stage(
     o: Outbound,

@@ -12,7 +12,12 @@ import {
   SELECTOR_FILTER,
   type SenderLink,
 } from '../../protocol/index.js';
-import { DEDUP_CAPABILITY, HOLD_UNSETTLED_CAPABILITY, TOPIC_CAPABILITY } from '../../wire-extensions.js';
+import {
+  DEDUP_CAPABILITY,
+  HOLD_UNSETTLED_CAPABILITY,
+  queueNameOfAddress,
+  TOPIC_CAPABILITY,
+} from '../../wire-extensions.js';
 import { Selector, SelectorError } from '../selector/index.js';
 import { checkAddress, ensureDeclared, notPermitted, refuseOnError } from './attach-support.js';
 import type { BrokerConnection } from './broker-connection.js';
@@ -20,6 +25,7 @@ import { BrowserLink } from './browser-link.js';
 import { ConsumerLink, HOLD_UNSETTLED_MS } from './consumer-link.js';
 import { type LinkGone, lifetimePolicyOf } from './dynamic-nodes.js';
 import { notOwner, scopedLinkKey } from './identity.js';
+import { attachManagementReplies, attachManagementRequests, isManagementAddress } from './management-node.js';
 import { PublisherLink } from './publisher-link.js';
 import { ensureTopic, isTopicAttach, type Subscription, withSubscription } from './topic-attach.js';
 import { CoordinatorLink } from './transactions.js';
@@ -85,12 +91,12 @@ export function attachPublisher(conn: BrokerConnection, link: ReceiverLink, atta
     accept(undefined);
     return;
   }
-  const bad = checkAddress(t.address);
-  if (bad !== undefined) {
-    link.refuse({ condition: 'amqp:invalid-field', description: bad });
+  if (isManagementAddress(t.address)) {
+    attachManagementRequests(conn, link, attach);
     return;
   }
-  const address = t.address;
+  const address = queueAddress(link, t.address);
+  if (address === undefined) return;
   if (!allowed(conn, link, 'send', address)) return;
   if (isTopicAttach(conn, t, address)) ensureTopic(conn, link, address, () => accept(address, true));
   else ensureQueue(conn, link, address, () => accept(address));
@@ -142,14 +148,14 @@ export function attachConsumer(conn: BrokerConnection, link: SenderLink, attach:
     withDynamicNode(conn, link, source.dynamicNodeProperties, (queue) => accept(queue));
     return;
   }
-  const address = source.address;
-  const bad = checkAddress(address);
-  if (bad !== undefined) {
-    link.refuse({ condition: 'amqp:invalid-field', description: bad });
+  if (isManagementAddress(source.address)) {
+    attachManagementReplies(conn, link, attach);
     return;
   }
-  if (!allowed(conn, link, 'receive', address!)) return;
-  const virtual = conn.ctx.opts.virtualSources.get(address!);
+  const address = queueAddress(link, source.address);
+  if (address === undefined) return;
+  if (!allowed(conn, link, 'receive', address)) return;
+  const virtual = conn.ctx.opts.virtualSources.get(address);
   if (virtual !== undefined && filter.selector !== undefined) {
     link.refuse({ condition: 'amqp:not-implemented', description: `no filters on ${address}` });
     return;
@@ -159,21 +165,37 @@ export function attachConsumer(conn: BrokerConnection, link: SenderLink, attach:
     link.context = h;
     conn.addHandler(h);
     link.accept({
-      source: { address: address! },
+      source: { address: address },
       target: peerTarget(attach),
       sndSettleMode: 1,
       rcvSettleMode: 0,
     });
-    h.start(virtual, address!);
+    h.start(virtual, address);
     return;
   }
-  if (isTopicAttach(conn, source, address!)) {
-    ensureTopic(conn, link, address!, () =>
-      withSubscription(conn, link, source, address!, filter.selector, (sub) => accept(sub.queue, sub)),
+  if (isTopicAttach(conn, source, address)) {
+    ensureTopic(conn, link, address, () =>
+      withSubscription(conn, link, source, address, filter.selector, (sub) => accept(sub.queue, sub)),
     );
     return;
   }
-  ensureQueue(conn, link, address!, () => accept(address!));
+  ensureQueue(conn, link, address, () => accept(address));
+}
+
+/**
+ * The queue a link's address names: a plain name, or a RabbitMQ v2 address `/queues/NAME`
+ * (docs/management.md#v2-addresses), percent-decoded. Refuses the link and returns undefined
+ * when the address cannot name one.
+ */
+function queueAddress(link: Link, asked: unknown): string | undefined {
+  const bad = checkAddress(asked);
+  const name = bad === undefined ? queueNameOfAddress(asked as string) : undefined;
+  const why =
+    bad ??
+    (name === undefined ? `'${String(asked)}' is not a valid /queues/NAME address` : checkAddress(name));
+  if (why === undefined) return name;
+  link.refuse({ condition: 'amqp:invalid-field', description: why });
+  return undefined;
 }
 
 /**

@@ -24,6 +24,7 @@ import { ConsumerLink } from './consumer-link.js';
 import type { ServerContext } from './context.js';
 import type { LinkGone } from './dynamic-nodes.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
+import { ManagementRequestLink } from './management-node.js';
 import { PublisherLink } from './publisher-link.js';
 import { type PeerInfo, saslServerOptions } from './sasl-policy.js';
 import { CoordinatorLink, TransactionRegistry } from './transactions.js';
@@ -418,7 +419,8 @@ export class BrokerConnection implements LinkHost {
       }
       case 'message': {
         const h = ev.link.context;
-        if (h instanceof PublisherLink || h instanceof CoordinatorLink) h.onMessage(ev.delivery);
+        if (h instanceof PublisherLink || h instanceof CoordinatorLink || h instanceof ManagementRequestLink)
+          h.onMessage(ev.delivery);
         return;
       }
       case 'delivery-update': {

@@ -14,6 +14,7 @@ import { rewriteHeader } from './consumer-link.js';
 import type { RegisteredConsumer } from './context.js';
 import { scopedLinkKey } from './identity.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
+import { CongestionPause, DeliveryTags } from './outgoing-link.js';
 
 /** Messages copied per look at the state at most (a huge credit is served in batches). */
 const MAX_BROWSE_BATCH = 256;
@@ -21,10 +22,10 @@ const MAX_BROWSE_BATCH = 256;
 export class BrowserLink implements LinkHandler, RegisteredConsumer {
   readonly key: string;
   private closed = false;
-  private paused = false;
   /** The highest seq already copied to the browser: it sees each message once. */
   private lastSeq = 0;
-  private tagCounter = 0;
+  private readonly tags = new DeliveryTags();
+  private readonly congestion: CongestionPause;
 
   constructor(
     private readonly host: LinkHost,
@@ -37,6 +38,7 @@ export class BrowserLink implements LinkHandler, RegisteredConsumer {
   ) {
     this.key = scopedLinkKey(host.user, host.containerId, link.name);
     link.autoSettle = false;
+    this.congestion = new CongestionPause(host, () => this.pump());
   }
 
   /**
@@ -87,16 +89,7 @@ export class BrowserLink implements LinkHandler, RegisteredConsumer {
     while (!this.closed && this.link.state === 'attached') {
       const room = Math.min(this.link.credit - this.link.queued, MAX_BROWSE_BATCH);
       if (room <= 0) return;
-      if (this.host.congested) {
-        if (!this.paused) {
-          this.paused = true;
-          this.host.whenWritable(() => {
-            this.paused = false;
-            this.pump();
-          });
-        }
-        return;
-      }
+      if (this.congestion.holds()) return;
       const { backend, consumers } = this.host.ctx;
       const batch = backend.state.browseAvailable(this.queue, this.lastSeq, room);
       let sent = 0;
@@ -130,12 +123,7 @@ export class BrowserLink implements LinkHandler, RegisteredConsumer {
     });
     const max = this.link.remoteMaxMessageSize;
     if (max > 0 && bytes.length > max) return; // too large for this browser: skipped
-    TAG_VIEW.setFloat64(0, this.tagCounter++);
-    this.link.send(TAG_SCRATCH.slice(), bytes, { settled: this.presettled });
+    this.link.send(this.tags.next(), bytes, { settled: this.presettled });
     this.host.ctx.counters.messagesOut++;
   }
 }
-
-/** Where a delivery tag is written before it is copied out (the big-endian float64 of a counter). */
-const TAG_SCRATCH = new Uint8Array(8);
-const TAG_VIEW = new DataView(TAG_SCRATCH.buffer);

@@ -25,6 +25,7 @@ import type { QueueActivity } from './activity.js';
 import type { RegisteredConsumer } from './context.js';
 import { scopedLinkKey } from './identity.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
+import { CongestionPause, DeliveryTags } from './outgoing-link.js';
 
 /** The default outcome our sources advertise (docs/delivery-contract.md#outcomes). */
 export const DEFAULT_OUTCOME: SettleOutcome = { type: 'modified', deliveryFailed: true };
@@ -64,11 +65,11 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
   private acquiring = 0;
   /** Messages those acquires asked for: credit already spoken for. */
   private requested = 0;
-  /** Waiting for the socket to drain. */
-  private paused = false;
   /** Wakes it when a message held for another (gone) link is free for everyone again. */
   private lapseTimer: NodeJS.Timeout | undefined;
-  private tagCounter = 0;
+  private readonly tags = new DeliveryTags();
+  /** Waiting for the socket to drain. */
+  private readonly congestion: CongestionPause;
   private pending = new Map<string, PendingSettle>();
   private settleScheduled = false;
   private readonly queueActivity: QueueActivity;
@@ -88,6 +89,7 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
   ) {
     this.key = scopedLinkKey(host.user, host.containerId, link.name);
     this.queueActivity = host.ctx.activity.queue(queue);
+    this.congestion = new CongestionPause(host, () => this.pump());
     // we settle our side ourselves, after the settle event committed
     link.autoSettle = false;
   }
@@ -189,16 +191,7 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
     if (this.acquiring >= (this.selector ? 1 : MAX_ACQUIRES_IN_FLIGHT)) return false;
     const want = Math.min(this.link.credit - this.link.queued - this.requested, MAX_ACQUIRE);
     if (want <= 0 || (this.acquiring > 0 && want < MIN_PIPELINED_ACQUIRE)) return false;
-    if (this.host.congested) {
-      if (!this.paused) {
-        this.paused = true;
-        this.host.whenWritable(() => {
-          this.paused = false;
-          this.pump();
-        });
-      }
-      return false;
-    }
+    if (this.congestion.holds()) return false;
     const { backend, consumers } = this.host.ctx;
     if (this.acquiring > 0 && (backend.state.queueInfo(this.queue)?.available ?? 0) <= this.requested) {
       return false;
@@ -308,9 +301,7 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
       this.queueSettle(m.seq, { type: 'modified', undeliverableHere: true }, undefined);
       return;
     }
-    TAG_VIEW.setFloat64(0, this.tagCounter++);
-    const tag = TAG_SCRATCH.slice(); // one allocation per delivery, not a buffer and a view
-    const d = this.link.send(tag, bytes, { settled: this.presettled });
+    const d = this.link.send(this.tags.next(), bytes, { settled: this.presettled });
     const { counters, activity } = this.host.ctx;
     counters.messagesOut++;
     activity.totals.delivered++;
@@ -466,7 +457,3 @@ export function rewriteHeader(m: AcquiredMessage): Uint8Array {
   else delete h.firstAcquirer;
   return withHeader(m.message, h);
 }
-
-/** Where a delivery tag is written before it is copied out (tags are the big-endian float64 of a counter). */
-const TAG_SCRATCH = new Uint8Array(8);
-const TAG_VIEW = new DataView(TAG_SCRATCH.buffer);

@@ -11,14 +11,9 @@ import { availableQueues, queuesHeldBy } from '../core/availability.js';
 import { BrokerState } from '../core/broker-state.js';
 import type { BrokerEvent } from '../core/events.js';
 import type { ResultOf } from '../core/results.js';
-import {
-  type EventStore,
-  type LatencyHistogram,
-  openStore,
-  RecordTooLargeError,
-  type StoreOptions,
-  type StoreStats,
-} from '../store/index.js';
+import { RecordTooLargeError } from '../files/errors.js';
+import type { LatencyHistogram } from '../files/latency-histogram.js';
+import { type EventStore, openStore, type StoreOptions, type StoreStats } from '../store/index.js';
 import {
   BackendClosedError,
   type BrokerBackend,

@@ -11,4 +11,6 @@ export interface Permissions {
   mayReceive(user: string | undefined, address: string): boolean;
   /** May `user` read the broker's HTTP monitoring API? */
   mayMonitor(user: string | undefined): boolean;
+  /** May `user` administer queues (the `/management` node; docs/management.md#grant)? */
+  mayManage(user: string | undefined): boolean;
 }

@@ -15,7 +15,8 @@
  * may do nothing, and a connection that did not log in (SASL ANONYMOUS or no SASL) gets the
  * `anonymous` entry (absent: nothing). Every admitted connection may read `$cluster/membership`
  * (a client needs it to fail over). `monitor` (default false) is for the broker's HTTP API:
- * `mayMonitor()`.
+ * `mayMonitor()`. `manage` (default false) is for queue administration (the `/management` node,
+ * docs/management.md#grant): `mayManage()`.
  */
 import { readFile } from 'node:fs/promises';
 import { BrokerConfigError } from './config-error.js';
@@ -29,6 +30,8 @@ export interface UserPermissions {
   receive?: string[];
   /** May read the broker's HTTP monitoring API. Default false. */
   monitor?: boolean;
+  /** May declare, purge and delete queues (the `/management` node). Default false. */
+  manage?: boolean;
 }
 
 /** The permissions file, as JSON. */
@@ -48,6 +51,7 @@ interface CompiledGrants {
   send: Matcher;
   receive: Matcher;
   monitor: boolean;
+  manage: boolean;
 }
 
 const SEPARATOR = /[./]/;
@@ -84,7 +88,12 @@ function compileList(list: string[] | undefined): Matcher {
 }
 
 function compileGrants(g: UserPermissions | undefined): CompiledGrants {
-  return { send: compileList(g?.send), receive: compileList(g?.receive), monitor: g?.monitor === true };
+  return {
+    send: compileList(g?.send),
+    receive: compileList(g?.receive),
+    monitor: g?.monitor === true,
+    manage: g?.manage === true,
+  };
 }
 
 const NOTHING: CompiledGrants = compileGrants(undefined);
@@ -121,6 +130,19 @@ export class Permissions implements PublicPermissions {
   mayMonitor(user: string | undefined): boolean {
     return this.grants(user).monitor;
   }
+
+  /** May `user` (undefined: anonymous) administer queues (the `/management` node)? */
+  mayManage(user: string | undefined): boolean {
+    return this.grants(user).manage;
+  }
+}
+
+/**
+ * May `user` administer queues? True for everyone when the broker has no permissions file (as for
+ * messaging); with one, only for users whose entry says `"manage": true`.
+ */
+export function mayManage(permissions: PublicPermissions | undefined, user: string | undefined): boolean {
+  return permissions === undefined || permissions.mayManage(user);
 }
 
 /**
@@ -134,7 +156,7 @@ export function mayMonitor(permissions: PublicPermissions | undefined, user: str
 
 function checkGrants(g: unknown, where: string): UserPermissions {
   if (typeof g !== 'object' || g === null || Array.isArray(g)) {
-    throw new BrokerConfigError(`${where}: expected an object with "send", "receive", "monitor"`);
+    throw new BrokerConfigError(`${where}: expected an object with "send", "receive", "monitor", "manage"`);
   }
   const out: UserPermissions = {};
   for (const [k, v] of Object.entries(g)) {
@@ -147,11 +169,11 @@ function checkGrants(g: unknown, where: string): UserPermissions {
         if (bad) throw new BrokerConfigError(`${where}.${k}: '${p}': ${bad}`);
       }
       out[k] = v as string[];
-    } else if (k === 'monitor') {
-      if (typeof v !== 'boolean') throw new BrokerConfigError(`${where}.monitor: expected true or false`);
-      out.monitor = v;
+    } else if (k === 'monitor' || k === 'manage') {
+      if (typeof v !== 'boolean') throw new BrokerConfigError(`${where}.${k}: expected true or false`);
+      out[k] = v;
     } else {
-      throw new BrokerConfigError(`${where}: unknown key "${k}" (known: send, receive, monitor)`);
+      throw new BrokerConfigError(`${where}: unknown key "${k}" (known: send, receive, monitor, manage)`);
     }
   }
   return out;

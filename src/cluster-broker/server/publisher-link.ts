@@ -16,7 +16,7 @@ import { copyWith } from '../../common/copy-with.js';
 import { ACCEPTED, type IncomingDelivery, ownedBytes, type ReceiverLink } from '../../protocol/index.js';
 import type { EnqueueEvent } from '../core/events.js';
 import type { EnqueueResult } from '../core/results.js';
-import { RecordTooLargeError } from '../store/errors.js';
+import { RecordTooLargeError } from '../files/errors.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
 import { RelayTargets } from './relay.js';
 

@@ -20,7 +20,7 @@ import { decodeMessage } from '../../codec/message.js';
 import type { AmqpValue } from '../../codec/values.js';
 import type { IncomingDelivery, ReceiverLink } from '../../protocol/index.js';
 import type { EnqueueEvent, SettleEvent, SettleOutcome } from '../core/events.js';
-import { RecordTooLargeError } from '../store/errors.js';
+import { RecordTooLargeError } from '../files/errors.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
 
 /** What a consumer link gives a transaction for one of its settlements. */

@@ -20,7 +20,8 @@
  * last record that makes it point past the end of the file.
  */
 import type { ByteSource } from '../files/chunked-reader.js';
-import { MAX_RECORD_BYTES, RECORD_HEADER_BYTES, recordAt, scanRecordStream } from './record-format.js';
+import { MAX_RECORD_BYTES } from '../files/record-bytes.js';
+import { RECORD_HEADER_BYTES, recordAt, scanRecordStream } from './record-format.js';
 
 export type TailDamage =
   | { kind: 'torn'; reason: string }

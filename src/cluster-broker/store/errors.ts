@@ -1,7 +1,5 @@
 /** Errors of the single-node event store. */
-import { RecordTooLargeError, StoreError } from '../files/errors.js';
-
-export { RecordTooLargeError, StoreError };
+import { StoreError } from '../files/errors.js';
 
 /**
  * Damage found on open that is not a torn tail (a crash mid-write): a bad record followed by

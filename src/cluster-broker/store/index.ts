@@ -1,9 +1,6 @@
 /** The single-node durable store: event log + snapshots around a BrokerState. */
-// Building blocks a replicated log can reuse (same framing, same atomic snapshot file).
-export { crc32 } from '../files/crc32.js';
-export { type DurableFile, type DurableFs, nodeDurableFs } from '../files/durable-fs.js';
-export { FSYNC_BUCKETS_SECONDS, LatencyHistogram } from '../files/latency-histogram.js';
-export { RecordTooLargeError, StoreCorruptionError, StoreError } from './errors.js';
+// (the file helpers it shares with the cluster member's store live in ../files/, imported from there)
+export { StoreCorruptionError } from './errors.js';
 export {
   type Committed,
   type EventStore,
@@ -16,7 +13,6 @@ export {
 export { QUARANTINE_DIR } from './quarantine.js';
 export {
   frameRecord,
-  MAX_RECORD_BYTES,
   RECORD_HEADER_BYTES,
   type ScanResult,
   scanRecords,

@@ -7,7 +7,6 @@ import type { ByteSource } from '../files/chunked-reader.js';
 import { crc32 } from '../files/crc32.js';
 
 export const RECORD_HEADER_BYTES = 8;
-export { MAX_RECORD_BYTES } from '../files/record-bytes.js';
 
 import { MAX_RECORD_BYTES } from '../files/record-bytes.js';
 

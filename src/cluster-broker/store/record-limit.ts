@@ -4,8 +4,8 @@
  * a reader would take such a record for garbage (docs/production.md#record-limit).
  */
 import type { BrokerEvent } from '../core/events.js';
-import { RecordTooLargeError } from './errors.js';
-import { MAX_RECORD_BYTES } from './record-format.js';
+import { RecordTooLargeError } from '../files/errors.js';
+import { MAX_RECORD_BYTES } from '../files/record-bytes.js';
 
 /**
  * The largest max-message-size a broker may declare: one message's enqueue record must fit, with

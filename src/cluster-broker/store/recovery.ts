@@ -116,7 +116,8 @@ async function scanSegment(
     const at = seg.start + applied;
     if (at > index) {
       try {
-        state.apply(decodeEvent(payload));
+        // views of the record: apply copies what the state keeps before the next read
+        state.apply(decodeEvent(payload, 'view'));
       } catch (err) {
         undecodable = new StoreCorruptionError(
           path,

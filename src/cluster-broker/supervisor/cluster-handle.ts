@@ -44,6 +44,8 @@ export interface ClusterHandle {
   readonly urls: string[];
   /** `http://127.0.0.1:PORT` of each member's status page and endpoints, in id order (empty with `httpBasePort: false`). */
   readonly httpUrls: string[];
+  /** `ws://127.0.0.1:PORT` (`wss://` with TLS) of each member, in id order (empty without `wsBasePort`). */
+  readonly wsUrls: string[];
   /** Member ids, `n1`..`nN`. */
   readonly ids: string[];
   /** Parent of the members' store dirs. */

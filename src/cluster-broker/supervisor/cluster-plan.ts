@@ -15,6 +15,8 @@ export interface ClusterPlan {
   clusterPorts: number[];
   /** Monitoring ports (member i: httpBasePort+i, or free ports); undefined: no HTTP. */
   httpPorts: number[] | undefined;
+  /** AMQP-over-WebSocket ports (member i: wsBasePort+i, or free ports); undefined: none. */
+  wsPorts: number[] | undefined;
   dataDir: string;
   /** True when `dataDir` is a temp dir made here (its owner removes it on stop). */
   createdDataDir: boolean;
@@ -35,6 +37,8 @@ export async function planCluster(options: {
   basePort?: number;
   /** Member i serves HTTP on httpBasePort+i; 0: free ports; undefined: no HTTP. */
   httpBasePort?: number;
+  /** Member i serves AMQP over WebSocket on wsBasePort+i; 0: free ports; undefined: none. */
+  wsBasePort?: number;
   dataDir?: string;
 }): Promise<ClusterPlan> {
   const { nodes } = options;
@@ -59,10 +63,21 @@ export async function planCluster(options: {
       `HTTP base port ${httpBasePort} leaves no room for ${nodes} members`,
     );
   }
+  const { wsBasePort } = options;
+  if (
+    wsBasePort !== undefined &&
+    (!Number.isInteger(wsBasePort) || wsBasePort < 0 || wsBasePort + nodes > 65_536)
+  ) {
+    throw new SupervisorError(
+      'amqp:invalid-field',
+      `WebSocket base port ${wsBasePort} leaves no room for ${nodes} members`,
+    );
+  }
   // every free port in one reservation, so no two are the same
   const freeAmqp = basePort > 0 ? 0 : 2 * nodes;
   const freeHttp = httpBasePort === 0 ? nodes : 0;
-  const reservation = await reserveFreePorts(freeAmqp + freeHttp);
+  const freeWs = wsBasePort === 0 ? nodes : 0;
+  const reservation = await reserveFreePorts(freeAmqp + freeHttp + freeWs);
   const free = reservation.ports;
   const amqpPorts = basePort > 0 ? ids.map((_, i) => basePort + i) : free.slice(0, nodes);
   const clusterPorts =
@@ -73,6 +88,13 @@ export async function planCluster(options: {
       : httpBasePort > 0
         ? ids.map((_, i) => httpBasePort + i)
         : free.slice(freeAmqp, freeAmqp + nodes);
+  // fixed like the others, so a restarted member keeps the ws URL the clients learned
+  const wsPorts =
+    wsBasePort === undefined
+      ? undefined
+      : wsBasePort > 0
+        ? ids.map((_, i) => wsBasePort + i)
+        : free.slice(freeAmqp + freeHttp, freeAmqp + freeHttp + nodes);
   const createdDataDir = options.dataDir === undefined;
   try {
     const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'quorate-cluster-')));
@@ -83,6 +105,7 @@ export async function planCluster(options: {
       amqpPorts,
       clusterPorts,
       httpPorts,
+      wsPorts,
       dataDir,
       createdDataDir,
       releasePorts: reservation.release,

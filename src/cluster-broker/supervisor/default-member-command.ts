@@ -16,6 +16,8 @@ export interface ClusterMemberLaunch {
   clusterPort: number;
   /** Its monitoring port (`--http-port`); absent: no HTTP. */
   httpPort?: number;
+  /** Its AMQP-over-WebSocket port (`--ws-port`); absent: none. */
+  wsPort?: number;
   /** The member's peer list (itself at its real cluster port, others via their proxies). */
   peers: PeerAddress[];
   /** `peers` as the `--peers` flag value: `n1=127.0.0.1:6672,n2=127.0.0.1:40123,...`. */
@@ -62,6 +64,7 @@ export function memberNodeArgs(member: ClusterMemberLaunch): string[] {
     '--cluster-secret-file',
     member.clusterSecretFile,
     ...(member.httpPort === undefined ? [] : ['--http-port', String(member.httpPort)]),
+    ...(member.wsPort === undefined ? [] : ['--ws-port', String(member.wsPort)]),
     ...(member.clusterTls
       ? [
           '--cluster-tls-cert',

@@ -37,6 +37,8 @@ export function parseReadyLine(line: string): MemberReadyLine | undefined {
     pid: v.pid,
   };
   if (typeof v.httpPort === 'number') ready.httpPort = v.httpPort;
+  if (typeof v.wsPort === 'number') ready.wsPort = v.wsPort;
+  if (v.wsTls === true) ready.wsTls = true;
   return ready;
 }
 

@@ -45,6 +45,12 @@ export interface StartClusterOptions {
    */
   httpBasePort?: number | false;
   /**
+   * Member i serves AMQP over WebSocket on wsBasePort+i-1 (n1 on wsBasePort; `wss://` when
+   * `memberArgs` give a TLS certificate), fixed for the cluster's life. 0: free ports. Default:
+   * no WebSocket (docs/websocket.md#broker).
+   */
+  wsBasePort?: number;
+  /**
    * The cluster secret every member is given (`--cluster-secret-file`). Default: a random one
    * created (mode 0600) as `<dataDir>/cluster-secret`, or the one already there.
    */
@@ -124,11 +130,12 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
   // a bad permissions or federation document fails here, before anything starts, not in every member
   if (typeof options.permissions === 'object') parsePermissions(options.permissions);
   if (typeof options.federation === 'object') checkFederationConfig(options.federation);
-  const { ids, amqpPorts, clusterPorts, httpPorts, dataDir, createdDataDir, releasePorts } =
+  const { ids, amqpPorts, clusterPorts, httpPorts, wsPorts, dataDir, createdDataDir, releasePorts } =
     await planCluster({
       nodes: options.nodes ?? 3,
       basePort: options.basePort,
       httpBasePort: options.httpBasePort === false ? undefined : (options.httpBasePort ?? 0),
+      ...(options.wsBasePort !== undefined ? { wsBasePort: options.wsBasePort } : {}),
       dataDir: options.dataDir,
     });
 
@@ -174,6 +181,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
           amqpPort: amqpPorts[index]!,
           clusterPort: clusterPorts[index]!,
           ...(httpPorts ? { httpPort: httpPorts[index]! } : {}),
+          ...(wsPorts ? { wsPort: wsPorts[index]! } : {}),
           peers,
           peersArg: mesh.peersArg(id),
           dataDir: join(dataDir, id),
@@ -220,6 +228,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
   return {
     urls: supervisor.members().map((m) => m.url),
     httpUrls: supervisor.members().flatMap((m) => (m.httpUrl === null ? [] : [m.httpUrl])),
+    wsUrls: supervisor.members().flatMap((m) => (m.wsUrl === null ? [] : [m.wsUrl])),
     ids,
     dataDir,
     clusterSecretFile,

@@ -16,6 +16,7 @@ import {
   type MemberState,
   memberHttpUrl,
   memberUrl,
+  memberWsUrl,
   type RestartPolicy,
   type SupervisorEvents,
   type SupervisorLogger,
@@ -366,6 +367,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   private info(record: MemberRecord): MemberInfo {
     const amqpPort = record.readyLine?.amqpPort ?? record.spec.amqpPort ?? 0;
     const httpPort = record.readyLine?.httpPort ?? record.spec.httpPort;
+    const wsPort = record.readyLine?.wsPort;
     return {
       id: record.spec.id,
       pid: record.process?.pid ?? null,
@@ -373,6 +375,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       clusterPort: record.readyLine?.clusterPort ?? record.spec.clusterPort ?? 0,
       url: memberUrl(amqpPort),
       httpUrl: httpPort === undefined ? null : memberHttpUrl(httpPort),
+      wsUrl: wsPort === undefined ? null : memberWsUrl(wsPort, record.readyLine?.wsTls === true),
       state: record.state,
       restarts: record.restarts,
     };

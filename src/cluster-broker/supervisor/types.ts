@@ -37,6 +37,10 @@ export interface MemberReadyLine {
   pid: number;
   /** Present when the member serves the monitoring endpoints (`--http-port`). */
   httpPort?: number;
+  /** Present when the member serves AMQP over WebSocket (`--ws-port`). */
+  wsPort?: number;
+  /** True when that is `wss://` (the member has a TLS certificate). */
+  wsTls?: boolean;
 }
 
 /**
@@ -64,6 +68,8 @@ export interface MemberInfo {
   url: string;
   /** `http://127.0.0.1:<httpPort>`: its status page and monitoring endpoints; null without. */
   httpUrl: string | null;
+  /** `ws://127.0.0.1:<wsPort>` (`wss://` with TLS): AMQP over WebSocket; null without. */
+  wsUrl: string | null;
   /** Where the process is (running, paused, dead, ...). */
   state: MemberState;
   /** How many times the member was started again after its first start. */
@@ -157,6 +163,10 @@ export function memberHttpUrl(httpPort: number, host = '127.0.0.1'): string {
 }
 /** The exit code with which a member refuses its configuration: restarting it cannot help. */
 export const CONFIG_REFUSED_EXIT_CODE = 2;
+
+export function memberWsUrl(wsPort: number, tls: boolean, host = '127.0.0.1'): string {
+  return `${tls ? 'wss' : 'ws'}://${host}:${wsPort}`;
+}
 
 export function memberUrl(amqpPort: number, host = '127.0.0.1'): string {
   return `amqp://${host}:${amqpPort}`;

@@ -49,6 +49,26 @@ describe('quorate-broker usage mistakes: one line, then see --help, exit 2', () 
       'quorate-broker cluster',
     ],
     [['node'], /^quorate-broker node: --id is required$/, 'quorate-broker node'],
+    [
+      ['--ws-port=x'],
+      /^quorate-broker: --ws-port must be an integer in 0\.\.65535, got 'x'$/,
+      'quorate-broker',
+    ],
+    [
+      ['--ws-allow-origin', 'https://a.example'],
+      /^quorate-broker: --ws-allow-origin needs --ws-port$/,
+      'quorate-broker',
+    ],
+    [
+      ['--ws-port', '0', '--ws-allow-origin', 'https://a.example/path'],
+      /^quorate-broker: --ws-allow-origin takes origins like https:\/\/app\.example/,
+      'quorate-broker',
+    ],
+    [
+      ['cluster', '--ws-base-port', 'x'],
+      /^quorate-broker cluster: --ws-base-port must be an integer/,
+      'quorate-broker cluster',
+    ],
     [['status'], /^quorate-broker status: give at least one URL$/, 'quorate-broker status'],
     [
       ['passwd', 'only-a-file'],

@@ -110,6 +110,10 @@ const timeless: fc.Arbitrary<Timeless> = fc.oneof(
     ),
   },
   {
+    weight: 1,
+    arbitrary: fc.record({ type: fc.constant('purge' as const), queue: fc.constantFrom(...queues) }),
+  },
+  {
     weight: 2,
     arbitrary: fc.record({
       type: fc.constantFrom('owner-attached' as const, 'owner-lost' as const),

@@ -212,6 +212,14 @@ export class Model {
         this.queues.delete(e.queue);
         return { type: 'delete', deleted: true, dropped: q.msgs.length };
       }
+      case 'purge': {
+        const q = this.queues.get(e.queue);
+        if (!q) return { type: 'purge', found: false, purged: 0 };
+        const kept = q.msgs.filter((m) => m.owner !== undefined);
+        const purged = q.msgs.length - kept.length;
+        q.msgs = kept;
+        return { type: 'purge', found: true, purged };
+      }
       case 'enqueue': {
         const q = this.queues.get(e.queue);
         if (!q) return { type: 'enqueue', status: 'refused', condition: 'amqp:not-found', description: '' };

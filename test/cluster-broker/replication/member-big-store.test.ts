@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { crc32 } from '../../../src/cluster-broker/files/crc32.js';
+import { RecordTooLargeError } from '../../../src/cluster-broker/files/errors.js';
 import { FileStorage } from '../../../src/cluster-broker/replication/file-storage.js';
 import {
   assertEntryFits,
@@ -15,7 +16,6 @@ import {
   truncateRecord,
 } from '../../../src/cluster-broker/replication/log-records.js';
 import type { Entry } from '../../../src/cluster-broker/replication/raft/types.js';
-import { RecordTooLargeError } from '../../../src/cluster-broker/store/errors.js';
 import { PowerLossFs } from '../../support/power-loss-fs.js';
 
 const DIR = '/big/member';

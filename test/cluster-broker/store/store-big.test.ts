@@ -7,9 +7,11 @@
 import { describe, expect, it } from 'vitest';
 import { encodeEvent } from '../../../src/cluster-broker/core/event-codec.js';
 import type { BrokerEvent, EnqueueEvent } from '../../../src/cluster-broker/core/events.js';
-import { RecordTooLargeError, StoreCorruptionError } from '../../../src/cluster-broker/store/errors.js';
+import { RecordTooLargeError } from '../../../src/cluster-broker/files/errors.js';
+import { MAX_RECORD_BYTES } from '../../../src/cluster-broker/files/record-bytes.js';
+import { StoreCorruptionError } from '../../../src/cluster-broker/store/errors.js';
 import { openStore, type StoreOptions } from '../../../src/cluster-broker/store/event-store.js';
-import { frameRecord, MAX_RECORD_BYTES } from '../../../src/cluster-broker/store/record-format.js';
+import { frameRecord } from '../../../src/cluster-broker/store/record-format.js';
 import { segmentHeader } from '../../../src/cluster-broker/store/segment-header.js';
 import { segmentName } from '../../../src/cluster-broker/store/segments.js';
 import { readSnapshotFile, SNAPSHOT_FILE } from '../../../src/cluster-broker/store/snapshot-file.js';

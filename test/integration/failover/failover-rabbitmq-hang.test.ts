@@ -1,8 +1,8 @@
 /**
  * Issue 37 part 4, RabbitMQ: a 3-node RabbitMQ 3.10 cluster with a quorum queue; the node the
  * client uses (the queue's leader) is SIGSTOPped mid-stream, not killed. RabbitMQ's AMQP 1.0
- * plugin does not answer a session flow with `echo`, so the client's probe tells nothing there;
- * the deadline on the next expected frame does (docs/failover.md#unresponsive). Default options
+ * plugin does not answer a session flow with `echo`, so the client probes it with a Begin of a
+ * session of its own, which a running node answers (docs/failover.md#unresponsive). Default options
  * (the 10 s idle timeout included): the client leaves the stopped node with reason
  * 'unresponsive' well before its idle timeout, never fails a running node over before the stop,
  * and the application sees every acknowledged message once. The node is resumed (SIGCONT) and
@@ -23,6 +23,11 @@ const QUEUE = 'failover-rmq-hang';
 const N = 300;
 const STOP_AFTER_ACKS = 100;
 const WINDOW = 20;
+/**
+ * Unresponsive failovers from running nodes after the first (goal 0): a margin for a loaded
+ * machine, far under the one every 1-2 s that the election caused before the Begin probe.
+ */
+const MAX_NEEDLESS_FAILOVERS = 5;
 /** The client's default idle timeout: what it waited before it suspected silence. */
 const IDLE_TIMEOUT_MS = 10_000;
 
@@ -87,6 +92,11 @@ it('SIGSTOP of the node in use: unresponsive failover before the idle timeout, e
   // left on suspicion, not on the idle timeout
   const lostAfterMs = first.at - first.durationMs - stoppedAt;
   expect(lostAfterMs).toBeLessThan(IDLE_TIMEOUT_MS);
+  // the running nodes answer the Begin probe while the quorum queue elects a leader for tens of
+  // seconds and settles nothing: they are not failed over again and again (40 failovers in one
+  // run without that probe, 2 with it)
+  const needless = failovers.slice(1).filter((f) => f.reason === 'unresponsive');
+  expect(needless.length).toBeLessThanOrEqual(MAX_NEEDLESS_FAILOVERS);
 
   // every acknowledged message reaches the application, none twice
   await waitFor(() => counts.size === N, {

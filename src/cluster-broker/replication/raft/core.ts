@@ -206,6 +206,20 @@ export class RaftCore {
   }
 
   /**
+   * A leader about to keep its event loop busy (a log compaction walks the whole state) speaks
+   * first: heartbeats to every follower now, so their election timers restart from here and a
+   * whole election timeout covers the work (a fresh cluster's first compaction, under load, came
+   * right before its only leader change: docs/cluster-member.md#fresh-start). Nothing else changes:
+   * a heartbeat claims nothing the followers' logs do not already hold.
+   */
+  heartbeatNow(now: number): void {
+    this.now = now;
+    if (this.role !== 'leader') return;
+    this.heartbeatDue = now + this.heartbeatInterval;
+    for (const p of this.peers) this.sendHeartbeat(p);
+  }
+
+  /**
    * The member itself was not running for `ms` (event loop stall, SIGSTOP, overloaded host):
    * shift every timer by `ms`, as if time had stood still, so that our own stall is not taken
    * for the silence of the others (etcd gets the same from counting ticks, not wall time).

@@ -3,36 +3,23 @@
  * already taken fails at once with the port named; a member that keeps failing is given up on
  * after --max-failures, with the reason, and the command exits non-zero.
  */
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { allocateFreePorts } from '../../../../src/cluster-broker/supervisor/ports.js';
+import { type BrokerOutput, launchBroker, outputAtExit } from '../../../support/broker-process.js';
 
-const ENTRY = 'src/cluster-broker/cli/main.ts';
-const ROOT = new URL('../../../..', import.meta.url).pathname;
 const cleanups: (() => Promise<unknown>)[] = [];
 afterAll(async () => {
   for (const c of cleanups) await c();
 });
 
-function cluster(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, 'cluster', ...args], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (b: Buffer) => {
-    stdout += b.toString();
-  });
-  child.stderr.on('data', (b: Buffer) => {
-    stderr += b.toString();
-  });
-  cleanups.push(async () => child.exitCode === null && child.kill('SIGKILL'));
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+function cluster(args: string[]): Promise<BrokerOutput> {
+  const run = launchBroker(['cluster', ...args], { keepStderrLines: Number.POSITIVE_INFINITY });
+  cleanups.push(async () => run.child.exitCode === null && run.child.kill('SIGKILL'));
+  return outputAtExit(run);
 }
 
 function events(stdout: string): Record<string, unknown>[] {

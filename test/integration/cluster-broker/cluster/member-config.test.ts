@@ -3,60 +3,44 @@
  * ids or addresses in --peers, a --cluster-port that disagrees with its own entry, and a --peers
  * other than the one its data dir recorded on first start (unless --update-peers, same ids).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ensureClusterSecret } from '../../../../src/cluster-broker/replication/cluster-secret.js';
 import { allocateFreePorts } from '../../../../src/cluster-broker/supervisor/ports.js';
+import {
+  type BrokerProcess,
+  type LaunchOptions,
+  launchBroker,
+  outputAtExit,
+  spawnBroker,
+} from '../../../support/broker-process.js';
 
-const ENTRY = 'src/cluster-broker/cli/main.ts';
-const ROOT = new URL('../../../..', import.meta.url).pathname;
 const dirs: string[] = [];
 afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
 
-interface Run {
-  child: ChildProcess;
-  stderr: () => string;
-  /** Resolves with true once the ready line is printed, false if the process exits first. */
-  ready: Promise<boolean>;
-  exited: Promise<number | null>;
-}
+/** stdin a pipe: a member watches it to stop when the test process goes away. */
+const NODE: LaunchOptions = { stdin: 'pipe', keepStderrLines: Number.POSITIVE_INFINITY };
 
-function node(args: string[]): Run {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, 'node', ...args], {
-    cwd: ROOT,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (b: Buffer) => {
-    stderr += b.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const ready = new Promise<boolean>((resolve) => {
-    let out = '';
-    child.stdout!.on('data', (b: Buffer) => {
-      out += b.toString();
-      if (out.includes('"ready":true')) resolve(true);
-    });
-    void exited.then(() => resolve(false));
-  });
-  return { child, stderr: () => stderr, ready, exited };
+/** A member that starts: resolves once its ready line is printed, rejects if it exits first. */
+function started(args: string[]): Promise<BrokerProcess> {
+  return spawnBroker(['node', ...args], 60_000, NODE);
 }
 
 async function refused(args: string[]): Promise<string> {
-  const run = node(args);
-  const code = await run.exited;
-  expect(code, run.stderr()).toBe(2);
-  return run.stderr();
+  const run = await outputAtExit(launchBroker(['node', ...args], NODE));
+  expect(run.code, run.stderr).toBe(2);
+  return run.stderr;
 }
 
-async function stop(run: Run): Promise<void> {
+/** Stops a member; its whole stderr. */
+async function stop(run: BrokerProcess): Promise<string> {
   run.child.kill('SIGTERM');
-  expect(await run.exited).toBe(0);
+  expect(await run.closed).toBe(0);
+  return run.stderr.join('\n');
 }
 
 describe('node membership checks', () => {
@@ -106,11 +90,9 @@ describe('node membership checks', () => {
       ...extra,
     ];
 
-    const first = node(args(peers));
-    expect(await first.ready, first.stderr()).toBe(true);
-    await stop(first);
+    const first = await started(args(peers));
     // two members: it starts, with a warning at the default log level
-    expect(first.stderr()).toMatch(/WARN an even number of members \(2\)/);
+    expect(await stop(first)).toMatch(/WARN an even number of members \(2\)/);
     const record = JSON.parse(await readFile(join(dir, 'cluster.json'), 'utf8')) as Record<string, unknown>;
     expect(record).toMatchObject({
       clusterId: 'quorate',
@@ -130,13 +112,9 @@ describe('node membership checks', () => {
     expect(extraMember).toContain('the set of member ids cannot change in place');
     expect(otherCluster).toContain("belongs to cluster 'quorate', not 'other'");
 
-    const updated = node(args(movedPeers, '--update-peers'));
-    expect(await updated.ready, updated.stderr()).toBe(true);
-    await stop(updated);
-    expect(updated.stderr()).toContain('recorded new member addresses');
+    const updated = await started(args(movedPeers, '--update-peers'));
+    expect(await stop(updated)).toContain('recorded new member addresses');
     // the new addresses are the recorded ones now: a plain restart with them is accepted
-    const again = node(args(movedPeers));
-    expect(await again.ready, again.stderr()).toBe(true);
-    await stop(again);
+    await stop(await started(args(movedPeers)));
   });
 });

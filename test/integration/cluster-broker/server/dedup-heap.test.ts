@@ -44,7 +44,7 @@ beforeEach(async () => {
   broker = await spawnBroker(
     ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--dedup'],
     30_000,
-    [`--max-old-space-size=${HEAP_MIB}`],
+    { nodeFlags: [`--max-old-space-size=${HEAP_MIB}`] },
   );
   victimConn = await rheaConnect({ port: broker.port });
   attackerConn = await rheaConnect({ port: broker.port });

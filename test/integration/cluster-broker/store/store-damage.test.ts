@@ -4,7 +4,6 @@
  * followed by good ones, a bad segment header, a bad snapshot) stops the broker with the file,
  * the offset and what to do; `--repair` sets the damage aside and serves what is intact.
  */
-import { spawn } from 'node:child_process';
 import { appendFile, cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,10 +20,8 @@ import {
   sendAll,
   TestReceiver,
 } from '../../../cluster-broker/server/rhea-client.js';
-import { spawnBroker } from '../../../support/broker-process.js';
+import { runBrokerToExit, spawnBroker } from '../../../support/broker-process.js';
 
-const ENTRY = 'src/cluster-broker/cli/main.ts';
-const ROOT = new URL('../../../..', import.meta.url).pathname;
 const MESSAGES = 6;
 const SEGMENT = segmentName(1);
 
@@ -44,25 +41,6 @@ async function copyOfBase(name: string): Promise<string> {
   const d = await tempDir(name);
   await cp(base, d, { recursive: true });
   return d;
-}
-
-/** Runs the broker until it exits on its own (a refusal): its exit code and stderr. */
-function runToExit(args: string[]): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (b: Buffer) => {
-    stderr += b.toString();
-  });
-  let stdout = '';
-  child.stdout.on('data', (b: Buffer) => {
-    stdout += b.toString();
-    // it must not get as far as listening; if it does, stop it so the test fails rather than hangs
-    if (stdout.includes('"ready":true')) child.kill('SIGTERM');
-  });
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stderr })));
 }
 
 /** Every body in queue `q`, in order: receives until a marker sent now comes back. */
@@ -136,7 +114,7 @@ describe('a damaged single-node store', () => {
     await writeFile(join(snapshot, 'snapshot.bin'), snapBytes);
 
     const [m, h, s] = await Promise.all(
-      [middle, header, snapshot].map((d) => runToExit(['--port', '0', '--data-dir', d])),
+      [middle, header, snapshot].map((d) => runBrokerToExit(['--port', '0', '--data-dir', d])),
     );
     expect(m.code, m.stderr).toBe(1);
     expect(m.stderr).toContain(`${join(middle, SEGMENT)} is damaged at byte ${recordAt}`);

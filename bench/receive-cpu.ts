@@ -1,0 +1,174 @@
+/**
+ * The client's receive CPU alone, ours against rhea's, on one broker at a time: each round sends
+ * N x 1 KiB and receives them with credit `window`, each accepted, with rhea, our `for await` and
+ * our `receive({ max })` in turn (the order rotates every round, so none always follows another),
+ * and prints the median CPU time of this process per received message and rhea / ours.
+ *
+ *   npm run bench -- receive-cpu [--target single|rabbitmq|proton] [--messages N] [--window W]
+ *        [--rounds R] [--only rhea|iterator|batch] [--profile file.cpuprofile]
+ *
+ * `--only` runs one client; `--profile` writes a V8 CPU profile of its measured receives (the
+ * last round's). CPU time, not wall time: on a shared machine it follows the client's own work;
+ * the broker runs in another process, and the queue is filled before the measure starts.
+ */
+import rhea from 'rhea';
+import { connect } from '../src/index.js';
+import {
+  buildProtonBroker,
+  type RunningBroker,
+  startOurBroker,
+  startProtonBroker,
+  startRabbitBroker,
+} from './lib/brokers.js';
+import { profiled } from './lib/profile.js';
+
+const argv = process.argv.slice(2);
+const value = (flag: string): string | undefined => {
+  const i = argv.indexOf(flag);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const target = value('--target') ?? 'single';
+const n = Number(value('--messages') ?? 20_000);
+const window = Number(value('--window') ?? 1000);
+const rounds = Number(value('--rounds') ?? 3);
+const only = value('--only');
+/** write a V8 CPU profile of the measured receives (not the fills) to this file */
+const profileFile = value('--profile');
+// a loaded machine can stall the broker past the silence watch; nothing here fails over
+const connectOptions = { reconnect: false, unresponsiveTimeoutMs: false } as const;
+
+/** CPU milliseconds (user + system) of this process since `from`. */
+const cpuMs = (from: NodeJS.CpuUsage): number => {
+  const d = process.cpuUsage(from);
+  return (d.user + d.system) / 1000;
+};
+
+/** Puts `count` x 1 KiB on `queue` (not measured). */
+async function fill(url: URL, queue: string, count: number): Promise<void> {
+  const conn = await connect({ urls: url.href, ...connectOptions });
+  try {
+    const sender = await conn.openSender(queue);
+    const body = Buffer.alloc(1024, 0x61);
+    let next = 0;
+    const worker = async () => {
+      while (next < count) {
+        const i = next++;
+        const r = await sender.send({ body, messageId: `m-${i}` });
+        if (r.state !== 'accepted') throw new Error(`send ${i}: ${r.state}`);
+      }
+    };
+    await Promise.all(Array.from({ length: window }, worker));
+    await sender.close();
+  } finally {
+    await conn.close();
+  }
+}
+
+/** Receives `count` from `queue`, each accepted; returns the CPU ms of the receive alone. */
+type Receive = (url: URL, queue: string, count: number) => Promise<number>;
+
+const rheaReceive: Receive = (url, queue, count) =>
+  new Promise((resolve, reject) => {
+    const conn = rhea.create_container().connect({
+      host: url.hostname,
+      port: Number(url.port),
+      reconnect: false,
+      ...(url.username
+        ? { username: decodeURIComponent(url.username), password: decodeURIComponent(url.password) }
+        : {}),
+    } as rhea.ConnectionOptions);
+    conn.on('connection_error', (ctx) => reject(new Error(JSON.stringify(ctx.connection.error))));
+    let got = 0;
+    let c0: NodeJS.CpuUsage | undefined;
+    const receiver = conn.open_receiver({ source: queue, credit_window: window });
+    receiver.on('receiver_open', () => {
+      c0 = process.cpuUsage();
+    });
+    receiver.on('message', () => {
+      if (++got === count) {
+        const ms = cpuMs(c0!);
+        conn.close();
+        resolve(ms);
+      }
+    });
+  });
+
+const ourReceive =
+  (mode: 'iterator' | 'batch'): Receive =>
+  async (url, queue, count) => {
+    const conn = await connect({ urls: url.href, ...connectOptions });
+    try {
+      const receiver = await conn.openReceiver(queue, { credit: window, confirmAccept: false });
+      const c0 = process.cpuUsage();
+      let got = 0;
+      if (mode === 'batch') {
+        while (got < count) {
+          const batch = await receiver.receive({ max: window, timeoutMs: 60_000 });
+          for (const d of batch) void d.accept();
+          got += batch.length;
+        }
+      } else {
+        for await (const d of receiver) {
+          void d.accept();
+          if (++got === count) break;
+        }
+      }
+      const ms = cpuMs(c0);
+      await receiver.close();
+      return ms;
+    } finally {
+      await conn.close();
+    }
+  };
+
+const clients: Array<[string, Receive]> = (
+  [
+    ['rhea', rheaReceive],
+    ['iterator', ourReceive('iterator')],
+    ['batch', ourReceive('batch')],
+  ] as Array<[string, Receive]>
+).filter(([name]) => only === undefined || name === only);
+
+async function start(): Promise<RunningBroker> {
+  if (target === 'single') return startOurBroker(true);
+  if (target === 'rabbitmq') return startRabbitBroker();
+  if (target === 'proton') return startProtonBroker(buildProtonBroker());
+  throw new Error(`--target ${target}: single, rabbitmq or proton`);
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? 0;
+
+/** Receive CPU per message (us) of each client on `--target`, every round and the median. */
+export async function run(opts: { log?: (line: string) => void } = {}) {
+  const log = opts.log ?? ((l: string) => process.stdout.write(`${l}\n`));
+  const broker = await start();
+  try {
+    const us: Record<string, number[]> = Object.fromEntries(clients.map(([name]) => [name, []]));
+    const once = async (name: string, receive: Receive, round: number, count: number) => {
+      const queue = `rc-${name}-${round}-${Date.now()}`;
+      await fill(broker.url, queue, count);
+      return round < 0
+        ? receive(broker.url, queue, count)
+        : profiled(profileFile, () => receive(broker.url, queue, count));
+    };
+    for (const [name, receive] of clients) await once(name, receive, -1, 2000);
+    for (let r = 0; r < rounds; r++) {
+      for (let k = 0; k < clients.length; k++) {
+        const [name, receive] = clients[(k + r) % clients.length]!;
+        const ms = await once(name, receive, r, n);
+        us[name]!.push(Math.round((ms * 1000 * 10) / n) / 10);
+      }
+    }
+    const rheaUs = median(us.rhea ?? []);
+    const result: Record<string, { us: number[]; median: number }> = {};
+    for (const [name] of clients) {
+      const m = median(us[name]!);
+      const vs = rheaUs > 0 && name !== 'rhea' ? `, rhea / ours ${(rheaUs / m).toFixed(2)}x` : '';
+      log(`${target} ${name}: receive CPU ${m} us/msg (${us[name]!.join(', ')})${vs}`);
+      result[name] = { us: us[name]!, median: m };
+    }
+    return result;
+  } finally {
+    await broker.stop();
+  }
+}
