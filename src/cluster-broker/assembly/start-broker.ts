@@ -1,6 +1,5 @@
 /** `startBroker()`: a single-node broker in this process (tests, embedding, the CLI). */
 import type { BrokerHandle, BrokerStats } from '../api.js';
-import type { QueueInfo } from '../core/broker-state.js';
 import {
   Federation,
   type FederationConfig,
@@ -15,13 +14,13 @@ import { MonitoringServer } from '../http/monitoring-server.js';
 import { singleNodeSource } from '../http/single-node-source.js';
 import type { ClusterSource } from '../http/types.js';
 import type { BrokerBackend } from '../server/backend.js';
-import { BrokerServer, type BrokerServerStats } from '../server/broker-server.js';
+import { BrokerServer } from '../server/broker-server.js';
 import { type LocalBackend, memoryBackend, openLocalBackend } from '../server/local-backend.js';
 import type { BrokerServerOptions } from '../server/options.js';
 import { compilePermissions, loadPermissionsFile } from '../server/permissions.js';
 import { singleNodeClusterId } from '../server/single-node-cluster-id.js';
 import { loadUsersFile, type UserTable } from '../server/users.js';
-import type { StoreOptions, StoreStats } from '../store/index.js';
+import type { StoreOptions } from '../store/index.js';
 
 /** Options of {@link startBroker}. */
 export interface StartBrokerOptions extends Omit<BrokerServerOptions, 'backend'> {

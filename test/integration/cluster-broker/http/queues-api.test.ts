@@ -36,7 +36,9 @@ beforeAll(async () => {
   });
   handle = await startTestCluster({
     usersFile,
-    permissions: { users: { ops: { manage: true, monitor: true }, app: { send: ['web/orders'], monitor: true } } },
+    permissions: {
+      users: { ops: { manage: true, monitor: true }, app: { send: ['web/orders'], monitor: true } },
+    },
   });
   await waitServing(handle);
   const leader = await waitLeader(handle);
