@@ -21,8 +21,7 @@ import {
   isPermanentConnectFailure,
   isSilentPeer,
 } from './connect-errors.js';
-import { now, type PhysicalConnection } from './physical.js';
-import { connectPhysical } from './transport.js';
+import { connectPhysical, now, type PhysicalConnection } from './transport.js';
 import type { ConnectionEvents, ConnectOptions, Logger, ReconnectOptions } from './types.js';
 import { DEFAULT_UNRESPONSIVE_TIMEOUT_MS, silenceWatchOptions } from './unresponsive.js';
 
