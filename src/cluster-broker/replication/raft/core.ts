@@ -719,7 +719,12 @@ export class RaftCore {
       const c = Math.min(m.commit, this.log.lastIndex());
       if (c > this.commit) this.commit = c;
     }
-    if (m.recovered && this.recovering) this.finishRecovery();
+    if (m.recovered && this.recovering) {
+      // the leader that caught us up holds this term's vote as far as we know: granting another
+      // candidate of this term after a restart could make a second leader of it
+      if (this.vote === null) this.vote = m.from;
+      this.finishRecovery();
+    }
     this.eagerOutbox.push({ type: 'heartbeat-response', from: this.id, to: m.from, term: this.term });
   }
 
@@ -812,6 +817,10 @@ export class RaftCore {
       if (holds < pr.match) {
         // it lost entries it had acknowledged (a damaged store, maybe again after we declared it
         // caught up): it must catch up to what we have committed by now
+        // a member already recovering has cast no vote since its loss (it grants none): its proof
+        // stands; one we had declared caught up may have voted since, so it needs a new one (and
+        // this transition comes once per declaration, so proofs never multiply)
+        if (!pr.recovering) pr.recoveryProof = this.appendRecoveryProof();
         pr.recovering = true;
         pr.recoveryDeclared = false;
         pr.recoveryTarget = Math.max(pr.recoveryTarget, this.commit);
@@ -827,6 +836,7 @@ export class RaftCore {
       if (!pr.recovering && !pr.recoveryDeclared) {
         pr.recovering = true;
         pr.recoveryTarget = this.commit;
+        pr.recoveryProof = this.appendRecoveryProof();
       }
     } else if (pr.recovering) {
       // it finished recovering by itself (a blank member that found the cluster new)
@@ -852,14 +862,31 @@ export class RaftCore {
   }
 
   /**
+   * Append an empty entry of our term for a follower found recovering (maybeEndRecovery) and send
+   * it at once: its commit by a majority without the follower ends the recovery even when no
+   * client writes (it goes out with the next appends, as a proposal's). Returns its index.
+   */
+  private appendRecoveryProof(): number {
+    const index = this.log.lastIndex() + 1;
+    this.log.append({ index, term: this.term, data: null });
+    return index;
+  }
+
+  /**
    * A recovering follower has caught up once it holds everything we had committed when we learned
    * it was recovering (commits counted with acknowledgements it lost included) and our current
-   * commit, which covers an entry of our own term, committed by a majority without it: so we are
-   * no stale leader, and our term is past any vote it may have cast and forgotten. We tell it in
-   * a heartbeat; until it has heard, it keeps saying it is recovering and we check again.
+   * commit, and once a majority without it has committed the entry we appended when we learned
+   * (appendRecoveryProof). Only that proof is fresh: those acknowledgements were sent after the
+   * member lost its store, so after any vote it cast and forgot, by members of which at least one
+   * also granted or cast that vote (majorities intersect outside it); so our term is past that
+   * vote, and we are no stale leader. A commit of our own term from before we learned proves
+   * neither: it may have been counted with the member's own lost acknowledgements, by a leader
+   * that a later term, one this member voted in, has since replaced. We tell it in a heartbeat;
+   * until it has heard, it keeps saying it is recovering and we check again.
    */
   private maybeEndRecovery(to: string, pr: Progress): void {
     if (pr.match < pr.recoveryTarget || pr.match < this.commit) return;
+    if (this.commit < pr.recoveryProof && !this.unsafe.endRecoveryOnOldCommit) return;
     if (this.log.term(this.commit) !== this.term) return;
     // once declared, its later (or delayed) recovering answers only get the news again: going
     // back to ignoring its unflagged answers could wait forever for a flag it no longer sends

@@ -22,6 +22,11 @@ export class Progress {
   recovering = false;
   /** Our commit index when we learned it is recovering: it must hold at least that much. */
   recoveryTarget = 0;
+  /**
+   * The entry we appended when we learned it is recovering: once a majority without it has
+   * committed that entry, we are no stale leader (core.ts, maybeEndRecovery).
+   */
+  recoveryProof = 0;
   /** We told it (in this term) that it has caught up; it may not have heard yet. */
   recoveryDeclared = false;
   snapshotSentAt = Number.NEGATIVE_INFINITY;

@@ -61,9 +61,9 @@ export interface HardState {
   readonly vote: string | null;
   /**
    * Set while the member is recovering (see RecoveryReason): it grants no vote, does not stand,
-   * and its acknowledgements do not count toward commit, until a leader elected without it tells
-   * it that it has caught up (a blank one also when every member says it is blank: a new
-   * cluster; core.ts). Durable, so a restart in the middle of catching up does not forget it.
+   * and its acknowledgements do not count toward commit, until a leader that committed a fresh
+   * entry without it tells it that it has caught up (a blank one also when every member says it
+   * is blank: a new cluster; core.ts). Durable, so a restart in the middle of catching up does not forget it.
    */
   readonly recovering?: RecoveryReason;
 }
@@ -221,6 +221,13 @@ export interface UnsafeFlags {
    * member that never caught up and elect a leader without the committed entries.
    */
   readonly bootstrapOnBlankMajority?: boolean;
+  /**
+   * The old end of recovery: a leader declares a recovering follower caught up on any commit of
+   * its own term, even one from before it learned (maybe counted with the follower's lost
+   * acknowledgements, by a leader a later term has replaced), with no fresh entry committed
+   * without the follower.
+   */
+  readonly endRecoveryOnOldCommit?: boolean;
 }
 
 export interface RaftConfig {
