@@ -877,10 +877,10 @@ export class RaftCore {
    * it was recovering (commits counted with acknowledgements it lost included) and our current
    * commit, and once a majority without it has committed the entry we appended when we learned
    * (appendRecoveryProof). Only that proof is fresh: those acknowledgements were sent after the
-   * member lost its store, so after any vote it cast and forgot, by members of which at least one
-   * also granted or cast that vote (majorities intersect outside it); so our term is past that
-   * vote, and we are no stale leader. A commit of our own term from before we learned proves
-   * neither: it may have been counted with the member's own lost acknowledgements, by a leader
+   * member lost its store, so we are no stale leader (with three members they come from both
+   * others, every candidate it can have voted for among them; the case left open with five:
+   * docs/production.md#damaged-cluster-member). A commit of our own term from before we learned
+   * proves nothing: it may have been counted with the member's own lost acknowledgements, by a leader
    * that a later term, one this member voted in, has since replaced. We tell it in a heartbeat;
    * until it has heard, it keeps saying it is recovering and we check again.
    */
