@@ -278,11 +278,7 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
       await receiver.close().catch(() => undefined);
       throw e;
     }
-    return new ManagementClient(
-      sender,
-      receiver,
-      () => new ClientError('quorate:closed', 'management closed'),
-    );
+    return new ManagementClient(sender, receiver);
   }
 
   /**
