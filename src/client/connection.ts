@@ -97,6 +97,8 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
   private readonly links = new Set<ClientLink>();
   private membership: Receiver | undefined;
   private linkCounter = 0;
+  /** Management link pairs opened so far (each pair gets its own link name). */
+  private managementPairs = 0;
   private readonly stop = new AbortController();
   private closeError: Error | undefined;
   private failovers = 0;
@@ -227,9 +229,6 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
   // ------------------------------------------------------------------ public API
 
   /** Attach a sender to `address`; resolves once the broker attached it. */
-  /** Management link pairs opened so far (each pair gets its own link name). */
-  private managementPairs = 0;
-
   async openSender(address: string, options: SenderOptions = {}): Promise<Sender> {
     this.assertUsable();
     const sender = new Sender(this, address, options, `quorate-sender-${address}-${++this.linkCounter}`);
