@@ -66,7 +66,7 @@ import type {
   SenderOptions,
   TransactionOptions,
 } from './types.js';
-import { DEFAULT_UNRESPONSIVE_TIMEOUT_MS, headerDeadlineOptions, isUnresponsive } from './unresponsive.js';
+import { headerDeadlineOptions, isUnresponsive, unresponsiveFloorMs } from './unresponsive.js';
 
 /**
  * A logical connection to a broker or cluster, made by {@link connect}. It outlives its physical
@@ -97,20 +97,14 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
   private readonly links = new Set<ClientLink>();
   private membership: Receiver | undefined;
   private linkCounter = 0;
+  /** Management link pairs opened so far (each pair gets its own link name). */
+  private managementPairs = 0;
   private readonly stop = new AbortController();
   private closeError: Error | undefined;
   private failovers = 0;
   /** The last failed connection attempt's error: the cause of a connect() deadline error. */
   private lastAttemptError: Error | undefined;
   private closedWaiters: (() => void)[] = [];
-  /** How long a member that stopped answering is tried last (docs/failover.md#silent-member). */
-  private get unresponsiveHoldMs(): number {
-    return unresponsiveHoldMs(
-      this.firstByte,
-      this.reconnectOptions.attemptTimeoutMs,
-      this.options.idleTimeoutMs,
-    );
-  }
   private readonly handler: PhysicalHandler = {
     onEvent: (ev) => this.onEngineEvent(ev),
     onLost: (phys, error) => this.onPhysicalLost(phys, error),
@@ -140,8 +134,9 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
           ),
       },
     );
-    const unresponsiveMs = options.unresponsiveTimeoutMs ?? DEFAULT_UNRESPONSIVE_TIMEOUT_MS;
-    this.firstByte = unresponsiveMs ? new HeaderDeadline(headerDeadlineOptions(unresponsiveMs)) : undefined;
+    const unresponsiveMs = unresponsiveFloorMs(options.unresponsiveTimeoutMs, this.reconnectOptions.enabled);
+    this.firstByte =
+      unresponsiveMs !== undefined ? new HeaderDeadline(headerDeadlineOptions(unresponsiveMs)) : undefined;
     this.sends = new SendBuffer(options, () =>
       this.closeError || this.state === 'closing' || this.state === 'closed'
         ? (this.closeError ?? new ClientError('quorate:closed', 'connection closed'))
@@ -227,9 +222,6 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
   // ------------------------------------------------------------------ public API
 
   /** Attach a sender to `address`; resolves once the broker attached it. */
-  /** Management link pairs opened so far (each pair gets its own link name). */
-  private managementPairs = 0;
-
   async openSender(address: string, options: SenderOptions = {}): Promise<Sender> {
     this.assertUsable();
     const sender = new Sender(this, address, options, `quorate-sender-${address}-${++this.linkCounter}`);
@@ -278,11 +270,7 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
       await receiver.close().catch(() => undefined);
       throw e;
     }
-    return new ManagementClient(
-      sender,
-      receiver,
-      () => new ClientError('quorate:closed', 'management closed'),
-    );
+    return new ManagementClient(sender, receiver);
   }
 
   /**
@@ -546,7 +534,12 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
     if (server) {
       if (isNotQuorate(error)) this.pool.notQuorate(server, lostAt);
       // a hung member still accepts TCP connections: try it last for a while
-      else if (isUnresponsive(error)) this.pool.unresponsive(server, lostAt, this.unresponsiveHoldMs);
+      else if (isUnresponsive(error) && this.firstByte)
+        this.pool.unresponsive(
+          server,
+          lostAt,
+          unresponsiveHoldMs(this.firstByte, this.reconnectOptions.attemptTimeoutMs),
+        );
       else if (this.state !== 'closing') this.pool.failed(server, error, lostAt);
     }
     if (this.state === 'closing' || this.state === 'closed') {

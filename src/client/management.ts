@@ -15,10 +15,11 @@ import {
   MANAGEMENT_REPLY_TO,
   mapGet,
   QUEUE_ARGUMENTS,
+  QUEUES_PATH,
   unwrapValue,
 } from '../wire-extensions.js';
-import type { Delivery, Receiver, Sender } from './api.js';
-import { type Settle, waitQueued } from './deadline.js';
+import type { Receiver, Sender } from './api.js';
+import { ReplyRouter } from './request-reply.js';
 import type { CallOptions } from './types.js';
 
 /** What {@link Management.declareQueue} asks for (RabbitMQ's queue arguments, typed). */
@@ -86,14 +87,10 @@ export interface Management extends AsyncDisposable {
 
 /** @internal the link pair, opened by the connection. */
 export class ManagementClient implements Management {
-  private readonly pending = new Map<string, Settle<Delivery>>();
+  private readonly router: ReplyRouter;
 
-  constructor(
-    private readonly sender: Sender,
-    private readonly receiver: Receiver,
-    private readonly closedError: () => Error,
-  ) {
-    void this.route();
+  constructor(sender: Sender, receiver: Receiver) {
+    this.router = new ReplyRouter(sender, receiver, { request: 'management request', owner: 'management' });
   }
 
   async declareQueue(
@@ -132,11 +129,8 @@ export class ManagementClient implements Management {
     return messageCount(await this.request('DELETE', queuePath(name), undefined, call));
   }
 
-  async close(): Promise<void> {
-    const error = this.closedError();
-    for (const p of this.pending.values()) p.reject(error);
-    this.pending.clear();
-    await Promise.all([this.sender.close(), this.receiver.close()]);
+  close(): Promise<void> {
+    return this.router.close();
   }
 
   [Symbol.asyncDispose](): Promise<void> {
@@ -145,29 +139,15 @@ export class ManagementClient implements Management {
 
   /** Sends one request; resolves with the reply body of a 2xx status, ManagementError otherwise. */
   private async request(method: string, path: string, body: unknown, call?: CallOptions): Promise<unknown> {
-    const messageId = randomUUID();
-    const reply = waitQueued<Delivery>(
-      call,
-      'management request',
-      (settle) => this.pending.set(messageId, settle),
-      () => this.pending.delete(messageId),
-    );
-    reply.catch(() => undefined); // rejected below if the send fails; awaited here
-    const message: Message = {
-      messageId,
+    const message: Message & { messageId: string } = {
+      messageId: randomUUID(),
       to: path,
       subject: method,
       replyTo: MANAGEMENT_REPLY_TO,
       applicationProperties: { [HTTP_REQUEST_PROPERTY]: HTTP_VERSION },
     };
     if (body !== undefined) message.body = body as Message['body'];
-    try {
-      await this.sender.send(message, call);
-    } catch (e) {
-      this.pending.get(messageId)?.reject(e as Error);
-      this.pending.delete(messageId);
-    }
-    const answer = (await reply).message;
+    const answer = (await this.router.request(message, call)).message;
     const status = Number(unwrapValue(answer.subject));
     if (!Number.isInteger(status) || status < 200 || status > 299) {
       const text = unwrapValue(answer.body);
@@ -177,27 +157,11 @@ export class ManagementClient implements Management {
     }
     return answer.body;
   }
-
-  private async route(): Promise<void> {
-    try {
-      for await (const d of this.receiver) {
-        const id = unwrapValue(d.message.correlationId);
-        const waiter = typeof id === 'string' ? this.pending.get(id) : undefined;
-        void d.accept().catch(() => undefined);
-        if (!waiter || typeof id !== 'string') continue; // late (timed out) or not ours
-        this.pending.delete(id);
-        waiter.resolve(d);
-      }
-    } catch (e) {
-      for (const p of this.pending.values()) p.reject(e as Error);
-      this.pending.clear();
-    }
-  }
 }
 
 /** The v2 path of a queue (RabbitMQ: the name percent-encoded). */
 function queuePath(name: string): string {
-  return `/queues/${encodeURIComponent(name)}`;
+  return `${QUEUES_PATH}${encodeURIComponent(name)}`;
 }
 
 function asNumber(v: unknown): number | undefined {

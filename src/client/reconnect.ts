@@ -23,7 +23,7 @@ import {
 } from './connect-errors.js';
 import { connectPhysical, now, type PhysicalConnection } from './transport.js';
 import type { ConnectionEvents, ConnectOptions, Logger, ReconnectOptions } from './types.js';
-import { DEFAULT_UNRESPONSIVE_TIMEOUT_MS, silenceWatchOptions } from './unresponsive.js';
+import { silenceWatchOptions, unresponsiveFloorMs } from './unresponsive.js';
 
 /** The idle timeout we declare in Open unless told otherwise, ms. */
 export const DEFAULT_IDLE_TIMEOUT_MS = 10_000;
@@ -57,19 +57,14 @@ export function resolveReconnect(r: ReconnectOptions | false | undefined): Resol
 const SUSPECT_HOLD_DEADLINES = 2;
 
 /**
- * How long a member that stopped answering is tried last. With a first-byte deadline, dialling it
- * while it is still stopped costs one such deadline, so the hold is short: the running members
- * get two whole dial deadlines first, and a member that ran again after a short stall is a
- * candidate again by the next failover. Without one, a dial to it would wait the whole attempt
- * timeout: the idle timeout then (docs/failover.md#silent-member).
+ * How long a member that stopped answering is tried last. Dialling it while it is still stopped
+ * costs one first-byte deadline, so the hold is short: the running members get two whole dial
+ * deadlines first, and a member that ran again after a short stall is a candidate again by the
+ * next failover (docs/failover.md#silent-member). Only a connection with the suspicion on (so
+ * with a first-byte deadline) ever suspects a member.
  */
-export function unresponsiveHoldMs(
-  firstByte: HeaderDeadline | undefined,
-  attemptTimeoutMs: number,
-  idleTimeoutMs: number | undefined,
-): number {
-  if (firstByte !== undefined) return SUSPECT_HOLD_DEADLINES * firstByte.deadlineMs(attemptTimeoutMs);
-  return idleTimeoutMs || DEFAULT_IDLE_TIMEOUT_MS;
+export function unresponsiveHoldMs(firstByte: HeaderDeadline, attemptTimeoutMs: number): number {
+  return SUSPECT_HOLD_DEADLINES * firstByte.deadlineMs(attemptTimeoutMs);
 }
 
 export function isRedirect(e: unknown): e is AmqpError {
@@ -115,11 +110,9 @@ export async function dialMembers(
   let lastError: Error | undefined;
   const deadMembers = new Set<string>();
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-  // the suspicion exists to fail over early: a connection that will not reconnect keeps the idle
-  // timeout unless asked (a slow broker would otherwise end it, docs/failover.md#unresponsive)
-  const unresponsiveMs =
-    options.unresponsiveTimeoutMs ?? (r.enabled ? DEFAULT_UNRESPONSIVE_TIMEOUT_MS : false);
-  const unresponsive = unresponsiveMs ? silenceWatchOptions(unresponsiveMs, idleTimeoutMs) : undefined;
+  const unresponsiveMs = unresponsiveFloorMs(options.unresponsiveTimeoutMs, r.enabled);
+  const unresponsive =
+    unresponsiveMs !== undefined ? silenceWatchOptions(unresponsiveMs, idleTimeoutMs) : undefined;
   // connect(): each configured member's first-pass failure that means "nobody there" (refused,
   // not AMQP, closed without a word); once every member has one, connect() ends (docs/failover.md#first-connect)
   const firstPass =
@@ -173,12 +166,8 @@ export async function dialMembers(
       lastFailureAt = now();
       if (isNotQuorate(error)) pool.notQuorate(pick.server, now());
       // a member that accepts but never speaks is likely stopped: try it last, as a hung one
-      else if (isSilentPeer(error))
-        pool.unresponsive(
-          pick.server,
-          now(),
-          unresponsiveHoldMs(plan.firstByte, r.attemptTimeoutMs, idleTimeoutMs),
-        );
+      else if (isSilentPeer(error) && plan.firstByte)
+        pool.unresponsive(pick.server, now(), unresponsiveHoldMs(plan.firstByte, r.attemptTimeoutMs));
       else pool.failed(pick.server, error, now());
       if (isRedirect(error)) pool.redirect(error.info, pick.server);
       if (stop.aborted) throw new AbortError(abortReason(stop.reason));

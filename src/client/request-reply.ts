@@ -52,33 +52,64 @@ export async function createRequester<Reply = MessageBody>(
     await sender.close().catch(() => undefined);
     throw e;
   }
-  return new ReplyRouter<Reply>(sender, receiver, replyTo);
+  const router = new ReplyRouter<Reply>(sender, receiver, { request: 'request', owner: 'requester' });
+  return {
+    replyTo,
+    request: <T = MessageBody>(message: Message<T>, call?: CallOptions) =>
+      router.request({ ...message, messageId: message.messageId ?? randomUUID(), replyTo }, call),
+    close: () => router.close(),
+    [Symbol.asyncDispose]: () => router.close(),
+  };
 }
 
-class ReplyRouter<Reply> implements Requester<Reply> {
+/** How a {@link ReplyRouter}'s errors name what it serves. */
+export interface ReplyRouterNames {
+  /** One request, in timeout errors: `request`, `management request`. */
+  request: string;
+  /** Its owner, in 'quorate:closed' errors: `requester`, `management`. */
+  owner: string;
+}
+
+/**
+ * @internal Sends requests on `sender` and hands each the reply `receiver` gets whose
+ * correlation-id is the request's message-id; every reply is accepted, one nobody waits for (its
+ * request timed out, or not ours) is dropped. The one home of this matching: createRequester()
+ * and the management client (management.ts) both use it.
+ */
+export class ReplyRouter<Reply = MessageBody> {
   private readonly pending = new Map<string, Settle<Delivery<Reply>>>();
+  /** Why no reply can come any more (closed, or the reply receiver ended): later requests fail at once. */
+  private ended: Error | undefined;
 
   constructor(
     private readonly sender: Sender,
     private readonly receiver: Receiver<Reply>,
-    readonly replyTo: string,
+    private readonly names: ReplyRouterNames,
   ) {
     void this.route();
   }
 
-  async request<T = MessageBody>(message: Message<T>, options?: CallOptions): Promise<Delivery<Reply>> {
-    const messageId: MessageId = message.messageId ?? randomUUID();
-    const key = messageIdKey(messageId);
+  /**
+   * Sends `message` and waits for its reply. Rejects with the send's error, or 'quorate:timeout'
+   * / 'quorate:aborted' when no reply comes in time, or with the error that ended the reply
+   * receiver ('quorate:closed' when its connection or this router closed).
+   */
+  async request<T = MessageBody>(
+    message: Message<T> & { messageId: MessageId },
+    options?: CallOptions,
+  ): Promise<Delivery<Reply>> {
+    const key = messageIdKey(message.messageId);
     if (key === undefined) throw new ClientError('quorate:illegal-state', 'request needs a usable messageId');
+    if (this.ended) throw this.ended;
     const reply = waitQueued<Delivery<Reply>>(
       options,
-      'request',
+      this.names.request,
       (settle) => this.pending.set(key, settle),
       () => this.pending.delete(key),
     );
     reply.catch(() => undefined); // rejected below if the send fails; awaited by the caller
     try {
-      await this.sender.send({ ...message, messageId, replyTo: this.replyTo }, options);
+      await this.sender.send(message, options);
     } catch (e) {
       this.pending.get(key)?.reject(e as Error);
       this.pending.delete(key);
@@ -86,30 +117,36 @@ class ReplyRouter<Reply> implements Requester<Reply> {
     return reply;
   }
 
+  /** Closes the sender and the reply receiver; pending requests reject with 'quorate:closed'. */
   async close(): Promise<void> {
-    const error = new ClientError('quorate:closed', 'requester closed');
-    for (const p of this.pending.values()) p.reject(error);
-    this.pending.clear();
+    this.end(new ClientError('quorate:closed', `${this.names.owner} closed`));
     await Promise.all([this.sender.close(), this.receiver.close()]);
   }
 
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.close();
+  /** No reply can come any more: every pending request, and every later one, fails with `error`. */
+  private end(error: Error): void {
+    this.ended ??= error;
+    for (const p of this.pending.values()) p.reject(this.ended);
+    this.pending.clear();
   }
 
+  /** Hands each reply to its request until the reply receiver ends; then ends the router. */
   private async route(): Promise<void> {
     try {
       for await (const d of this.receiver) {
         const key = messageIdKey(d.message.correlationId);
         const waiter = key === undefined ? undefined : this.pending.get(key);
-        void d.accept();
+        void d.accept(); // its rejection is marked handled (delivery.ts)
         if (!waiter || key === undefined) continue; // late (timed out) or not ours: dropped
         this.pending.delete(key);
         waiter.resolve(d);
       }
+      // the iteration ends when the receiver is closed (by close(), or by whoever else holds it)
+      this.end(new ClientError('quorate:closed', `${this.names.owner}'s reply receiver closed`));
     } catch (e) {
-      for (const p of this.pending.values()) p.reject(e as Error);
-      this.pending.clear();
+      // it fails with the link's error: the connection closed ('quorate:closed') or failed for
+      // good, or the broker detached the reply link
+      this.end(e as Error);
     }
   }
 }

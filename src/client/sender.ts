@@ -42,10 +42,10 @@ export class Sender extends LogicalLink<SenderLink> implements SendOwner, Public
   private tagCounter = 0;
   private readonly presettledInFlight = new Set<PendingSend>();
 
-  /** @internal use Connection.openSender(). */
   /** @internal link properties of the attach (the management pair's `paired`). */
   attachProperties: Fields | undefined;
 
+  /** @internal use Connection.openSender(). */
   constructor(
     host: SenderHost,
     /** The address (queue name) the link sends to. */

@@ -261,15 +261,15 @@ export function connectPhysical(opts: AttemptOptions): Promise<PhysicalConnectio
     const noteFirstBytes = (chunk: Uint8Array) => {
       if (firstBytes.seen === undefined) firstBytes.seen = chunk.subarray(0, 3);
     };
-    // a custom dial learns through this that the attempt was given up
-    const attempt = opts.dial ? new AbortController() : undefined;
+    // a custom dial or an opening WebSocket learns through this that the attempt was given up
+    const attempt = new AbortController();
     const fail = (err: Error) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       clearTimeout(silentTimer);
       opts.signal?.removeEventListener('abort', onAbort);
-      attempt?.abort(err);
+      attempt.abort(err);
       if (phys) phys.destroy(err);
       else socket?.destroy();
       reject(err);
@@ -321,7 +321,7 @@ export function connectPhysical(opts: AttemptOptions): Promise<PhysicalConnectio
     const dial = opts.dial;
     const scheme = server.scheme;
     // a custom dial opens TCP-like streams: ws / wss members always go through WebSocket
-    if (dial && attempt && !isWebSocketScheme(scheme)) {
+    if (dial && !isWebSocketScheme(scheme)) {
       const target = { scheme, host: server.host, port: server.port };
       Promise.resolve()
         .then(() => dial(target, attempt.signal))
@@ -353,10 +353,9 @@ export function connectPhysical(opts: AttemptOptions): Promise<PhysicalConnectio
       // AMQP over WebSocket (docs/websocket.md#client); TLS is the WebSocket's own for wss
       const host = server.host.includes(':') ? `[${server.host}]` : server.host;
       const url = `${server.scheme}://${host}:${server.port}${server.path ?? '/'}`;
-      const wsAbort = new AbortController();
       dialWebSocket(url, {
         ...(opts.tls !== undefined ? { tls: opts.tls } : {}),
-        signal: wsAbort.signal,
+        signal: attempt.signal,
       }).then(
         (stream) => {
           if (settled) {
@@ -369,9 +368,6 @@ export function connectPhysical(opts: AttemptOptions): Promise<PhysicalConnectio
         },
         (err: unknown) => fail(socketFailure(server.host, server.port, asError(err))),
       );
-      const stopOpening = (): void => wsAbort.abort();
-      opts.signal?.addEventListener('abort', stopOpening, { once: true });
-      setTimeout(stopOpening, opts.timeoutMs).unref?.();
     } else {
       socket =
         server.scheme === 'amqps'

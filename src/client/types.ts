@@ -60,7 +60,11 @@ export type DialFunction = (target: DialTarget, signal: AbortSignal) => Duplex |
 
 /** Options of {@link connect}. `timeoutMs` / `signal` bound the first connection. */
 export interface ConnectOptions extends CallOptions {
-  /** One URL or a list: `amqp://[user:pass@]host[:port]` or `amqps://...`. */
+  /**
+   * One URL or a list: `amqp://[user:pass@]host[:port]` or `amqps://...` (TCP, TLS), or AMQP over
+   * WebSocket, `ws://host[:port][/path]` or `wss://...` (the path kept for a reverse proxy's
+   * location, docs/websocket.md#client). A list may mix them.
+   */
   urls: string | string[];
   /** SASL PLAIN user name for URLs that carry none. With no user name at all: SASL ANONYMOUS. */
   username?: string;
@@ -80,11 +84,15 @@ export interface ConnectOptions extends CallOptions {
    * connection); `0` or `false`: off.
    */
   unresponsiveTimeoutMs?: number | false;
-  /** TLS options for `amqps://` URLs (ca, cert, key, servername, rejectUnauthorized, ...). */
+  /**
+   * TLS options for `amqps://` URLs (ca, cert, key, servername, rejectUnauthorized, ...), and for
+   * `wss://` URLs, where they go to the `ws` package's WebSocket (docs/websocket.md#client).
+   */
   tls?: TlsConnectionOptions;
   /**
    * Open each attempt's byte stream yourself instead of a TCP socket to the URL's host and port
    * (a Unix socket, an in-memory pipe, a proxy): see {@link DialFunction}. Default: net / tls.
+   * For `amqp://` and `amqps://` URLs only: `ws://` and `wss://` URLs always open a WebSocket.
    */
   dial?: DialFunction;
   /** Virtual host sent as Open hostname. Default: the URL's host. */

@@ -13,11 +13,25 @@ import type { ProtocolConnection } from '../protocol/index.js';
  * probe is given: the issue's floor (docs/failover.md#unresponsive). A probe is one small frame,
  * so probing early costs nothing; only an unanswered probe leads to a failover.
  */
-export const DEFAULT_UNRESPONSIVE_TIMEOUT_MS = 250;
+const DEFAULT_UNRESPONSIVE_TIMEOUT_MS = 250;
 /** The probe deadline is this multiple of the largest recent probe answer (the member's liveness). */
 const LATENCY_MULTIPLE = 4;
 /** How soon after work starts the first look is taken, ms (work is noticed at the next look). */
 const FIRST_LOOK_MS = 25;
+
+/**
+ * The suspicion's floor (`unresponsiveTimeoutMs`), or undefined when it is off: by default on when
+ * the connection reconnects, off when it does not (there is no member to move to: a slow broker
+ * would only end it, docs/failover.md#unresponsive). The one home of this rule: the silence watch
+ * of each physical connection and the failover's first-byte deadline both follow it.
+ */
+export function unresponsiveFloorMs(
+  configured: number | false | undefined,
+  reconnects: boolean,
+): number | undefined {
+  const ms = configured ?? (reconnects ? DEFAULT_UNRESPONSIVE_TIMEOUT_MS : false);
+  return ms || undefined;
+}
 
 /** The watch's settings for `unresponsiveTimeoutMs` (its floor) under an idle timeout. */
 export function silenceWatchOptions(floorMs: number, idleTimeoutMs: number): SilenceWatchOptions {

@@ -2,10 +2,8 @@
  * Opens AMQP over WebSocket for `ws://` and `wss://` members (docs/websocket.md#client): a
  * WebSocket asking for the subprotocol `amqp`, as the byte stream the connection runs over.
  *
- * The seam a build without Node's sockets uses: this file imports neither `node:net` nor
- * `node:tls`. Which WebSocket is used is decided by `webSocketFactory()`: the runtime's global
- * `WebSocket` when there is one and no TLS options must be passed, else the `ws` package,
- * loaded only when first needed.
+ * Which WebSocket is used: the runtime's global `WebSocket` (Node 22+) when there is one and no
+ * TLS options must be passed, else the `ws` package, loaded only when first needed.
  */
 import { type WebSocketLike, WebSocketStream } from '../protocol/index.js';
 
@@ -16,31 +14,31 @@ export type WebSocketTlsOptions = object;
 const AMQP_SUBPROTOCOL = 'amqp';
 
 /** A WebSocket being opened: the WHATWG surface, plus `open`. */
-export interface OpeningWebSocket extends WebSocketLike {
+interface OpeningWebSocket extends WebSocketLike {
   addEventListener(type: 'open', listener: () => void): void;
   addEventListener(type: 'message', listener: (ev: { data: unknown }) => void): void;
   addEventListener(type: 'close', listener: (ev: { code: number; reason: string }) => void): void;
   addEventListener(type: 'error', listener: (ev: unknown) => void): void;
 }
 
-/** Makes a WebSocket to `url` asking for `protocols`; `tls` only where the runtime takes it. */
-export type WebSocketFactory = (
+type GlobalWebSocket = new (url: string, protocols: string[]) => OpeningWebSocket;
+
+/**
+ * Makes a WebSocket to `url` asking for `protocols`: the global `WebSocket` (Node 22+) unless
+ * TLS options need the `ws` package.
+ */
+async function openWebSocket(
   url: string,
   protocols: string[],
   tls: WebSocketTlsOptions | undefined,
-) => Promise<{ ws: OpeningWebSocket; sendCallbacks: boolean }>;
-
-type GlobalWebSocket = new (url: string, protocols: string[]) => OpeningWebSocket;
-
-/** The global `WebSocket` (a browser, Node 22+) unless TLS options need the `ws` package. */
-export const defaultWebSocketFactory: WebSocketFactory = async (url, protocols, tls) => {
+): Promise<{ ws: OpeningWebSocket; sendCallbacks: boolean }> {
   const global = (globalThis as { WebSocket?: GlobalWebSocket }).WebSocket;
   if (global !== undefined && tls === undefined)
     return { ws: new global(url, protocols), sendCallbacks: false };
   const { WebSocket } = await import('ws');
   const ws = new WebSocket(url, protocols, { perMessageDeflate: false, ...tls });
   return { ws: ws as unknown as OpeningWebSocket, sendCallbacks: true };
-};
+}
 
 /** Error of a WebSocket that closed or failed before it opened. */
 function openFailure(ev: unknown): Error {
@@ -56,10 +54,9 @@ function openFailure(ev: unknown): Error {
  */
 export async function dialWebSocket(
   url: string,
-  options: { tls?: WebSocketTlsOptions; signal?: AbortSignal; factory?: WebSocketFactory },
+  options: { tls?: WebSocketTlsOptions; signal?: AbortSignal },
 ): Promise<WebSocketStream> {
-  const factory = options.factory ?? defaultWebSocketFactory;
-  const { ws, sendCallbacks } = await factory(url, [AMQP_SUBPROTOCOL], options.tls);
+  const { ws, sendCallbacks } = await openWebSocket(url, [AMQP_SUBPROTOCOL], options.tls);
   return new Promise<WebSocketStream>((resolve, reject) => {
     let done = false;
     const settle = (err?: Error): void => {
@@ -76,5 +73,7 @@ export async function dialWebSocket(
     ws.addEventListener('open', () => settle());
     ws.addEventListener('error', (ev) => settle(openFailure(ev)));
     ws.addEventListener('close', (ev) => settle(new Error(`WebSocket closed before open (${ev.code})`)));
+    // given up while the `ws` package loaded: the abort event has already fired
+    if (options.signal?.aborted) onAbort();
   });
 }

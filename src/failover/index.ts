@@ -31,17 +31,7 @@ export {
   type ReplayJournalOptions,
   type ReplayPlan,
 } from './replay-journal.js';
-export {
-  endpointFor,
-  type FollowVerdict,
-  followVerdict,
-  mayFollowScheme,
-  type SchemeTransport,
-  type SecurityClass,
-  schemeTransport,
-  securityClass,
-  strongestScheme,
-} from './scheme-policy.js';
+export { mayFollowScheme, strongestScheme } from './scheme-policy.js';
 export * from './server-address.js';
 export {
   type IgnoredMembers,

@@ -17,7 +17,7 @@ import type { AmqpScheme, MemberInfo, TcpScheme } from '../wire-extensions.js';
 /** How a scheme protects what crosses the wire: `plain` (readable by anyone on the path) or `tls`. */
 export type SecurityClass = 'plain' | 'tls';
 /** What a scheme runs AMQP over. */
-export type SchemeTransport = 'tcp' | 'websocket';
+type SchemeTransport = 'tcp' | 'websocket';
 
 const SECURITY_CLASS: Readonly<Record<AmqpScheme, SecurityClass>> = {
   amqp: 'plain',
@@ -36,11 +36,6 @@ const STRENGTH: Readonly<Record<SecurityClass, number>> = { plain: 0, tls: 1 };
 /** The security class of a scheme. */
 export function securityClass(scheme: AmqpScheme): SecurityClass {
   return SECURITY_CLASS[scheme];
-}
-
-/** What a scheme runs AMQP over. */
-export function schemeTransport(scheme: AmqpScheme): SchemeTransport {
-  return TRANSPORT[scheme];
 }
 
 /** Why a learned member is not taken, or `ok`. */
