@@ -2,7 +2,10 @@
  * quorate/browser in Debian's Chromium (docs/websocket.md#browser): a page loads the browser build
  * (built by the test from the source, as build-browser.ts builds dist/browser.js), connects over
  * WebSocket to a 3-member cluster and sends and receives while the test kills the member in use
- * twice. Every message arrives exactly once, and the page saw both failovers.
+ * twice. Every message arrives exactly once, and the page saw a failover away from each killed
+ * member. The page sends in phases and waits for the test's go between them, so its traffic cannot
+ * end before a kill (a kill after the page closed would wait for a failover that never comes);
+ * the killed member is back and serving, on the same ws URL, before the next kill.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -13,12 +16,15 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildBrowserBundle } from '../../../build-browser.js';
 import type { ClusterHandle } from '../../../src/broker.js';
-import { closeConn, open } from '../../cluster-broker/cluster/amqp-helpers.js';
 import { startTestCluster, waitServing } from '../../cluster-broker/cluster/cluster-support.js';
 import { type Chromium, launchChromium } from '../../support/chromium.js';
 import { waitFor } from '../../support/net.js';
 
-const COUNT = 300;
+/** Messages the page sends in each phase; the member in use is killed in the first two. */
+const PHASES = [100, 100, 100];
+const COUNT = PHASES.reduce((a, b) => a + b, 0);
+/** Messages received in a phase before its kill. */
+const KILL_AFTER = 20;
 const PAGE = fileURLToPath(new URL('./page.html', import.meta.url));
 
 let cluster: ClusterHandle | undefined;
@@ -38,24 +44,14 @@ async function servePage(bundle: string): Promise<{ server: Server; origin: stri
   return { server: s, origin: `http://127.0.0.1:${(s.address() as AddressInfo).port}` };
 }
 
-/** Each member's `quorate:ws-url`, as the member on `amqpPort` lists them in its Open. */
-async function wsUrls(amqpPort: number): Promise<Map<string, string>> {
-  const o = await open(amqpPort);
-  const list = o.properties?.['failover-server-list'];
-  void closeConn(o.conn);
-  const urls = new Map<string, string>();
-  for (const m of Array.isArray(list) ? (list as Record<string, unknown>[]) : [])
-    if (typeof m['quorate:ws-url'] === 'string')
-      urls.set(String(m['quorate:member-id']), m['quorate:ws-url']);
-  return urls;
-}
-
 beforeAll(async () => {
   outdir = await mkdtemp(join(tmpdir(), 'quorate-browser-'));
   const bundle = await buildBrowserBundle(outdir);
   const page = await servePage(bundle.file);
   server = page.server;
-  cluster = await startTestCluster({ memberArgs: ['--ws-port', '0', '--ws-allow-origin', page.origin] });
+  // wsBasePort: each member keeps its ws URL across a restart, as a deployment's members do; a
+  // member restarted on a new port would leave the page's member list naming a dead endpoint
+  cluster = await startTestCluster({ wsBasePort: 0, memberArgs: ['--ws-allow-origin', page.origin] });
   await waitServing(cluster);
   chromium = await launchChromium();
 }, 180_000);
@@ -69,62 +65,63 @@ afterAll(async () => {
 
 it('sends and receives in Chromium while the member in use is killed twice: nothing lost or duplicated', async () => {
   const c = cluster as ClusterHandle;
-  const byId = await wsUrls(c.members()[0]!.amqpPort);
-  expect(byId.size).toBe(3);
-  const idOfUrl = (url: string): string | undefined =>
-    [...byId].find(([, u]) => url.startsWith(u.replace(/\/$/, '')))?.[0];
+  const byUrl = new Map(c.members().map((m) => [m.wsUrl, m.id]));
+  expect(byUrl.size).toBe(3);
   const page = await (chromium as Chromium).browser.newPage();
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   await page.goto(`http://127.0.0.1:${((server as Server).address() as AddressInfo).port}/`);
   await page.waitForFunction(() => (globalThis as unknown as { ready?: boolean }).ready === true);
-  type State = {
-    url: string;
-    sent: number;
-    received: number[];
-    failovers: unknown[];
-    error: string;
-    done: boolean;
+  type State = { sent: number; received: number[]; failovers: unknown[]; error: string; done: boolean };
+  type PageApi = {
+    state: State;
+    inUse(): string;
+    proceed(phase: number): void;
+    run(urls: string[], phases: number[]): Promise<void>;
   };
-  const state = (): Promise<State> => page.evaluate(() => (globalThis as unknown as { state: State }).state);
+  const state = async (): Promise<State> => {
+    const s = await page.evaluate(() => (globalThis as unknown as PageApi).state);
+    if (s.error) throw new Error(`the page failed: ${s.error}`);
+    return s;
+  };
+  const inUse = (): Promise<string> => page.evaluate(() => (globalThis as unknown as PageApi).inUse());
   await page.evaluate(
-    ([urls, count]) => {
-      void (globalThis as unknown as { run(u: string[], n: number): Promise<void> }).run(urls, count);
+    ([urls, phases]) => {
+      void (globalThis as unknown as PageApi).run(urls, phases);
     },
-    [[...byId.values()], COUNT] as [string[], number],
+    [[...byUrl.keys()] as string[], PHASES] as [string[], number[]],
   );
-  for (const [kill, atReceived] of [
-    [1, COUNT / 3],
-    [2, (2 * COUNT) / 3],
-  ] as const) {
+  for (const phase of [0, 1]) {
+    // the page cannot send past this phase before the test lets it, so the kill meets traffic
+    const killAt = PHASES.slice(0, phase).reduce((a, b) => a + b, 0) + KILL_AFTER;
+    // the sender is still in this phase (its gate is closed): the page's member now is the one in use
+    let url = '';
     await waitFor(
       async () => {
-        const s = await state();
-        if (s.error) throw new Error(s.error);
-        return s.received.length >= atReceived && s.url !== '';
+        url = await inUse();
+        return url !== '' && (await state()).received.length >= killAt;
       },
-      { timeoutMs: 60_000, what: `${atReceived} received` },
+      { timeoutMs: 120_000, what: `${killAt} received` },
     );
-    const inUse = idOfUrl((await state()).url);
-    expect(inUse).toBeDefined();
-    await c.kill(inUse as string);
-    await waitFor(async () => (await state()).failovers.length >= kill, {
-      timeoutMs: 60_000,
-      what: `failover ${kill}`,
+    const victim = byUrl.get(url);
+    expect(victim, `the page is connected to ${url}`).toBeDefined();
+    const before = (await state()).failovers.length;
+    await c.kill(victim as string);
+    await waitFor(async () => (await state()).failovers.length > before, {
+      timeoutMs: 120_000,
+      what: `the failover from ${victim}`,
     });
-    await c.restart(inUse as string);
+    expect((await state()).failovers[before]).toMatchObject({ from: url });
+    // back and serving before the next kill, so two of three members always serve
+    await c.restart(victim as string);
+    await waitServing(c, c.ids, 120_000);
+    expect(c.members().find((m) => m.id === victim)?.wsUrl).toBe(url);
+    await page.evaluate((next) => (globalThis as unknown as PageApi).proceed(next), phase + 1);
   }
-  await waitFor(
-    async () => {
-      const s = await state();
-      if (s.error) throw new Error(s.error);
-      return s.done;
-    },
-    { timeoutMs: 120_000, what: 'all received' },
-  );
+  await waitFor(async () => (await state()).done, { timeoutMs: 120_000, what: 'all received' });
   const s = await state();
   expect(errors).toEqual([]);
   expect(s.failovers.length).toBeGreaterThanOrEqual(2);
   expect(s.received.length).toBe(COUNT);
   expect([...s.received].sort((a, b) => a - b)).toEqual(Array.from({ length: COUNT }, (_, i) => i));
-}, 300_000);
+}, 600_000);
