@@ -9,7 +9,8 @@ export default defineConfig({
   },
   format: ['esm', 'cjs'],
   // the client's internals stay out of index.d.ts because it exports interfaces (client/api.ts)
-  dts: { entry: { index: 'src/index.ts', broker: 'src/broker.ts' } },
+  // browser.d.ts: the declarations of quorate/browser, whose JS build-browser.ts makes (esbuild, no Node)
+  dts: { entry: { index: 'src/index.ts', broker: 'src/broker.ts', browser: 'src/browser.ts' } },
   // no source maps: they were 60% of the packed size and point at sources the package does not ship
   sourcemap: false,
   clean: true,

@@ -6,6 +6,8 @@
  * reset, timed out, not quorate) is transient and retried within the reconnect limits.
  */
 import { AmqpError, ClientError } from '../errors.js';
+import type { ServerAddress } from '../failover/index.js';
+import { LostSocket } from './physical.js';
 
 /** Node's TLS certificate verification failures (tls.TLSSocket authorizationError codes). */
 const TLS_VERIFY_CODES = new Set([
@@ -155,4 +157,30 @@ export function isNobodyThere(e: unknown): boolean {
 export function describeCause(e: unknown): string {
   if (e instanceof AmqpError) return `${e.condition} ${e.description}`;
   return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * Why the connection was lost before the peer's Open: a socket error (refused, reset, TLS) as
+ * connect-failed with its cause; a protocol-header mismatch as "not AMQP"; an AMQP error the peer
+ * or our engine raised (SASL failure, a Close) as is.
+ */
+export function beforeOpenFailure(
+  server: ServerAddress<unknown>,
+  error: Error,
+  firstBytes: Uint8Array | undefined,
+): Error {
+  if (server.scheme === 'amqp' && firstBytes !== undefined && looksLikeTls(firstBytes))
+    return tlsPortFailure(server.host, server.port);
+  if (error instanceof LostSocket) {
+    return error.cause instanceof Error
+      ? socketFailure(server.host, server.port, error.cause)
+      : closedBeforeOpen(
+          server.host,
+          server.port,
+          server.scheme === 'amqp' ? (firstBytes ?? null) : undefined,
+        );
+  }
+  if (error instanceof AmqpError && error.condition === 'amqp:connection:framing-error')
+    return notAmqpFailure(server.host, server.port, error);
+  return error;
 }

@@ -43,6 +43,7 @@ import {
 import { loggerFromEnv } from './env-logger.js';
 import type { ClientLink } from './link-base.js';
 import { type Management, ManagementClient } from './management.js';
+import { now, type PhysicalConnection, type PhysicalHandler } from './physical.js';
 import { Receiver } from './receiver.js';
 import {
   dialMembers,
@@ -54,7 +55,6 @@ import {
 import { type PendingSend, SendBuffer, type SendWaiter } from './send-buffer.js';
 import { Sender } from './sender.js';
 import { runTransaction, type Transaction } from './transaction.js';
-import { now, type PhysicalConnection, type PhysicalHandler } from './transport.js';
 import type {
   CallOptions,
   ConnectionEvents,
@@ -110,8 +110,14 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
     onLost: (phys, error) => this.onPhysicalLost(phys, error),
   };
 
-  /** @internal use connect(). */
-  constructor(options: ConnectOptions) {
+  /**
+   * @internal use connect(). `bounds`: other defaults for the replay buffer and the receivers'
+   * dedup windows (the browser build's, docs/websocket.md#browser-memory); absent: the documented ones.
+   */
+  constructor(
+    options: ConnectOptions,
+    private readonly bounds?: MemoryBounds,
+  ) {
     super();
     checkConnectOptions(options);
     this.options = options;
@@ -137,7 +143,8 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
     const unresponsiveMs = unresponsiveFloorMs(options.unresponsiveTimeoutMs, this.reconnectOptions.enabled);
     this.firstByte =
       unresponsiveMs !== undefined ? new HeaderDeadline(headerDeadlineOptions(unresponsiveMs)) : undefined;
-    this.sends = new SendBuffer(options, () =>
+    const bufferLimit = bounds ? { ...bounds.bufferLimit, ...options.bufferLimit } : options.bufferLimit;
+    this.sends = new SendBuffer({ ...options, bufferLimit }, () =>
       this.closeError || this.state === 'closing' || this.state === 'closed'
         ? (this.closeError ?? new ClientError('quorate:closed', 'connection closed'))
         : undefined,
@@ -242,7 +249,8 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
   ): Promise<Receiver<T>> {
     this.assertUsable();
     const dynamic = typeof addressOrOptions !== 'string';
-    const options = dynamic ? addressOrOptions : maybeOptions;
+    const given = dynamic ? addressOrOptions : maybeOptions;
+    const options = given.dedup === undefined && this.bounds ? { ...given, dedup: this.bounds.dedup } : given;
     const address = dynamic ? '' : addressOrOptions;
     const receiver = new Receiver<T>(
       this,
@@ -623,8 +631,24 @@ function connectAbortError(reason: unknown, cause: unknown): Error {
  * AMQP), after the reconnect limits on transient ones, and with a TypeError/RangeError (with
  * `code`) when the options are missing or wrong.
  */
-export async function connect(options: ConnectOptions): Promise<PublicConnection> {
-  const conn = new Connection(options);
+export function connect(options: ConnectOptions): Promise<PublicConnection> {
+  return connectWithBounds(options, undefined);
+}
+
+/** Defaults bounding what a connection keeps in memory, for runtimes with less of it (a tab). */
+export interface MemoryBounds {
+  /** Default `bufferLimit` (replay buffer) when connect() is given none. */
+  bufferLimit: { messages: number; bytes: number };
+  /** Default `dedup` window of each receiver opened without one. */
+  dedup: { maxIds: number; maxAgeMs: number };
+}
+
+/** connect() with other memory defaults (the browser entry's). */
+export async function connectWithBounds(
+  options: ConnectOptions,
+  bounds: MemoryBounds | undefined,
+): Promise<PublicConnection> {
+  const conn = new Connection(options, bounds);
   const run = async (): Promise<PublicConnection> => {
     await conn.start({ timeoutMs: options.timeoutMs, signal: options.signal });
     return conn;

@@ -14,7 +14,7 @@ import type { EngineEvent, OutgoingDelivery, ProtocolConnection, SenderLink } fr
 import type { Connection } from './connection.js';
 import { Deadline } from './deadline.js';
 import { type ClientLink, isPermanentDetach, linkError, Waiters } from './link-base.js';
-import type { PhysicalConnection } from './transport.js';
+import type { PhysicalConnection } from './physical.js';
 import type { CallOptions } from './types.js';
 
 /** The coordinator capability we ask for: local transactions only. */

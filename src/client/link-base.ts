@@ -11,7 +11,7 @@ import { type AmqpError, ClientError } from '../errors.js';
 import { type EngineEvent, type Link, toAmqpError } from '../protocol/index.js';
 import type { LinkState } from './api.js';
 import { Deadline, type Settle, waitQueued } from './deadline.js';
-import type { PhysicalConnection } from './transport.js';
+import type { PhysicalConnection } from './physical.js';
 import type { CallOptions, LinkEvents } from './types.js';
 
 export interface ClientLink {

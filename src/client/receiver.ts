@@ -27,8 +27,8 @@ import { waitQueued } from './deadline.js';
 import { Delivery, type DeliveryOwner } from './delivery.js';
 import { publish, receiveChannel } from './diagnostics.js';
 import { isPermanentDetach, type LinkHost, LogicalLink, Waiters } from './link-base.js';
+import { now, type PhysicalConnection } from './physical.js';
 import { type BatchWaiter, type OneWaiter, ReceiveQueue } from './receive-queue.js';
-import { now, type PhysicalConnection } from './transport.js';
 import type { CallOptions, ReceiveBatchOptions, ReceiverOptions, SettleMode } from './types.js';
 
 /**

@@ -21,7 +21,8 @@ import {
   isPermanentConnectFailure,
   isSilentPeer,
 } from './connect-errors.js';
-import { connectPhysical, now, type PhysicalConnection } from './transport.js';
+import { now, type PhysicalConnection } from './physical.js';
+import { connectPhysical } from './transport.js';
 import type { ConnectionEvents, ConnectOptions, Logger, ReconnectOptions } from './types.js';
 import { silenceWatchOptions, unresponsiveFloorMs } from './unresponsive.js';
 

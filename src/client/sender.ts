@@ -17,10 +17,10 @@ import { type SendTraceContext, sendChannel } from './diagnostics.js';
 import { assertEncodable } from './encodable.js';
 import { type LinkHost, LogicalLink } from './link-base.js';
 import { sendErrorFrom } from './outcome.js';
+import type { PhysicalConnection } from './physical.js';
 import type { PendingSend, SendBuffer, SendOwner, SendWaiter } from './send-buffer.js';
 import { SendError } from './send-error.js';
 import { checkTransaction, type Transaction } from './transaction.js';
-import type { PhysicalConnection } from './transport.js';
 import type { SenderOptions, SendOptions, SendResult } from './types.js';
 
 /** What a Sender needs from its connection: the link host plus the connection's send buffer. */

@@ -13,7 +13,6 @@
  * What a role does with events, errors and limits stays with the role (client/transport.ts,
  * cluster-broker/server/).
  */
-import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ProtocolConnection } from './connection.js';
 
@@ -159,7 +158,9 @@ export class SocketPort implements EngineOutput {
     events: SocketEvents,
   ) {
     this.endGraceMs = options.endGraceMs;
-    if (socket instanceof net.Socket) socket.setNoDelay(true);
+    // a TCP socket (node:net): no Nagle delay; other streams have no such knob. Duck-typed so this
+    // file imports no Node module (the barrel feeds the browser build too)
+    (socket as Partial<{ setNoDelay(on: boolean): unknown }>).setNoDelay?.(true);
     const clock = options.clock;
     socket.on('data', (chunk: Uint8Array) => events.data(chunk, clock()));
     if (events.drain) socket.on('drain', events.drain);

@@ -45,11 +45,13 @@ export type {
   SaslIdentity,
   SaslServerOptions,
 } from './types.js';
+// the binding's Node Duplex (websocket-stream.ts) is imported from its file: the barrel stays free
+// of Node modules for the browser build (docs/websocket.md#browser)
 export {
   MAX_WEBSOCKET_MESSAGE_BYTES,
   MIN_WEBSOCKET_MESSAGE_BYTES,
   type WebSocketLike,
-  WebSocketStream,
   WebSocketStreamError,
   type WebSocketStreamOptions,
-} from './websocket-stream.js';
+} from './websocket-binding.js';
+export { WebSocketPort } from './websocket-port.js';

@@ -7,67 +7,31 @@
  *
  * It takes the WHATWG WebSocket surface only (`binaryType`, `send`, `close`, `addEventListener`),
  * which both a browser's `WebSocket` and the `ws` package's implement, so both roles and both
- * runtimes share it. Node-only: the stream is a `node:stream` Duplex, the SocketPort's input.
+ * runtimes share it. Node-only: the stream is a `node:stream` Duplex, the SocketPort's input (a
+ * browser runs the same binding through websocket-port.ts, no Duplex).
  */
 import { Duplex } from 'node:stream';
+import {
+  asBytes,
+  MAX_WEBSOCKET_MESSAGE_BYTES,
+  MIN_WEBSOCKET_MESSAGE_BYTES,
+  messageBytesForPeer,
+  NO_STATUS,
+  NORMAL_CLOSURE,
+  OPEN,
+  UNSUPPORTED_DATA,
+  type WebSocketLike,
+  WebSocketStreamError,
+  type WebSocketStreamOptions,
+} from './websocket-binding.js';
 
-/** WebSocket `readyState` OPEN (WHATWG). */
-const OPEN = 1;
-/** Close code: normal closure (RFC 6455 7.4.1). */
-const NORMAL_CLOSURE = 1000;
-/** Close code: the peer gave none (RFC 6455 7.1.5). */
-const NO_STATUS = 1005;
-/** Close code: a data type the endpoint cannot accept (RFC 6455 7.4.1): a text message. */
-const UNSUPPORTED_DATA = 1003;
-/** Until told the peer's limit: the smallest max-frame-size AMQP allows (spec 2.7.1), safe for any peer. */
-export const MIN_WEBSOCKET_MESSAGE_BYTES = 512;
-/**
- * Once the peer's Open names its max-frame-size, the messages we send grow to it, up to this: big
- * enough that a 1 MiB message crosses in a few dozen WebSocket messages, small enough that one
- * message never holds the socket long (docs/websocket.md#binding).
- */
-export const MAX_WEBSOCKET_MESSAGE_BYTES = 64 * 1024;
-
-/** The part of a WHATWG `WebSocket` (a browser's, or the `ws` package's) the stream uses. */
-export interface WebSocketLike {
-  binaryType: string;
-  readonly readyState: number;
-  /** With the `ws` package a completion callback (used for backpressure); a browser ignores it. */
-  send(data: Uint8Array, cb?: (err?: Error) => void): void;
-  close(code?: number, reason?: string): void;
-  addEventListener(type: 'message', listener: (ev: { data: unknown }) => void): void;
-  addEventListener(type: 'close', listener: (ev: { code: number; reason: string }) => void): void;
-  addEventListener(type: 'error', listener: (ev: unknown) => void): void;
-}
-
-/** The WebSocket failed or broke the binding (a text message). */
-export class WebSocketStreamError extends Error {
-  constructor(
-    message: string,
-    /** The WebSocket close code, when the peer closed. */
-    readonly code?: number,
-  ) {
-    super(message);
-    this.name = 'WebSocketStreamError';
-  }
-}
-
-export interface WebSocketStreamOptions {
-  /**
-   * Writes complete when the WebSocket says it sent them (`send`'s callback, the `ws` package);
-   * false: at once (a browser's WebSocket has no callback).
-   */
-  sendCallbacks: boolean;
-  /** Largest message we send; default MIN_WEBSOCKET_MESSAGE_BYTES until raised. */
-  maxMessageBytes?: number;
-}
-
-function asBytes(data: unknown): Uint8Array | undefined {
-  if (data instanceof ArrayBuffer) return new Uint8Array(data);
-  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  if (Array.isArray(data) && data.every((d) => d instanceof Uint8Array)) return Buffer.concat(data);
-  return undefined;
-}
+export {
+  MAX_WEBSOCKET_MESSAGE_BYTES,
+  MIN_WEBSOCKET_MESSAGE_BYTES,
+  type WebSocketLike,
+  WebSocketStreamError,
+  type WebSocketStreamOptions,
+};
 
 /** One open WebSocket as a Duplex of AMQP bytes. */
 export class WebSocketStream extends Duplex {
@@ -106,14 +70,9 @@ export class WebSocketStream extends Duplex {
     });
   }
 
-  /**
-   * The peer's Open arrived: it takes frames (so WebSocket messages, docs/websocket.md#binding) of
-   * up to `peerMaxFrameSize` bytes (absent: no limit), so send messages that large, within
-   * MAX_WEBSOCKET_MESSAGE_BYTES and never below MIN_WEBSOCKET_MESSAGE_BYTES.
-   */
+  /** The peer's Open arrived: send messages as large as it takes (messageBytesForPeer). */
   fitMessagesToPeer(peerMaxFrameSize: number | undefined): void {
-    const peer = peerMaxFrameSize ?? MAX_WEBSOCKET_MESSAGE_BYTES;
-    this.maxMessageBytes = Math.max(MIN_WEBSOCKET_MESSAGE_BYTES, Math.min(MAX_WEBSOCKET_MESSAGE_BYTES, peer));
+    this.maxMessageBytes = messageBytesForPeer(peerMaxFrameSize);
   }
 
   override _read(): void {

@@ -18,7 +18,10 @@ const cb = (...names: string[]): string[] => names.map((n) => (n === '' ? CB : `
 // layers (docs/architecture.md#layers). A file at the top of src/ is a node of its own, named
 // without `.ts`.
 const LAYERS: readonly Readonly<Record<string, readonly string[]>>[] = [
-  // the package's two entry points
+  // quorate/browser: the client entry point with its browser defaults (the build swaps in
+  // src/browser-shims/ for the Node modules)
+  { browser: ['index', 'client', 'errors', 'wire-extensions'] },
+  // the package's two Node entry points
   {
     index: ['client', 'codec', 'errors'],
     broker: [
@@ -97,7 +100,8 @@ const LAYERS: readonly Readonly<Record<string, readonly string[]>>[] = [
   // shared by both halves
   { 'wire-extensions': ['codec', 'errors'] },
   { codec: ['common', 'errors'] },
-  { common: [], errors: [] },
+  // stand-ins for the Node modules in the browser build: nothing of ours
+  { common: [], errors: [], 'browser-shims': [] },
 ];
 
 const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = Object.assign({}, ...LAYERS);

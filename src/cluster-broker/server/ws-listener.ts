@@ -10,7 +10,8 @@ import type net from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { SecureContextOptions } from 'node:tls';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { type WebSocketLike, WebSocketStream } from '../../protocol/index.js';
+import type { WebSocketLike } from '../../protocol/index.js';
+import { WebSocketStream } from '../../protocol/websocket-stream.js';
 import type { BrokerLogger } from './options.js';
 
 /** The WebSocket subprotocol of the OASIS AMQP WebSocket binding. */

@@ -9,7 +9,7 @@ import { type BrokerHandle, startBroker } from '../../../src/broker.js';
 import { hashPassword } from '../../../src/cluster-broker/server/password-hash.js';
 import { parseUsers } from '../../../src/cluster-broker/server/users.js';
 import { connect } from '../../../src/index.js';
-import { type WebSocketLike, WebSocketStream } from '../../../src/protocol/index.js';
+import { type WebSocketLike, WebSocketStream } from '../../../src/protocol/websocket-stream.js';
 import { useSelfSignedCert } from '../../support/tls.js';
 
 const started: BrokerHandle[] = [];

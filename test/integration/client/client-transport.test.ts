@@ -1,9 +1,11 @@
 import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectPhysical, type PhysicalConnection } from '../../../src/client/transport.js';
+import type { PhysicalConnection } from '../../../src/client/physical.js';
+import { connectPhysical } from '../../../src/client/transport.js';
 import { encodeMessage } from '../../../src/codec/public.js';
 import { parseServerUrl } from '../../../src/failover/index.js';
 import { type Connection, type ConnectOptions, connect, type SendResult } from '../../../src/index.js';
+import type { SocketPort } from '../../../src/protocol/index.js';
 import { type RheaPeer, type RheaPeerOptions, startRheaPeer } from '../../client/rhea-peer.js';
 import { waitFor } from '../../support/net.js';
 import { useSelfSignedCert } from '../../support/tls.js';
@@ -47,7 +49,7 @@ describe('client transport', () => {
       what: 'credit',
       intervalMs: 10,
     });
-    const socket = phys.socket;
+    const socket = (phys.port as SocketPort).socket;
     const original = socket.write.bind(socket);
     let writes = 0;
     socket.write = ((...args: Parameters<typeof socket.write>) => {
