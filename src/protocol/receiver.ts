@@ -2,6 +2,7 @@
  * Receiving side of a link: credit granting and drain, reassembly of multi-frame transfers up to
  * the max message size, settlement per rcv-settle-mode.
  */
+import { Buffer } from 'node:buffer';
 import type { Attach, DeliveryState, Flow, Transfer } from './codec-port.js';
 import { Condition, serialDiff } from './conditions.js';
 import { IncomingDelivery } from './delivery.js';
