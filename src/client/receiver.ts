@@ -221,7 +221,7 @@ export class Receiver<T = MessageBody>
 
   /** @internal */
   onSettled(delivery: Delivery<unknown>, state: DeliveryState): void {
-    this.dedup?.onSettled(delivery.dedupKey, state, now());
+    this.dedup?.onSettled(delivery.dedupSlot, state, now());
   }
 
   /** @internal */
@@ -374,7 +374,7 @@ export class Receiver<T = MessageBody>
     t.context = delivery;
     const decision = this.dedup?.onDelivery(message.messageId, delivery, now());
     if (decision === undefined || decision.action === 'deliver') {
-      delivery.dedupKey = decision?.key;
+      delivery.dedupSlot = decision;
       this.queue.push(delivery);
       return;
     }
@@ -412,7 +412,7 @@ export class Receiver<T = MessageBody>
       address: this.address,
       containerId: this.containerId,
     }));
-    this.dedup?.onHandedOut(d.dedupKey, d);
+    this.dedup?.onHandedOut(d.dedupSlot, d);
     this.unsettled.add(d);
     this.applyFlow(this.credit.onHandedOut());
     return d;
@@ -434,7 +434,7 @@ export class Receiver<T = MessageBody>
 
   private endIteration(error: Error | undefined): void {
     this.queue.endWaiters(error);
-    if (!error) for (const d of this.queue.clear()) this.dedup?.forgetPending(d.dedupKey);
+    if (!error) for (const d of this.queue.clear()) this.dedup?.forgetPending(d.dedupSlot);
   }
 
   private rejectDrains(error: Error): void {

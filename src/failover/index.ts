@@ -18,6 +18,7 @@ export {
 } from './message-id.js';
 export {
   type DedupDecision,
+  type DedupSlot,
   type FinalOutcome,
   ReceiverDedup,
   type ReceiverDedupOptions,

@@ -14,8 +14,10 @@
  * (receiverDedupKey).
  *
  * `T` is the client's token for a pending delivery (whatever it needs to settle it later).
- * onDelivery takes the message-id and returns its key; the later calls for that delivery take the
- * key, so it is computed (and hashed) once per delivery, not once per call.
+ * onDelivery takes the message-id and, for a delivery to hand out, returns its place in the window
+ * (a DedupSlot: the entry itself, no object allocated for the answer); the later calls for that
+ * delivery take the slot back, so its id is keyed and looked up once per delivery, not once per
+ * call. They take a plain key as well (looked up then).
  */
 import type { DeliveryState } from '../codec/contract.js';
 import { messageIdKey } from '../codec/message-id.js';
@@ -30,9 +32,24 @@ export interface ReceiverDedupOptions {
 /** Outcomes that end a message's life at the broker: a redelivery is settled again, not handed out. */
 export type FinalOutcome = Extract<DeliveryState, { type: 'accepted' } | { type: 'rejected' }>;
 
+/**
+ * The answer to hand a delivery out, and its place in the window for the later calls (onHandedOut,
+ * onSettled, forgetPending); `key` is undefined when it has no id.
+ */
+export interface DedupSlot {
+  readonly action: 'deliver';
+  readonly key: string | undefined;
+}
+
+/** A delivery's place in the window (from onDelivery), or its key. */
+export type DedupRef = DedupSlot | string | undefined;
+
+/** The answer for a message without a message-id: shared, nothing to remember. */
+const NO_ID: DedupSlot = Object.freeze({ action: 'deliver', key: undefined });
+
 export type DedupDecision<T> =
-  /** hand it to the application (after calling onHandedOut); `key` is undefined when it has no id */
-  | { action: 'deliver'; key: string | undefined }
+  /** hand it to the application (after calling onHandedOut with it) */
+  | DedupSlot
   /** do not hand out: settle this transfer with `outcome` now */
   | { action: 'settle'; key: string; outcome: FinalOutcome }
   /** do not hand out: settle this transfer together with the pending delivery `pending` */
@@ -42,8 +59,11 @@ export type DedupDecision<T> =
  * One id, pending (buffered or handed out, `outcome` undefined) or remembered (settled with a
  * final outcome). One Map holds both: a delivery's life is one entry, looked up by one key.
  */
-interface Entry<T> {
-  key: string;
+interface Entry<T> extends DedupSlot {
+  readonly action: 'deliver';
+  readonly key: string;
+  /** still the entry for its key (an entry forgotten is never put back: a new one is made) */
+  inMap: boolean;
   token: T | undefined;
   handedOut: boolean;
   outcome: FinalOutcome | undefined;
@@ -107,13 +127,10 @@ export class ReceiverDedup<T = unknown> {
   /** A transfer arrived with this message-id. `token` identifies it if it becomes the pending one. */
   onDelivery(messageId: unknown, token: T, now: number): DedupDecision<T> {
     const key = receiverDedupKey(messageId);
-    if (key === undefined) return { action: 'deliver', key: undefined };
+    if (key === undefined) return NO_ID;
     this.prune(now);
     const e = this.entries.get(key);
-    if (e === undefined) {
-      this.entries.set(key, { key, token, handedOut: false, outcome: undefined, at: now, slot: -1 });
-      return { action: 'deliver', key };
-    }
+    if (e === undefined) return this.add(key, token, false, undefined, now);
     if (e.outcome === undefined)
       return { action: 'bind', key, pending: e.token as T, handedOut: e.handedOut };
     // seen again: the broker still has it, so remember it for a full window from now
@@ -122,12 +139,13 @@ export class ReceiverDedup<T = unknown> {
     return { action: 'settle', key, outcome: e.outcome };
   }
 
-  /** The delivery with this key (from onDelivery) was handed to the application. */
-  onHandedOut(key: string | undefined, token: T): void {
+  /** The delivery with this slot (from onDelivery) or key was handed to the application. */
+  onHandedOut(ref: DedupRef, token: T): void {
+    const key = keyOf(ref);
     if (key === undefined) return;
-    const e = this.entries.get(key);
+    const e = this.find(ref, key);
     if (e === undefined) {
-      this.entries.set(key, { key, token, handedOut: true, outcome: undefined, at: 0, slot: -1 });
+      this.add(key, token, true, undefined, 0);
     } else if (e.outcome === undefined) {
       e.handedOut = true;
     }
@@ -139,17 +157,16 @@ export class ReceiverDedup<T = unknown> {
    * are remembered; released, modified and anything else are forgotten so a redelivery is
    * handed out again.
    */
-  onSettled(key: string | undefined, outcome: DeliveryState, now: number): void {
+  onSettled(ref: DedupRef, outcome: DeliveryState, now: number): void {
+    const key = keyOf(ref);
     if (key === undefined) return;
     const final = finalOutcome(outcome);
-    const e = this.entries.get(key);
+    const e = this.find(ref, key);
     if (final === undefined) {
       if (e !== undefined) this.forget(e);
     } else if (e === undefined) {
-      const added: Entry<T> = { key, token: undefined, handedOut: false, outcome: final, at: now, slot: -1 };
-      this.entries.set(key, added);
       this.remembered++;
-      this.touch(added);
+      this.touch(this.add(key, undefined, false, final, now));
     } else {
       if (e.outcome === undefined) this.remembered++;
       e.outcome = final;
@@ -169,17 +186,19 @@ export class ReceiverDedup<T = unknown> {
     for (const e of this.entries.values()) {
       if (e.outcome === undefined && !e.handedOut) {
         this.entries.delete(e.key);
+        e.inMap = false;
         dropped++;
       }
     }
     return dropped;
   }
 
-  /** Drop a pending id (by its key) without an outcome (e.g. the receiver closed with it buffered). */
-  forgetPending(key: string | undefined): void {
+  /** Drop a pending id (by its slot or key) without an outcome (e.g. the receiver closed with it buffered). */
+  forgetPending(ref: DedupRef): void {
+    const key = keyOf(ref);
     if (key === undefined) return;
-    const e = this.entries.get(key);
-    if (e !== undefined && e.outcome === undefined) this.entries.delete(key);
+    const e = this.find(ref, key);
+    if (e !== undefined && e.outcome === undefined) this.forget(e);
   }
 
   /** Evict settled ids older than maxAgeMs, then the oldest beyond maxIds. */
@@ -204,8 +223,30 @@ export class ReceiverDedup<T = unknown> {
     if (this.order.length - this.head > 2 * this.remembered + 1024) this.compact();
   }
 
+  /** The entry for `ref`: the slot itself while it is still in the window, else looked up by key. */
+  private find(ref: DedupRef, key: string): Entry<T> | undefined {
+    if (typeof ref === 'object') {
+      const e = ref as Entry<T>;
+      if (e.inMap) return e;
+    }
+    return this.entries.get(key);
+  }
+
+  private add(
+    key: string,
+    token: T | undefined,
+    handedOut: boolean,
+    outcome: FinalOutcome | undefined,
+    at: number,
+  ): Entry<T> {
+    const e: Entry<T> = { action: 'deliver', key, inMap: true, token, handedOut, outcome, at, slot: -1 };
+    this.entries.set(key, e);
+    return e;
+  }
+
   private forget(e: Entry<T>): void {
     this.entries.delete(e.key);
+    e.inMap = false;
     if (e.outcome !== undefined) this.remembered--;
     e.slot = -1;
   }
@@ -223,4 +264,8 @@ export class ReceiverDedup<T = unknown> {
     this.order = kept;
     this.head = 0;
   }
+}
+
+function keyOf(ref: DedupRef): string | undefined {
+  return typeof ref === 'object' ? ref.key : ref;
 }

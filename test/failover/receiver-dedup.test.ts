@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { symbol } from '../../src/codec/typed.js';
-import { receiverDedupKey as k, ReceiverDedup } from '../../src/failover/receiver-dedup.js';
+import { type DedupSlot, receiverDedupKey as k, ReceiverDedup } from '../../src/failover/receiver-dedup.js';
 import { expectReachesLength } from '../support/property-size.js';
 
 const accepted = { type: 'accepted' } as const;
@@ -12,7 +12,7 @@ const modified = { type: 'modified', deliveryFailed: true } as const;
 describe('ReceiverDedup', () => {
   it('settles a redelivery of an accepted or rejected message again, without handing it out', () => {
     const d = new ReceiverDedup<string>();
-    expect(d.onDelivery('a', 't1', 0)).toEqual({ action: 'deliver', key: 'a' });
+    expect(d.onDelivery('a', 't1', 0)).toMatchObject({ action: 'deliver', key: 'a' });
     d.onHandedOut(k('a'), 't1');
     d.onSettled(k('a'), accepted, 1);
     expect(d.onDelivery('a', 't2', 2)).toEqual({ action: 'settle', key: 'a', outcome: accepted });
@@ -44,6 +44,20 @@ describe('ReceiverDedup', () => {
     expect(d.onDelivery('a', 't3', 4)).toMatchObject({ action: 'settle', outcome: accepted });
   });
 
+  it('takes back the slot onDelivery gave, also once its entry left the window (a transaction committed)', () => {
+    const d = new ReceiverDedup<string>();
+    const slot = d.onDelivery('a', 't1', 0);
+    d.onHandedOut(slot.action === 'deliver' ? slot : undefined, 't1');
+    expect(d.onDelivery('a', 't2', 1)).toMatchObject({ action: 'bind', pending: 't1', handedOut: true });
+    const ref = slot.action === 'deliver' ? slot : undefined;
+    // a transactional outcome forgets the entry; the commit then reports the plain outcome by the same slot
+    d.onSettled(ref, { type: 'transactional-state', txnId: Uint8Array.of(1), outcome: accepted }, 2);
+    expect(d.pendingCount).toBe(0);
+    d.onSettled(ref, accepted, 3);
+    expect(d.onDelivery('a', 't3', 4)).toMatchObject({ action: 'settle', outcome: accepted });
+    expect(d.rememberedCount).toBe(1);
+  });
+
   it('binds a redelivery to the pending (handed out or buffered) one', () => {
     const d = new ReceiverDedup<string>();
     d.onDelivery('a', 'orig', 0);
@@ -69,7 +83,7 @@ describe('ReceiverDedup', () => {
 
   it('messages without an id skip dedup', () => {
     const d = new ReceiverDedup<string>();
-    expect(d.onDelivery(undefined, 't', 0)).toEqual({ action: 'deliver', key: undefined });
+    expect(d.onDelivery(undefined, 't', 0)).toMatchObject({ action: 'deliver', key: undefined });
     d.onSettled(k(undefined), accepted, 0);
     expect(d.onDelivery(null, 't', 0).action).toBe('deliver');
     expect(d.rememberedCount).toBe(0);
@@ -188,8 +202,9 @@ describe('ReceiverDedup', () => {
       fc.property(histories, (ops: Op[]) => {
         const d = new ReceiverDedup<number>({ maxIds: 3, maxAgeMs: 12 });
         const m = new Model(3, 12);
-        const buffer: number[] = [];
-        const app: number[] = [];
+        // ids with the slot onDelivery gave, passed back as the Receiver does
+        const buffer: Array<[number, DedupSlot]> = [];
+        const app: Array<[number, DedupSlot]> = [];
         let now = 0;
         let token = 0;
         for (const o of ops) {
@@ -204,15 +219,15 @@ describe('ReceiverDedup', () => {
                   ? `settle:${r.outcome.type}`
                   : 'deliver';
             expect(got).toBe(m.onDelivery(`m${o.id}`, t, now));
-            if (r.action === 'deliver') buffer.push(o.id);
+            if (r.action === 'deliver') buffer.push([o.id, r]);
           } else if (o.k === 'handout' && buffer.length > 0) {
-            const id = buffer.shift()!;
-            d.onHandedOut(k(`m${id}`), 0);
+            const [id, slot] = buffer.shift()!;
+            d.onHandedOut(slot, 0);
             m.pending.get(`m${id}`)!.handedOut = true;
-            app.push(id);
+            app.push([id, slot]);
           } else if (o.k === 'settle' && app.length > 0) {
-            const id = app.shift()!;
-            d.onSettled(k(`m${id}`), { type: o.how }, now);
+            const [id, slot] = app.shift()!;
+            d.onSettled(slot, { type: o.how }, now);
             m.onSettled(`m${id}`, o.how, now);
           } else if (o.k === 'lost') {
             d.connectionLost();
