@@ -113,6 +113,7 @@ function renderMembers(o) {
           class: 'muted',
           text: `lag ${m.lag === null ? '?' : fmtNum(m.lag)} entries${self ? ' · this member' : ''}`,
         }),
+        el('div', { class: 'counts', text: clientCounts(m) }),
         m.url ? el('div', { class: 'muted', text: m.url }) : null,
         webUrl(m.httpUrl) && !self ? el('a', { href: webUrl(m.httpUrl), text: 'its status page' }) : null,
       );
@@ -120,6 +121,18 @@ function renderMembers(o) {
       return card;
     }),
   );
+}
+
+/** A member's client counts; unknown (null: unreachable, or not reported) is never shown as 0. */
+function clientCounts(m) {
+  if (typeof m.connections !== 'number' || typeof m.consumers !== 'number') return 'clients unknown';
+  return `${fmtNum(m.connections)} connections · ${fmtNum(m.consumers)} consumers`;
+}
+
+function renderClusterCounts(o) {
+  const unknown = o.uncountedMembers.length > 0 ? ` (not counted: ${o.uncountedMembers.join(', ')})` : '';
+  document.getElementById('cluster-counts').textContent =
+    `cluster: ${fmtNum(o.clusterConnections)} connections · ${fmtNum(o.clusterConsumers)} consumers${unknown}`;
 }
 
 function spark(name) {
@@ -252,6 +265,7 @@ async function refresh() {
     lastQueues = queues;
     renderHeader(overview);
     renderMembers(overview);
+    renderClusterCounts(overview);
     renderQueues(queues);
     renderConnections(connections);
     showBanner(null);
