@@ -13,7 +13,11 @@ export interface Chromium {
   close(): Promise<void>;
 }
 
-export async function launchChromium(viewport?: { width: number; height: number }): Promise<Chromium> {
+export async function launchChromium(
+  viewport?: { width: number; height: number },
+  /** HTTP basic credentials the browser answers a 401 with, as a user typing them would. */
+  httpCredentials?: { username: string; password: string },
+): Promise<Chromium> {
   const profile = await mkdtemp(join(tmpdir(), 'quorate-chromium-'));
   try {
     const browser = await chromium.launchPersistentContext(profile, {
@@ -30,6 +34,7 @@ export async function launchChromium(viewport?: { width: number; height: number 
         '--disable-sync',
       ],
       ...(viewport ? { viewport } : {}),
+      ...(httpCredentials ? { httpCredentials } : {}),
     });
     return {
       browser,

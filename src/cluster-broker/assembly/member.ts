@@ -335,6 +335,10 @@ export async function startMember(opts: MemberOptions): Promise<MemberNode> {
       term: rep.term,
       commitIndex: rep.commitIndex,
     };
+    // the others' /api/overview counts this member's clients from this (docs/monitoring.md#cluster-counts)
+    const { connections, consumers } = broker.server.stats();
+    status.connections = connections;
+    status.consumers = consumers;
     if (advertisedHttpUrl !== null) status.httpUrl = advertisedHttpUrl;
     const federated = broker.federationLinks?.queues();
     if (federated !== undefined)

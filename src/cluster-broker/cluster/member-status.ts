@@ -10,6 +10,9 @@
  * - on the leader also from its replication progress: its last index minus what the follower
  *   acknowledged; the smaller of the two estimates is shown (a new leader knows nothing of a
  *   follower's log until it answers).
+ *
+ * Client counts (connections, consumers) of another member come from its status messages too,
+ * and only while it is reachable (docs/monitoring.md#cluster-counts).
  */
 import type { ClusterSource, ClusterStatus, MemberEntry } from '../http/types.js';
 import type { Replica } from '../replication/replica.js';
@@ -79,6 +82,9 @@ export class MemberStatusSource implements ClusterSource {
           httpUrl: this.inputs.httpUrl(),
           reachable: true,
           lag: leading ? 0 : Math.max(0, reference - (rep?.appliedIndex ?? 0)),
+          // the monitoring server fills in its own broker's counts (client-counts.ts)
+          connections: null,
+          consumers: null,
         };
       }
       const st = mship?.statusOf(m);
@@ -89,13 +95,17 @@ export class MemberStatusSource implements ClusterSource {
       if (match !== undefined && rep) estimates.push(Math.max(0, rep.lastIndex - match));
       if (st) estimates.push(Math.max(0, reference - st.commitIndex));
       const lag = estimates.length === 0 ? null : Math.min(...estimates);
+      const reachable = mship?.reachable(m, now) ?? false;
       return {
         id: m,
         url,
         // a member's report is not trusted to be a web address (the status page links to it)
         httpUrl: webUrlOrNull(st?.httpUrl),
-        reachable: mship?.reachable(m, now) ?? false,
+        reachable,
         lag,
+        // a silent member's last counts are stale: unknown, never shown as if current
+        connections: reachable ? (st?.connections ?? null) : null,
+        consumers: reachable ? (st?.consumers ?? null) : null,
       };
     });
     return {

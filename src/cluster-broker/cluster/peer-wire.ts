@@ -3,8 +3,9 @@
  * messages (same connections, same proxies, so a partition cuts them too):
  *
  * - `forward`: a follower's request (an unstamped cluster entry) for the leader to propose;
- * - `status`: every member's periodic "here I am" with its AMQP address, role and commit index
- *   (members learn each other's client ports this way; `--peers` names cluster ports).
+ * - `status`: every member's periodic "here I am" with its AMQP address, role, commit index and
+ *   client counts (members learn each other's client ports this way, `--peers` names cluster
+ *   ports; the counts make `/api/overview` cluster-wide, docs/monitoring.md#cluster-counts).
  *
  * They travel through a WireCodec wrapped around the replication's own: a frame starting with
  * APP_TAG (never the first byte of a Raft message) decodes to a carried AppMessage, which the
@@ -42,6 +43,10 @@ export interface MemberStatus {
    * link adds it to its own consumers' (docs/federation.md#cluster).
    */
   credit?: Record<string, number>;
+  /** Client connections open on it now (absent from members that predate the count). */
+  connections?: number;
+  /** Consumer links attached on it now (absent from members that predate the count). */
+  consumers?: number;
 }
 
 export type AppMessage =
@@ -71,6 +76,10 @@ export function decodeApp(bytes: Uint8Array): AppMessage {
     if (!isCountable(status.term)) throw new UnsafeNumberError('member status', 'term', status.term);
     if (!isCountable(status.commitIndex))
       throw new UnsafeNumberError('member status', 'commitIndex', status.commitIndex);
+    for (const field of ['connections', 'consumers'] as const) {
+      const n = status[field];
+      if (n !== undefined && !isCountable(n)) throw new UnsafeNumberError('member status', field, n);
+    }
     return { kind: 'status', from, to, status };
   }
   throw new Error(`unknown member message kind ${kind}`);

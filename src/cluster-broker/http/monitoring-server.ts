@@ -21,6 +21,7 @@ import {
   type HttpAuthenticator,
   type HttpUserVerifier,
 } from './basic-auth.js';
+import { withClientCounts } from './client-counts.js';
 import { type HttpLimits, hostAllowed, hostOfHeader, resolveHttpLimits } from './http-limits.js';
 import { BrokerMetrics } from './metrics.js';
 import type { MonitoredBroker } from './monitored-broker.js';
@@ -131,10 +132,11 @@ export class MonitoringServer {
 
   overview(): Overview {
     const status = this.opts.cluster.status();
+    const { connections, consumers } = this.opts.broker.server.stats();
     return {
       ...status,
       queues: this.opts.broker.queueRows().length,
-      connections: this.opts.broker.server.stats().connections,
+      ...withClientCounts(status, { connections, consumers }),
       uptimeSeconds: Math.floor((Date.now() - this.startedAt) / 1000),
     };
   }

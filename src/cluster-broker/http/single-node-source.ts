@@ -25,7 +25,18 @@ export function singleNodeSource(opts: {
         serving: opts.backend.serving,
         commitIndex: index,
         appliedIndex: index,
-        members: [{ id: opts.member, url: opts.amqpUrl, httpUrl: opts.httpUrl(), reachable: true, lag: 0 }],
+        members: [
+          {
+            id: opts.member,
+            url: opts.amqpUrl,
+            httpUrl: opts.httpUrl(),
+            reachable: true,
+            lag: 0,
+            // the monitoring server fills in its own broker's counts (client-counts.ts)
+            connections: null,
+            consumers: null,
+          },
+        ],
       };
     },
     leaderChanges: () => 0,

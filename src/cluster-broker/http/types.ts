@@ -17,6 +17,13 @@ export interface MemberEntry {
   reachable: boolean;
   /** Log entries it is behind the most advanced commit this member knows of; null: unknown. */
   lag: number | null;
+  /**
+   * Client connections open on it: this member's own count, another's as its last status message
+   * said; null when unknown (unreachable, or a member that does not report it).
+   */
+  connections: number | null;
+  /** Consumer links attached on it, known as `connections` is; null when unknown. */
+  consumers: number | null;
 }
 
 /** The cluster part of `GET /api/overview`, from a cluster member or a single node. */
@@ -43,12 +50,20 @@ export interface ClusterStatus {
   members: MemberEntry[];
 }
 
-/** `GET /api/overview`: the cluster status plus this member's queue and connection counts. */
+/** `GET /api/overview`: the cluster status plus queue, connection and consumer counts. */
 export interface Overview extends ClusterStatus {
   /** Queues in the (replicated) state. */
   queues: number;
   /** Client connections open on this member. */
   connections: number;
+  /** Consumer links attached on this member. */
+  consumers: number;
+  /** Client connections of the whole cluster: the sum over the members whose count is known. */
+  clusterConnections: number;
+  /** Consumer links of the whole cluster: the sum over the members whose count is known. */
+  clusterConsumers: number;
+  /** Members whose counts are unknown (left out of both sums); empty: the sums are complete. */
+  uncountedMembers: string[];
   /** Whole seconds since the monitoring server started. */
   uptimeSeconds: number;
 }

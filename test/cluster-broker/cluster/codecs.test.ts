@@ -95,6 +95,8 @@ describe('member messages on the replication transport', () => {
         leaderId: 'n1',
         term: 3,
         commitIndex: 42,
+        connections: 2,
+        consumers: 5,
       },
     };
     expect(decodeApp(encodeApp(status))).toEqual(status);
@@ -103,7 +105,7 @@ describe('member messages on the replication transport', () => {
     expect(codec.consume?.(hb)).toBe(false); // Raft messages go to the replica
   });
 
-  it('a member status with a term or commit index outside the safe integers is refused', () => {
+  it('a member status with a term, commit index or client count outside the safe integers is refused', () => {
     const base = {
       host: 'h',
       port: 1,
@@ -113,7 +115,14 @@ describe('member messages on the replication transport', () => {
       term: 3,
       commitIndex: 4,
     };
-    for (const bad of [{ term: 2 ** 53 }, { commitIndex: 2 ** 53 + 2 }, { term: -1 }]) {
+    for (const bad of [
+      { term: 2 ** 53 },
+      { commitIndex: 2 ** 53 + 2 },
+      { term: -1 },
+      { connections: -1 },
+      { consumers: 1.5 },
+      { consumers: 2 ** 53 },
+    ]) {
       const m = { kind: 'status' as const, from: 'n1', to: 'n2', status: { ...base, ...bad } };
       expect(() => decodeApp(encodeApp(m))).toThrow(UnsafeNumberError);
     }

@@ -91,6 +91,10 @@ describe('single-node monitoring endpoints', () => {
         'members',
         'queues',
         'connections',
+        'consumers',
+        'clusterConnections',
+        'clusterConsumers',
+        'uncountedMembers',
         'uptimeSeconds',
       ].sort(),
     );
@@ -101,13 +105,27 @@ describe('single-node monitoring endpoints', () => {
       quorate: true,
       serving: true,
       connections: 1,
+      consumers: 1,
+      // a single node is the whole cluster
+      clusterConnections: 1,
+      clusterConsumers: 1,
+      uncountedMembers: [],
     });
     expect(o.queues).toBeGreaterThanOrEqual(1);
     expect(o.commitIndex).toBeGreaterThan(0);
     const members = o.members as Array<Record<string, unknown>>;
     expect(members).toHaveLength(1);
-    expect(Object.keys(members[0]!).sort()).toEqual(['httpUrl', 'id', 'lag', 'reachable', 'url']);
-    expect(members[0]).toMatchObject({ id: 'single-under-test', url: broker.url, reachable: true, lag: 0 });
+    expect(Object.keys(members[0]!).sort()).toEqual(
+      ['connections', 'consumers', 'httpUrl', 'id', 'lag', 'reachable', 'url'].sort(),
+    );
+    expect(members[0]).toMatchObject({
+      id: 'single-under-test',
+      url: broker.url,
+      reachable: true,
+      lag: 0,
+      connections: 1,
+      consumers: 1,
+    });
   });
 
   it('GET /api/queues: depth, bytes, consumers, unacknowledged and recent rates', async () => {

@@ -113,6 +113,7 @@ function renderMembers(o) {
           class: 'muted',
           text: `lag ${m.lag === null ? '?' : fmtNum(m.lag)} entries${self ? ' · this member' : ''}`,
         }),
+        el('div', { class: 'counts', text: clientCounts(m) }),
         m.url ? el('div', { class: 'muted', text: m.url }) : null,
         webUrl(m.httpUrl) && !self ? el('a', { href: webUrl(m.httpUrl), text: 'its status page' }) : null,
       );
@@ -120,6 +121,18 @@ function renderMembers(o) {
       return card;
     }),
   );
+}
+
+/** A member's client counts; unknown (null: unreachable, or not reported) is never shown as 0. */
+function clientCounts(m) {
+  if (typeof m.connections !== 'number' || typeof m.consumers !== 'number') return 'clients unknown';
+  return `${fmtNum(m.connections)} connections · ${fmtNum(m.consumers)} consumers`;
+}
+
+function renderClusterCounts(o) {
+  const unknown = o.uncountedMembers.length > 0 ? ` (not counted: ${o.uncountedMembers.join(', ')})` : '';
+  document.getElementById('cluster-counts').textContent =
+    `cluster: ${fmtNum(o.clusterConnections)} connections · ${fmtNum(o.clusterConsumers)} consumers${unknown}`;
 }
 
 function spark(name) {
@@ -160,7 +173,7 @@ function spark(name) {
 function renderQueues(doc) {
   const body = document.querySelector('#queues tbody');
   if (doc.queues.length === 0) {
-    body.replaceChildren(el('tr', {}, el('td', { class: 'empty', colspan: 8, text: 'no queues yet' })));
+    body.replaceChildren(el('tr', {}, el('td', { class: 'empty', colspan: 9, text: 'no queues yet' })));
     return;
   }
   body.replaceChildren(
@@ -176,10 +189,71 @@ function renderQueues(doc) {
         el('td', { class: 'num', text: fmtNum(q.publishRate) }),
         el('td', { class: 'num', text: fmtNum(q.deliverRate) }),
         el('td', {}, spark(q.name)),
+        el(
+          'td',
+          { class: 'actions' },
+          el('button', { type: 'button', 'data-action': 'purge', text: 'Purge' }),
+          el('button', { type: 'button', 'data-action': 'delete', text: 'Delete' }),
+        ),
       ),
     ),
   );
 }
+
+// Purge and delete through the HTTP API's queue changes (docs/management.md#http). Each is asked
+// for first; the request carries the custom header the API demands of every change (so no other
+// site's page can make one, docs/security.md#http-changes) and the credentials this page was
+// loaded with: a user without the manage grant gets the API's refusal shown, nothing else.
+const QUEUE_ACTIONS = {
+  purge: {
+    ask: (q) => `Purge queue '${q.name}'? Its ${fmtNum(q.messages)} messages are removed for good.`,
+    path: (name) => `api/queues/${encodeURIComponent(name)}/messages`,
+    done: (name, body) => `Purged ${fmtNum(body.purged)} messages from '${name}'.`,
+  },
+  delete: {
+    ask: (q) => `Delete queue '${q.name}' with its ${fmtNum(q.messages)} messages?`,
+    path: (name) => `api/queues/${encodeURIComponent(name)}`,
+    done: (name, body) => `Deleted '${name}' (${fmtNum(body.dropped)} messages dropped).`,
+  },
+};
+
+function showActionResult(text, ok) {
+  const line = document.getElementById('queue-action');
+  line.textContent = text;
+  line.className = `action-result ${ok ? 'ok' : 'bad'}`;
+  line.hidden = false;
+}
+
+async function queueAction(kind, name) {
+  const action = QUEUE_ACTIONS[kind];
+  const q = lastQueues?.queues.find((x) => x.name === name) ?? { name, messages: 0 };
+  if (!window.confirm(action.ask(q))) return;
+  try {
+    const res = await fetch(action.path(name), {
+      method: 'DELETE',
+      cache: 'no-store',
+      credentials: 'same-origin',
+      headers: { 'X-Quorate-Request': '1' },
+    });
+    const body = await res.json().catch(() => ({}));
+    if (res.ok) showActionResult(action.done(name, body), true);
+    else
+      showActionResult(
+        `${kind} '${name}' refused: HTTP ${res.status}: ${body.error ?? res.statusText}`,
+        false,
+      );
+  } catch (err) {
+    showActionResult(`${kind} '${name}' failed: ${err.message}`, false);
+  }
+  await update();
+}
+
+document.querySelector('#queues tbody').addEventListener('click', (event) => {
+  const button = event.target.closest('button[data-action]');
+  const row = button?.closest('tr[data-queue]');
+  if (!button || !row) return;
+  void queueAction(button.getAttribute('data-action'), row.getAttribute('data-queue'));
+});
 
 function renderConnections(doc) {
   const list = doc.connections;
@@ -238,11 +312,9 @@ async function refreshHistory() {
   }
 }
 
-async function refresh() {
-  tick++;
+/** Fetches this member's documents once and redraws (a queue change redraws at once). */
+async function update() {
   try {
-    // the charts' history comes separately, so the first paint does not wait for it
-    if (tick % HISTORY_EVERY === 1) void refreshHistory();
     const [overview, queues, connections] = await Promise.all([
       getJson('api/overview'),
       getJson('api/queues'),
@@ -252,6 +324,7 @@ async function refresh() {
     lastQueues = queues;
     renderHeader(overview);
     renderMembers(overview);
+    renderClusterCounts(overview);
     renderQueues(queues);
     renderConnections(connections);
     showBanner(null);
@@ -259,9 +332,15 @@ async function refresh() {
     document.body.setAttribute('data-loaded', 'true');
   } catch (err) {
     showBanner(`This member is not answering (${err.message}); showing its last known state.`);
-  } finally {
-    setTimeout(refresh, REFRESH_MS);
   }
+}
+
+async function refresh() {
+  tick++;
+  // the charts' history comes separately, so the first paint does not wait for it
+  if (tick % HISTORY_EVERY === 1) void refreshHistory();
+  await update();
+  setTimeout(refresh, REFRESH_MS);
 }
 
 refresh();

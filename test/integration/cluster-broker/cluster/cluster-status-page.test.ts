@@ -57,6 +57,11 @@ describe('the status page in chromium', () => {
     expect(await page.textContent('#queues tr[data-queue="page-orders"] td:nth-child(2)')).toBe('20');
     expect(await page.locator('#queues tr[data-queue="page-orders"] svg.spark').count()).toBe(1);
     expect(await page.textContent('#health')).toContain('serving');
+    // client counts per member, the cluster's in the connections heading (docs/monitoring.md#cluster-counts)
+    expect(await page.textContent(`${memberCard(leader)} .counts`)).toMatch(
+      /^\d+ connections · \d+ consumers$/,
+    );
+    expect(await page.textContent('#cluster-counts')).toMatch(/^cluster: \d+ connections · \d+ consumers$/);
 
     await handle.kill(leader);
     await page.waitForSelector(`${memberCard(leader)}[data-state="down"]`, { timeout: SHOWS_WITHIN_MS });
@@ -69,6 +74,11 @@ describe('the status page in chromium', () => {
       undefined,
       { timeout: SHOWS_WITHIN_MS },
     );
+    // a member that cannot be reached has unknown counts, not 0
+    await page.waitForSelector(`${memberCard(leader)} .counts:text-is("clients unknown")`, {
+      timeout: SHOWS_WITHIN_MS,
+    });
+    expect(await page.textContent('#cluster-counts')).toContain(`(not counted: ${leader})`);
     const shot = process.env.STATUS_PAGE_SCREENSHOT;
     if (shot) await page.screenshot({ path: shot, fullPage: true });
 
