@@ -226,6 +226,7 @@ export class BrokerServer {
     this.ctx.backend.off('stolen', this.onStolen);
     this.ctx.backend.off('claimed', this.onClaimed);
     this.ctx.dynamicNodes.close();
+    // stop accepting on both ports; every connection, TCP or WebSocket, gets the AMQP Close
     const closed = Promise.all([
       this.listener ? new Promise<void>((r) => this.listener!.close(() => r())) : undefined,
       this.wsListener?.close(),
@@ -234,6 +235,7 @@ export class BrokerServer {
     const deadline = Date.now() + 2000;
     while (this.sockets.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     for (const s of this.sockets) s.destroy();
+    this.wsListener?.terminate();
     await closed;
   }
 

@@ -63,6 +63,7 @@ function offeredProtocols(header: string | undefined): string[] {
 export class WebSocketListener {
   private server: http.Server | https.Server | undefined;
   private readonly wss: WebSocketServer;
+  /** Accepted WebSockets, for `terminate` (a peer may never answer a WebSocket close). */
   private readonly open = new Set<WebSocket>();
   private boundPort = 0;
 
@@ -71,7 +72,8 @@ export class WebSocketListener {
       noServer: true,
       maxPayload: options.maxPayload,
       perMessageDeflate: false,
-      handleProtocols: (offered) => (offered.has(AMQP_SUBPROTOCOL) ? AMQP_SUBPROTOCOL : false),
+      // onUpgrade takes only requests offering `amqp`: that is the one to answer
+      handleProtocols: () => AMQP_SUBPROTOCOL,
     });
   }
 
@@ -108,16 +110,26 @@ export class WebSocketListener {
     this.boundPort = (server.address() as net.AddressInfo).port;
   }
 
-  /** Stops listening; the connections themselves are closed by the AMQP side. */
+  /**
+   * Stops accepting: no new upgrade is taken, and requests still being sent are dropped. The
+   * accepted WebSockets stay open, so the AMQP side can send its Close on each
+   * (amqp:connection:forced, as over TCP) and destroy the leftovers after its grace period.
+   * Resolves once every socket of the server has gone.
+   */
   async close(): Promise<void> {
     const server = this.server;
     if (server === undefined) return;
     this.server = undefined;
     const closed = new Promise<void>((r) => server.close(() => r()));
-    for (const ws of this.open) ws.terminate();
+    // sockets still sending a request (never upgraded); upgraded ones are not node's to close
     server.closeAllConnections?.();
     this.wss.close();
     await closed;
+  }
+
+  /** Drops the WebSockets still open (after the AMQP side's grace period). */
+  terminate(): void {
+    for (const ws of this.open) ws.terminate();
   }
 
   private onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
