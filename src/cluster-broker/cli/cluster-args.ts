@@ -126,6 +126,10 @@ export function parseClusterArgs(argv: readonly string[]): ClusterCommandArgs {
   }
   const values = parseFlags(own, flagTable(OWN_VALUED, OWN_SWITCHES), invalid);
   const wsBasePort = integerFlag('ws-base-port', values['ws-base-port'], 0, 65_000, invalid);
+  // a member's own check would name --ws-port, which the cluster sets itself
+  if (wsBasePort === undefined && memberArgs.some((a) => /^--ws-allow-origin(=|$)/.test(a))) {
+    throw new SupervisorError('amqp:invalid-field', '--ws-allow-origin needs --ws-base-port');
+  }
   try {
     // as a member will see them (the cluster adds --ws-port per member)
     parseSingleNodeArgs([...memberArgs, ...(wsBasePort !== undefined ? ['--ws-port', '0'] : [])]);

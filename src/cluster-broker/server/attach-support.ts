@@ -25,15 +25,17 @@ export function checkAddress(address: unknown): string | undefined {
 /**
  * The queue an address names (a link's, or a relayed message's `to`): a plain name, or a
  * RabbitMQ v2 address `/queues/NAME` (docs/management.md#v2-addresses), percent-decoded; or why
- * it names none.
+ * it names none. The relay calls this once per message: a name comes back as the string itself
+ * (nothing allocated), and a plain name, already checked, is not checked twice.
  */
-export function queueOfAddress(address: unknown): { queue: string } | { why: string } {
+export function queueOfAddress(address: unknown): string | { why: string } {
   const bad = checkAddress(address);
   if (bad !== undefined) return { why: bad };
   const name = queueNameOfAddress(address as string);
   if (name === undefined) return { why: `'${String(address)}' is not a valid /queues/NAME address` };
+  if (name === address) return name;
   const badName = checkAddress(name);
-  return badName === undefined ? { queue: name } : { why: badName };
+  return badName === undefined ? name : { why: badName };
 }
 
 /**

@@ -180,7 +180,7 @@ export function attachConsumer(conn: BrokerConnection, link: SenderLink, attach:
 /** The queue a link's address names (queueOfAddress), or undefined when it refused the link. */
 function queueAddress(link: Link, asked: unknown): string | undefined {
   const named = queueOfAddress(asked);
-  if ('queue' in named) return named.queue;
+  if (typeof named === 'string') return named;
   link.refuse({ condition: 'amqp:invalid-field', description: named.why });
   return undefined;
 }

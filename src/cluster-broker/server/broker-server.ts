@@ -44,7 +44,9 @@ export class BrokerServer {
   private readonly conns = new Set<BrokerConnection>();
   private readonly sockets = new Set<Duplex>();
   private refusing = 0;
-  /** Open connections per source address (the per-address cap). */
+  /** Sockets on the WebSocket port not yet upgraded: they hold a place under the caps. */
+  private wsPending = 0;
+  /** Open connections (and WebSocket sockets not yet upgraded) per source address (the per-address cap). */
   private readonly perAddress = new Map<string, number>();
   private readonly alarm: ResourceAlarm;
   private sweep: NodeJS.Timeout | undefined;
@@ -152,7 +154,13 @@ export class BrokerServer {
         host: this.host,
         ...(this.options.tls ? { tls: this.options.tls } : {}),
         maxPayload: this.ctx.opts.maxFrameSize,
+        handshakeTimeoutMs: this.ctx.opts.handshakeTimeoutMs,
         logger: this.ctx.opts.logger,
+        admit: (address) => this.admitUpgrade(address),
+        release: (address) => {
+          this.wsPending--;
+          this.forgetAddress(address);
+        },
         onStream: (stream, remote) => this.accept(stream, remote, tlsOn),
       });
       try {
@@ -226,6 +234,7 @@ export class BrokerServer {
     this.ctx.backend.off('stolen', this.onStolen);
     this.ctx.backend.off('claimed', this.onClaimed);
     this.ctx.dynamicNodes.close();
+    // stop accepting on both ports; every connection, TCP or WebSocket, gets the AMQP Close
     const closed = Promise.all([
       this.listener ? new Promise<void>((r) => this.listener!.close(() => r())) : undefined,
       this.wsListener?.close(),
@@ -234,6 +243,7 @@ export class BrokerServer {
     const deadline = Date.now() + 2000;
     while (this.sockets.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     for (const s of this.sockets) s.destroy();
+    this.wsListener?.terminate();
     await closed;
   }
 
@@ -248,7 +258,7 @@ export class BrokerServer {
     const fromAddress = this.perAddress.get(address) ?? 0;
     let refuse: AmqpErrorBody | undefined;
     let refusing = false;
-    const overTotal = this.conns.size - this.refusing >= o.maxConnections;
+    const overTotal = this.conns.size - this.refusing + this.wsPending >= o.maxConnections;
     if (overTotal || fromAddress >= o.maxConnectionsPerAddress) {
       if (this.refusing >= MAX_REFUSING) {
         this.ctx.counters.connectionsRefused++;
@@ -285,11 +295,7 @@ export class BrokerServer {
           this.sockets.delete(socket);
           if (this.conns.delete(conn)) {
             if (refusing) this.refusing--;
-            else {
-              const n = (this.perAddress.get(address) ?? 1) - 1;
-              if (n <= 0) this.perAddress.delete(address);
-              else this.perAddress.set(address, n);
-            }
+            else this.forgetAddress(address);
           }
           conn.socketClosed();
         },
@@ -304,6 +310,35 @@ export class BrokerServer {
     const conn = new BrokerConnection(this.ctx, io, Date.now(), refuse);
     conn.remote = `${address.includes(':') ? `[${address}]` : address}:${remote.port}`;
     this.conns.add(conn);
+  }
+
+  /**
+   * Whether a socket just accepted on the WebSocket port may wait for its upgrade: it takes a
+   * place under `maxConnections` and `maxConnectionsPerAddress` like a TCP connection
+   * (docs/websocket.md#limits), given back by the listener when it upgrades (and `accept`
+   * counts it as a connection) or goes.
+   */
+  private admitUpgrade(address: string): boolean {
+    const o = this.ctx.opts;
+    const fromAddress = this.perAddress.get(address) ?? 0;
+    const overTotal = this.conns.size - this.refusing + this.wsPending >= o.maxConnections;
+    if (this.stopping || overTotal || fromAddress >= o.maxConnectionsPerAddress) {
+      this.ctx.counters.connectionsRefused++;
+      // as over TCP: the per-address cap is worth a line (one client misbehaving), the total is not
+      if (!this.stopping && !overTotal)
+        o.logger.warn?.({ address, limit: o.maxConnectionsPerAddress }, 'WebSocket refused: per-address cap');
+      return false;
+    }
+    this.wsPending++;
+    this.perAddress.set(address, fromAddress + 1);
+    return true;
+  }
+
+  /** One connection (or waiting WebSocket socket) from `address` fewer. */
+  private forgetAddress(address: string): void {
+    const n = (this.perAddress.get(address) ?? 1) - 1;
+    if (n <= 0) this.perAddress.delete(address);
+    else this.perAddress.set(address, n);
   }
 
   private tickAll(): void {

@@ -27,13 +27,19 @@ import { answerManagementRequest } from './management-requests.js';
 import { mayManage } from './permissions.js';
 import { QueueAdmin } from './queue-admin.js';
 import { VirtualLink } from './virtual-link.js';
-import type { VirtualSourceSink } from './virtual-source.js';
 
 /** Request credit granted at a time (requests are answered one after another). */
 const REQUEST_CREDIT = 100;
 
+/**
+ * Replies of one link pair being computed or waiting for the reply link's credit, at most: a
+ * request beyond is refused (amqp:resource-limit-exceeded), so a client that reads no replies
+ * cannot make the broker hold an unbounded number (docs/management.md#back-pressure).
+ */
+export const MAX_WAITING_REPLIES = 64;
+
 /** The reply links of each connection, by link name (the pair shares the name). */
-const replyLinks = new WeakMap<LinkHost, Map<string, VirtualSourceSink>>();
+const replyLinks = new WeakMap<LinkHost, Map<string, VirtualLink>>();
 
 /** Is `address` the management node's? */
 export function isManagementAddress(address: unknown): boolean {
@@ -80,7 +86,7 @@ export function attachManagementReplies(conn: BrokerConnection, link: SenderLink
           links = new Map();
           replyLinks.set(conn, links);
         }
-        links.set(name, sink);
+        links.set(name, h);
         return () => {
           if (links.get(name) === sink) links.delete(name);
         };
@@ -95,6 +101,8 @@ export class ManagementRequestLink implements LinkHandler {
   private closed = false;
   /** The answer being computed: the next request waits for it (replies keep request order). */
   private previous: Promise<void> = Promise.resolve();
+  /** Requests taken whose reply is not yet sent on the reply link. */
+  private computing = 0;
 
   constructor(
     private readonly host: LinkHost,
@@ -122,7 +130,18 @@ export class ManagementRequestLink implements LinkHandler {
       });
       return;
     }
+    if (this.computing + reply.queued >= MAX_WAITING_REPLIES) {
+      const error = {
+        condition: 'amqp:resource-limit-exceeded',
+        description: `${MAX_WAITING_REPLIES} replies wait for credit on the ${MANAGEMENT_ADDRESS} receiver '${this.link.name}': grant it credit`,
+      };
+      // a pre-settled request cannot be refused alone: nothing is dropped without a word
+      if (d.remoteSettled) this.detach(error);
+      else this.settle(d, error);
+      return;
+    }
     this.settle(d, undefined);
+    this.computing++;
     const { backend, opts } = this.host.ctx;
     const admin = new QueueAdmin(backend, opts.queueDefaults);
     const allowed = mayManage(opts.permissions, this.host.user);
@@ -135,6 +154,7 @@ export class ManagementRequestLink implements LinkHandler {
         ),
       )
       .then((answer) => {
+        this.computing--;
         if (this.closed) return;
         const out: Message = {
           subject: String(answer.status),
@@ -145,6 +165,12 @@ export class ManagementRequestLink implements LinkHandler {
         reply.send(encodeMessage(out));
       })
       .catch((err: unknown) => this.host.internalError(err));
+  }
+
+  private detach(error: { condition: string; description: string }): void {
+    if (this.link.state === 'attached') this.link.detach(error);
+    this.closed = true;
+    this.host.scheduleFlush();
   }
 
   /** Accepted, or rejected with `error`; nothing to send for a pre-settled request. */

@@ -22,15 +22,14 @@ export class RelayTargets {
    * commit order, so the declare applies before the enqueue).
    */
   target(to: unknown): string | AmqpErrorBody {
-    const named = queueOfAddress(to);
-    if (!('queue' in named)) {
+    const queue = queueOfAddress(to);
+    if (typeof queue !== 'string') {
       const missing = to === undefined || to === null || to === '';
       return {
         condition: missing ? 'amqp:not-found' : 'amqp:invalid-field',
-        description: missing ? "a relayed message needs a 'to' naming its queue" : `'to': ${named.why}`,
+        description: missing ? "a relayed message needs a 'to' naming its queue" : `'to': ${queue.why}`,
       };
     }
-    const { queue } = named;
     const refusal = notPermitted(this.host, 'send', queue);
     if (refusal !== undefined) {
       this.host.ctx.opts.logger.debug?.({ user: this.host.user, address: queue }, 'relayed message refused');

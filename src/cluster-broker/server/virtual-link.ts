@@ -29,6 +29,11 @@ export class VirtualLink implements LinkHandler, VirtualSourceSink {
     }
   }
 
+  /** Messages sent but waiting for the receiver's credit. */
+  get queued(): number {
+    return this.link.queued;
+  }
+
   get open(): boolean {
     return !this.closed && this.link.state === 'attached';
   }

@@ -17,6 +17,12 @@ import type { BrokerLogger } from './options.js';
 /** The WebSocket subprotocol of the OASIS AMQP WebSocket binding. */
 export const AMQP_SUBPROTOCOL = 'amqp';
 
+/**
+ * Largest upgrade request head taken (answered 431 beyond). Set here rather than left to node's
+ * `--max-http-header-size`; room for a browser's cookies of the host (docs/websocket.md#limits).
+ */
+export const WS_MAX_HEADER_BYTES = 16 * 1024;
+
 /** Options of the WebSocket listener (`--ws-port`, `--ws-allow-origin`). */
 export interface WebSocketListenOptions {
   /** Port; 0 picks a free one. */
@@ -34,7 +40,19 @@ export interface WebSocketListenerOptions extends WebSocketListenOptions {
   tls?: SecureContextOptions;
   /** Largest WebSocket message taken (the broker's max-frame-size: a message never needs more). */
   maxPayload: number;
+  /**
+   * A socket must have sent its whole upgrade request within this (the AMQP handshake deadline:
+   * one deadline for everything a client does before it is served), or it is closed.
+   */
+  handshakeTimeoutMs: number;
   logger: BrokerLogger;
+  /**
+   * A socket was accepted from `address`: may it wait for its upgrade? True takes a place under
+   * the broker's connection caps until `release(address)`; false: refused (503, closed).
+   */
+  admit(address: string): boolean;
+  /** Gives back the place `admit` gave (the socket upgraded, just before `onStream`, or went). */
+  release(address: string): void;
   /** An accepted WebSocket as a byte stream, with the peer's address. */
   onStream(stream: Duplex, remote: { address: string; port: number }): void;
 }
@@ -46,11 +64,19 @@ export function originAllowed(origin: string | undefined, allow: readonly string
   return allow.some((a) => a.toLowerCase() === origin.toLowerCase());
 }
 
+/** What the upgrade request's faults are answered with (any other fault: closed without a word). */
+const CLIENT_ERROR_STATUS: Readonly<Record<string, number>> = {
+  HPE_HEADER_OVERFLOW: 431,
+  ERR_HTTP_REQUEST_TIMEOUT: 408,
+};
+
+/** Answers `status` and closes: once the answer has left, not when the peer gets round to it. */
 function refuse(socket: Duplex, status: number, reason: string): void {
   const body = `${reason}\n`;
   socket.end(
     `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\nConnection: close\r\n` +
       `Content-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    () => socket.destroy(),
   );
 }
 
@@ -64,7 +90,10 @@ function offeredProtocols(header: string | undefined): string[] {
 export class WebSocketListener {
   private server: http.Server | https.Server | undefined;
   private readonly wss: WebSocketServer;
+  /** Accepted WebSockets, for `terminate` (a peer may never answer a WebSocket close). */
   private readonly open = new Set<WebSocket>();
+  /** Admitted sockets not yet upgraded, each with what gives its place back (once). */
+  private readonly waiting = new WeakMap<Duplex, () => void>();
   private boundPort = 0;
 
   constructor(private readonly options: WebSocketListenerOptions) {
@@ -72,7 +101,8 @@ export class WebSocketListener {
       noServer: true,
       maxPayload: options.maxPayload,
       perMessageDeflate: false,
-      handleProtocols: (offered) => (offered.has(AMQP_SUBPROTOCOL) ? AMQP_SUBPROTOCOL : false),
+      // onUpgrade takes only requests offering `amqp`: that is the one to answer
+      handleProtocols: () => AMQP_SUBPROTOCOL,
     });
   }
 
@@ -91,12 +121,28 @@ export class WebSocketListener {
       res.writeHead(426, { Upgrade: 'websocket', 'Content-Type': 'text/plain', Connection: 'close' });
       res.end('AMQP over WebSocket: upgrade with the subprotocol amqp\n');
     };
+    const deadline = this.options.handshakeTimeoutMs;
+    // node counts both deadlines from the accept, so a socket that sends nothing goes too; an
+    // upgraded socket leaves node's HTTP handling and its deadlines
+    const limits: http.ServerOptions = {
+      headersTimeout: deadline,
+      requestTimeout: deadline,
+      // node checks both deadlines only this often (default 30 s)
+      connectionsCheckingInterval: Math.min(1_000, deadline),
+      maxHeaderSize: WS_MAX_HEADER_BYTES,
+    };
     const server = this.options.tls
-      ? https.createServer(this.options.tls, plainHttp)
-      : http.createServer(plainHttp);
+      ? https.createServer({ ...this.options.tls, ...limits }, plainHttp)
+      : http.createServer(limits, plainHttp);
+    // the socket the HTTP parser reads (after TLS, with wss): counted from there, as over TCP
+    server.on(this.options.tls ? 'secureConnection' : 'connection', (s: net.Socket) => this.onSocket(s));
     server.on('upgrade', (req, socket, head) => this.onUpgrade(req, socket, head));
     server.on('tlsClientError', (_err: Error, s: net.Socket) => s.destroy());
-    server.on('clientError', (_err: Error, s: Duplex) => s.destroy());
+    server.on('clientError', (err: NodeJS.ErrnoException, s: Duplex) => {
+      const status = CLIENT_ERROR_STATUS[err.code ?? ''];
+      if (status !== undefined && s.writable) refuse(s, status, err.message);
+      else s.destroy();
+    });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.options.port, this.options.host, () => {
@@ -109,19 +155,52 @@ export class WebSocketListener {
     this.boundPort = (server.address() as net.AddressInfo).port;
   }
 
-  /** Stops listening; the connections themselves are closed by the AMQP side. */
+  /**
+   * Stops accepting: no new upgrade is taken, and requests still being sent are dropped. The
+   * accepted WebSockets stay open, so the AMQP side can send its Close on each
+   * (amqp:connection:forced, as over TCP) and destroy the leftovers after its grace period.
+   * Resolves once every socket of the server has gone.
+   */
   async close(): Promise<void> {
     const server = this.server;
     if (server === undefined) return;
     this.server = undefined;
     const closed = new Promise<void>((r) => server.close(() => r()));
-    for (const ws of this.open) ws.terminate();
+    // sockets still sending a request (never upgraded); upgraded ones are not node's to close
     server.closeAllConnections?.();
     this.wss.close();
     await closed;
   }
 
+  /** Drops the WebSockets still open (after the AMQP side's grace period). */
+  terminate(): void {
+    for (const ws of this.open) ws.terminate();
+  }
+
+  private onSocket(socket: net.Socket): void {
+    const address = socket.remoteAddress ?? '';
+    if (!this.options.admit(address)) {
+      refuse(socket, 503, 'too many connections');
+      return;
+    }
+    let held = true;
+    const giveBack = (): void => {
+      if (!held) return;
+      held = false;
+      this.options.release(address);
+    };
+    this.waiting.set(socket, giveBack);
+    socket.once('close', giveBack);
+  }
+
   private onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+    const giveBack = this.waiting.get(socket);
+    this.waiting.delete(socket);
+    if (giveBack === undefined) {
+      // refused when accepted (the request arrived before our answer left): not ours to serve
+      socket.destroy();
+      return;
+    }
     const origin = req.headers.origin;
     if (!originAllowed(origin, this.options.allowOrigins ?? [])) {
       this.options.logger.warn?.({ origin }, 'WebSocket refused: origin not allowed');
@@ -135,6 +214,8 @@ export class WebSocketListener {
     const address = req.socket.remoteAddress ?? '';
     const port = req.socket.remotePort ?? 0;
     this.wss.handleUpgrade(req, socket, head, (ws) => {
+      // from now on `onStream`'s connection holds the place under the caps
+      giveBack();
       this.open.add(ws);
       ws.once('close', () => this.open.delete(ws));
       (req.socket as net.Socket).setNoDelay?.(true);

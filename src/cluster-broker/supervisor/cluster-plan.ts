@@ -27,6 +27,16 @@ export interface ClusterPlan {
   releasePorts(): Promise<void>;
 }
 
+/** A per-member port range `base`..`base + nodes - 1` (`--http-base-port`, `--ws-base-port`) must fit. */
+function checkBasePort(what: string, base: number | undefined, nodes: number): void {
+  if (base !== undefined && (!Number.isInteger(base) || base < 0 || base + nodes > 65_536)) {
+    throw new SupervisorError(
+      'amqp:invalid-field',
+      `${what} base port ${base} leaves no room for ${nodes} members`,
+    );
+  }
+}
+
 /**
  * Member i is `n<i+1>`, with AMQP port basePort+i and cluster port basePort+1000+i (5672 ->
  * 6672, as in the docs), or free ports when basePort is 0; HTTP port httpBasePort+i when asked. Ports are fixed for the cluster's
@@ -53,26 +63,9 @@ export async function planCluster(options: {
     );
   }
   const ids = Array.from({ length: nodes }, (_, i) => `n${i + 1}`);
-  const { httpBasePort } = options;
-  if (
-    httpBasePort !== undefined &&
-    (!Number.isInteger(httpBasePort) || httpBasePort < 0 || httpBasePort + nodes > 65_536)
-  ) {
-    throw new SupervisorError(
-      'amqp:invalid-field',
-      `HTTP base port ${httpBasePort} leaves no room for ${nodes} members`,
-    );
-  }
-  const { wsBasePort } = options;
-  if (
-    wsBasePort !== undefined &&
-    (!Number.isInteger(wsBasePort) || wsBasePort < 0 || wsBasePort + nodes > 65_536)
-  ) {
-    throw new SupervisorError(
-      'amqp:invalid-field',
-      `WebSocket base port ${wsBasePort} leaves no room for ${nodes} members`,
-    );
-  }
+  const { httpBasePort, wsBasePort } = options;
+  checkBasePort('HTTP', httpBasePort, nodes);
+  checkBasePort('WebSocket', wsBasePort, nodes);
   // every free port in one reservation, so no two are the same
   const freeAmqp = basePort > 0 ? 0 : 2 * nodes;
   const freeHttp = httpBasePort === 0 ? nodes : 0;

@@ -12,6 +12,8 @@ export interface MemberRecord {
   process: MemberProcess | undefined;
   state: MemberState;
   readyLine: MemberReadyLine | undefined;
+  /** Whether the last ready line said `wss://`: the WebSocket URL keeps it while the member restarts. */
+  wsTls: boolean;
   readyAt: number;
   restarts: number;
   started: boolean;
@@ -36,6 +38,7 @@ export function createMemberRecord(spec: SupervisorMemberSpec, policy: RestartPo
     process: undefined,
     state: 'dead',
     readyLine: undefined,
+    wsTls: false,
     readyAt: 0,
     restarts: 0,
     started: false,

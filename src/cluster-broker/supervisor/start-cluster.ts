@@ -173,6 +173,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
       amqpPort: amqpPorts[index]!,
       clusterPort: clusterPorts[index]!,
       ...(httpPorts ? { httpPort: httpPorts[index]! } : {}),
+      ...(wsPorts ? { wsPort: wsPorts[index]! } : {}),
       command: () => {
         const peers = mesh.peersFor(id);
         return memberCommand({

@@ -257,6 +257,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       );
     }
     record.readyLine = line;
+    record.wsTls = line.wsTls === true;
     record.readyAt = Date.now();
     if (record.state !== 'paused') this.setState(record, 'running');
     this.logger?.info?.({ member: record.spec.id, pid: proc.pid, ready: line }, 'member ready');
@@ -367,7 +368,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   private info(record: MemberRecord): MemberInfo {
     const amqpPort = record.readyLine?.amqpPort ?? record.spec.amqpPort ?? 0;
     const httpPort = record.readyLine?.httpPort ?? record.spec.httpPort;
-    const wsPort = record.readyLine?.wsPort;
+    const wsPort = record.readyLine?.wsPort ?? record.spec.wsPort;
     return {
       id: record.spec.id,
       pid: record.process?.pid ?? null,
@@ -375,7 +376,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       clusterPort: record.readyLine?.clusterPort ?? record.spec.clusterPort ?? 0,
       url: memberUrl(amqpPort),
       httpUrl: httpPort === undefined ? null : memberHttpUrl(httpPort),
-      wsUrl: wsPort === undefined ? null : memberWsUrl(wsPort, record.readyLine?.wsTls === true),
+      wsUrl: wsPort === undefined ? null : memberWsUrl(wsPort, record.wsTls),
       state: record.state,
       restarts: record.restarts,
     };

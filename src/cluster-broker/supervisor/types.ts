@@ -26,6 +26,8 @@ export interface SupervisorMemberSpec {
   clusterPort?: number;
   /** Monitoring port reported by `members()` before the ready line says otherwise; absent: none. */
   httpPort?: number;
+  /** WebSocket port reported by `members()` before the ready line says otherwise; absent: none. */
+  wsPort?: number;
 }
 
 /** The JSON line a member prints once it listens (contract of `quorate-broker node`). */

@@ -65,6 +65,11 @@ describe('quorate-broker usage mistakes: one line, then see --help, exit 2', () 
       'quorate-broker',
     ],
     [
+      ['cluster', '--ws-allow-origin', 'https://a.example'],
+      /^quorate-broker cluster: --ws-allow-origin needs --ws-base-port$/,
+      'quorate-broker cluster',
+    ],
+    [
       ['cluster', '--ws-base-port', 'x'],
       /^quorate-broker cluster: --ws-base-port must be an integer/,
       'quorate-broker cluster',

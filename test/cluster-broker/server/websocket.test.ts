@@ -8,6 +8,12 @@ import WebSocket from 'ws';
 import { type BrokerHandle, startBroker } from '../../../src/broker.js';
 import { hashPassword } from '../../../src/cluster-broker/server/password-hash.js';
 import { parseUsers } from '../../../src/cluster-broker/server/users.js';
+import {
+  type AmqpErrorBody,
+  encodeAmqpFrame,
+  encodeProtocolHeader,
+  FrameReader,
+} from '../../../src/codec/index.js';
 import { connect } from '../../../src/index.js';
 import { type WebSocketLike, WebSocketStream } from '../../../src/protocol/websocket-stream.js';
 import { useSelfSignedCert } from '../../support/tls.js';
@@ -129,5 +135,35 @@ describe('AMQP over WebSocket (broker)', () => {
     await expect(
       connect({ urls: [`amqp://alice:wrong@127.0.0.1:${b.server.port}`], dial, reconnect: false }),
     ).rejects.toMatchObject({ condition: 'amqp:unauthorized-access' });
+  });
+
+  it('a stopping broker closes a WebSocket connection with amqp:connection:forced, as over TCP', async () => {
+    const b = await startBroker({ host: '127.0.0.1', port: 0, webSocket: { port: 0 } });
+    const stream = await wsStream(b.wsUrl!, 4096);
+    const reader = new FrameReader({ maxFrameSize: 1024 * 1024 });
+    reader.expectProtocolHeader();
+    const seen: { type: string; error?: AmqpErrorBody }[] = [];
+    let opened!: () => void;
+    const openSeen = new Promise<void>((r) => {
+      opened = r;
+    });
+    stream.on('data', (d: Buffer) => {
+      reader.push(d);
+      for (let f = reader.next(); f !== undefined; f = reader.next()) {
+        if (f.kind !== 'amqp') continue;
+        const body = f.performative.body as { error?: AmqpErrorBody };
+        seen.push({ type: f.performative.type, ...(body?.error ? { error: body.error } : {}) });
+        if (f.performative.type === 'open') opened();
+      }
+    });
+    const ended = new Promise<void>((r) => stream.once('close', () => r()));
+    stream.on('error', () => {});
+    stream.write(encodeProtocolHeader(0));
+    stream.write(encodeAmqpFrame(0, { type: 'open', body: { containerId: 'ws-stop' } }));
+    await openSeen;
+    await b.stop();
+    await ended;
+    const close = seen.find((s) => s.type === 'close');
+    expect(close?.error?.condition).toBe('amqp:connection:forced');
   });
 });

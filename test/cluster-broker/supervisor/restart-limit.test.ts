@@ -90,3 +90,49 @@ describe('Supervisor restart limit', () => {
     }
   });
 });
+
+describe('Supervisor member URLs', () => {
+  it('keeps a member’s HTTP and WebSocket URLs known while it restarts', async () => {
+    const ready = {
+      ready: true,
+      id: 'x',
+      amqpPort: 1,
+      clusterPort: 2,
+      httpPort: 15672,
+      wsPort: 15673,
+      wsTls: true,
+    };
+    const supervisor = new Supervisor({
+      members: [
+        {
+          id: 'x',
+          httpPort: 15672,
+          wsPort: 15673,
+          command: () => ({
+            command: process.execPath,
+            args: [
+              '-e',
+              `console.log(JSON.stringify({...${JSON.stringify(ready)}, pid: process.pid})); setInterval(() => {}, 1000)`,
+            ],
+          }),
+        },
+      ],
+      // the restart waits long enough for the member to be looked at in between
+      restartPolicy: { initialDelayMs: 60_000, maxDelayMs: 60_000, maxFailures: 5, failureWindowMs: 600_000 },
+    });
+    try {
+      await supervisor.start(60_000);
+      expect(supervisor.member('x').wsUrl).toBe('wss://127.0.0.1:15673');
+      const restarting = new Promise<void>((resolve) => supervisor.once('member-restart', () => resolve()));
+      process.kill(supervisor.member('x').pid!, 'SIGKILL');
+      await restarting;
+      expect(supervisor.member('x')).toMatchObject({
+        pid: null,
+        httpUrl: 'http://127.0.0.1:15672',
+        wsUrl: 'wss://127.0.0.1:15673',
+      });
+    } finally {
+      await supervisor.stop();
+    }
+  });
+});
