@@ -7,6 +7,7 @@
  * order; reads come from the backend's applied state.
  */
 import { AmqpError, type AmqpErrorOptions } from '../../errors.js';
+import { MANAGEMENT_ADDRESS, queueNameOfAddress } from '../../wire-extensions.js';
 import type { QueueInfo } from '../core/broker-state.js';
 import type { QueueOptions } from '../core/events.js';
 import { resolveQueueOptions } from '../core/queue.js';
@@ -137,7 +138,7 @@ export class QueueAdmin {
    * (a declare never changes a queue: QueueAdminError `conflict` otherwise, as RabbitMQ's 409).
    */
   async declareQueue(name: string, args: DeclareQueueArguments = {}): Promise<DeclareQueueResult> {
-    checkName(name);
+    checkNewName(name);
     const options = declaredOptions(args, this.queueDefaults);
     const existing = this.backend.state.queueInfo(name);
     if (existing !== undefined) return { created: false, queue: matching(existing, args) };
@@ -230,12 +231,24 @@ export class QueueAdmin {
   }
 }
 
+/** A name any operation may look up: an address (the broker's own `$sub/`, `$temp/` included). */
 function checkName(name: string): void {
   const bad = checkAddress(name);
   if (bad !== undefined) throw new QueueAdminError('invalid', `queue name: ${bad}`);
+}
+
+/** A name a declare may create: one an attach can reach, and not one of the broker's own. */
+function checkNewName(name: string): void {
+  checkName(name);
   // `$`-names are the broker's own (docs/broker-features.md: never auto-created either)
   if (name.startsWith('$'))
     throw new QueueAdminError('invalid', `'${name}': names starting with $ are reserved`);
+  // an attach to this address reaches another queue or the management node, never this one
+  if (name === MANAGEMENT_ADDRESS || queueNameOfAddress(name) !== name)
+    throw new QueueAdminError(
+      'invalid',
+      `'${name}': no link could attach to it (docs/management.md#v2-addresses)`,
+    );
 }
 
 function countArgument(label: string, v: number | undefined, min: number): number | undefined {
@@ -261,7 +274,7 @@ export function declaredOptions(args: DeclareQueueArguments, defaults: QueueOpti
   if (maxLengthBytes !== undefined) options.maxBytes = maxLengthBytes;
   if (deliveryLimit !== undefined) options.deliveryLimit = deliveryLimit;
   if (args.deadLetterQueue !== undefined) {
-    if (args.deadLetterQueue !== null) checkName(args.deadLetterQueue);
+    if (args.deadLetterQueue !== null) checkNewName(args.deadLetterQueue);
     options.deadLetterQueue = args.deadLetterQueue;
   }
   return options;
