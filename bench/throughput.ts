@@ -14,7 +14,6 @@
  *
  *   npx tsx bench/throughput.ts            or   npx tsx bench/run.ts throughput
  */
-import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -22,6 +21,7 @@ import rhea from 'rhea';
 import { startBroker } from '../src/broker.js';
 import { startOurBroker, startProtonBroker } from './lib/brokers.js';
 import { type BenchClient, quorateClient, rheaClient } from './lib/clients.js';
+import { processCpuMs } from './lib/process-cpu.js';
 
 export interface ThroughputOptions {
   log?: (line: string) => void;
@@ -78,12 +78,11 @@ async function scrapeOnce(base: string): Promise<void> {
   }
 }
 
-/** CPU time (user + system) of a process so far, in ms, from /proc (Linux). */
-async function processCpuMs(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // fields[11], fields[12]: utime, stime in clock ticks (USER_HZ, 100 on Linux)
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+/** The broker's CPU ms so far (bench/lib/process-cpu.ts); the bench needs /proc and the process. */
+function brokerCpuMs(pid: number): number {
+  const ms = processCpuMs(pid);
+  if (ms === null) throw new Error(`cannot read the CPU time of process ${pid} from /proc`);
+  return ms;
 }
 
 export interface MonitoringCost {
@@ -101,13 +100,13 @@ export interface MonitoringCost {
  */
 async function scrapeCpuCost(base: string, pid: number, rounds = 100): Promise<MonitoringCost> {
   await scrapeOnce(base); // warm
-  const c0 = await processCpuMs(pid);
+  const c0 = brokerCpuMs(pid);
   const t0 = performance.now();
   for (let i = 0; i < rounds; i++) await scrapeOnce(base);
   const wall = performance.now() - t0;
-  const c1 = await processCpuMs(pid);
+  const c1 = brokerCpuMs(pid);
   await new Promise((r) => setTimeout(r, wall));
-  const c2 = await processCpuMs(pid);
+  const c2 = brokerCpuMs(pid);
   const idle = c2 - c1;
   const perRound = Math.max(0, c1 - c0 - idle) / rounds;
   return {

@@ -171,6 +171,11 @@ describe('management over AMQP, 3-member cluster', () => {
     await mA.declareQueue('mc-missed', {}, REQUEST);
     await mA.declareQueue('mc-missed-del', {}, REQUEST);
     await sendN(await client(a), 'mc-missed', [1, 2, 3]);
+    // b holds what it is about to miss the purge and the delete of (else the checks after its
+    // restart would pass for a member that never had the messages or the queue)
+    const mBefore = await managementOf(b);
+    await countSeen(mBefore, 'mc-missed', 3);
+    await known(mBefore, 'mc-missed-del');
     await handle.kill(b);
     expect(await mA.purgeQueue('mc-missed', REQUEST)).toBe(3);
     expect(await mA.deleteQueue('mc-missed-del', REQUEST)).toBe(0);
