@@ -17,6 +17,7 @@ import {
   resolveServerOptions,
   type ServerContext,
 } from '../../src/cluster-broker/server/index.js';
+import { QueueAdmin } from '../../src/cluster-broker/server/queue-admin.js';
 import { type AmqpErrorBody, decodeFrame, type Frame, type Performative } from '../../src/codec/index.js';
 
 export type BrokerOptions = Omit<BrokerServerOptions, 'backend'>;
@@ -44,21 +45,23 @@ export class InProcessBroker {
   constructor(options: BrokerOptions = {}) {
     this.backend = memoryBackend({ expireIntervalMs: 60_000 });
     const logged = this.loggedErrors;
+    const opts = resolveServerOptions({
+      logger: {
+        error(obj: unknown, msg?: string) {
+          const err = (obj as { err?: { stack?: string } }).err;
+          if (logged.length < 20) logged.push(`${msg ?? ''} ${err?.stack ?? JSON.stringify(obj)}`);
+        },
+      },
+      ...options,
+    });
     this.ctx = {
       backend: this.backend,
-      opts: resolveServerOptions({
-        logger: {
-          error(obj: unknown, msg?: string) {
-            const err = (obj as { err?: { stack?: string } }).err;
-            if (logged.length < 20) logged.push(`${msg ?? ''} ${err?.stack ?? JSON.stringify(obj)}`);
-          },
-        },
-        ...options,
-      }),
+      opts,
       consumers: new ConsumerRegistry(),
       counters: newCounters(),
       activity: new Activity(),
       dynamicNodes: new DynamicNodes(this.backend, {}),
+      queueAdmin: new QueueAdmin(this.backend, opts.queueDefaults),
     };
     this.backend.on('available', this.onAvailable);
   }

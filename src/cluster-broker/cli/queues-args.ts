@@ -5,7 +5,8 @@
  */
 import { parseArgs } from 'node:util';
 import { AmqpError } from '../../errors.js';
-import { integerFlag, usageProblem } from './flags.js';
+import { COUNT_ARGUMENT_MAX, COUNT_ARGUMENT_MIN, type CountArgument } from '../server/queue-admin-checks.js';
+import { flagTable, integerFlag, usageProblem } from './flags.js';
 
 export const QUEUES_USAGE = `Usage: quorate-broker queues list|create|purge|delete [NAME] --url URL [flags]
 
@@ -31,7 +32,7 @@ Exit code 0 on success, 1 when the broker refuses or cannot be reached, 2 on bad
 `;
 
 /** The actions of `queues`. */
-export const QUEUE_ACTIONS = ['list', 'create', 'purge', 'delete'] as const;
+const QUEUE_ACTIONS = ['list', 'create', 'purge', 'delete'] as const;
 export type QueueAction = (typeof QUEUE_ACTIONS)[number];
 
 /** Where the credentials came from (the command says so when the broker refuses them). */
@@ -96,17 +97,20 @@ export function parseQueuesArgs(
     const bad = badAmqpUrl(u);
     if (bad !== undefined) problems.push(bad);
   }
-  const count = (flag: string, raw: string | undefined, min: number): number | undefined => {
+  const count = (flag: string, raw: string | undefined, min: number, max?: number): number | undefined => {
     try {
-      return integerFlag(flag, raw, min);
+      return integerFlag(flag, raw, min, max);
     } catch (err) {
       problems.push(usageProblem(err));
       return undefined;
     }
   };
-  const maxLength = count('max-length', values['max-length'], 0);
-  const maxLengthBytes = count('max-length-bytes', values['max-length-bytes'], 0);
-  const deliveryLimit = count('delivery-limit', values['delivery-limit'], 1);
+  // the declare's own ranges, so a bad one is a usage mistake (exit 2) before any connection
+  const declared = (flag: (typeof CREATE_ONLY)[number], argument: CountArgument): number | undefined =>
+    count(flag, values[flag], COUNT_ARGUMENT_MIN[argument], COUNT_ARGUMENT_MAX);
+  const maxLength = declared('max-length', 'maxLength');
+  const maxLengthBytes = declared('max-length-bytes', 'maxLengthBytes');
+  const deliveryLimit = declared('delivery-limit', 'deliveryLimit');
   const timeoutMs = count('timeout', values.timeout, 1) ?? 10_000;
   if (action !== 'create' && rawAction === action)
     for (const f of CREATE_ONLY) if (values[f] !== undefined) problems.push(`--${f} is for create only`);
@@ -140,15 +144,8 @@ function parseRaw(argv: readonly string[]) {
   return parseArgs({
     args: [...argv],
     options: {
+      ...flagTable(['user', 'password', ...CREATE_ONLY, 'timeout'], ['json']),
       url: { type: 'string', multiple: true },
-      user: { type: 'string' },
-      password: { type: 'string' },
-      'max-length': { type: 'string' },
-      'max-length-bytes': { type: 'string' },
-      'delivery-limit': { type: 'string' },
-      json: { type: 'boolean' },
-      timeout: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
     },
     strict: true,
     allowPositionals: true,

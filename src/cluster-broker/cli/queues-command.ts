@@ -6,7 +6,7 @@
 
 import type { Connection } from '../../client/api.js';
 import { connect } from '../../client/connection.js';
-import type { ManagementQueueInfo } from '../../client/management.js';
+import type { DeclareQueueOptions, ManagementQueueInfo } from '../../client/management.js';
 import { AmqpError } from '../../errors.js';
 import { QUEUE_ARGUMENTS } from '../../wire-extensions.js';
 import type { CliIo } from './io.js';
@@ -86,12 +86,8 @@ export async function runQueuesCommand(argv: readonly string[], io: CliIo): Prom
   }
 }
 
-function declareOptions(args: QueuesArgs): {
-  maxLength?: number;
-  maxLengthBytes?: number;
-  deliveryLimit?: number;
-} {
-  const o: { maxLength?: number; maxLengthBytes?: number; deliveryLimit?: number } = {};
+function declareOptions(args: QueuesArgs): DeclareQueueOptions {
+  const o: DeclareQueueOptions = {};
   if (args.maxLength !== undefined) o.maxLength = args.maxLength;
   if (args.maxLengthBytes !== undefined) o.maxLengthBytes = args.maxLengthBytes;
   if (args.deliveryLimit !== undefined) o.deliveryLimit = args.deliveryLimit;

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import type { AuthThrottleOptions } from '../server/auth-throttle.js';
 import type { BrokerLogger } from '../server/options.js';
 import type { Permissions } from '../server/permission-check.js';
-import { HTTP_STATUS_OF_FAILURE, QueueAdminError } from '../server/queue-admin.js';
+import { statusOfAdminError } from '../server/queue-admin-errors.js';
 import type { UserTable } from '../server/users.js';
 import {
   basicAuthenticator,
@@ -26,7 +26,7 @@ import { type HttpLimits, hostAllowed, hostOfHeader, resolveHttpLimits } from '.
 import { BrokerMetrics } from './metrics.js';
 import type { MonitoredBroker } from './monitored-broker.js';
 import { loadPageAssets, type PageAsset } from './page-assets.js';
-import { answerQueueChange, queueRoute } from './queue-changes.js';
+import { answerQueueChange, type QueueRoute, queueRoute } from './queue-changes.js';
 import { QueueHistory, SAMPLE_EVERY_MS } from './queue-history.js';
 import type { ClusterSource, FederationDocument, Overview, QueuesDocument } from './types.js';
 
@@ -153,16 +153,17 @@ export class MonitoringServer {
   }
 
   /** `GET /api/queues/NAME`: one queue as administration describes it. */
-  private queueDocument(res: ServerResponse, route: NonNullable<ReturnType<typeof queueRoute>>): void {
+  private queueDocument(res: ServerResponse, route: QueueRoute): void {
     if (route.kind !== 'queue') {
-      json(res, { error: 'GET a queue: /api/queues/NAME' }, 404);
+      json(res, { error: route.kind === 'bad' ? route.reason : 'GET a queue: /api/queues/NAME' }, 404);
       return;
     }
     try {
       json(res, this.opts.broker.server.queueAdmin().getQueue(route.name));
     } catch (err) {
-      if (!(err instanceof QueueAdminError)) throw err;
-      json(res, { error: err.description }, HTTP_STATUS_OF_FAILURE[err.failure]);
+      const failed = statusOfAdminError(err);
+      if (failed === undefined) throw err;
+      json(res, { error: failed.reason }, failed.status);
     }
   }
 
@@ -186,24 +187,9 @@ export class MonitoringServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0]!;
     const route = queueRoute(path);
-    if (route !== undefined && req.method !== 'GET' && req.method !== 'HEAD') {
-      // no CORS answer ever: a preflight (OPTIONS) gets 405 like any other method (docs/security.md#http-changes)
-      if (!this.forUs(req)) {
-        send(res, 421, 'text/plain; charset=utf-8', 'misdirected request: unknown Host\n');
-        return;
-      }
-      if (route.kind === 'bad') return json(res, { error: route.reason }, 404);
-      const answer = await answerQueueChange(req, route, {
-        admin: this.opts.broker.server.queueAdmin(),
-        verify: this.verifyUser,
-        permissions: this.opts.permissions,
-      });
-      if (answer.challenge) res.setHeader('www-authenticate', 'Basic realm="quorate", charset="UTF-8"');
-      if (answer.status === 405)
-        res.setHeader('allow', route.kind === 'queue' ? 'GET, HEAD, PUT, DELETE' : 'DELETE');
-      return json(res, answer.body, answer.status);
-    }
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
+    const reading = req.method === 'GET' || req.method === 'HEAD';
+    // a method other than GET or HEAD is a change of a queue, or not allowed at all
+    if (route === undefined && !reading) {
       res.setHeader('allow', 'GET, HEAD');
       send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
       return;
@@ -220,6 +206,19 @@ export class MonitoringServer {
     if (!this.forUs(req)) {
       send(res, 421, 'text/plain; charset=utf-8', 'misdirected request: unknown Host\n');
       return;
+    }
+    if (route !== undefined && !reading) {
+      // no CORS answer ever: a preflight (OPTIONS) gets 405 like any other method (docs/security.md#http-changes)
+      if (route.kind === 'bad') return json(res, { error: route.reason }, 404);
+      const answer = await answerQueueChange(req, route, {
+        admin: this.opts.broker.server.queueAdmin(),
+        verify: this.verifyUser,
+        permissions: this.opts.permissions,
+      });
+      if (answer.challenge) res.setHeader('www-authenticate', 'Basic realm="quorate", charset="UTF-8"');
+      if (answer.status === 405)
+        res.setHeader('allow', route.kind === 'queue' ? 'GET, HEAD, PUT, DELETE' : 'DELETE');
+      return json(res, answer.body, answer.status);
     }
     if (!(await this.authenticate(req))) {
       res.setHeader('www-authenticate', 'Basic realm="quorate", charset="UTF-8"');

@@ -11,40 +11,34 @@
  * without users refuses changes over HTTP altogether.
  */
 import type { IncomingMessage } from 'node:http';
-import { AmqpError } from '../../errors.js';
+import { parseManagementPath } from '../server/management-paths.js';
 import type { Permissions } from '../server/permission-check.js';
 import { mayManage } from '../server/permissions.js';
+import type { QueueAdmin } from '../server/queue-admin.js';
 import {
+  DECLARE_ARGUMENTS,
   type DeclareQueueArguments,
-  HTTP_STATUS_OF_FAILURE,
-  type QueueAdmin,
-  QueueAdminError,
-} from '../server/queue-admin.js';
+  declareArgumentsFrom,
+} from '../server/queue-admin-checks.js';
+import { QueueAdminError, statusOfAdminError } from '../server/queue-admin-errors.js';
 import type { HttpUserVerifier } from './basic-auth.js';
 
 /** The header every change must carry, with the value `1`. */
-export const CHANGE_HEADER = 'x-quorate-request';
+const CHANGE_HEADER = 'x-quorate-request';
 
 /** A declare's body is a few arguments: anything longer is refused before it is read. */
-export const MAX_CHANGE_BODY_BYTES = 16 * 1024;
+const MAX_CHANGE_BODY_BYTES = 16 * 1024;
 
 /** A path under `/api/queues/`: one queue, or its messages. */
 export type QueueRoute = { kind: 'queue' | 'messages'; name: string } | { kind: 'bad'; reason: string };
 
-/** `path` as a queue route, or undefined when it is not under `/api/queues/`. */
+/** `path` as a queue route (the management node's paths, under `/api`), or undefined when it is not under `/api/queues/`. */
 export function queueRoute(path: string): QueueRoute | undefined {
-  const prefix = '/api/queues/';
-  if (!path.startsWith(prefix)) return undefined;
-  const parts = path.slice(prefix.length).split('/');
-  if (parts.length > 2 || (parts.length === 2 && parts[1] !== 'messages') || parts[0] === '')
-    return { kind: 'bad', reason: `no resource at '${path}'` };
-  let name: string;
-  try {
-    name = decodeURIComponent(parts[0]!);
-  } catch {
-    return { kind: 'bad', reason: `'${parts[0]}' is not a percent-encoded queue name` };
-  }
-  return { kind: parts.length === 2 ? 'messages' : 'queue', name };
+  const prefix = '/api';
+  if (!path.startsWith(`${prefix}/queues/`)) return undefined;
+  const route = parseManagementPath(path.slice(prefix.length), path);
+  if (route.kind === 'queue' || route.kind === 'messages' || route.kind === 'bad') return route;
+  return { kind: 'bad', reason: `no resource at '${path}'` }; // not reached: a name follows /queues/
 }
 
 /** What a change is answered with. */
@@ -98,11 +92,9 @@ export async function answerQueueChange(
     const r = await ctx.admin.declareQueue(route.name, args);
     return { status: r.created ? 201 : 200, body: r };
   } catch (err) {
-    if (err instanceof QueueAdminError)
-      return fail(HTTP_STATUS_OF_FAILURE[err.failure], err.description ?? '');
-    // a commit that failed (not serving, leader lost): its outcome may be unknown (docs/management.md)
-    if (err instanceof AmqpError) return fail(503, err.description ?? err.condition);
-    throw err;
+    const failed = statusOfAdminError(err);
+    if (failed === undefined) throw err;
+    return fail(failed.status, failed.reason);
   }
 }
 
@@ -130,12 +122,10 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
   }
 }
 
-const BOOLEAN_KEYS = ['durable', 'exclusive', 'autoDelete'] as const;
-const COUNT_KEYS = ['maxLength', 'maxLengthBytes', 'deliveryLimit'] as const;
-const KNOWN_KEYS: ReadonlySet<string> = new Set([...BOOLEAN_KEYS, ...COUNT_KEYS, 'deadLetterQueue']);
+const KNOWN_KEYS: ReadonlySet<string> = new Set(DECLARE_ARGUMENTS);
 
 /** The declare arguments of a JSON body, checked key by key (QueueAdminError `invalid`). */
-export function declareArguments(body: unknown): DeclareQueueArguments {
+function declareArguments(body: unknown): DeclareQueueArguments {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw new QueueAdminError('invalid', 'the body must be a JSON object of declare arguments');
   const given = body as Record<string, unknown>;
@@ -145,24 +135,5 @@ export function declareArguments(body: unknown): DeclareQueueArguments {
         'invalid',
         `unknown declare argument '${k}' (known: ${[...KNOWN_KEYS].join(', ')})`,
       );
-  const args: DeclareQueueArguments = {};
-  for (const k of BOOLEAN_KEYS) {
-    const v = given[k];
-    if (v === undefined) continue;
-    if (typeof v !== 'boolean') throw new QueueAdminError('invalid', `${k} must be true or false`);
-    args[k] = v;
-  }
-  for (const k of COUNT_KEYS) {
-    const v = given[k];
-    if (v === undefined) continue;
-    if (typeof v !== 'number') throw new QueueAdminError('invalid', `${k} must be an integer`);
-    args[k] = v; // its range is QueueAdmin's to check
-  }
-  const dlq = given.deadLetterQueue;
-  if (dlq !== undefined) {
-    if (dlq !== null && typeof dlq !== 'string')
-      throw new QueueAdminError('invalid', 'deadLetterQueue must be a queue name or null');
-    args.deadLetterQueue = dlq;
-  }
-  return args;
+  return declareArgumentsFrom((argument) => given[argument]);
 }

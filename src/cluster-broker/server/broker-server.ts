@@ -75,6 +75,7 @@ export class BrokerServer {
       counters: newCounters(),
       activity: new Activity(),
       dynamicNodes: new DynamicNodes(options.backend, opts.logger, opts.dynamicNodeGraceMs),
+      queueAdmin: new QueueAdmin(options.backend, opts.queueDefaults),
       alarm: this.alarm,
     };
   }
@@ -104,7 +105,7 @@ export class BrokerServer {
 
   /** The queue administration of this broker (docs/management.md): its backend, its queue defaults. */
   queueAdmin(): QueueAdmin {
-    return new QueueAdmin(this.ctx.backend, this.ctx.opts.queueDefaults);
+    return this.ctx.queueAdmin;
   }
 
   /** The port it listens on. */

@@ -6,6 +6,7 @@ import type { Activity } from './activity.js';
 import type { BrokerBackend } from './backend.js';
 import type { DynamicNodes } from './dynamic-nodes.js';
 import type { ResolvedServerOptions } from './options.js';
+import type { QueueAdmin } from './queue-admin.js';
 import type { ResourceAlarm } from './resource-alarm.js';
 
 /** What the registry needs from a consumer link. */
@@ -131,6 +132,8 @@ export interface ServerContext {
   readonly activity: Activity;
   /** Broker-named temporary queues and their lifetimes. */
   readonly dynamicNodes: DynamicNodes;
+  /** The broker's queue administration, for every front end (docs/management.md). */
+  readonly queueAdmin: QueueAdmin;
   /** Memory and disk alarms (absent: never blocked, e.g. a connection driven in process). */
   readonly alarm?: ResourceAlarm;
 }

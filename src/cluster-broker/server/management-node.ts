@@ -25,7 +25,6 @@ import type { BrokerConnection } from './broker-connection.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
 import { answerManagementRequest } from './management-requests.js';
 import { mayManage } from './permissions.js';
-import { QueueAdmin } from './queue-admin.js';
 import { VirtualLink } from './virtual-link.js';
 
 /** Request credit granted at a time (requests are answered one after another). */
@@ -142,8 +141,7 @@ export class ManagementRequestLink implements LinkHandler {
     }
     this.settle(d, undefined);
     this.computing++;
-    const { backend, opts } = this.host.ctx;
-    const admin = new QueueAdmin(backend, opts.queueDefaults);
+    const { queueAdmin: admin, opts } = this.host.ctx;
     const allowed = mayManage(opts.permissions, this.host.user);
     this.previous = this.previous
       .then(() =>

@@ -4,15 +4,15 @@
  * administration (queue-admin.ts). The links that carry requests and replies are in
  * management-node.ts.
  */
-import { AmqpError } from '../../errors.js';
 import { mapGet, QUEUE_ARGUMENTS, unwrapValue } from '../../wire-extensions.js';
+import { type ManagementRoute, parseManagementPath } from './management-paths.js';
+import type { QueueAdmin, QueueDescription, SubscriptionDescription } from './queue-admin.js';
 import {
+  type DeclareArgument,
   type DeclareQueueArguments,
-  HTTP_STATUS_OF_FAILURE,
-  type QueueAdmin,
-  QueueAdminError,
-  type QueueDescription,
-} from './queue-admin.js';
+  declareArgumentsFrom,
+} from './queue-admin-checks.js';
+import { statusOfAdminError } from './queue-admin-errors.js';
 
 /** A request as it arrived: `subject` (the method), `to` (the path), the body (an AMQP value). */
 export interface ManagementRequest {
@@ -42,52 +42,21 @@ export async function answerManagementRequest(
   const path = unwrapValue(request.path);
   if (typeof method !== 'string' || typeof path !== 'string')
     return fail(400, 'a request needs subject (the method) and to (the path)');
-  const route = parsePath(path);
-  if (route === undefined) return fail(404, `no resource at '${path}'`);
+  const route = parseManagementPath(path);
+  if (route.kind === 'bad') return fail(404, route.reason);
   try {
     return await dispatch(admin, method, route, request.body);
   } catch (err) {
-    if (err instanceof QueueAdminError)
-      return fail(HTTP_STATUS_OF_FAILURE[err.failure], err.description ?? '');
-    if (err instanceof AmqpError) return fail(503, err.description ?? err.condition);
-    throw err;
+    const failed = statusOfAdminError(err);
+    if (failed === undefined) throw err;
+    return fail(failed.status, failed.reason);
   }
-}
-
-type Route =
-  | { kind: 'queues' }
-  | { kind: 'queue'; name: string }
-  | { kind: 'messages'; name: string }
-  | { kind: 'subscriptions' }
-  | { kind: 'subscription'; name: string };
-
-/** Paths: `/queues`, `/queues/NAME`, `/queues/NAME/messages`, `/subscriptions`, `/subscriptions/NAME`. */
-function parsePath(path: string): Route | undefined {
-  const parts = path.split('/');
-  if (parts[0] !== '' || parts.length < 2 || parts.length > 4) return undefined;
-  let name: string | undefined;
-  if (parts[2] !== undefined) {
-    try {
-      name = decodeURIComponent(parts[2]);
-    } catch {
-      return undefined;
-    }
-    if (name === '') return undefined;
-  }
-  if (parts[1] === 'queues') {
-    if (name === undefined) return { kind: 'queues' };
-    if (parts.length === 3) return { kind: 'queue', name };
-    return parts[3] === 'messages' ? { kind: 'messages', name } : undefined;
-  }
-  if (parts[1] === 'subscriptions' && parts.length <= 3)
-    return name === undefined ? { kind: 'subscriptions' } : { kind: 'subscription', name };
-  return undefined;
 }
 
 async function dispatch(
   admin: QueueAdmin,
   method: string,
-  route: Route,
+  route: Exclude<ManagementRoute, { kind: 'bad' }>,
   body: unknown,
 ): Promise<ManagementReply> {
   switch (route.kind) {
@@ -122,44 +91,30 @@ function fail(status: number, description: string): ManagementReply {
   return { status, body: description };
 }
 
+/** Where a request's body carries each declare argument: RabbitMQ's flags, and its `arguments` map. */
+const AMQP_KEYS: Record<DeclareArgument, readonly [where: 'body' | 'arguments', key: string]> = {
+  durable: ['body', 'durable'],
+  exclusive: ['body', 'exclusive'],
+  autoDelete: ['body', 'auto_delete'],
+  maxLength: ['arguments', QUEUE_ARGUMENTS.maxLength],
+  maxLengthBytes: ['arguments', QUEUE_ARGUMENTS.maxLengthBytes],
+  deliveryLimit: ['arguments', QUEUE_ARGUMENTS.deliveryLimit],
+  deadLetterQueue: ['arguments', QUEUE_ARGUMENTS.deadLetterQueue],
+};
+
 /** A declare's body (`durable`, `exclusive`, `auto_delete`, `arguments`) as typed arguments. */
 function declareArguments(body: unknown): DeclareQueueArguments {
-  const args: DeclareQueueArguments = {};
-  if (body === undefined || body === null) return args;
-  const flag = (key: string): boolean | undefined => {
-    const v = mapGet(body, key);
-    if (v === undefined || v === null) return undefined;
-    if (typeof v !== 'boolean') throw new QueueAdminError('invalid', `${key} must be a boolean`);
-    return v;
-  };
-  const durable = flag('durable');
-  const exclusive = flag('exclusive');
-  const autoDelete = flag('auto_delete');
-  if (durable !== undefined) args.durable = durable;
-  if (exclusive !== undefined) args.exclusive = exclusive;
-  if (autoDelete !== undefined) args.autoDelete = autoDelete;
   const x = mapGet(body, 'arguments');
-  if (x === undefined || x === null) return args;
-  const count = (key: string): number | undefined => {
-    const v = mapGet(x, key);
-    if (v === undefined || v === null) return undefined;
-    const n = typeof v === 'bigint' ? Number(v) : v;
-    if (typeof n !== 'number') throw new QueueAdminError('invalid', `${key} must be an integer`);
-    return n;
-  };
-  const maxLength = count(QUEUE_ARGUMENTS.maxLength);
-  const maxLengthBytes = count(QUEUE_ARGUMENTS.maxLengthBytes);
-  const deliveryLimit = count(QUEUE_ARGUMENTS.deliveryLimit);
-  if (maxLength !== undefined) args.maxLength = maxLength;
-  if (maxLengthBytes !== undefined) args.maxLengthBytes = maxLengthBytes;
-  if (deliveryLimit !== undefined) args.deliveryLimit = deliveryLimit;
-  const dlq = mapGet(x, QUEUE_ARGUMENTS.deadLetterQueue);
-  if (dlq !== undefined) {
-    if (dlq !== null && typeof dlq !== 'string')
-      throw new QueueAdminError('invalid', `${QUEUE_ARGUMENTS.deadLetterQueue} must be a string or null`);
-    args.deadLetterQueue = dlq;
-  }
-  return args;
+  return declareArgumentsFrom(
+    (argument) => {
+      const [where, key] = AMQP_KEYS[argument];
+      const v = mapGet(where === 'body' ? body : x, key);
+      // null is "not given", but for the dead-letter queue, where it means none
+      if (v === null && argument !== 'deadLetterQueue') return undefined;
+      return typeof v === 'bigint' ? Number(v) : v;
+    },
+    (argument) => AMQP_KEYS[argument][1],
+  );
 }
 
 /** A queue as RabbitMQ's GET /queues/NAME answers it, plus our `kind` (and a subscription's topic). */
@@ -183,13 +138,7 @@ function queueMap(q: QueueDescription): Record<string, unknown> {
   return m;
 }
 
-function subscriptionMap(s: {
-  name: string;
-  topic: string;
-  selector?: string;
-  durable: boolean;
-  messageCount: number;
-}) {
+function subscriptionMap(s: SubscriptionDescription): Record<string, unknown> {
   const m: Record<string, unknown> = {
     name: s.name,
     topic: s.topic,

@@ -1,72 +1,24 @@
 /**
  * Queue administration: declare, inspect, list, purge and delete queues and topic subscriptions
  * (docs/management.md). The one home of these operations for every front end: the AMQP
- * management node (management-node.ts) today, a CLI and an HTTP API later. Changes are broker
+ * management node (management-node.ts, which the `queues` command speaks to) and the HTTP API
+ * (../http/queue-changes.ts); one per broker (BrokerServer.queueAdmin). What they may be given is
+ * checked in queue-admin-checks.ts, their failures are queue-admin-errors.ts. Changes are broker
  * events committed through the backend like any other (a single node's event log, a cluster's
  * replicated log), so they are replicated, survive a restart, and apply on every member in log
  * order; reads come from the backend's applied state.
  */
-import { AmqpError, type AmqpErrorOptions } from '../../errors.js';
 import type { QueueInfo } from '../core/broker-state.js';
 import type { QueueOptions } from '../core/events.js';
 import { resolveQueueOptions } from '../core/queue.js';
-import { checkAddress } from './attach-support.js';
 import type { BrokerBackend } from './backend.js';
-
-/** Why an administration operation failed (the management node maps it to a status code). */
-export type QueueAdminFailure = 'invalid' | 'not-found' | 'conflict';
-
-const CONDITIONS: Record<QueueAdminFailure, string> = {
-  invalid: 'amqp:invalid-field',
-  'not-found': 'amqp:not-found',
-  conflict: 'amqp:precondition-failed',
-};
-
-/** The HTTP status of each failure, for the front ends that speak HTTP (AMQP's management node, the HTTP API). */
-export const HTTP_STATUS_OF_FAILURE: Record<QueueAdminFailure, number> = {
-  invalid: 400,
-  'not-found': 404,
-  conflict: 409,
-};
-
-/**
- * An administration request that cannot be done: a bad name or argument (`invalid`), no such
- * queue (`not-found`), or one that contradicts what exists (`conflict`: a declare with other
- * arguments, deleting a topic that still has subscriptions). A failed commit (not serving, lost
- * leadership) is the backend's own error instead.
- */
-export class QueueAdminError extends AmqpError {
-  constructor(
-    /** What kind of failure. */
-    readonly failure: QueueAdminFailure,
-    description: string,
-    options: AmqpErrorOptions = {},
-  ) {
-    super(CONDITIONS[failure], description, options);
-    this.name = 'QueueAdminError';
-  }
-}
-
-/** What a declare may ask for (RabbitMQ's queue arguments, named as here). */
-export interface DeclareQueueArguments {
-  /** Every queue here is durable (its messages are in the log); false is refused. Default true. */
-  durable?: boolean;
-  /** Exclusive queues do not exist here (a dynamic node is the temporary queue); true is refused. */
-  exclusive?: boolean;
-  /** Auto-delete queues do not exist here (a dynamic node's lifetime policy is); true is refused. */
-  autoDelete?: boolean;
-  /** Enqueues beyond this many messages are refused (`x-max-length`). Default: the broker's. */
-  maxLength?: number;
-  /** Enqueues beyond this many bytes are refused (`x-max-length-bytes`). Default: the broker's. */
-  maxLengthBytes?: number;
-  /**
-   * A message delivered this many times goes to the dead-letter queue (`x-delivery-limit`;
-   * docs/broker-features.md#delivery-limit). Overrides the broker-wide `--delivery-limit`.
-   */
-  deliveryLimit?: number;
-  /** Where rejected and poison messages go; null: dropped (`x-dead-letter-queue`). Default `<name>.dlq`. */
-  deadLetterQueue?: string | null;
-}
+import {
+  checkNewQueueName,
+  checkQueueName,
+  type DeclareQueueArguments,
+  declaredOptions,
+} from './queue-admin-checks.js';
+import { QueueAdminError } from './queue-admin-errors.js';
 
 /** A queue, topic or subscription as administration reports it. */
 export interface QueueDescription {
@@ -118,9 +70,6 @@ export interface DeclareQueueResult {
   queue: QueueDescription;
 }
 
-/** The limit of integer arguments: a varint the codecs store exactly. */
-const MAX_ARGUMENT = Number.MAX_SAFE_INTEGER;
-
 /**
  * The queue administration of one broker (single node or cluster member), over its backend.
  * `queueDefaults` are the options a declared queue starts from (the broker's limits, its
@@ -137,7 +86,7 @@ export class QueueAdmin {
    * (a declare never changes a queue: QueueAdminError `conflict` otherwise, as RabbitMQ's 409).
    */
   async declareQueue(name: string, args: DeclareQueueArguments = {}): Promise<DeclareQueueResult> {
-    checkName(name);
+    checkNewQueueName(name);
     const options = declaredOptions(args, this.queueDefaults);
     const existing = this.backend.state.queueInfo(name);
     if (existing !== undefined) return { created: false, queue: matching(existing, args) };
@@ -223,48 +172,11 @@ export class QueueAdmin {
   }
 
   private info(name: string): QueueInfo {
-    checkName(name);
+    checkQueueName(name);
     const info = this.backend.state.queueInfo(name);
     if (info === undefined) throw new QueueAdminError('not-found', `no queue '${name}'`);
     return info;
   }
-}
-
-function checkName(name: string): void {
-  const bad = checkAddress(name);
-  if (bad !== undefined) throw new QueueAdminError('invalid', `queue name: ${bad}`);
-  // `$`-names are the broker's own (docs/broker-features.md: never auto-created either)
-  if (name.startsWith('$'))
-    throw new QueueAdminError('invalid', `'${name}': names starting with $ are reserved`);
-}
-
-function countArgument(label: string, v: number | undefined, min: number): number | undefined {
-  if (v === undefined) return undefined;
-  if (!Number.isSafeInteger(v) || v < min || v > MAX_ARGUMENT)
-    throw new QueueAdminError('invalid', `${label} must be an integer from ${min}, got ${String(v)}`);
-  return v;
-}
-
-/** The options a declare with `args` commits: the broker's defaults, then the arguments. */
-export function declaredOptions(args: DeclareQueueArguments, defaults: QueueOptions): QueueOptions {
-  if (args.durable === false)
-    throw new QueueAdminError('invalid', 'every queue is durable here (durable: false)');
-  if (args.exclusive === true)
-    throw new QueueAdminError('invalid', 'exclusive queues are not supported (use a dynamic node)');
-  if (args.autoDelete === true)
-    throw new QueueAdminError('invalid', 'auto-delete queues are not supported (use a dynamic node)');
-  const options: QueueOptions = { ...defaults };
-  const maxLength = countArgument('max length', args.maxLength, 0);
-  const maxLengthBytes = countArgument('max length bytes', args.maxLengthBytes, 0);
-  const deliveryLimit = countArgument('delivery limit', args.deliveryLimit, 1);
-  if (maxLength !== undefined) options.maxMessages = maxLength;
-  if (maxLengthBytes !== undefined) options.maxBytes = maxLengthBytes;
-  if (deliveryLimit !== undefined) options.deliveryLimit = deliveryLimit;
-  if (args.deadLetterQueue !== undefined) {
-    if (args.deadLetterQueue !== null) checkName(args.deadLetterQueue);
-    options.deadLetterQueue = args.deadLetterQueue;
-  }
-  return options;
 }
 
 /** `existing` described, when the arguments given match it; QueueAdminError `conflict` otherwise. */

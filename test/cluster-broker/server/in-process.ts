@@ -16,6 +16,7 @@ import {
   type BrokerServerOptions,
   resolveServerOptions,
 } from '../../../src/cluster-broker/server/options.js';
+import { QueueAdmin } from '../../../src/cluster-broker/server/queue-admin.js';
 import { encodeMessage, type Message } from '../../../src/codec/index.js';
 import { type EngineEvent, ProtocolConnection, type Session } from '../../../src/protocol/index.js';
 
@@ -31,6 +32,7 @@ export function serverContext(
     counters: newCounters(),
     activity: new Activity(),
     dynamicNodes: new DynamicNodes(backend, resolved.logger, resolved.dynamicNodeGraceMs),
+    queueAdmin: new QueueAdmin(backend, resolved.queueDefaults),
   };
   backend.on('available', (q) => ctx.consumers.available(q));
   return ctx;

@@ -37,7 +37,10 @@ beforeAll(async () => {
   handle = await startTestCluster({
     usersFile,
     permissions: {
-      users: { ops: { manage: true, monitor: true }, app: { send: ['web/orders'], monitor: true } },
+      users: {
+        ops: { manage: true, monitor: true },
+        app: { send: ['web/orders', 'prices'], receive: ['prices'], monitor: true },
+      },
     },
   });
   await waitServing(handle);
@@ -194,5 +197,36 @@ describe('HTTP queue changes on a cluster follower', () => {
       authorization: OPS,
     });
     expect(gone.status).toBe(404);
+  }, 120_000);
+
+  it('purges and deletes a topic subscription ($sub/...); a declare of a name no attach reaches is refused', async () => {
+    const conn = await connect({
+      urls: [followerAmqp],
+      reconnect: false,
+      username: 'app',
+      password: 'app-pw',
+    });
+    const r = await conn.openReceiver('prices', { topic: true, durable: true, subscription: 'ticks' });
+    await r.close(); // detach: the durable subscription stays
+    const s = await conn.openSender('prices', { topic: true });
+    for (let i = 0; i < 2; i++) await s.send({ body: i }, { timeoutMs: 20_000 });
+    await conn.close();
+    const listed = await call(follower, 'GET', '/api/queues', { authorization: OPS });
+    const all = JSON.stringify(listed.body);
+    const name = /"(\$sub\/[^"]*ticks)"/.exec(all)?.[1];
+    expect(name, all).toBeDefined();
+    const path = `/api/queues/${encodeURIComponent(name!)}`;
+    const purged = await call(follower, 'DELETE', `${path}/messages`, { ...CHANGE, authorization: OPS });
+    expect(purged).toMatchObject({ status: 200, body: { name, purged: 2 } });
+    const deleted = await call(follower, 'DELETE', path, { ...CHANGE, authorization: OPS });
+    expect(deleted).toMatchObject({ status: 200, body: { name, dropped: 0 } });
+    expect(await queueOn(follower, name!)).toBeUndefined();
+
+    const json = { ...CHANGE, authorization: OPS, 'content-type': 'application/json' };
+    for (const bad of ['/queues/x', '/management', '$management'])
+      expect(
+        (await call(follower, 'PUT', `/api/queues/${encodeURIComponent(bad)}`, json, '{}')).status,
+        bad,
+      ).toBe(400);
   }, 120_000);
 });

@@ -9,7 +9,15 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type BrokerHandle, hashPassword, startBroker } from '../../../../src/broker.js';
 import { parseUsers } from '../../../../src/cluster-broker/server/users.js';
-import { type Connection, type ConnectOptions, connect, ManagementError } from '../../../../src/index.js';
+import {
+  type CallOptions,
+  type Connection,
+  type ConnectOptions,
+  connect,
+  type Management,
+  ManagementError,
+} from '../../../../src/index.js';
+import { unwrapValue } from '../../../../src/wire-extensions.js';
 import {
   closeConnection,
   connect as rheaConnect,
@@ -45,7 +53,60 @@ async function sendN(conn: Connection, address: string, n: number): Promise<void
   await s.close();
 }
 
+/**
+ * A request the client has no method for (our `/subscriptions` extension), sent as the client
+ * sends its own: the body of a 2xx reply, unwrapped; ManagementError otherwise.
+ */
+async function request(m: Management, method: string, path: string): Promise<unknown> {
+  const raw = m as unknown as {
+    request(method: string, path: string, body: unknown, call?: CallOptions): Promise<unknown>;
+  };
+  return unwrapValue(await raw.request(method, path, undefined, { timeoutMs: 10_000 }));
+}
+
 describe('management over AMQP, single node', () => {
+  it('a durable topic subscription ($sub/...) is listed, gotten, purged and deleted; a declare refuses names no attach reaches', async () => {
+    const b = await broker({ autoCreateQueues: true });
+    const conn = await client(b, { containerId: 'subscriber' });
+    const m = await conn.management({ timeoutMs: 10_000 });
+    for (const subscription of ['ticks', 'other']) {
+      const r = await conn.openReceiver('prices', { topic: true, durable: true, subscription });
+      await r.close(); // detach with closed=false: the durable subscription stays
+    }
+    const publisher = await conn.openSender('prices', { topic: true });
+    const publish = async (n: number): Promise<void> => {
+      for (let i = 0; i < n; i++)
+        expect((await publisher.send({ body: i }, { timeoutMs: 10_000 })).state).toBe('accepted');
+    };
+    await publish(3);
+
+    const names = (await m.listQueues()).map((q) => q.name).filter((n) => n.startsWith('$sub/'));
+    expect(names).toHaveLength(2);
+    const listed = (await request(m, 'GET', '/subscriptions')) as { name: string; topic: string }[];
+    expect(listed.map((s) => s.name).sort()).toEqual([...names].sort());
+    expect(listed.every((s) => s.topic === 'prices')).toBe(true);
+    const [ticks, other] = ['ticks', 'other'].map((s) => names.find((n) => n.endsWith(`/${s}`))!);
+
+    expect((await m.getQueue(ticks!)).messageCount).toBe(3);
+    expect(await m.purgeQueue(ticks!)).toBe(3);
+    expect((await m.getQueue(ticks!)).messageCount).toBe(0);
+    await publish(2);
+    expect(await request(m, 'DELETE', `/subscriptions/${encodeURIComponent(ticks!)}`)).toEqual({
+      message_count: 2,
+    });
+    expect(await m.deleteQueue(other!)).toBe(5);
+    expect(await request(m, 'GET', '/subscriptions')).toEqual([]);
+    await expect(m.getQueue(ticks!)).rejects.toMatchObject({ status: 404 });
+
+    // names an attach could never reach (or the broker's own) are not declared
+    for (const name of ['/queues/x', '/management', '$sub/x', '$temp/x'])
+      await expect(m.declareQueue(name), name).rejects.toMatchObject({ status: 400 });
+    await expect(
+      m.declareQueue('q', { arguments: { 'x-quorate-dead-letter-queue': '/queues/q.dlq' } }),
+    ).rejects.toMatchObject({ status: 400 });
+    expect((await m.listQueues()).map((q) => q.name)).not.toContain('/queues/x');
+  });
+
   it('declares with arguments, gets, lists, purges, deletes; a restart keeps it', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'quorate-mgmt-'));
     dirs.push(dataDir);
