@@ -21,7 +21,6 @@ import {
 import { Decoder, decodeError } from './decoder.js';
 import { writeList } from './encode.js';
 import type { MessageId } from './message-id.js';
-import { outputBuffer } from './output-slab.js';
 import type { AmqpValue } from './values.js';
 import { scratch } from './writer.js';
 
@@ -168,7 +167,7 @@ export function encodeMessage(m: Message): Uint8Array {
   const { big, split } = writeSections(m);
   const w = scratch.current();
   if (big === undefined) return w.copyOut();
-  const out = outputBuffer(w.pos + big.length);
+  const out = Buffer.allocUnsafe(w.pos + big.length);
   w.buf.copy(out, 0, 0, split);
   out.set(big, split);
   w.buf.copy(out, split + big.length, split, w.pos);
