@@ -10,8 +10,12 @@
  * figure is messages delivered per second, from the first send to the last delivery, and the ratio.
  * `--profile [DIR]` writes CPU profiles (.cpuprofile, open in Chrome DevTools): the broker's
  * (`--cpu-prof`, written when it stops) and this process's (both clients) for each measured run.
+ * `--round topic` (or `--round queues`) runs that round alone (its warm-up included), so the
+ * broker's profile, which spans its whole life, holds one kind of work (not `--only`: that is
+ * bench/report.ts's flag, and this bench reads the whole command line).
  *
  *   npx tsx bench/run.ts topics [--messages N] [--subscribers K] [--window W] [--profile [DIR]]
+ *     [--round topic|queues]
  */
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,7 +38,13 @@ export interface TopicsOptions {
   window?: number;
   /** Directory for the CPU profiles (broker and clients); undefined: no profiling. */
   profileDir?: string;
+  /** Run this round alone (with its warm-up); undefined: both. */
+  round?: RoundName;
 }
+
+/** The two rounds: one topic, or the same messages to separate queues. */
+export type RoundName = 'topic' | 'queues';
+const ROUND_NAMES: readonly RoundName[] = ['topic', 'queues'];
 
 export interface TopicsResult {
   messages: number;
@@ -63,6 +73,12 @@ function argsFromCommandLine(argv: string[]): Partial<TopicsOptions> {
   if (s !== undefined) opts.subscribers = Number(s);
   const w = value('--window');
   if (w !== undefined) opts.window = Number(w);
+  const only = value('--round');
+  if (only !== undefined) {
+    if (!ROUND_NAMES.includes(only as RoundName))
+      throw new Error(`--round takes ${ROUND_NAMES.join(' or ')}, not ${JSON.stringify(only)}`);
+    opts.round = only as RoundName;
+  }
   const p = argv.indexOf('--profile');
   if (p >= 0) {
     const dir = argv[p + 1];
@@ -127,6 +143,8 @@ export async function run(opts: TopicsOptions = {}): Promise<TopicsResult> {
   const k = opts.subscribers ?? cli.subscribers ?? 10;
   const window = opts.window ?? cli.window ?? 1000;
   const profileDir = opts.profileDir ?? cli.profileDir;
+  const only = opts.round ?? cli.round;
+  const runs = (round: RoundName) => only === undefined || only === round;
   if (profileDir !== undefined) {
     mkdirSync(profileDir, { recursive: true });
     log(`CPU profiles into ${profileDir}`);
@@ -145,20 +163,22 @@ export async function run(opts: TopicsOptions = {}): Promise<TopicsResult> {
     const stamp = Date.now();
     // warm-up (JIT, link and queue paths) at a tenth of the size
     const warm = Math.max(100, Math.floor(n / 10));
-    await topicRound(broker.url, `topic-warm-${stamp}`, warm, k, window, body);
-    await queuesRound(broker.url, `queues-warm-${stamp}`, warm, k, window, body);
+    if (runs('topic')) await topicRound(broker.url, `topic-warm-${stamp}`, warm, k, window, body);
+    if (runs('queues')) await queuesRound(broker.url, `queues-warm-${stamp}`, warm, k, window, body);
     const clientProfile = (name: string) =>
       profileDir === undefined ? undefined : join(profileDir, `client-${name}.cpuprofile`);
     const counted = await benchProcesses(broker);
     // per delivered message: both rounds deliver n x k
-    ({ value: topic, cpuUs: topicCpu } = await measureCpu(counted, n * k, () =>
-      profiled(clientProfile('topic'), () => topicRound(broker!.url, `topic-${stamp}`, n, k, window, body)),
-    ));
-    ({ value: queues, cpuUs: queuesCpu } = await measureCpu(counted, n * k, () =>
-      profiled(clientProfile('queues'), () =>
-        queuesRound(broker!.url, `queues-${stamp}`, n, k, window, body),
-      ),
-    ));
+    if (runs('topic'))
+      ({ value: topic, cpuUs: topicCpu } = await measureCpu(counted, n * k, () =>
+        profiled(clientProfile('topic'), () => topicRound(broker!.url, `topic-${stamp}`, n, k, window, body)),
+      ));
+    if (runs('queues'))
+      ({ value: queues, cpuUs: queuesCpu } = await measureCpu(counted, n * k, () =>
+        profiled(clientProfile('queues'), () =>
+          queuesRound(broker!.url, `queues-${stamp}`, n, k, window, body),
+        ),
+      ));
   } finally {
     await broker?.stop().catch(() => undefined);
   }

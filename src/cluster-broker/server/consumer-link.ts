@@ -26,6 +26,7 @@ import type { RegisteredConsumer } from './context.js';
 import { scopedLinkKey } from './identity.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
 import { CongestionPause, DeliveryTags } from './outgoing-link.js';
+import { hasFirstAcquirerOnlyHeader } from './stored-header.js';
 
 /** The default outcome our sources advertise (docs/delivery-contract.md#outcomes). */
 export const DEFAULT_OUTCOME: SettleOutcome = { type: 'modified', deliveryFailed: true };
@@ -443,6 +444,9 @@ function outcomeKey(o: SettleOutcome): string {
  * link stored it with first-acquirer set).
  */
 export function rewriteHeader(m: AcquiredMessage): Uint8Array {
+  // the common first delivery, seen without a decode: stored with the header a publisher link
+  // writes on a message sent without one (docs/architecture.md#delivery-path)
+  if (m.deliveryCount === 0 && m.firstAcquirer && hasFirstAcquirerOnlyHeader(m.message)) return m.message;
   const { header } = splitMessage(m.message);
   if (
     (header?.deliveryCount ?? 0) === m.deliveryCount &&

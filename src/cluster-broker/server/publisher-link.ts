@@ -19,6 +19,7 @@ import type { EnqueueResult } from '../core/results.js';
 import { RecordTooLargeError } from '../files/errors.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
 import { RelayTargets } from './relay.js';
+import { FIRST_ACQUIRER_ONLY } from './stored-header.js';
 
 export class PublisherLink implements LinkHandler {
   /** Messages submitted and not yet settled. */
@@ -233,5 +234,3 @@ function storedForm(bytes: Uint8Array, header: MessageHeader | undefined, header
 }
 
 const EMPTY = new Uint8Array(0);
-/** The header of a message sent without one (most are: the quorate client's, rhea's), encoded once. */
-const FIRST_ACQUIRER_ONLY = withHeader(EMPTY, { firstAcquirer: true });
