@@ -13,8 +13,8 @@ import { formatTable } from './table.js';
 export const STATUS_USAGE = `Usage: quorate-broker status URL... [--user U] [--password P] [--no-follow] [--json]
 
 Prints each member's overview (GET URL/api/overview) as a table: role, leader, term, commit and
-applied index, quorate, serving, queues, connections, uptime, and the lag of every member as the
-first answering leader (else member) sees it. Follows the member list of the answers unless
+applied index, quorate, serving, queues, connections, consumers, uptime, the client totals of the
+whole cluster, and the lag of every member as the first answering leader (else member) sees it. Follows the member list of the answers unless
 --no-follow. Credentials: --user/--password, user:password@ in the URL, or QUORATE_USER and
 QUORATE_PASSWORD. Exit code 0 when every member answered and serves, 1 otherwise, 2 on bad usage.
 
@@ -88,6 +88,7 @@ export function formatStatusTable(answers: readonly MemberAnswer[]): string {
       'SERVING',
       'QUEUES',
       'CONNS',
+      'CONSUMERS',
       'UP',
       'URL',
     ],
@@ -130,6 +131,7 @@ export function formatStatusTable(answers: readonly MemberAnswer[]): string {
       o.serving ? 'yes' : 'NO',
       String(o.queues),
       String(o.connections),
+      String(o.consumers),
       duration(o.uptimeSeconds),
       a.url,
     ]);
@@ -143,6 +145,8 @@ export function formatStatusTable(answers: readonly MemberAnswer[]): string {
       lagRows.push([m.id, m.reachable ? 'yes' : 'NO', m.lag === null ? '?' : String(m.lag), m.url ?? '?']);
     }
     out += `\nas ${v.member} (${v.role}) sees the members:\n${formatTable(lagRows)}`;
+    const uncounted = v.uncountedMembers.length > 0 ? ` (not counted: ${v.uncountedMembers.join(', ')})` : '';
+    out += `clients of the cluster: ${v.clusterConnections} connections, ${v.clusterConsumers} consumers${uncounted}\n`;
   }
   return out;
 }

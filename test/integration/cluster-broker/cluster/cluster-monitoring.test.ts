@@ -75,6 +75,10 @@ async function followerDown(leader: string, victim: string): Promise<void> {
   expect(lines.find((l) => l.startsWith(`${victim} `))).toContain('unreachable');
   expect(lines.find((l) => l.startsWith(`${survivor} `))).toMatch(/\sfollower\s/);
   expect(table).toContain(`as ${leader} (leader) sees the members:`);
+  // the dead member's clients are unknown: named, never counted as 0
+  expect(table).toMatch(
+    new RegExp(`\nclients of the cluster: \\d+ connections, \\d+ consumers \\(not counted: ${victim}\\)\n`),
+  );
   const fromSurvivor = (await overview(survivor)).members.find((m) => m.id === victim)!;
   expect(fromSurvivor.reachable).toBe(false);
   expect(fromSurvivor.lag).toBeGreaterThanOrEqual(30);
