@@ -21,7 +21,7 @@
 import { parseArgs } from 'node:util';
 import { type Connection, connect, type Delivery } from 'quorate';
 import { startCluster } from 'quorate/broker';
-import { everyMemberServes, formatTable, leaderOf, memberAt, produce } from './demo-cluster.js';
+import { formatTable, killInUseLoop, produce } from './demo-cluster.js';
 import { DemoProgress } from './demo-progress.js';
 import { startStatusProxy } from './status-proxy.js';
 
@@ -107,7 +107,27 @@ async function main(): Promise<number> {
     const started = Date.now();
     const stopAt = started + durationMs;
     const consumer = consume(receiver, tally);
-    const nemesis = killLoop(cluster, () => conn?.url, tally, progress, stopAt, killEveryMs);
+    const nemesis = killInUseLoop({
+      cluster,
+      queue: QUEUE,
+      inUse: () => conn?.url,
+      stopAt,
+      everyMs: killEveryMs,
+      killing: (v) => {
+        progress.line(
+          `kill -9 ${v.id}${v.wasLeader ? ' (the leader)' : ''} (pid ${v.pid}), the member the client is using`,
+        );
+        tally.killLog.push({
+          member: v.id,
+          wasLeader: v.wasLeader,
+          at: Date.now(),
+          failedOver: false,
+          resumedMs: undefined,
+          stallMs: 0,
+        });
+      },
+      killed: () => tally.kills++,
+    });
     const ticker = setInterval(() => progress.update(snapshot(tally, started)), 250);
 
     await produce({
@@ -193,43 +213,6 @@ async function consume(receiver: AsyncIterable<Delivery>, tally: Tally): Promise
     // the receiver was closed
   }
   await Promise.all(accepting);
-}
-
-type Cluster = Awaited<ReturnType<typeof startCluster>>;
-
-/** Every `everyMs`, once every member serves again, kill -9 the member the client uses. */
-async function killLoop(
-  cluster: Cluster,
-  currentUrl: () => string | undefined,
-  tally: Tally,
-  progress: DemoProgress,
-  stopAt: number,
-  everyMs: number,
-): Promise<void> {
-  let next = Date.now() + everyMs;
-  while (Date.now() < stopAt - everyMs / 2) {
-    await new Promise((r) => setTimeout(r, 100));
-    if (Date.now() < next) continue;
-    if (!(await everyMemberServes(cluster, QUEUE))) continue; // restarted members must have caught up
-    const url = currentUrl();
-    const victim = memberAt(cluster, url);
-    if (!victim) continue;
-    const wasLeader = (await leaderOf(victim.httpUrl)) === victim.id;
-    progress.line(
-      `kill -9 ${victim.id}${wasLeader ? ' (the leader)' : ''} (pid ${victim.pid}), the member the client is using`,
-    );
-    tally.killLog.push({
-      member: victim.id,
-      wasLeader,
-      at: Date.now(),
-      failedOver: false,
-      resumedMs: undefined,
-      stallMs: 0,
-    });
-    await cluster.kill(victim.id, { restart: true });
-    tally.kills++;
-    next = Date.now() + everyMs;
-  }
 }
 
 function snapshot(t: Tally, started: number) {
