@@ -17,6 +17,11 @@
  * message (federation-topic-demo.ts), the same flags but `--consumers-on`, which it refuses: a
  * topic copies every message to both clusters, there is no choosing where they go. `--topic`
  * without `--federation` is refused too (exit 2 for both).
+ *
+ * `--browser [--seconds N]`: the cluster also serves AMQP over WebSocket and a local page runs
+ * the client in the browser (browser-demo.ts); the same kills, of the member the page uses. It
+ * prints the page's URL and runs until Ctrl-C, or lets the page send N s and exits with its
+ * verdict. `--kill-every`, `--nodes` and `--window` apply.
  */
 import { parseArgs } from 'node:util';
 import { type Connection, connect, type Delivery } from 'quorate';
@@ -36,6 +41,9 @@ const { values: args } = parseArgs({
     topic: { type: 'boolean', default: false },
     // no default: with --topic, a --consumers-on given at all is refused
     'consumers-on': { type: 'string' },
+    browser: { type: 'boolean', default: false },
+    // no default: without it the browser demo runs until Ctrl-C
+    seconds: { type: 'string' },
   },
 });
 const durationMs = Number(args.duration) * 1000;
@@ -250,9 +258,19 @@ function federationDemo(): Promise<number> {
   return import('./federation-topic-demo.js').then((m) => m.runFederationTopicDemo(options));
 }
 
+function browserDemo(): Promise<number> {
+  if (args.federation) refuse('--browser and --federation are separate demos');
+  const seconds = args.seconds === undefined ? undefined : Number(args.seconds);
+  if (seconds !== undefined && !(seconds > 0))
+    refuse(`--seconds takes a positive number, got ${args.seconds}`);
+  return import('./browser-demo.js').then((m) => m.runBrowserDemo({ seconds, killEveryMs, nodes, window }));
+}
+
 if (args.topic && !args.federation)
   refuse('--topic goes with --federation: npm run demo -- --federation --topic');
-const run = args.federation ? federationDemo() : main();
+if (args.seconds !== undefined && !args.browser)
+  refuse('--seconds goes with --browser (the others take --duration)');
+const run = args.browser ? browserDemo() : args.federation ? federationDemo() : main();
 run.then(
   (code) => process.exit(code),
   (err) => {
