@@ -92,19 +92,21 @@ export async function runBrowserDemo(o: BrowserDemoOptions): Promise<number> {
     if (req.method === 'GET' && req.url === '/config.json') {
       // each page its own queue: two open tabs must not take each other's messages
       const config = { queue: `browser-demo-${++pages}`, urls: cluster?.wsUrls ?? [], window: o.window };
-      return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(config));
+      return json(res, config);
     }
     if (req.method === 'POST' && req.url === '/report') {
       const report = parseReport(await readBody(req, res));
       if (report === undefined) return void (res.headersSent || res.writeHead(400).end('bad report\n'));
       const before = reports.get(report.page);
+      // a report sent before the final one may arrive after it: the final counters stay
+      if (before?.done) return json(res, answer());
       if (before === undefined) process.stdout.write(`page ${report.page} opened\n`);
       if (before !== undefined && report.failovers > before.failovers)
         process.stdout.write(`page ${report.page}: failover to ${report.inUse}\n`);
-      if (report.done && !before?.done) process.stdout.write(`page ${report.page} drained\n`);
+      if (report.done) process.stdout.write(`page ${report.page} drained\n`);
       reports.set(report.page, report);
       if (!report.done) lastReporter = report.page;
-      return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer()));
+      return json(res, answer());
     }
     res.writeHead(404).end();
   }
@@ -189,6 +191,10 @@ function summarize(reports: Map<string, PageReport>, kills: number, interrupted:
     (interrupted || drained.length === reports.size);
   process.stdout.write(ok ? '\nOK: nothing lost, nothing duplicated.\n' : '\nFAILED: see the table above.\n');
   return ok || (interrupted && drained.length === 0) ? 0 : 1;
+}
+
+function json(res: ServerResponse, value: unknown): void {
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(value));
 }
 
 function allDone(reports: Map<string, PageReport>): boolean {
