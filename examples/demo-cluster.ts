@@ -79,6 +79,7 @@ export async function killInUseLoop(o: {
   while (Date.now() < o.stopAt - o.everyMs / 2 && !o.signal?.aborted) {
     await new Promise((r) => setTimeout(r, 100));
     if (Date.now() < next) continue;
+    if (memberAt(o.cluster, o.inUse()) === undefined) continue; // no client yet: no probes either
     if (!(await everyMemberServes(o.cluster, o.queue))) continue; // restarted members must have caught up
     const member = memberAt(o.cluster, o.inUse());
     if (!member || o.signal?.aborted) continue;
