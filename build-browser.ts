@@ -21,6 +21,8 @@ export const BROWSER_BUDGET_BYTES = 60 * 1024;
 
 /** Node modules the client names, and what the browser build takes instead. */
 const NODE_STAND_INS: Readonly<Record<string, string>> = {
+  // the same stand-in as the injected global: src/ may import Buffer explicitly (protocol/receiver.ts)
+  'node:buffer': join(SHIMS, 'buffer.ts'),
   'node:crypto': join(SHIMS, 'crypto.ts'),
   'node:diagnostics_channel': join(SHIMS, 'diagnostics-channel.ts'),
 };

@@ -41,9 +41,58 @@ export async function everyMemberServes(cluster: ClusterHandle, queue: string): 
   return results.every((r) => r.status === 'fulfilled');
 }
 
-/** The member of `cluster` serving `url` (undefined: none, or no URL). */
+/** The member of `cluster` serving `url`, its AMQP or its WebSocket URL (undefined: none, or no URL). */
 export function memberAt(cluster: ClusterHandle, url: string | undefined) {
-  return cluster.members().find((m) => url !== undefined && sameEndpoint(m.url, url));
+  return cluster
+    .members()
+    .find(
+      (m) =>
+        url !== undefined && (sameEndpoint(m.url, url) || (m.wsUrl != null && sameEndpoint(m.wsUrl, url))),
+    );
+}
+
+/** The member a kill loop is about to kill -9. */
+export interface Victim {
+  id: string;
+  pid: number | undefined;
+  /** it was the leader as it saw itself just before the kill */
+  wasLeader: boolean;
+}
+
+/**
+ * Every `everyMs` until `stopAt` (or `signal` aborts), once every member serves again, kill -9
+ * the member the client uses (`inUse()`: its URL, AMQP or WebSocket); the supervisor restarts it.
+ * `killing` is told just before each kill, `killed` just after.
+ */
+export async function killInUseLoop(o: {
+  cluster: ClusterHandle;
+  /** what the "every member serves" probe attaches a sender to */
+  queue: string;
+  inUse: () => string | undefined;
+  stopAt: number;
+  everyMs: number;
+  signal?: AbortSignal;
+  killing: (victim: Victim) => void;
+  killed?: (victim: Victim) => void;
+}): Promise<void> {
+  let next = Date.now() + o.everyMs;
+  while (Date.now() < o.stopAt - o.everyMs / 2 && !o.signal?.aborted) {
+    await new Promise((r) => setTimeout(r, 100));
+    if (Date.now() < next) continue;
+    if (memberAt(o.cluster, o.inUse()) === undefined) continue; // no client yet: no probes either
+    if (!(await everyMemberServes(o.cluster, o.queue))) continue; // restarted members must have caught up
+    const member = memberAt(o.cluster, o.inUse());
+    if (!member || o.signal?.aborted) continue;
+    const victim: Victim = {
+      id: member.id,
+      pid: member.pid ?? undefined,
+      wasLeader: (await leaderOf(member.httpUrl)) === member.id,
+    };
+    o.killing(victim);
+    await o.cluster.kill(victim.id, { restart: true });
+    o.killed?.(victim);
+    next = Date.now() + o.everyMs;
+  }
 }
 
 export function sameEndpoint(a: string, b: string): boolean {

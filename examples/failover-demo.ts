@@ -17,11 +17,16 @@
  * message (federation-topic-demo.ts), the same flags but `--consumers-on`, which it refuses: a
  * topic copies every message to both clusters, there is no choosing where they go. `--topic`
  * without `--federation` is refused too (exit 2 for both).
+ *
+ * `--browser [--seconds N]`: the cluster also serves AMQP over WebSocket and a local page runs
+ * the client in the browser (browser-demo.ts); the same kills, of the member the page uses. It
+ * prints the page's URL and runs until Ctrl-C, or lets the page send N s and exits with its
+ * verdict. `--kill-every`, `--nodes` and `--window` apply.
  */
 import { parseArgs } from 'node:util';
 import { type Connection, connect, type Delivery } from 'quorate';
 import { startCluster } from 'quorate/broker';
-import { everyMemberServes, formatTable, leaderOf, memberAt, produce } from './demo-cluster.js';
+import { formatTable, killInUseLoop, produce } from './demo-cluster.js';
 import { DemoProgress } from './demo-progress.js';
 import { startStatusProxy } from './status-proxy.js';
 
@@ -36,6 +41,9 @@ const { values: args } = parseArgs({
     topic: { type: 'boolean', default: false },
     // no default: with --topic, a --consumers-on given at all is refused
     'consumers-on': { type: 'string' },
+    browser: { type: 'boolean', default: false },
+    // no default: without it the browser demo runs until Ctrl-C
+    seconds: { type: 'string' },
   },
 });
 const durationMs = Number(args.duration) * 1000;
@@ -107,7 +115,27 @@ async function main(): Promise<number> {
     const started = Date.now();
     const stopAt = started + durationMs;
     const consumer = consume(receiver, tally);
-    const nemesis = killLoop(cluster, () => conn?.url, tally, progress, stopAt, killEveryMs);
+    const nemesis = killInUseLoop({
+      cluster,
+      queue: QUEUE,
+      inUse: () => conn?.url,
+      stopAt,
+      everyMs: killEveryMs,
+      killing: (v) => {
+        progress.line(
+          `kill -9 ${v.id}${v.wasLeader ? ' (the leader)' : ''} (pid ${v.pid}), the member the client is using`,
+        );
+        tally.killLog.push({
+          member: v.id,
+          wasLeader: v.wasLeader,
+          at: Date.now(),
+          failedOver: false,
+          resumedMs: undefined,
+          stallMs: 0,
+        });
+      },
+      killed: () => tally.kills++,
+    });
     const ticker = setInterval(() => progress.update(snapshot(tally, started)), 250);
 
     await produce({
@@ -195,43 +223,6 @@ async function consume(receiver: AsyncIterable<Delivery>, tally: Tally): Promise
   await Promise.all(accepting);
 }
 
-type Cluster = Awaited<ReturnType<typeof startCluster>>;
-
-/** Every `everyMs`, once every member serves again, kill -9 the member the client uses. */
-async function killLoop(
-  cluster: Cluster,
-  currentUrl: () => string | undefined,
-  tally: Tally,
-  progress: DemoProgress,
-  stopAt: number,
-  everyMs: number,
-): Promise<void> {
-  let next = Date.now() + everyMs;
-  while (Date.now() < stopAt - everyMs / 2) {
-    await new Promise((r) => setTimeout(r, 100));
-    if (Date.now() < next) continue;
-    if (!(await everyMemberServes(cluster, QUEUE))) continue; // restarted members must have caught up
-    const url = currentUrl();
-    const victim = memberAt(cluster, url);
-    if (!victim) continue;
-    const wasLeader = (await leaderOf(victim.httpUrl)) === victim.id;
-    progress.line(
-      `kill -9 ${victim.id}${wasLeader ? ' (the leader)' : ''} (pid ${victim.pid}), the member the client is using`,
-    );
-    tally.killLog.push({
-      member: victim.id,
-      wasLeader,
-      at: Date.now(),
-      failedOver: false,
-      resumedMs: undefined,
-      stallMs: 0,
-    });
-    await cluster.kill(victim.id, { restart: true });
-    tally.kills++;
-    next = Date.now() + everyMs;
-  }
-}
-
 function snapshot(t: Tally, started: number) {
   return {
     elapsedMs: Date.now() - started,
@@ -267,9 +258,19 @@ function federationDemo(): Promise<number> {
   return import('./federation-topic-demo.js').then((m) => m.runFederationTopicDemo(options));
 }
 
+function browserDemo(): Promise<number> {
+  if (args.federation) refuse('--browser and --federation are separate demos');
+  const seconds = args.seconds === undefined ? undefined : Number(args.seconds);
+  if (seconds !== undefined && !(seconds > 0))
+    refuse(`--seconds takes a positive number, got ${args.seconds}`);
+  return import('./browser-demo.js').then((m) => m.runBrowserDemo({ seconds, killEveryMs, nodes, window }));
+}
+
 if (args.topic && !args.federation)
   refuse('--topic goes with --federation: npm run demo -- --federation --topic');
-const run = args.federation ? federationDemo() : main();
+if (args.seconds !== undefined && !args.browser)
+  refuse('--seconds goes with --browser (the others take --duration)');
+const run = args.browser ? browserDemo() : args.federation ? federationDemo() : main();
 run.then(
   (code) => process.exit(code),
   (err) => {
