@@ -282,10 +282,10 @@ describe('single-node monitoring endpoints', () => {
     expect(code).toBe(0);
     const [header, row] = table.split('\n');
     expect(header).toMatch(
-      /^MEMBER\s+ROLE\s+LEADER\s+TERM\s+COMMIT\s+APPLIED\s+QUORATE\s+SERVING\s+QUEUES\s+CONNS\s+UP\s+URL$/,
+      /^MEMBER\s+ROLE\s+LEADER\s+TERM\s+COMMIT\s+APPLIED\s+QUORATE\s+SERVING\s+QUEUES\s+CONNS\s+CONSUMERS\s+UP\s+URL$/,
     );
     expect(row).toMatch(
-      /^single-under-test\s+single\s+single-under-test\s+0\s+\d+\s+\d+\s+yes\s+yes\s+\d+\s+1\s/,
+      /^single-under-test\s+single\s+single-under-test\s+0\s+\d+\s+\d+\s+yes\s+yes\s+\d+\s+1\s+\d+\s/,
     );
     const [denied, deniedTable] = await run(broker.httpUrl!);
     expect(denied).toBe(1);
