@@ -85,8 +85,8 @@ const LAYERS: readonly Readonly<Record<string, readonly string[]>>[] = [
   },
   { [`${CB}/core`]: [...cb('selector'), 'common', 'errors'] },
   {
-    // the pure Raft protocol: nothing but itself and the error base (which imports nothing)
-    [`${CB}/replication/raft`]: ['errors'],
+    // the pure Raft protocol: nothing but itself
+    [`${CB}/replication/raft`]: [],
     [`${CB}/selector`]: ['codec', 'errors'],
     [`${CB}/netproxy`]: ['common', 'errors'],
     [`${CB}/files`]: ['common', 'errors'],

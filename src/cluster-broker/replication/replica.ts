@@ -11,7 +11,7 @@ import { DEFAULT_MAX_LOG_BYTES, raftCompactionDue } from '../files/compaction-pa
 import type { DurableFs } from '../files/durable-fs.js';
 import type { LatencyHistogram } from '../files/latency-histogram.js';
 import type { ClusterTlsOptions } from './cluster-tls.js';
-import { ProposalOutcomeError, ReplicationError } from './errors.js';
+import { NotLeaderError, ProposalOutcomeError, ReplicationError } from './errors.js';
 import { FileStorage, type StoreDamage } from './file-storage.js';
 import { assertEntryFits } from './log-records.js';
 import { RaftCore } from './raft/core.js';
@@ -244,6 +244,7 @@ export class Replica extends EventEmitter<ReplicaEvents> {
     if (this.closed) return Promise.reject(new ReplicationError('amqp:connection:forced', 'replica closed'));
     let pos: { index: number; term: number };
     try {
+      if (!this.core.isLeader()) throw new NotLeaderError(this.core.leaderId);
       assertEntryFits(data); // never a record the log's reader would call damaged
       pos = this.core.propose(data, this.clock());
     } catch (err) {

@@ -10,7 +10,6 @@
  * an append-response on the persisted entries, a leader's append on its persisted term), which
  * is why nothing is sent before the fsync.
  */
-import { NotLeaderError } from './errors.js';
 import { RaftLog } from './log.js';
 import { Progress } from './progress.js';
 import type {
@@ -278,10 +277,13 @@ export class RaftCore {
     return Math.max(0, this.members.filter((m) => m !== this.lostLeader).indexOf(id));
   }
 
-  /** Append `data` as a new entry (leader only). Resolve the returned index/term by watching `apply`. */
+  /**
+   * Append `data` as a new entry (leader only: a driver asks `isLeader()` first and refuses a
+   * proposal on a follower in its own terms). Resolve the returned index/term by watching `apply`.
+   */
   propose(data: Uint8Array, now: number): { index: number; term: number } {
     this.now = now;
-    if (this.role !== 'leader') throw new NotLeaderError(this.leader);
+    if (this.role !== 'leader') throw new Error(`not the leader (leader: ${this.leader ?? 'unknown'})`);
     const index = this.log.lastIndex() + 1;
     this.log.append({ index, term: this.term, data });
     if (this.peers.length === 0) this.maybeCommit();

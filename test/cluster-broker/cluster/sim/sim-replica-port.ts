@@ -6,7 +6,7 @@
  * its index overwritten by a new leader, this member's leadership lost, the member gone.
  */
 import type { ReplicaPort } from '../../../../src/cluster-broker/cluster/cluster-backend.js';
-import { ProposalOutcomeError } from '../../../../src/cluster-broker/replication/errors.js';
+import { NotLeaderError, ProposalOutcomeError } from '../../../../src/cluster-broker/replication/errors.js';
 import type { RaftCore } from '../../../../src/cluster-broker/replication/raft/core.js';
 import type { Entry, Role, SoftState } from '../../../../src/cluster-broker/replication/raft/types.js';
 import type { Committed } from '../../../../src/cluster-broker/replication/replica.js';
@@ -42,6 +42,7 @@ export class SimReplicaPort implements ReplicaPort {
 
   /** Rejects (NotLeaderError) at once on a follower, as Replica's does. */
   propose(data: Uint8Array): Promise<Committed> {
+    if (!this.core.isLeader()) return Promise.reject(new NotLeaderError(this.core.leaderId));
     return new Promise<Committed>((resolve, reject) => {
       const at = this.core.propose(data, this.now()); // a throw rejects the promise
       this.proposals.set(at.index, { term: at.term, resolve, reject });

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import rhea from 'rhea';
 import { afterAll, expect, it } from 'vitest';
+import { waitFor } from '../../../support/net.js';
 
 const CHILD = join(import.meta.dirname, '../../../cluster-broker/server/fixtures/alarm-broker-child.ts');
 const LIMIT = 96 * 1024 * 1024;
@@ -29,25 +30,7 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-/** Resolves when `check` holds after a new sample or event; rejects past the deadline. */
 let diag = (): string => '';
-function until(
-  what: string,
-  check: () => boolean,
-  subscribe: (wake: () => void) => void,
-  ms: number,
-): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}: ${diag()}`)), ms);
-    const wake = (): void => {
-      if (!check()) return;
-      clearTimeout(timer);
-      resolve();
-    };
-    subscribe(wake);
-    wake();
-  });
-}
 
 it('a flood publisher is held at the memory limit while a consumer drains; then it resumes', async () => {
   dir = await mkdtemp(join(tmpdir(), 'qb-alarm-'));
@@ -73,6 +56,8 @@ it('a flood publisher is held at the memory limit while a consumer drains; then 
   const on = (w: () => void): void => {
     wakers.add(w);
   };
+  const until = (what: string, check: () => boolean, timeoutMs: number): Promise<void> =>
+    waitFor(check, { what, timeoutMs, wakeOn: on, describe: () => diag() });
   diag = () =>
     JSON.stringify({
       sent,
@@ -102,13 +87,12 @@ it('a flood publisher is held at the memory limit while a consumer drains; then 
 
   // 1. the flood reaches the limit and goes on for 50 more samples: it is held there (memory
   //    hovers at the limit: credit comes only when collected garbage takes it back under)
-  await until('the memory alarm', alarmOn, on, 240_000);
+  await until('the memory alarm', alarmOn, 240_000);
   const alarmAt = samples.length;
-  await until('50 more samples', () => samples.length >= alarmAt + 50, on, 120_000);
+  await until('50 more samples', () => samples.length >= alarmAt + 50, 120_000);
   await until(
     'the alarm on and the publisher without credit',
     () => alarmOn() && !sender.sendable(),
-    on,
     120_000,
   );
   sender.close(); // the alarm is on: it now stays on until a consumer drains
@@ -125,7 +109,7 @@ it('a flood publisher is held at the memory limit while a consumer drains; then 
     if (alarmOn()) receivedWhileAlarm++;
     wakeAll();
   });
-  await until('the alarm to clear', () => samples.at(-1)?.alarms.length === 0, on, 240_000);
+  await until('the alarm to clear', () => samples.at(-1)?.alarms.length === 0, 240_000);
   expect(receivedWhileAlarm).toBeGreaterThan(0);
   const again = pubConn.open_sender({ target: { address: 'flood' } });
   let resumed = false;
@@ -133,8 +117,8 @@ it('a flood publisher is held at the memory limit while a consumer drains; then 
     resumed = true;
     wakeAll();
   });
-  await until('credit for a new publisher', () => resumed, on, 60_000);
-  await until('the consumer to drain what the broker accepted', () => received >= held, on, 240_000);
+  await until('credit for a new publisher', () => resumed, 60_000);
+  await until('the consumer to drain what the broker accepted', () => received >= held, 240_000);
 
   const maxUsed = Math.max(...samples.map((s) => s.used));
   const maxUsedFlood = Math.max(...samples.slice(0, floodSamples).map((s) => s.used));
