@@ -77,10 +77,12 @@ export class UnresponsiveGuard {
   private stopped = false;
   /** whether the member was asked once, early, if it answers probes at all */
   private askedWhetherItAnswers = false;
+  /** Asks by Begin a member that left the early echo unanswered (see `askByBegin`). */
+  private beginCheck: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly conn: GuardedConnection,
-    options: SilenceWatchOptions,
+    private readonly options: SilenceWatchOptions,
     private readonly clock: () => number,
   ) {
     this.watch = new SilenceWatch(options, clock());
@@ -99,6 +101,8 @@ export class UnresponsiveGuard {
     if (!this.askedWhetherItAnswers && this.conn.engine.probe(true)) {
       this.askedWhetherItAnswers = true;
       this.conn.pump();
+      this.beginCheck = setTimeout(this.askByBegin, this.options.probeMs);
+      this.beginCheck.unref?.();
     }
     if (this.timer) return;
     this.schedule(this.clock() + FIRST_LOOK_MS);
@@ -108,7 +112,21 @@ export class UnresponsiveGuard {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    if (this.beginCheck) clearTimeout(this.beginCheck);
+    this.beginCheck = undefined;
   }
+
+  /**
+   * A member that has not answered the early echo (RabbitMQ 3.10 ignores `echo`) is asked once
+   * more, by a Begin it must answer, while it is healthy: once it has answered one, a later
+   * unanswered probe means a hang, and a stopped member is given up after the probe deadline
+   * instead of the longer bound on its next frame (docs/failover.md#unresponsive).
+   */
+  private readonly askByBegin = (): void => {
+    this.beginCheck = undefined;
+    if (this.stopped || this.conn.engine.answersProbes) return;
+    if (this.conn.engine.probe()) this.conn.pump();
+  };
 
   private schedule(at: number): void {
     this.timer = setTimeout(this.look, Math.max(1, Math.ceil(at - this.clock())));
