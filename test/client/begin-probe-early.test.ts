@@ -6,7 +6,7 @@
  * echo requests, so the broker never answers one, as RabbitMQ does; one send is accepted at once,
  * so the silence watch itself never probes.
  */
-import { createConnection, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
 import { startBroker } from '../../src/broker.js';
 import type { Frame } from '../../src/codec/contract.js';
@@ -25,14 +25,7 @@ class EchoIgnoringProxy extends LoopbackProxy {
   echoesDropped = 0;
 
   protected accept(client: Socket): void {
-    const upstream = createConnection(this.target);
-    for (const s of [client, upstream]) {
-      this.sockets.add(s);
-      s.on('close', () => this.sockets.delete(s));
-      s.on('error', () => undefined);
-    }
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
+    const upstream = this.linkUpstream(client);
     upstream.on('data', (chunk) => client.write(chunk));
     const splitter = new FrameSplitter();
     client.on('data', (chunk: Buffer) => {

@@ -1,4 +1,4 @@
-import { createServer, type Server, type Socket } from 'node:net';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
 
 /**
  * The common part of the test proxies: a listener on 127.0.0.1 (a free port) in front of
@@ -31,4 +31,20 @@ export abstract class LoopbackProxy {
   }
 
   protected abstract accept(client: Socket): void;
+
+  /**
+   * Opens the upstream connection for `client`: both tracked for close(), either one's close
+   * closes the other, errors end quietly. What flows between them is the subclass's to wire.
+   */
+  protected linkUpstream(client: Socket): Socket {
+    const upstream = createConnection(this.target);
+    for (const s of [client, upstream]) {
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+      s.on('error', () => undefined);
+    }
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+    return upstream;
+  }
 }

@@ -3,7 +3,7 @@
  * every AMQP frame (performative, and a transfer's payload), for tests that check the client's
  * frames on the wire rather than what a lenient peer made of them.
  */
-import { createConnection, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { Frame } from '../../src/codec/contract.js';
 import { decodeFrame } from '../../src/codec/frames.js';
 import { AMQP_MAGIC, FrameSplitter } from './frame-splitter.js';
@@ -14,14 +14,7 @@ export class RecordingProxy extends LoopbackProxy {
   readonly fromClient: Extract<Frame, { kind: 'amqp' }>[] = [];
 
   protected accept(client: Socket): void {
-    const upstream = createConnection(this.target);
-    for (const s of [client, upstream]) {
-      this.sockets.add(s);
-      s.on('close', () => this.sockets.delete(s));
-      s.on('error', () => undefined);
-    }
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
+    const upstream = this.linkUpstream(client);
     upstream.on('data', (chunk) => client.write(chunk));
     const splitter = new FrameSplitter();
     client.on('data', (chunk: Buffer) => {
