@@ -25,7 +25,7 @@ import type { BrokerConnection } from './broker-connection.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
 import { answerManagementRequest } from './management-requests.js';
 import { mayManage } from './permissions.js';
-import { VirtualLink } from './virtual-link.js';
+import { MAX_WAITING_FOR_CREDIT, VirtualLink } from './virtual-link.js';
 
 /** Request credit granted at a time (requests are answered one after another). */
 const REQUEST_CREDIT = 100;
@@ -33,9 +33,10 @@ const REQUEST_CREDIT = 100;
 /**
  * Replies of one link pair being computed or waiting for the reply link's credit, at most: a
  * request beyond is refused (amqp:resource-limit-exceeded), so a client that reads no replies
- * cannot make the broker hold an unbounded number (docs/management.md#back-pressure).
+ * cannot make the broker hold an unbounded number (docs/management.md#back-pressure). The reply
+ * link's own bound, so a refused request never reaches it.
  */
-export const MAX_WAITING_REPLIES = 64;
+export const MAX_WAITING_REPLIES = MAX_WAITING_FOR_CREDIT;
 
 /** The reply links of each connection, by link name (the pair shares the name). */
 const replyLinks = new WeakMap<LinkHost, Map<string, VirtualLink>>();

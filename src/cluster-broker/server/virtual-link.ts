@@ -4,6 +4,14 @@ import type { SenderLink } from '../../protocol/index.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
 import type { VirtualSource, VirtualSourceSink } from './virtual-source.js';
 
+/**
+ * Messages one virtual link holds while its receiver grants no credit, at most: a receiver that
+ * reads nothing cannot make the broker hold an unbounded number. A push beyond detaches the link
+ * with amqp:resource-limit-exceeded (its description says to grant credit), so nothing is dropped
+ * without a word (docs/membership.md#feed-credit, docs/management.md#back-pressure).
+ */
+export const MAX_WAITING_FOR_CREDIT = 64;
+
 export class VirtualLink implements LinkHandler, VirtualSourceSink {
   private unsubscribe: (() => void) | undefined;
   private closed = false;
@@ -40,6 +48,13 @@ export class VirtualLink implements LinkHandler, VirtualSourceSink {
 
   send(message: Uint8Array): void {
     if (!this.open) return;
+    if (this.link.queued >= MAX_WAITING_FOR_CREDIT) {
+      this.close({
+        condition: 'amqp:resource-limit-exceeded',
+        description: `${MAX_WAITING_FOR_CREDIT} messages wait for credit on the receiver '${this.link.name}': grant it credit`,
+      });
+      return;
+    }
     const tag = new Uint8Array(4);
     new DataView(tag.buffer).setUint32(0, this.tagCounter++ >>> 0);
     this.link.send(tag, message, { settled: true });
