@@ -42,17 +42,23 @@ async function feedBroker(): Promise<{ port: number; sinks: Set<VirtualSourceSin
   return { port: broker.port, sinks };
 }
 
-const push = (sinks: Set<VirtualSourceSink>, n: number, from = 0): void => {
-  for (let i = from; i < from + n; i++) for (const s of sinks) s.send(encodeMessage({ body: `v${i}` }));
-};
-
-it('a receiver without credit is detached with resource-limit-exceeded past the bound', async () => {
+/** A rhea receiver (no credit yet) subscribed to the feed. */
+async function subscribed(): Promise<{ sinks: Set<VirtualSourceSink>; r: TestReceiver }> {
   const { port, sinks } = await feedBroker();
   const conn = await connect({ port });
   conns.push(conn);
   const r = new TestReceiver(conn, ADDRESS);
   await r.opened;
   await r.until(() => sinks.size === 1, 5_000, 'the subscription');
+  return { sinks, r };
+}
+
+const push = (sinks: Set<VirtualSourceSink>, n: number, from = 0): void => {
+  for (let i = from; i < from + n; i++) for (const s of sinks) s.send(encodeMessage({ body: `v${i}` }));
+};
+
+it('a receiver without credit is detached with resource-limit-exceeded past the bound', async () => {
+  const { sinks, r } = await subscribed();
   push(sinks, MAX_WAITING_FOR_CREDIT);
   const [sink] = [...sinks];
   expect(sink?.open).toBe(true); // the bound itself is held
@@ -64,12 +70,7 @@ it('a receiver without credit is detached with resource-limit-exceeded past the 
 });
 
 it('a receiver that grants credit gets every push, in order, past the bound', async () => {
-  const { port, sinks } = await feedBroker();
-  const conn = await connect({ port });
-  conns.push(conn);
-  const r = new TestReceiver(conn, ADDRESS);
-  await r.opened;
-  await r.until(() => sinks.size === 1, 5_000, 'the subscription');
+  const { sinks, r } = await subscribed();
   const bodies: unknown[] = [];
   for (let round = 0; round < 3; round++) {
     push(sinks, MAX_WAITING_FOR_CREDIT, round * MAX_WAITING_FOR_CREDIT);
