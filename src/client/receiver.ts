@@ -233,10 +233,12 @@ export class Receiver<T = MessageBody>
    * @internal Outcomes are written once per tick, not once per settlement: a `for await` loop
    * settles its deliveries one microtask apart, and a write per microtask would put each
    * disposition in a packet of its own (the engine coalesces the queued ones into ranges).
-   * `now`: write them at once (a transactional outcome, which the discharge must follow).
+   * `now`: queue them as frames at once, ahead of anything sent later (a transactional outcome,
+   * which the discharge must follow even when it is sent before the batch is written).
    */
   flush(now = false): void {
     if (now) {
+      this.link?.session.flush();
       this.host.kick();
       return;
     }
