@@ -329,7 +329,7 @@ export class Connection extends EventEmitter<ConnectionEvents> implements Public
 
   // ------------------------------------------------------------------ for links (internal)
 
-  /** @internal write pending output at the end of this microtask batch. */
+  /** @internal write pending output once the microtask queue is drained. */
   kick(): void {
     this.phys?.pump();
   }

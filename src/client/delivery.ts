@@ -25,7 +25,9 @@ export interface DeliveryOwner {
   /** True when the broker confirms settlement (rcv-settle-mode second in force). */
   readonly confirmsSettlement: boolean;
   onSettled(delivery: Delivery<unknown>, state: DeliveryState): void;
-  /** The settlement's promise is done (resolved or rejected): stop tracking the delivery. */
+  /** A settlement now waits for the broker's confirmation: track it until onFinished. */
+  onAwaiting(delivery: Delivery<unknown>): void;
+  /** The awaited confirmation is done (resolved or rejected): stop tracking the delivery. */
   onFinished(delivery: Delivery<unknown>): void;
   /** Write the queued settlements: at the end of this tick, or `now`. */
   flush(now?: boolean): void;
@@ -178,15 +180,11 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
     } catch (e) {
       return Promise.reject(e);
     }
-    if (done === SETTLED) {
-      // nothing to wait for (rcv-settle-mode first): no promise chain per delivery
-      this.owner.onFinished(this);
-      return SETTLED;
-    }
+    // nothing to wait for (rcv-settle-mode first): no promise chain per delivery, nothing tracked
+    if (done === SETTLED) return SETTLED;
     if (options?.timeoutMs === undefined && options?.signal === undefined) {
       // a confirmation awaited tells the owner itself when it is done (no chain of promises on
-      // it); anything else (refused, or its link gone) is done now
-      if (this.confirmation === undefined) this.owner.onFinished(this);
+      // it); anything else (refused, or its link gone) was never tracked
       return done;
     }
     // the outcome is sent either way; the deadline only bounds the wait for the confirmation
@@ -248,6 +246,7 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
     this.owner.flush();
     if (pending === undefined) return SETTLED;
     const waiting = pending;
+    this.owner.onAwaiting(this);
     return new Promise<void>((resolve, reject) => {
       this.confirmation = {
         pending: waiting,

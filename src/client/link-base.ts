@@ -102,7 +102,7 @@ export interface LinkHost {
   /** Our AMQP container-id. */
   readonly containerId: string;
   readonly logger: Logger | undefined;
-  /** Write pending output at the end of this microtask batch. */
+  /** Write pending output once the microtask queue is drained. */
   kick(): void;
   /** The current physical connection if it runs `engine` and is alive. */
   physicalFor(engine: PhysicalConnection['engine']): PhysicalConnection | undefined;

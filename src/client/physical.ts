@@ -1,7 +1,7 @@
 /**
  * One physical connection: a port (a net/tls socket or a custom `dial`'s stream through SocketPort,
  * or a browser's WebSocket through WebSocketPort) driving one sans-I/O ProtocolConnection through the shared adapter loop (protocol/engine-driver.ts):
- * output coalesced into one write per microtask, a timer following engine.nextDeadline() for
+ * output coalesced into one write once the microtask queue is drained, a timer following engine.nextDeadline() for
  * heartbeats and the idle timeout. What is the client's own stays here: engine events go to a
  * handler (until one is set, between the remote Open and the logical connection taking over, they
  * are queued so nothing is lost in that gap), a lost socket is a LostSocket, and a failure before
@@ -144,7 +144,7 @@ export class PhysicalConnection {
           this.dispatch();
         },
       },
-      { clock: now, batch: 'microtask' },
+      { clock: now, batch: 'drained' },
     );
     this.guard = opts.unresponsive ? new UnresponsiveGuard(this, opts.unresponsive, now) : undefined;
     this.pump();

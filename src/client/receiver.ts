@@ -55,8 +55,12 @@ export class Receiver<T = MessageBody>
   private askedSecond = false;
   private readonly queue = new ReceiveQueue<Delivery<T>>((d) => this.handOut(d));
   private readonly drainWaiters = new Waiters();
-  /** Handed out, not yet settled: their confirmations fail if the connection dies. */
-  private readonly unsettled = new Set<Delivery<T>>();
+  /**
+   * Settled by the application, the broker's confirmation still awaited: those fail if the
+   * connection dies. Only these are tracked (a delivery not settled yet, or settled with nothing
+   * to wait for, has nothing to fail): no Set entry per delivery in rcv-settle-mode first.
+   */
+  private readonly awaitingConfirmation = new Set<Delivery<T>>();
   /** A kick to write settlements is queued for the end of this tick. */
   private flushQueued = false;
 
@@ -110,9 +114,9 @@ export class Receiver<T = MessageBody>
     return this.queue.length;
   }
 
-  /** @internal Deliveries handed out whose settlement is not done yet (tests check it drains). */
-  get unsettledCount(): number {
-    return this.unsettled.size;
+  /** @internal Settlements waiting for the broker's confirmation (tests check it drains). */
+  get awaitingConfirmationCount(): number {
+    return this.awaitingConfirmation.size;
   }
 
   /** Link credit as we granted it on the current link. */
@@ -225,18 +229,25 @@ export class Receiver<T = MessageBody>
   }
 
   /** @internal */
+  onAwaiting(delivery: Delivery<unknown>): void {
+    this.awaitingConfirmation.add(delivery as Delivery<T>);
+  }
+
+  /** @internal */
   onFinished(delivery: Delivery<unknown>): void {
-    this.unsettled.delete(delivery as Delivery<T>);
+    this.awaitingConfirmation.delete(delivery as Delivery<T>);
   }
 
   /**
    * @internal Outcomes are written once per tick, not once per settlement: a `for await` loop
    * settles its deliveries one microtask apart, and a write per microtask would put each
    * disposition in a packet of its own (the engine coalesces the queued ones into ranges).
-   * `now`: write them at once (a transactional outcome, which the discharge must follow).
+   * `now`: queue them as frames at once, ahead of anything sent later (a transactional outcome,
+   * which the discharge must follow even when it is sent before the batch is written).
    */
   flush(now = false): void {
     if (now) {
+      this.link?.session.flush();
       this.host.kick();
       return;
     }
@@ -329,13 +340,13 @@ export class Receiver<T = MessageBody>
 
   /** The broker confirms nothing after the detach: settlements still waiting are in doubt. */
   protected override closed(): void {
-    for (const d of this.unsettled) d.onConnectionLost('receiver closed');
+    for (const d of this.awaitingConfirmation) d.onConnectionLost('receiver closed');
   }
 
   /** Deliveries not handed out are dropped; handed-out ones can no longer be confirmed. */
   protected override lostUnderLiveConnection(): void {
     this.dropBuffered();
-    for (const d of this.unsettled) d.onConnectionLost();
+    for (const d of this.awaitingConfirmation) d.onConnectionLost();
   }
 
   /** A broker that refuses rcv-settle-mode second (RabbitMQ ends the session): retry in first. */
@@ -413,7 +424,6 @@ export class Receiver<T = MessageBody>
       containerId: this.containerId,
     }));
     this.dedup?.onHandedOut(d.dedupSlot, d);
-    this.unsettled.add(d);
     this.applyFlow(this.credit.onHandedOut());
     return d;
   }

@@ -45,9 +45,11 @@ export interface EngineDriverOptions {
   clock: () => number;
   /**
    * When a scheduled batch is written: 'microtask' (everything the caller's synchronous code
-   * produced) or 'turn' (setImmediate: also what promises resolved in this I/O phase produced).
+   * produced), 'drained' (once the microtask queue is empty: also what the promise chains that
+   * code started produced, e.g. a `for await` loop settling every delivery one socket chunk
+   * brought) or 'turn' (setImmediate: also what promises resolved in this I/O phase produced).
    */
-  batch: 'microtask' | 'turn';
+  batch: 'microtask' | 'drained' | 'turn';
 }
 
 type DrivenEngine = Pick<ProtocolConnection, 'takeOutput' | 'nextDeadline' | 'state'>;
@@ -58,12 +60,20 @@ export class EngineDriver {
   private timerAt = Number.POSITIVE_INFINITY;
   private stopped = false;
   private readonly clock: () => number;
-  private readonly turn: boolean;
+  private readonly batch: EngineDriverOptions['batch'];
   // bound once: scheduling a flush or a deadline allocates nothing
   private readonly runScheduled = (): void => {
     this.flushScheduled = false;
     if (this.hooks.beforeFlush && !this.hooks.beforeFlush()) return;
     this.flush();
+  };
+  /**
+   * A tick queued from a microtask runs once the microtask queue is drained (Node runs the
+   * next-tick queue again after each drain), so the batch waits for every continuation queued
+   * meanwhile, however many hops they take.
+   */
+  private readonly afterDrain = (): void => {
+    process.nextTick(this.runScheduled);
   };
   private readonly onTimer = (): void => {
     this.timer = undefined;
@@ -80,15 +90,15 @@ export class EngineDriver {
     options: EngineDriverOptions,
   ) {
     this.clock = options.clock;
-    this.turn = options.batch === 'turn';
+    this.batch = options.batch;
   }
 
   /** Something may have produced output: write it at the end of the batch. */
   scheduleFlush(): void {
     if (this.flushScheduled) return;
     this.flushScheduled = true;
-    if (this.turn) setImmediate(this.runScheduled);
-    else queueMicrotask(this.runScheduled);
+    if (this.batch === 'turn') setImmediate(this.runScheduled);
+    else queueMicrotask(this.batch === 'drained' ? this.afterDrain : this.runScheduled);
   }
 
   /** Write the engine's output now; end the output once the engine closed, else follow its deadline. */

@@ -1,8 +1,9 @@
 /**
- * A receiver tracks each handed-out delivery until its settlement is done (so a connection loss
- * can fail the confirmations still awaited), and forgets it then, on every path: confirmed by the
- * broker (rcv-settle-mode second), written at once (first), refused because the delivery was
- * settled twice, and settled after its link is gone. Against the reference broker.
+ * A receiver tracks each settlement that waits for the broker's confirmation (so a connection
+ * loss can fail it), from the settlement until the confirmation, and nothing else, on every
+ * path: confirmed by the broker (rcv-settle-mode second), written at once with nothing to wait
+ * for (first), refused because the delivery was settled twice, and settled after its link is
+ * gone. Against the reference broker.
  */
 import { describe, expect, it } from 'vitest';
 import type { Receiver as ReceiverLink } from '../../src/client/receiver.js';
@@ -19,8 +20,8 @@ async function fill(queue: string, n: number): Promise<void> {
   await sender.close();
 }
 
-/** Handed-out deliveries the receiver still tracks (its internal count). */
-const unsettled = (r: Receiver): number => (r as unknown as ReceiverLink).unsettledCount;
+/** Settlements the receiver tracks while their confirmation is awaited (its internal count). */
+const awaiting = (r: Receiver): number => (r as unknown as ReceiverLink).awaitingConfirmationCount;
 
 async function take(receiver: Receiver, n: number) {
   const out = [];
@@ -34,25 +35,25 @@ describe('settlement bookkeeping', () => {
     const receiver = await env.conn.openReceiver('book-second', { credit: 50 });
     expect(receiver.confirmedAccept).toBe(true);
     const ds = await take(receiver, 50);
-    expect(unsettled(receiver)).toBe(50);
+    expect(awaiting(receiver)).toBe(0); // handed out, nothing settled yet
     const half = ds.slice(0, 25).map((d) => d.accept());
-    expect(unsettled(receiver)).toBe(50); // until the broker confirms
+    expect(awaiting(receiver)).toBe(25); // until the broker confirms
     await Promise.all(half);
-    expect(unsettled(receiver)).toBe(25);
-    await Promise.all(
-      ds.slice(25).map((d, i) => (i % 2 === 0 ? d.release() : d.accept({ timeoutMs: 10_000 }))),
-    );
-    expect(unsettled(receiver)).toBe(0);
+    expect(awaiting(receiver)).toBe(0);
+    const rest = ds.slice(25).map((d, i) => (i % 2 === 0 ? d.release() : d.accept({ timeoutMs: 10_000 })));
+    expect(awaiting(receiver)).toBe(25);
+    await Promise.all(rest);
+    expect(awaiting(receiver)).toBe(0);
     await receiver.close();
   });
 
-  it('forgets deliveries settled in mode first at once', async () => {
+  it('tracks nothing in mode first: nothing to wait for', async () => {
     await fill('book-first', 20);
     const receiver = await env.conn.openReceiver('book-first', { credit: 20, confirmAccept: false });
     const ds = await take(receiver, 20);
-    expect(unsettled(receiver)).toBe(20);
+    expect(awaiting(receiver)).toBe(0);
     for (const d of ds) void d.accept();
-    expect(unsettled(receiver)).toBe(0);
+    expect(awaiting(receiver)).toBe(0);
     await receiver.close();
   });
 
@@ -65,6 +66,6 @@ describe('settlement bookkeeping', () => {
     await receiver.close();
     // its link is gone: a release is what the broker did anyway, it is done at once
     await b!.release();
-    expect(unsettled(receiver)).toBe(0);
+    expect(awaiting(receiver)).toBe(0);
   });
 });

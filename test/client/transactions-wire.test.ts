@@ -178,4 +178,30 @@ describe('conn.transaction(): the frames on the wire', () => {
       await rec.close();
     }
   });
+
+  it('a transactional accept not awaited still goes out ahead of the commit that follows it', async () => {
+    const rec = new RecordingProxy({ host: '127.0.0.1', port: broker.port });
+    const port = await rec.listen();
+    const c = await connect({ urls: `amqp://127.0.0.1:${port}`, reconnect: false });
+    try {
+      const feeder = await outside.openSender('tx-order-in');
+      await feeder.send({ body: 'in' });
+      const r = await c.openReceiver('tx-order-in', { credit: 1 });
+      const d = await r.receive({ timeoutMs: 10_000 });
+      // the discharge is sent in the same run of microtasks, before any batch is written
+      await c.transaction(async (tx) => {
+        void d.accept({ tx });
+      });
+      await c.close();
+      // no sender here: the client's transfers are the coordinator's declare, then discharge
+      const types = rec.fromClient.map((f) => f.performative.type);
+      const accept = types.indexOf('disposition');
+      const discharge = types.lastIndexOf('transfer');
+      expect(accept).toBeGreaterThanOrEqual(0);
+      expect(discharge).toBeGreaterThan(accept);
+    } finally {
+      await c.close();
+      await rec.close();
+    }
+  });
 });

@@ -24,7 +24,7 @@ function memoryOutput(): EngineOutput & { batches: Uint8Array[][]; ended: number
   return o;
 }
 
-function driven(batch: 'microtask' | 'turn') {
+function driven(batch: 'microtask' | 'drained' | 'turn') {
   const engine = new ProtocolConnection({ role: 'client', open: { containerId: 'driver' }, now: 0 });
   const output = memoryOutput();
   const driver = new EngineDriver(engine, output, { onDeadline: () => undefined }, { clock: () => 0, batch });
@@ -54,6 +54,29 @@ describe('EngineDriver', () => {
     await new Promise((r) => setImmediate(r));
     expect(output.batches).toHaveLength(1);
     expect(output.batches[0]!.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it("'drained' batching waits for the promise chains the block started, however many hops", async () => {
+    const { engine, output, driver } = driven('drained');
+    driver.scheduleFlush(); // the protocol header and Open
+    // a chain of continuations, as a `for await` loop settling buffered deliveries one hop apart
+    let done!: () => void;
+    const chainEnded = new Promise<void>((r) => {
+      done = r;
+    });
+    let hops = 0;
+    const hop = (): void => {
+      engine.begin();
+      driver.scheduleFlush();
+      if (++hops < 5) void Promise.resolve().then(hop);
+      else done();
+    };
+    void Promise.resolve().then(hop);
+    await chainEnded;
+    expect(output.batches).toHaveLength(0);
+    await new Promise((r) => setImmediate(r));
+    expect(output.batches).toHaveLength(1);
+    expect(output.batches[0]!.length).toBeGreaterThanOrEqual(7); // header, Open, five Begins
   });
 
   it('ends the output once the engine closed, and only then', () => {
