@@ -27,6 +27,7 @@ export type {
 } from '../codec/contract.js';
 export {
   encodeAmqpFrame,
+  encodeAmqpFrameHead,
   encodeAmqpFrameParts,
   encodeHeartbeat,
   encodeProtocolHeader,
