@@ -32,6 +32,7 @@ export { FrameReader, type FrameReaderOptions, type ProtocolHeaderFrame } from '
 export {
   DEFAULT_MAX_FRAME_SIZE,
   decodeFrame,
+  type EncodedHead,
   encodeAmqpFrame,
   encodeAmqpFrameHead,
   encodeAmqpFrameParts,

@@ -1,4 +1,5 @@
 /** Output helpers: how the engine's frames are handed to the adapter. */
+import type { EncodedHead } from './codec-port.js';
 
 /** Payloads at least this big are not copied into frame buffers or coalesced. */
 export const COPY_LIMIT = 4096;
@@ -61,9 +62,10 @@ export class FrameOutput {
     return this.chunks.length === 0 && this.pos === this.start;
   }
 
-  /** Appends `head` then `payload` (both copied; `head` may be a scratch view). */
-  copy(head: Uint8Array, payload?: Uint8Array): void {
-    const need = head.length + (payload === undefined ? 0 : payload.length);
+  /** Appends `head`'s bytes [0, pos) then `payload` (both copied; `head` may be a scratch writer). */
+  copy(head: EncodedHead, payload?: Uint8Array): void {
+    const headLength = head.pos;
+    const need = headLength + (payload === undefined ? 0 : payload.length);
     if (this.slab.length - this.pos < need) {
       this.seal();
       const size = Math.min(SLAB_SIZE, Math.max(MIN_SLAB_SIZE, 2 * Math.max(this.lastBatch, this.batch)));
@@ -72,8 +74,12 @@ export class FrameOutput {
       this.pos = 0;
     }
     this.batch += need;
-    this.slab.set(head, this.pos);
-    this.pos += head.length;
+    const slab = this.slab;
+    const buf = head.buf;
+    let at = this.pos;
+    // a frame head is a few dozen bytes: a loop beats a subarray + set
+    for (let i = 0; i < headLength; i++) slab[at++] = buf[i]!;
+    this.pos = at;
     if (payload !== undefined && payload.length > 0) {
       this.slab.set(payload, this.pos);
       this.pos += payload.length;
