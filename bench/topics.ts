@@ -6,16 +6,20 @@
  *   per publish, docs/topics.md#commit-point); every subscriber receives and accepts all N;
  * - queues: the same client sends each of the N messages to 10 separate queues (10 sends and 10
  *   commits per message), one receiver per queue receiving and accepting.
+ * - sends: the same sends to the 10 queues with nobody receiving: the broker's CPU per send alone,
+ *   the yardstick of issue #34's "a topic delivery at most a third of a send's broker CPU".
  * Both deliver 10 x N messages with the same number of unsettled sends in flight (`window`); the
  * figure is messages delivered per second, from the first send to the last delivery, and the ratio.
+ * The broker's CPU per topic delivery is the topic round's per delivered message less its share
+ * of the publish (a send's broker CPU / subscribers), printed against a send's.
  * `--profile [DIR]` writes CPU profiles (.cpuprofile, open in Chrome DevTools): the broker's
  * (`--cpu-prof`, written when it stops) and this process's (both clients) for each measured run.
- * `--round topic` (or `--round queues`) runs that round alone (its warm-up included), so the
+ * `--round topic` (or `queues`, or `sends`) runs that round alone (its warm-up included), so the
  * broker's profile, which spans its whole life, holds one kind of work (not `--only`: that is
  * bench/report.ts's flag, and this bench reads the whole command line).
  *
  *   npx tsx bench/run.ts topics [--messages N] [--subscribers K] [--window W] [--profile [DIR]]
- *     [--round topic|queues]
+ *     [--round topic|queues|sends]
  */
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,9 +46,9 @@ export interface TopicsOptions {
   round?: RoundName;
 }
 
-/** The two rounds: one topic, or the same messages to separate queues. */
-export type RoundName = 'topic' | 'queues';
-const ROUND_NAMES: readonly RoundName[] = ['topic', 'queues'];
+/** The rounds: one topic, the same messages to separate queues, those sends with no receiver. */
+export type RoundName = 'topic' | 'queues' | 'sends';
+const ROUND_NAMES: readonly RoundName[] = ['topic', 'queues', 'sends'];
 
 export interface TopicsResult {
   messages: number;
@@ -58,6 +62,15 @@ export interface TopicsResult {
   /** CPU per delivered message (microseconds, from the OS): `client` (this process) and `broker`. */
   topicCpuUs: Record<string, number | null>;
   queuesCpuUs: Record<string, number | null>;
+  /** CPU per send to a queue nobody receives from (microseconds): `client` and `broker`. */
+  sendCpuUs: Record<string, number | null>;
+  /**
+   * The broker's CPU per topic delivery (microseconds): per delivered message of the topic round
+   * less a send's broker CPU / subscribers; null when either round did not run.
+   */
+  topicDeliveryBrokerUs: number | null;
+  /** topicDeliveryBrokerUs / a send's broker CPU (issue #34's target: at most 1/3). */
+  topicDeliveryPerSend: number | null;
   profileDir?: string;
 }
 
@@ -136,6 +149,33 @@ async function queuesRound(url: URL, name: string, n: number, k: number, window:
   }
 }
 
+/** The same sends as queuesRound with nobody receiving: the broker's send path alone. */
+async function sendsRound(url: URL, name: string, n: number, k: number, window: number, body: Buffer) {
+  const pub = await connect({ urls: url.href, reconnect: false });
+  try {
+    const senders: Sender[] = [];
+    for (let i = 0; i < k; i++) senders.push(await pub.openSender(`${name}-${i}`));
+    const t0 = performance.now();
+    await Promise.all(senders.map((s, i) => sendAll(s, n, Math.ceil(window / k), body, `s${i}`)));
+    return Math.round(((n * k) / (performance.now() - t0)) * 1000);
+  } finally {
+    await pub.close().catch(() => {});
+  }
+}
+
+/** The broker's CPU per topic delivery: the topic round's per delivery less its publish share. */
+function topicDeliveryCpu(
+  topicCpu: ReadonlyMap<string, number | null>,
+  sendCpu: ReadonlyMap<string, number | null>,
+  k: number,
+): { us: number | null; perSend: number | null } {
+  const t = topicCpu.get('broker');
+  const s = sendCpu.get('broker');
+  if (t == null || s == null || s <= 0) return { us: null, perSend: null };
+  const us = Math.round((t - s / k) * 10) / 10;
+  return { us, perSend: Math.round((us / s) * 100) / 100 };
+}
+
 export async function run(opts: TopicsOptions = {}): Promise<TopicsResult> {
   const cli = argsFromCommandLine(process.argv.slice(2));
   const log = opts.log ?? ((l: string) => process.stdout.write(`${l}\n`));
@@ -155,6 +195,7 @@ export async function run(opts: TopicsOptions = {}): Promise<TopicsResult> {
   let queues = 0;
   let topicCpu = new Map<string, number | null>();
   let queuesCpu = new Map<string, number | null>();
+  let sendCpu = new Map<string, number | null>();
   try {
     broker = await startOurBroker(
       true,
@@ -165,6 +206,7 @@ export async function run(opts: TopicsOptions = {}): Promise<TopicsResult> {
     const warm = Math.max(100, Math.floor(n / 10));
     if (runs('topic')) await topicRound(broker.url, `topic-warm-${stamp}`, warm, k, window, body);
     if (runs('queues')) await queuesRound(broker.url, `queues-warm-${stamp}`, warm, k, window, body);
+    if (runs('sends')) await sendsRound(broker.url, `sends-warm-${stamp}`, warm, k, window, body);
     const clientProfile = (name: string) =>
       profileDir === undefined ? undefined : join(profileDir, `client-${name}.cpuprofile`);
     const counted = await benchProcesses(broker);
@@ -179,6 +221,10 @@ export async function run(opts: TopicsOptions = {}): Promise<TopicsResult> {
           queuesRound(broker!.url, `queues-${stamp}`, n, k, window, body),
         ),
       ));
+    if (runs('sends'))
+      ({ cpuUs: sendCpu } = await measureCpu(counted, n * k, () =>
+        profiled(clientProfile('sends'), () => sendsRound(broker!.url, `sends-${stamp}`, n, k, window, body)),
+      ));
   } finally {
     await broker?.stop().catch(() => undefined);
   }
@@ -189,6 +235,11 @@ export async function run(opts: TopicsOptions = {}): Promise<TopicsResult> {
   log(`ratio topic / queues: ${ratio}x (target >= 5)`);
   log(`CPU per delivered message, topic:  ${formatCpuPerMessage(topicCpu)}`);
   log(`CPU per delivered message, queues: ${formatCpuPerMessage(queuesCpu)}`);
+  const delivery = topicDeliveryCpu(topicCpu, sendCpu, k);
+  log(`CPU per send, nobody receiving:    ${formatCpuPerMessage(sendCpu)}`);
+  log(
+    `broker CPU per topic delivery: ${delivery.us ?? '-'} us = ${delivery.perSend ?? '-'} x a send's (target <= 0.33)`,
+  );
   return {
     messages: n,
     subscribers: k,
@@ -198,6 +249,9 @@ export async function run(opts: TopicsOptions = {}): Promise<TopicsResult> {
     ratio,
     topicCpuUs: Object.fromEntries(topicCpu),
     queuesCpuUs: Object.fromEntries(queuesCpu),
+    sendCpuUs: Object.fromEntries(sendCpu),
+    topicDeliveryBrokerUs: delivery.us,
+    topicDeliveryPerSend: delivery.perSend,
     ...(profileDir !== undefined ? { profileDir } : {}),
   };
 }

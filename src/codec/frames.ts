@@ -61,6 +61,23 @@ export function encodeAmqpFrame(channel: number, p: Performative, payload?: Uint
   return out;
 }
 
+/** Bytes [0, pos) of `buf`: what encodeAmqpFrameHead wrote. */
+export interface EncodedHead {
+  readonly buf: Uint8Array;
+  readonly pos: number;
+}
+
+/**
+ * One AMQP frame's header and performative, sized for `payloadLength` bytes to follow, left in
+ * the scratch writer (valid until the next encode): for a caller that copies it into its own
+ * output buffer, so a frame costs no allocation of its own.
+ */
+export function encodeAmqpFrameHead(channel: number, p: Performative, payloadLength: number): EncodedHead {
+  const w = writeAmqp(channel, p);
+  w.view.setUint32(0, w.pos + payloadLength);
+  return w;
+}
+
 /** one AMQP frame as [header + performative, payload]: the payload is not copied (for writev) */
 export function encodeAmqpFrameParts(
   channel: number,

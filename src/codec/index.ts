@@ -6,7 +6,8 @@
  *   `encodeComposite(name, body)` / `decodeComposite(bytes)` for any of them by spec name.
  * - Frames: `encodeAmqpFrame(channel, p, payload?)` returns one buffer and copies the payload
  *   once; `encodeAmqpFrameParts` returns [header + performative, payload] without copying it
- *   (for writev / cork+write). `FrameReader` decodes incrementally, zero-copy when a frame lies in
+ *   (for writev / cork+write); `encodeAmqpFrameHead` returns the header + performative as a
+ *   scratch view for a caller that copies it into its own buffer. `FrameReader` decodes incrementally, zero-copy when a frame lies in
  *   one chunk.
  * - Messages: `encodeMessage` (a single data body is copied once), `encodeMessageParts`
  *   (not copied), `decodeMessage` (binary as views), and for the broker `splitMessage`,
@@ -31,7 +32,9 @@ export { FrameReader, type FrameReaderOptions, type ProtocolHeaderFrame } from '
 export {
   DEFAULT_MAX_FRAME_SIZE,
   decodeFrame,
+  type EncodedHead,
   encodeAmqpFrame,
+  encodeAmqpFrameHead,
   encodeAmqpFrameParts,
   encodeHeartbeat,
   encodeProtocolHeader,

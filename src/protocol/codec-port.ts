@@ -26,7 +26,9 @@ export type {
   Transfer,
 } from '../codec/contract.js';
 export {
+  type EncodedHead,
   encodeAmqpFrame,
+  encodeAmqpFrameHead,
   encodeAmqpFrameParts,
   encodeHeartbeat,
   encodeProtocolHeader,

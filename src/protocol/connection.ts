@@ -13,7 +13,7 @@ import {
   type AmqpErrorBody,
   type Begin,
   encodeAmqpFrame,
-  encodeAmqpFrameParts,
+  encodeAmqpFrameHead,
   encodeHeartbeat,
   encodeProtocolHeader,
   type Frame,
@@ -26,7 +26,7 @@ import { Condition } from './conditions.js';
 import { type FrameTrace, frameTraceFor } from './frame-trace.js';
 import { Handshake, type HeaderFrame, type Phase } from './handshake.js';
 import type { Link } from './link.js';
-import { COPY_LIMIT, coalesceSmall } from './output.js';
+import { COPY_LIMIT, coalesceSmall, FrameOutput } from './output.js';
 import { Session } from './session.js';
 import type { BeginOptions, ConnectionState, EngineEvent, EngineOptions, Role } from './types.js';
 
@@ -52,7 +52,7 @@ export class ProtocolConnection {
   private readonly reader: FrameReader;
   private phase: Phase = 'header';
   private readonly handshake: Handshake;
-  private out: Uint8Array[] = [];
+  private readonly out = new FrameOutput();
   /** Client: frames written while SASL is still in progress, sent right after our Open. */
   private beforeOpen: Uint8Array[] = [];
   private events: EngineEvent[] = [];
@@ -173,9 +173,8 @@ export class ProtocolConnection {
    */
   takeOutput(coalesce = false): Uint8Array[] {
     if (this.dirty.length > 0) this.flushSessions();
-    const out = this.out;
-    if (out.length === 0) return NO_OUTPUT;
-    this.out = [];
+    if (this.out.empty) return NO_OUTPUT;
+    const out = this.out.take();
     return coalesce && out.length > 1 ? coalesceSmall(out) : out;
   }
 
@@ -189,7 +188,7 @@ export class ProtocolConnection {
 
   /** True when takeOutput() or pollEvents() has something. */
   get hasPending(): boolean {
-    return this.out.length > 0 || this.events.length > 0 || this.dirty.length > 0;
+    return !this.out.empty || this.events.length > 0 || this.dirty.length > 0;
   }
 
   // ---------------------------------------------------------------- API
@@ -323,14 +322,17 @@ export class ProtocolConnection {
   /** @internal */
   writeFrame(channel: number, p: Performative, payload?: Uint8Array): void {
     if (this.state === 'close-sent' || this.state === 'closed') return;
-    const out = this.openSent || p.type === 'open' ? this.out : this.beforeOpen;
     this.traceFrame?.('out', channel, p, payload?.length ?? 0);
-    if (payload !== undefined && payload.length >= COPY_LIMIT) {
+    const length = payload?.length ?? 0;
+    if (!this.openSent && p.type !== 'open') {
+      // pipelined before our Open: held apart until it is written (rare, one buffer each)
+      this.beforeOpen.push(encodeAmqpFrame(channel, p, payload));
+    } else if (payload !== undefined && length >= COPY_LIMIT) {
       // large payloads go out as their own buffer (writev), never copied
-      const [head, body] = encodeAmqpFrameParts(channel, p, payload);
-      out.push(head, body);
+      this.out.copy(encodeAmqpFrameHead(channel, p, length));
+      this.out.push(payload);
     } else {
-      out.push(encodeAmqpFrame(channel, p, payload));
+      this.out.copy(encodeAmqpFrameHead(channel, p, length), payload);
     }
     this.lastSent = this.now;
   }
