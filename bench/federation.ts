@@ -14,8 +14,19 @@
  * federated / local. `--preload` also times the link alone: N messages already on east, then a
  * consumer attaches on west.
  *
- *   npx tsx bench/run.ts federation [--messages N] [--window W] [--preload]
+ * Broker CPU (issue #34: federation at most 2x a local send's): the CPU per moved message of all
+ * six members in the federated round, over the CPU per message of west's three members in the
+ * local round. West's alone is the fair denominator: a local send there is done by west's members,
+ * while east's sit idle (their heartbeats are not a send's cost). A moved message is a send on
+ * east, a delivery from east to the link and a send on west by the link, then the same delivery
+ * to the consumer on west: two sends and their deliveries, hence the 2x.
+ *
+ * `--profile [DIR]` runs every member with --cpu-prof (DIR/east, DIR/west; one .cpuprofile per
+ * member process, named by pid, printed with its role): the link runs on west's leader.
+ *
+ *   npx tsx bench/run.ts federation [--messages N] [--window W] [--preload] [--profile [DIR]]
  */
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,6 +47,8 @@ export interface FederationBenchOptions {
   window?: number;
   /** Also time the link draining N messages that wait on east. Default false. */
   preload?: boolean;
+  /** Directory for the members' CPU profiles (DIR/east, DIR/west); undefined: no profiling. */
+  profileDir?: string;
 }
 
 export interface FederationBenchResult {
@@ -47,6 +60,11 @@ export interface FederationBenchResult {
   federatedPerSec: number;
   /** federated / local (target >= 0.5). */
   ratio: number;
+  /**
+   * Broker CPU per moved message (the six members, federated round) / broker CPU per local send
+   * (west's three members, local round); target <= 2. Null when a member could not be read.
+   */
+  brokerCpuRatio: number | null;
   /** Received per second on west of messages that were all on east before the consumer came. */
   preloadedLinkPerSec?: number;
   /**
@@ -74,6 +92,17 @@ async function federationProcesses(
 
 const FED = 'bench-fed';
 
+/** The summed CPU per message of the members whose label `counts` (not the client); null if one is unread. */
+function brokerCpuUs(us: Record<string, number | null>, counts: (label: string) => boolean): number | null {
+  let total = 0;
+  for (const [label, v] of Object.entries(us)) {
+    if (label === 'client' || !counts(label)) continue;
+    if (v === null) return null;
+    total += v;
+  }
+  return total;
+}
+
 function argsFromCommandLine(argv: string[]): Partial<FederationBenchOptions> {
   const value = (flag: string) => {
     const i = argv.indexOf(flag);
@@ -85,6 +114,12 @@ function argsFromCommandLine(argv: string[]): Partial<FederationBenchOptions> {
   const w = value('--window');
   if (w !== undefined) opts.window = Number(w);
   if (argv.includes('--preload')) opts.preload = true;
+  const p = argv.indexOf('--profile');
+  if (p >= 0) {
+    const dir = argv[p + 1];
+    opts.profileDir =
+      dir !== undefined && !dir.startsWith('--') ? dir : mkdtempSync(join(tmpdir(), 'quorate-fed-prof-'));
+  }
   return opts;
 }
 
@@ -146,6 +181,12 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
   const n = opts.messages ?? cli.messages ?? 10_000;
   const window = opts.window ?? cli.window ?? 200;
   const preload = opts.preload ?? cli.preload ?? false;
+  const profileDir = opts.profileDir ?? cli.profileDir;
+  const profileArgs = (cluster: string): string[] => {
+    if (profileDir === undefined) return [];
+    mkdirSync(join(profileDir, cluster), { recursive: true });
+    return ['--cpu-prof', '--cpu-prof-dir', join(profileDir, cluster)];
+  };
   const body = Buffer.alloc(1024, 0x61);
   const clusters: RunningBroker[] = [];
   const dir = await mkdtemp(join(tmpdir(), 'quorate-fed-bench-'));
@@ -154,14 +195,19 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
   let preloaded: number | undefined;
   const cpuUs: FederationBenchResult['cpuUs'] = { local: {}, federated: {} };
   try {
-    const east = await startOurCluster([], ['--cluster-id', 'east']);
+    const east = await startOurCluster(profileArgs('east'), ['--cluster-id', 'east']);
     clusters.push(east);
     const federationFile = join(dir, 'federation.json');
     await writeFile(
       federationFile,
       JSON.stringify({ upstreams: [{ name: 'east', urls: east.urls, queues: [FED] }] }),
     );
-    const west = await startOurCluster([], ['--cluster-id', 'west', '--federation', federationFile]);
+    const west = await startOurCluster(profileArgs('west'), [
+      '--cluster-id',
+      'west',
+      '--federation',
+      federationFile,
+    ]);
     clusters.push(west);
     await waitFor(() => anyLinkRunning(west.httpUrls), {
       timeoutMs: 60_000,
@@ -173,7 +219,12 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     await round(west.urls, west.urls, 'bench-local', warm, window, body, 'wl');
     await round(east.urls, west.urls, FED, warm, window, body, 'wf');
     const measured = async (what: keyof FederationBenchResult['cpuUs'], fn: () => Promise<number>) => {
-      const r = await measureCpu(await federationProcesses(east.members, west.members), n, fn);
+      const processes = await federationProcesses(east.members, west.members);
+      if (profileDir !== undefined)
+        log(
+          `${what} round, profiled members: ${processes.map((p) => `${p.label} pid ${p.pid ?? process.pid}`).join(', ')}`,
+        );
+      const r = await measureCpu(processes, n, fn);
       cpuUs[what] = Object.fromEntries(r.cpuUs);
       return r.value;
     };
@@ -196,12 +247,23 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
   const cpuLine = (us: Record<string, number | null>) => formatCpuPerMessage(new Map(Object.entries(us)));
   log(`CPU per received message, local:     ${cpuLine(cpuUs.local)}`);
   log(`CPU per received message, federated: ${cpuLine(cpuUs.federated)}`);
+  const fedBrokers = brokerCpuUs(cpuUs.federated, () => true);
+  const westLocal = brokerCpuUs(cpuUs.local, (label) => label.startsWith('west '));
+  const brokerCpuRatio =
+    fedBrokers !== null && westLocal !== null && westLocal > 0
+      ? Math.round((fedBrokers / westLocal) * 100) / 100
+      : null;
+  log(
+    `broker CPU per moved message / per local send: ${brokerCpuRatio ?? '-'} (${fedBrokers?.toFixed(1) ?? '-'} us, all six members / ${westLocal?.toFixed(1) ?? '-'} us, west's three; target <= 2)`,
+  );
+  if (profileDir !== undefined) log(`CPU profiles in ${profileDir}`);
   return {
     messages: n,
     window,
     localPerSec: local,
     federatedPerSec: federated,
     ratio,
+    brokerCpuRatio,
     ...(preloaded !== undefined ? { preloadedLinkPerSec: preloaded } : {}),
     cpuUs,
   };
