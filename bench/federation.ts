@@ -76,6 +76,12 @@ export interface FederationBenchResult {
     local: Record<string, number | null>;
     federated: Record<string, number | null>;
   };
+  /**
+   * Raft log entries committed per received message in each cluster in each round (the commit
+   * index's growth over the round / messages): what the replication of a round costs, independent
+   * of the machine's load. Null when no member answered.
+   */
+  logEntries: Record<'local' | 'federated', { east: number | null; west: number | null }>;
 }
 
 /** The client and the six members, labelled by cluster and role as the round starts. */
@@ -161,6 +167,23 @@ async function preloadedRound(east: string[], west: string[], n: number, window:
   }
 }
 
+/** The highest commit index the members of a cluster report (`GET /api/overview`); null: none answered. */
+async function commitIndexOf(httpUrls: readonly string[]): Promise<number | null> {
+  const indexes = await Promise.all(
+    httpUrls.map(async (url) => {
+      try {
+        const res = await fetch(new URL('/api/overview', url), { signal: AbortSignal.timeout(2_000) });
+        const doc = (await res.json()) as { commitIndex?: unknown };
+        return typeof doc.commitIndex === 'number' ? doc.commitIndex : null;
+      } catch {
+        return null;
+      }
+    }),
+  );
+  const known = indexes.filter((i): i is number => i !== null);
+  return known.length > 0 ? Math.max(...known) : null;
+}
+
 /** True when one of the members (their monitoring endpoints) runs a federation link. */
 async function anyLinkRunning(httpUrls: string[]): Promise<boolean> {
   for (const url of httpUrls) {
@@ -194,6 +217,10 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
   let federated = 0;
   let preloaded: number | undefined;
   const cpuUs: FederationBenchResult['cpuUs'] = { local: {}, federated: {} };
+  const logEntries: FederationBenchResult['logEntries'] = {
+    local: { east: null, west: null },
+    federated: { east: null, west: null },
+  };
   try {
     const east = await startOurCluster(profileArgs('east'), ['--cluster-id', 'east']);
     clusters.push(east);
@@ -224,8 +251,17 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
         log(
           `${what} round, profiled members: ${processes.map((p) => `${p.label} pid ${p.pid ?? process.pid}`).join(', ')}`,
         );
+      const before = await Promise.all([commitIndexOf(east.httpUrls), commitIndexOf(west.httpUrls)]);
       const r = await measureCpu(processes, n, fn);
+      const after = await Promise.all([commitIndexOf(east.httpUrls), commitIndexOf(west.httpUrls)]);
       cpuUs[what] = Object.fromEntries(r.cpuUs);
+      const perMessage = (i: number) => {
+        const [b, a] = [before[i], after[i]];
+        return b === null || b === undefined || a === null || a === undefined
+          ? null
+          : Math.round(((a - b) / n) * 1000) / 1000;
+      };
+      logEntries[what] = { east: perMessage(0), west: perMessage(1) };
       return r.value;
     };
     local = await measured('local', () => round(west.urls, west.urls, 'bench-local', n, window, body, 'l'));
@@ -256,6 +292,11 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
   log(
     `broker CPU per moved message / per local send: ${brokerCpuRatio ?? '-'} (${fedBrokers?.toFixed(1) ?? '-'} us, all six members / ${westLocal?.toFixed(1) ?? '-'} us, west's three; target <= 2)`,
   );
+  const entries = (e: { east: number | null; west: number | null }) =>
+    `east ${e.east ?? '-'}, west ${e.west ?? '-'}`;
+  log(
+    `log entries per received message, local: ${entries(logEntries.local)}; federated: ${entries(logEntries.federated)}`,
+  );
   if (profileDir !== undefined) log(`CPU profiles in ${profileDir}`);
   return {
     messages: n,
@@ -264,6 +305,7 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     federatedPerSec: federated,
     ratio,
     brokerCpuRatio,
+    logEntries,
     ...(preloaded !== undefined ? { preloadedLinkPerSec: preloaded } : {}),
     cpuUs,
   };
