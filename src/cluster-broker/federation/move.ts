@@ -7,7 +7,7 @@
  */
 import type { EnqueueResult } from '../core/results.js';
 import { movedCopy } from './copy.js';
-import { routeOf, routeRefusal, withRoute } from './route.js';
+import { routeOf, routeRefusal } from './route.js';
 import { type Delivery, encodedMessage } from './upstream-client.js';
 
 /** What a move needs to know and do; the link kind supplies `commit` and `leave`. */
@@ -42,7 +42,7 @@ export async function moveDelivery(d: Delivery, c: MoveContext): Promise<MoveOut
     return { kind: 'left', refusal, route };
   }
   // the bytes it arrived as, its bare message passed through (copy.ts)
-  const copy = movedCopy(encodedMessage(d), m, withRoute(m.messageAnnotations, route, c.fromClusterId));
+  const copy = movedCopy(encodedMessage(d), m, route, c.fromClusterId);
   const result = await c.commit(copy);
   if (result.status === 'refused') {
     // released at once it would come straight back and be refused again

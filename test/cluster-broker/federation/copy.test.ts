@@ -27,7 +27,7 @@ describe('movedCopy', () => {
     };
     const encoded = encodeMessage(original);
     const annotations = { 'x-opt-app': 'kept', 'x-opt-quorate-route': ['A', 'B'] };
-    const copy = movedCopy(encoded, decodeMessage(encoded), annotations);
+    const copy = movedCopy(encoded, decodeMessage(encoded), ['A'], 'B');
 
     const bareBytes = encodeMessage(bare);
     expect(Buffer.from(copy.subarray(copy.length - bareBytes.length)).equals(Buffer.from(bareBytes))).toBe(
@@ -42,22 +42,47 @@ describe('movedCopy', () => {
     );
   });
 
-  it('adds the annotations in front of a message that has no header or annotations', () => {
+  it('adds the route in front of a message that has no header or annotations', () => {
     const encoded = encodeMessage(bare);
     expect(bareMessageStart(encoded)).toBe(0);
-    const copy = movedCopy(encoded, decodeMessage(encoded), { 'x-opt-quorate-route': ['A'] });
+    const copy = movedCopy(encoded, decodeMessage(encoded), [], 'A');
     expect(decodeMessage(copy)).toEqual({
       ...decodeMessage(encoded),
       messageAnnotations: { 'x-opt-quorate-route': ['A'] },
     });
   });
 
+  it('writes the front of unannotated messages anew whenever a header field or the origin differs', () => {
+    // one after another, as a link moves them: each copy has its own header and route
+    const cases: Message[] = [
+      { durable: true, ttl: 1_000 },
+      { durable: true, ttl: 1_000 },
+      { durable: true, ttl: 2_000 },
+      { durable: true },
+      { durable: false },
+      { priority: 9 },
+      {},
+    ];
+    const expectCopy = (header: Message, from: string) => {
+      const encoded = encodeMessage({ ...header, ...bare });
+      expect(decodeMessage(movedCopy(encoded, decodeMessage(encoded), [], from))).toEqual(
+        decodeMessage(
+          encodeMessage({ ...header, messageAnnotations: { 'x-opt-quorate-route': [from] }, ...bare }),
+        ),
+      );
+    };
+    // only a header field changes from one to the next
+    for (const header of cases) expectCopy(header, 'A');
+    // only the origin changes
+    for (const header of cases) for (const from of ['A', 'A', 'B']) expectCopy(header, from);
+  });
+
   it('copies a message of header and annotations only (no bare message)', () => {
     const encoded = encodeMessage({ durable: true, messageAnnotations: { k: 'v' } });
     expect(bareMessageStart(encoded)).toBe(encoded.length);
-    expect(decodeMessage(movedCopy(encoded, decodeMessage(encoded), { r: 1 }))).toEqual({
+    expect(decodeMessage(movedCopy(encoded, decodeMessage(encoded), [], 'A'))).toEqual({
       durable: true,
-      messageAnnotations: { r: 1 },
+      messageAnnotations: { k: 'v', 'x-opt-quorate-route': ['A'] },
     });
   });
 
