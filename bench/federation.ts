@@ -14,8 +14,19 @@
  * federated / local. `--preload` also times the link alone: N messages already on east, then a
  * consumer attaches on west.
  *
- *   npx tsx bench/run.ts federation [--messages N] [--window W] [--preload]
+ * Broker CPU (issue #34: federation at most 2x a local send's): the CPU per moved message of all
+ * six members in the federated round, over the CPU per message of west's three members in the
+ * local round. West's alone is the fair denominator: a local send there is done by west's members,
+ * while east's sit idle (their heartbeats are not a send's cost). A moved message is a send on
+ * east, a delivery from east to the link and a send on west by the link, then the same delivery
+ * to the consumer on west: two sends and their deliveries, hence the 2x.
+ *
+ * `--profile [DIR]` runs every member with --cpu-prof (DIR/east, DIR/west; one .cpuprofile per
+ * member process, named by pid, printed with its role): the link runs on west's leader.
+ *
+ *   npx tsx bench/run.ts federation [--messages N] [--window W] [--preload] [--profile [DIR]]
  */
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,6 +47,8 @@ export interface FederationBenchOptions {
   window?: number;
   /** Also time the link draining N messages that wait on east. Default false. */
   preload?: boolean;
+  /** Directory for the members' CPU profiles (DIR/east, DIR/west); undefined: no profiling. */
+  profileDir?: string;
 }
 
 export interface FederationBenchResult {
@@ -47,6 +60,11 @@ export interface FederationBenchResult {
   federatedPerSec: number;
   /** federated / local (target >= 0.5). */
   ratio: number;
+  /**
+   * Broker CPU per moved message (the six members, federated round) / broker CPU per local send
+   * (west's three members, local round); target <= 2. Null when a member could not be read.
+   */
+  brokerCpuRatio: number | null;
   /** Received per second on west of messages that were all on east before the consumer came. */
   preloadedLinkPerSec?: number;
   /**
@@ -58,6 +76,12 @@ export interface FederationBenchResult {
     local: Record<string, number | null>;
     federated: Record<string, number | null>;
   };
+  /**
+   * Raft log entries committed per received message in each cluster in each round (the commit
+   * index's growth over the round / messages): what the replication of a round costs, independent
+   * of the machine's load. Null when no member answered.
+   */
+  logEntries: Record<'local' | 'federated', { east: number | null; west: number | null }>;
 }
 
 /** The client and the six members, labelled by cluster and role as the round starts. */
@@ -74,6 +98,17 @@ async function federationProcesses(
 
 const FED = 'bench-fed';
 
+/** The summed CPU per message of the members whose label `counts` (not the client); null if one is unread. */
+function brokerCpuUs(us: Record<string, number | null>, counts: (label: string) => boolean): number | null {
+  let total = 0;
+  for (const [label, v] of Object.entries(us)) {
+    if (label === 'client' || !counts(label)) continue;
+    if (v === null) return null;
+    total += v;
+  }
+  return total;
+}
+
 function argsFromCommandLine(argv: string[]): Partial<FederationBenchOptions> {
   const value = (flag: string) => {
     const i = argv.indexOf(flag);
@@ -85,6 +120,12 @@ function argsFromCommandLine(argv: string[]): Partial<FederationBenchOptions> {
   const w = value('--window');
   if (w !== undefined) opts.window = Number(w);
   if (argv.includes('--preload')) opts.preload = true;
+  const p = argv.indexOf('--profile');
+  if (p >= 0) {
+    const dir = argv[p + 1];
+    opts.profileDir =
+      dir !== undefined && !dir.startsWith('--') ? dir : mkdtempSync(join(tmpdir(), 'quorate-fed-prof-'));
+  }
   return opts;
 }
 
@@ -126,6 +167,23 @@ async function preloadedRound(east: string[], west: string[], n: number, window:
   }
 }
 
+/** The highest commit index the members of a cluster report (`GET /api/overview`); null: none answered. */
+async function commitIndexOf(httpUrls: readonly string[]): Promise<number | null> {
+  const indexes = await Promise.all(
+    httpUrls.map(async (url) => {
+      try {
+        const res = await fetch(new URL('/api/overview', url), { signal: AbortSignal.timeout(2_000) });
+        const doc = (await res.json()) as { commitIndex?: unknown };
+        return typeof doc.commitIndex === 'number' ? doc.commitIndex : null;
+      } catch {
+        return null;
+      }
+    }),
+  );
+  const known = indexes.filter((i): i is number => i !== null);
+  return known.length > 0 ? Math.max(...known) : null;
+}
+
 /** True when one of the members (their monitoring endpoints) runs a federation link. */
 async function anyLinkRunning(httpUrls: string[]): Promise<boolean> {
   for (const url of httpUrls) {
@@ -146,6 +204,12 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
   const n = opts.messages ?? cli.messages ?? 10_000;
   const window = opts.window ?? cli.window ?? 200;
   const preload = opts.preload ?? cli.preload ?? false;
+  const profileDir = opts.profileDir ?? cli.profileDir;
+  const profileArgs = (cluster: string): string[] => {
+    if (profileDir === undefined) return [];
+    mkdirSync(join(profileDir, cluster), { recursive: true });
+    return ['--cpu-prof', '--cpu-prof-dir', join(profileDir, cluster)];
+  };
   const body = Buffer.alloc(1024, 0x61);
   const clusters: RunningBroker[] = [];
   const dir = await mkdtemp(join(tmpdir(), 'quorate-fed-bench-'));
@@ -153,15 +217,24 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
   let federated = 0;
   let preloaded: number | undefined;
   const cpuUs: FederationBenchResult['cpuUs'] = { local: {}, federated: {} };
+  const logEntries: FederationBenchResult['logEntries'] = {
+    local: { east: null, west: null },
+    federated: { east: null, west: null },
+  };
   try {
-    const east = await startOurCluster([], ['--cluster-id', 'east']);
+    const east = await startOurCluster(profileArgs('east'), ['--cluster-id', 'east']);
     clusters.push(east);
     const federationFile = join(dir, 'federation.json');
     await writeFile(
       federationFile,
       JSON.stringify({ upstreams: [{ name: 'east', urls: east.urls, queues: [FED] }] }),
     );
-    const west = await startOurCluster([], ['--cluster-id', 'west', '--federation', federationFile]);
+    const west = await startOurCluster(profileArgs('west'), [
+      '--cluster-id',
+      'west',
+      '--federation',
+      federationFile,
+    ]);
     clusters.push(west);
     await waitFor(() => anyLinkRunning(west.httpUrls), {
       timeoutMs: 60_000,
@@ -173,8 +246,22 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     await round(west.urls, west.urls, 'bench-local', warm, window, body, 'wl');
     await round(east.urls, west.urls, FED, warm, window, body, 'wf');
     const measured = async (what: keyof FederationBenchResult['cpuUs'], fn: () => Promise<number>) => {
-      const r = await measureCpu(await federationProcesses(east.members, west.members), n, fn);
+      const processes = await federationProcesses(east.members, west.members);
+      if (profileDir !== undefined)
+        log(
+          `${what} round, profiled members: ${processes.map((p) => `${p.label} pid ${p.pid ?? process.pid}`).join(', ')}`,
+        );
+      const before = await Promise.all([commitIndexOf(east.httpUrls), commitIndexOf(west.httpUrls)]);
+      const r = await measureCpu(processes, n, fn);
+      const after = await Promise.all([commitIndexOf(east.httpUrls), commitIndexOf(west.httpUrls)]);
       cpuUs[what] = Object.fromEntries(r.cpuUs);
+      const perMessage = (i: number) => {
+        const [b, a] = [before[i], after[i]];
+        return b === null || b === undefined || a === null || a === undefined
+          ? null
+          : Math.round(((a - b) / n) * 1000) / 1000;
+      };
+      logEntries[what] = { east: perMessage(0), west: perMessage(1) };
       return r.value;
     };
     local = await measured('local', () => round(west.urls, west.urls, 'bench-local', n, window, body, 'l'));
@@ -196,12 +283,29 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
   const cpuLine = (us: Record<string, number | null>) => formatCpuPerMessage(new Map(Object.entries(us)));
   log(`CPU per received message, local:     ${cpuLine(cpuUs.local)}`);
   log(`CPU per received message, federated: ${cpuLine(cpuUs.federated)}`);
+  const fedBrokers = brokerCpuUs(cpuUs.federated, () => true);
+  const westLocal = brokerCpuUs(cpuUs.local, (label) => label.startsWith('west '));
+  const brokerCpuRatio =
+    fedBrokers !== null && westLocal !== null && westLocal > 0
+      ? Math.round((fedBrokers / westLocal) * 100) / 100
+      : null;
+  log(
+    `broker CPU per moved message / per local send: ${brokerCpuRatio ?? '-'} (${fedBrokers?.toFixed(1) ?? '-'} us, all six members / ${westLocal?.toFixed(1) ?? '-'} us, west's three; target <= 2)`,
+  );
+  const entries = (e: { east: number | null; west: number | null }) =>
+    `east ${e.east ?? '-'}, west ${e.west ?? '-'}`;
+  log(
+    `log entries per received message, local: ${entries(logEntries.local)}; federated: ${entries(logEntries.federated)}`,
+  );
+  if (profileDir !== undefined) log(`CPU profiles in ${profileDir}`);
   return {
     messages: n,
     window,
     localPerSec: local,
     federatedPerSec: federated,
     ratio,
+    brokerCpuRatio,
+    logEntries,
     ...(preloaded !== undefined ? { preloadedLinkPerSec: preloaded } : {}),
     cpuUs,
   };

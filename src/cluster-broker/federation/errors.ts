@@ -12,3 +12,18 @@ export class FederationConfigError extends AmqpError {
     this.name = 'FederationConfigError';
   }
 }
+
+/**
+ * A link was handed a delivery that did not come from the quorate client's receiver, so the bytes
+ * it arrived as are unknown (upstream-client.ts encodedMessage). A bug, never the wire's doing:
+ * 'amqp:internal-error'; the move fails and the message stays upstream.
+ */
+export class ForeignDeliveryError extends AmqpError {
+  constructor() {
+    super(
+      'amqp:internal-error',
+      'federation: a delivery not made by the quorate client has no encoded message',
+    );
+    this.name = 'ForeignDeliveryError';
+  }
+}

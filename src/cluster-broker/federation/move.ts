@@ -5,10 +5,10 @@
  * re-sent after a crash of either side (the upstream redelivers what was never accepted) is
  * absorbed here as a duplicate. A message without a message-id moves at least once.
  */
-import { encodeMessage } from '../../codec/message.js';
 import type { EnqueueResult } from '../core/results.js';
-import { routeOf, routeRefusal, withRoute } from './route.js';
-import type { Delivery } from './upstream-client.js';
+import { movedCopy } from './copy.js';
+import { routeOf, routeRefusal } from './route.js';
+import { type Delivery, encodedMessage } from './upstream-client.js';
 
 /** What a move needs to know and do; the link kind supplies `commit` and `leave`. */
 export interface MoveContext {
@@ -41,14 +41,8 @@ export async function moveDelivery(d: Delivery, c: MoveContext): Promise<MoveOut
     await c.leave(d);
     return { kind: 'left', refusal, route };
   }
-  const copy = encodeMessage({
-    ...m,
-    // a new enqueue here: its own delivery count; delivery annotations are for one hop only
-    deliveryCount: undefined,
-    firstAcquirer: undefined,
-    deliveryAnnotations: undefined,
-    messageAnnotations: withRoute(m.messageAnnotations, route, c.fromClusterId),
-  });
+  // the bytes it arrived as, its bare message passed through (copy.ts)
+  const copy = movedCopy(encodedMessage(d), m, route, c.fromClusterId);
   const result = await c.commit(copy);
   if (result.status === 'refused') {
     // released at once it would come straight back and be refused again
