@@ -59,7 +59,7 @@ export interface E2eOptions {
   profileDir?: string;
 }
 
-type TargetName = 'single' | 'cluster' | 'rabbitmq' | 'proton' | 'rabbitmq-quorum';
+export type TargetName = 'single' | 'cluster' | 'rabbitmq' | 'proton' | 'rabbitmq-quorum';
 type ReceivePath = 'batch' | 'iterator' | 'both';
 const TARGETS: Record<TargetName, string> = {
   single: 'quorate-broker, one node, durable',
@@ -70,6 +70,8 @@ const TARGETS: Record<TargetName, string> = {
 };
 /** Without --targets: every target but the RabbitMQ cluster, which only runs when named. */
 const DEFAULT_TARGETS: TargetName[] = ['single', 'cluster', 'rabbitmq', 'proton'];
+/** Every target, in the order the tables print them. */
+export const ALL_TARGETS = Object.keys(TARGETS) as TargetName[];
 
 export interface E2eRow {
   target: TargetName;
