@@ -8,12 +8,16 @@
  * the brokers elsewhere): on a shared machine rates follow the other load, CPU per message less.
  *
  * Brokers: our single node (its own process, durable store with fsync), our 3-member cluster
- * (both clients on the same member), RabbitMQ 3.10 (one node, classic queue) and the Qpid Proton
- * C example broker (compiled here from Debian's examples). What is missing is apt-installed.
+ * (both clients on the same member), RabbitMQ 3.10 (one node, classic queue), the Qpid Proton
+ * C example broker (compiled here from Debian's examples) and, only when named in --targets,
+ * RabbitMQ 3.10 with a quorum queue on 3 nodes (`rabbitmq-quorum`: each run's queue declared
+ * first, both clients on the node leading it). What is missing is apt-installed. With both
+ * `cluster` and `rabbitmq-quorum`, a last line compares the replicated queues: the quorate client
+ * on our cluster against rhea on the quorum queue (and against the quorate client there).
  *
  *   npm run bench -- e2e [--messages 20000] [--window 1000] [--rounds 1]
- *                        [--targets single,cluster,rabbitmq,proton] [--receive batch|iterator|both]
- *                        [--profile [DIR]]
+ *                        [--targets single,cluster,rabbitmq,proton,rabbitmq-quorum]
+ *                        [--receive batch|iterator|both] [--profile [DIR]]
  *
  * --profile writes CPU profiles (.cpuprofile, open in Chrome DevTools) of the client (this
  * process, around each quorate run) and of our broker processes, into DIR (default: a new dir
@@ -31,6 +35,7 @@ import {
   startOurCluster,
   startProtonBroker,
   startRabbitBroker,
+  startRabbitQuorumCluster,
 } from './lib/brokers.js';
 import {
   type BenchClient,
@@ -54,14 +59,19 @@ export interface E2eOptions {
   profileDir?: string;
 }
 
-type TargetName = 'single' | 'cluster' | 'rabbitmq' | 'proton';
+export type TargetName = 'single' | 'cluster' | 'rabbitmq' | 'proton' | 'rabbitmq-quorum';
 type ReceivePath = 'batch' | 'iterator' | 'both';
 const TARGETS: Record<TargetName, string> = {
   single: 'quorate-broker, one node, durable',
   cluster: 'quorate-broker, 3 members',
   rabbitmq: 'RabbitMQ 3.10, classic queue',
   proton: 'Qpid Proton C example broker',
+  'rabbitmq-quorum': 'RabbitMQ 3.10, quorum queue, 3 nodes',
 };
+/** Without --targets: every target but the RabbitMQ cluster, which only runs when named. */
+const DEFAULT_TARGETS: TargetName[] = ['single', 'cluster', 'rabbitmq', 'proton'];
+/** Every target, in the order the tables print them. */
+export const ALL_TARGETS = Object.keys(TARGETS) as TargetName[];
 
 export interface E2eRow {
   target: TargetName;
@@ -122,6 +132,12 @@ export interface E2eResult {
   rows: E2eRow[];
   /** quorate/rhea, medians, per target and phase */
   ratios: Record<string, { send: number; receive: number; iteratorReceive?: number }>;
+  /**
+   * With both `cluster` and `rabbitmq-quorum`: the quorate client's msg/s on our cluster over
+   * rhea's on the quorum queue (`send`, `receive`), and over the quorate client's there
+   * (`quorateSend`, `quorateReceive`); medians.
+   */
+  clusterOverRabbitQuorum?: { send: number; receive: number; quorateSend: number; quorateReceive: number };
   profileDir?: string;
 }
 
@@ -138,7 +154,13 @@ function argsFromCommandLine(argv: string[]): E2eOptions {
   const r = value('--rounds');
   if (r !== undefined) opts.rounds = Number(r);
   const t = value('--targets');
-  if (t !== undefined) opts.targets = t.split(',') as TargetName[];
+  if (t !== undefined) {
+    const names = t.split(',');
+    const unknown = names.filter((name) => !(name in TARGETS));
+    if (unknown.length > 0)
+      throw new Error(`--targets ${unknown.join(',')}: not a target (${Object.keys(TARGETS).join(', ')})`);
+    opts.targets = names as TargetName[];
+  }
   const rc = value('--receive');
   if (rc !== undefined) {
     if (rc !== 'batch' && rc !== 'iterator' && rc !== 'both')
@@ -164,6 +186,8 @@ async function startTarget(target: TargetName, brokerNodeArgs: string[]): Promis
       return startRabbitBroker();
     case 'proton':
       return startProtonBroker(buildProtonBroker());
+    case 'rabbitmq-quorum':
+      return startRabbitQuorumCluster();
   }
 }
 
@@ -186,7 +210,7 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
   const n = opts.messages ?? cli.messages ?? 20_000;
   const window = opts.window ?? cli.window ?? 1000;
   const rounds = opts.rounds ?? cli.rounds ?? 1;
-  const targets = opts.targets ?? cli.targets ?? (Object.keys(TARGETS) as TargetName[]);
+  const targets = opts.targets ?? cli.targets ?? DEFAULT_TARGETS;
   const profileDir = opts.profileDir ?? cli.profileDir;
   const receivePath = opts.receive ?? cli.receive ?? 'batch';
   const mainClient = receivePath === 'iterator' ? quorateClient : quorateBatchClient;
@@ -228,8 +252,11 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
       broker = await startTarget(target, brokerNodeArgs);
       const once = async (client: BenchClient, name: string, round: number, count: number) => {
         const q = `e2e-${name}-${round}-${Date.now()}`;
+        // a RabbitMQ quorum queue is declared first, and reached on the node leading it
+        const declared = await broker!.declareQueue?.(q);
         // the cluster's roles are read again before every run: a leader change moves the labels
-        return client(broker!.url, q, count, body, window, await benchProcesses(broker!));
+        const counted = await benchProcesses(broker!, 'broker', declared);
+        return client(declared?.url ?? broker!.url, declared?.address ?? q, count, body, window, counted);
       };
       // warm-up (JIT, connection paths) at a tenth of the size, both clients
       await once(rheaClient, 'rhea-warm', 0, Math.max(100, Math.floor(n / 10)));
@@ -328,7 +355,29 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
       `cluster / single node (quorate client, medians): send ${ratio(median(cluster.quorateSend), median(single.quorateSend))}, receive ${ratio(median(cluster.quorateReceive), median(single.quorateReceive))}`,
     );
   }
-  return { messages: n, window, rows, ratios, ...(profileDir !== undefined ? { profileDir } : {}) };
+  const rabbitQuorum = rows.find((r) => r.target === 'rabbitmq-quorum' && r.error === undefined);
+  let clusterOverRabbitQuorum: E2eResult['clusterOverRabbitQuorum'];
+  if (cluster && rabbitQuorum) {
+    // issue 34's comparison: our client on our cluster against rhea on RabbitMQ's replicated queue
+    clusterOverRabbitQuorum = {
+      send: ratio(median(cluster.quorateSend), median(rabbitQuorum.rheaSend)),
+      receive: ratio(median(cluster.quorateReceive), median(rabbitQuorum.rheaReceive)),
+      quorateSend: ratio(median(cluster.quorateSend), median(rabbitQuorum.quorateSend)),
+      quorateReceive: ratio(median(cluster.quorateReceive), median(rabbitQuorum.quorateReceive)),
+    };
+    const c = clusterOverRabbitQuorum;
+    log(
+      `quorate cluster / RabbitMQ quorum queue (msg/s, medians): send ${c.send}x, receive ${c.receive}x (quorate client on both: send ${c.quorateSend}x, receive ${c.quorateReceive}x)`,
+    );
+  }
+  return {
+    messages: n,
+    window,
+    rows,
+    ratios,
+    ...(clusterOverRabbitQuorum !== undefined ? { clusterOverRabbitQuorum } : {}),
+    ...(profileDir !== undefined ? { profileDir } : {}),
+  };
 }
 
 /** One table per broker: each phase's CPU per message in each process, medians over the rounds. */

@@ -8,13 +8,15 @@
  *
  * --quick: small counts (minutes instead of most of an hour), to check the command; the section
  * says so. --out: write that file instead of docs/benchmarks.md (it must hold the markers).
- * e2e's own flags (e.g. --targets single,cluster) pass through to it.
+ * e2e's own flags (e.g. --targets single,cluster) pass through to it; without --targets, e2e runs
+ * every target, the 3-node RabbitMQ quorum queue included.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ALL_TARGETS, type TargetName } from './e2e.js';
 import { renderReport, replaceGenerated, type SuiteReport } from './lib/report-page.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -38,13 +40,14 @@ const SUITES: SuiteSpec[] = [
     name: 'e2e',
     title: 'End to end',
     command: (q) =>
-      `npm run bench -- e2e --messages ${q ? 2000 : 20000} --rounds ${q ? 1 : 2} --receive both${e2eTargetsFlag()}`,
+      `npm run bench -- e2e --messages ${q ? 2000 : 20000} --rounds ${q ? 1 : 2} --receive both --targets ${e2eTargets().join(',')}`,
     run: async (q, log) =>
       (await import('./e2e.js')).run({
         log,
         messages: q ? 2000 : 20_000,
         rounds: q ? 1 : 2,
         receive: 'both',
+        targets: e2eTargets(),
       }),
   },
   {
@@ -74,10 +77,11 @@ const SUITES: SuiteSpec[] = [
   },
 ];
 
-/** e2e's `--targets`, when given to the report (it passes through to e2e). */
-function e2eTargetsFlag(): string {
+/** e2e's `--targets` when given to the report (it passes through to e2e), else every target. */
+function e2eTargets(): TargetName[] {
   const i = process.argv.indexOf('--targets');
-  return i >= 0 && process.argv[i + 1] !== undefined ? ` --targets ${process.argv[i + 1]}` : '';
+  const given = i >= 0 ? process.argv[i + 1] : undefined;
+  return given === undefined ? ALL_TARGETS : (given.split(',') as TargetName[]);
 }
 
 const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();

@@ -2,9 +2,10 @@
  * Which processes a bench counts the CPU of, by the names its tables print: the client (this
  * process) and the broker's: one process for a single node, RabbitMQ (beam.smp) or the Proton
  * broker; for one of our clusters each member apart, named by its Raft role when the phase starts
- * ("leader n1", "follower n2"), read from the member's `GET /api/overview`.
+ * ("leader n1", "follower n2"), read from the member's `GET /api/overview`; for a RabbitMQ quorum
+ * queue each node by its role for that queue ("leader rabbit1", "follower rabbit2").
  */
-import type { ClusterMemberProcess, RunningBroker } from './brokers.js';
+import type { ClusterMemberProcess, DeclaredQueue, RunningBroker } from './brokers.js';
 import type { CountedProcess } from './process-cpu.js';
 
 /** The member's role as it reports it, or 'unknown' when it does not answer. */
@@ -24,18 +25,50 @@ export async function memberProcesses(
   prefix = '',
 ): Promise<CountedProcess[]> {
   const roles = await Promise.all(members.map(roleOf));
-  return members
-    .map((m, i) => ({ label: `${prefix}${roles[i]} ${m.id}`, pid: m.pid, leader: roles[i] === 'leader' }))
+  return leaderFirst(
+    members.map((m, i) => ({
+      label: `${prefix}${roles[i]} ${m.id}`,
+      pid: m.pid,
+      leader: roles[i] === 'leader',
+    })),
+  );
+}
+
+/** The leader first, then the rest by label. */
+function leaderFirst(processes: Array<{ label: string; pid: number; leader: boolean }>): CountedProcess[] {
+  return processes
     .sort((a, b) => Number(b.leader) - Number(a.leader) || a.label.localeCompare(b.label))
     .map(({ label, pid }) => ({ label, pid }));
 }
 
-/** The client (this process), then the broker's process or its members. */
+/**
+ * A RabbitMQ cluster's nodes for one quorum queue: `leader rabbit1`, then `follower rabbit2`...
+ * (each node's `beam.smp`; the roles are the queue's, as rabbitmqctl reports its leader).
+ */
+export function quorumQueueProcesses(
+  nodes: ReadonlyArray<{ name: string; pid: number }>,
+  leader: string,
+): CountedProcess[] {
+  return leaderFirst(
+    nodes.map((n) => ({
+      label: `${n.name === leader ? 'leader' : 'follower'} ${n.name}`,
+      pid: n.pid,
+      leader: n.name === leader,
+    })),
+  );
+}
+
+/**
+ * The client (this process), then the broker's process or its members; for a queue the broker
+ * declared (`declared`), the processes it named for that queue.
+ */
 export async function benchProcesses(
   broker: RunningBroker,
   brokerLabel = 'broker',
+  declared?: DeclaredQueue,
 ): Promise<CountedProcess[]> {
   const client: CountedProcess = { label: 'client' };
+  if (declared !== undefined) return [client, ...declared.processes];
   if (broker.members !== undefined) return [client, ...(await memberProcesses(broker.members))];
   return broker.pid === undefined ? [client] : [client, { label: brokerLabel, pid: broker.pid }];
 }

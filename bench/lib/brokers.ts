@@ -1,6 +1,7 @@
 /**
  * Brokers for the end-to-end benches, each started on 127.0.0.1 on a free port and stopped by its
- * handle: our broker as its own process (the real CLI), the Qpid Proton C example broker.
+ * handle: our broker as its own process (the real CLI), RabbitMQ (one node, or three with a quorum
+ * queue), the Qpid Proton C example broker.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -10,7 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { declareQuorumQueue, quorumQueueLeader } from '../../test/support/failover-load.js';
 import { startRabbit } from '../../test/support/rabbitmq.js';
+import { quorumQueueProcesses } from './broker-processes.js';
+import type { CountedProcess } from './process-cpu.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -22,7 +26,22 @@ export interface RunningBroker {
   pid?: number;
   /** A cluster's members, each its own process. */
   members?: ClusterMemberProcess[];
+  /**
+   * Set by brokers on which a bench's queue must exist before it is used (a RabbitMQ quorum
+   * queue): declares queue `name` and says where to reach it and whose CPU to count.
+   */
+  declareQueue?(name: string): Promise<DeclaredQueue>;
   stop(): Promise<void>;
+}
+
+/** A queue declared by `RunningBroker.declareQueue`. */
+export interface DeclaredQueue {
+  /** The AMQP 1.0 address both clients send to and receive from. */
+  address: string;
+  /** The node leading the queue: both clients connect there. */
+  url: URL;
+  /** The broker's processes, labelled by their role for this queue (leader first). */
+  processes: CountedProcess[];
 }
 
 /** One member of a cluster run by `quorate-broker cluster`, from its `member-ready` line. */
@@ -271,9 +290,45 @@ async function readyz(httpUrl: string): Promise<boolean> {
   }
 }
 
+const ensureRabbit = () =>
+  aptEnsure([{ pkg: 'rabbitmq-server', present: () => existsSync('/usr/lib/rabbitmq/bin/rabbitmq-server') }]);
+
 /** One RabbitMQ 3.10 node (AMQP 1.0 plugin; classic queues by plain name). */
 export async function startRabbitBroker(): Promise<RunningBroker> {
-  aptEnsure([{ pkg: 'rabbitmq-server', present: () => existsSync('/usr/lib/rabbitmq/bin/rabbitmq-server') }]);
+  ensureRabbit();
   const rabbit = await startRabbit(1);
   return { url: new URL(rabbit.urls[0]!), pid: rabbit.nodes[0]!.pid(), stop: () => rabbit.stop() };
+}
+
+/**
+ * A 3-node RabbitMQ 3.10 cluster whose queues are quorum queues on all three nodes: each is
+ * declared over AMQP 0-9-1 before use (a plain AMQP 1.0 address would make a classic queue) and
+ * addressed as `/amq/queue/NAME`; its CPU is counted per node (`beam.smp`), labelled by the node's
+ * role for that queue (`leader rabbit1`, `follower rabbit2`...).
+ */
+export async function startRabbitQuorumCluster(): Promise<RunningBroker> {
+  ensureRabbit();
+  const rabbit = await startRabbit(3);
+  try {
+    const nodes = rabbit.nodes.map((n) => ({ name: n.name, pid: n.pid(), url: new URL(n.url) }));
+    return {
+      url: nodes[0]!.url,
+      async declareQueue(name) {
+        await declareQuorumQueue(rabbit, name);
+        const leader = await quorumQueueLeader(rabbit, name);
+        const leaderNode = nodes.find((n) => n.name === leader);
+        if (leaderNode === undefined)
+          throw new Error(`quorum queue ${name}: leader ${leader} is not a node of ours`);
+        return {
+          address: `/amq/queue/${name}`,
+          url: leaderNode.url,
+          processes: quorumQueueProcesses(nodes, leader),
+        };
+      },
+      stop: () => rabbit.stop(),
+    };
+  } catch (err) {
+    await rabbit.stop();
+    throw err;
+  }
 }
