@@ -128,9 +128,10 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
   /** Where small entries are encoded before their copy into `entryChunks`. */
   private scratch = new VarintWriter(SCRATCH_BYTES);
   /**
-   * Small entries' bytes, back to back in shared chunks rather than a buffer each (a buffer is an
-   * allocation and a GC-tracked backing store per message). They live in the Raft log until it is
-   * compacted, in log order, so the chunks free in turn.
+   * Small entries' bytes (this member's own requests, and on the leader the followers' forwarded
+   * ones), back to back in shared chunks rather than a buffer each (a buffer is an allocation and
+   * a GC-tracked backing store per message). They live in the Raft log until it is compacted, in
+   * log order, so the chunks free in turn.
    */
   private readonly entryChunks = new ByteArena();
 
@@ -238,7 +239,7 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
     let stamped: Uint8Array;
     try {
       // the request is a private copy (peer-wire decodeApp): stamp it where it lies
-      stamped = stampEntryInPlace(request, this.clock());
+      stamped = stampEntryInPlace(viewOf(this.entryChunks.store(request)), this.clock());
     } catch {
       return;
     }

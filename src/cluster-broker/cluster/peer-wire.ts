@@ -21,6 +21,8 @@ import type { WireCodec } from '../replication/wire.js';
 const APP_TAG = 0xc7;
 const KIND_FORWARD = 1;
 const KIND_STATUS = 2;
+/** The reused scratch writer's size; one grown past it for a large request is not kept. */
+const SCRATCH_BYTES = 64 * 1024;
 
 /** What a member tells the others about itself. */
 export interface MemberStatus {
@@ -55,21 +57,31 @@ export type AppMessage =
 
 export function encodeApp(m: AppMessage): Uint8Array {
   const w = new VarintWriter(m.kind === 'forward' ? m.request.length + 48 : 160);
+  writeApp(w, m);
+  return w.finish();
+}
+
+/** Writes `m` (encodeApp's layout) at the writer's position. */
+function writeApp(w: VarintWriter, m: AppMessage): void {
   w.u8(APP_TAG);
   w.u8(m.kind === 'forward' ? KIND_FORWARD : KIND_STATUS);
   w.str(m.from);
   w.str(m.to);
   if (m.kind === 'forward') w.raw(m.request);
   else w.str(JSON.stringify(m.status));
-  return w.finish();
 }
+
+/** Where encodeInto encodes a message before its copy into the transport's buffer (reused). */
+let scratch = new VarintWriter(SCRATCH_BYTES);
 
 export function decodeApp(bytes: Uint8Array): AppMessage {
   const r = new VarintReader(bytes, 1);
   const kind = r.u8();
   const from = r.str();
   const to = r.str();
-  if (kind === KIND_FORWARD) return { kind: 'forward', from, to, request: bytes.slice(r.offset) };
+  // a view: the frame's bytes are this message's alone (the transport passes each frame once,
+  // and nothing else reads them), so the leader may stamp its time into them (onForward)
+  if (kind === KIND_FORWARD) return { kind: 'forward', from, to, request: bytes.subarray(r.offset) };
   if (kind === KIND_STATUS) {
     const status = JSON.parse(r.str()) as MemberStatus;
     // a term or commit index we cannot count with is refused, never adopted (safe-numbers.ts)
@@ -109,8 +121,14 @@ export function withAppMessages(inner: WireCodec, onApp: (m: AppMessage) => void
     },
     encodeInto(m: Message, w: ByteWriter): void {
       const c = m as unknown as Partial<CarriedApp>;
-      if (c.type === 'app' && c.app) w.raw(encodeApp(c.app));
-      else if (inner.encodeInto) inner.encodeInto(m, w);
+      if (c.type === 'app' && c.app) {
+        // one message per forwarded request: no buffer of its own each, the scratch is reused
+        const sw = scratch;
+        sw.pos = 0;
+        writeApp(sw, c.app);
+        w.raw(sw.written());
+        if (sw.buf.length > SCRATCH_BYTES) scratch = new VarintWriter(SCRATCH_BYTES);
+      } else if (inner.encodeInto) inner.encodeInto(m, w);
       else w.raw(inner.encodeMessage(m));
     },
     decodeMessage(bytes: Uint8Array): Message {

@@ -17,14 +17,20 @@ const LENGTH_MASK = 0x7fff_ffff;
 
 /**
  * Splits a byte stream into frames. The length is checked against the current limit as soon as
- * its header is in, before anything is collected for the body; chunks of a large frame are
- * joined once, when the whole frame is there.
+ * its header is in, before anything is collected for the body. A frame inside one chunk is passed
+ * on as a view of it; a frame that spans chunks is copied once into a buffer of its own size,
+ * allocated when its header is in (its bytes copied exactly once, whatever the chunks' sizes:
+ * joining the chunks at the end also copied again the tail kept from the chunk before, which
+ * showed in a follower's profile).
  */
 export class FrameSplitter {
-  private chunks: Buffer[] = [];
-  private total = 0;
-  /** Bytes needed before the next frame can be cut (header, then header + body). */
-  private needed = 4;
+  /** Up to 3 bytes of a header cut by a chunk boundary. */
+  private head = Buffer.alloc(4);
+  private headHave = 0;
+  /** The frame being collected across chunks, with its bytes so far and its fragment bit. */
+  private body: Buffer | undefined;
+  private bodyHave = 0;
+  private bodyMore = false;
 
   /** `maxFrame` may be raised between frames (after the handshake). */
   constructor(
@@ -35,18 +41,32 @@ export class FrameSplitter {
 
   /** Calls `onFrame` for every complete frame; throws ReplicationError on an oversized one. */
   push(chunk: Buffer, onFrame: (payload: Buffer, more: boolean) => void): void {
-    this.chunks.push(chunk);
-    this.total += chunk.length;
-    if (this.total < this.needed) return;
-    let buf = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.total);
     let off = 0;
-    for (;;) {
-      const avail = buf.length - off;
-      if (avail < 4) {
-        this.needed = 4;
-        break;
+    if (this.body !== undefined) {
+      const body = this.body;
+      const n = Math.min(chunk.length, body.length - this.bodyHave);
+      chunk.copy(body, this.bodyHave, 0, n);
+      this.bodyHave += n;
+      off = n;
+      if (this.bodyHave < body.length) return;
+      this.body = undefined;
+      onFrame(body, this.bodyMore);
+    }
+    while (off < chunk.length) {
+      let head: number;
+      if (this.headHave > 0 || chunk.length - off < 4) {
+        // a header cut by a chunk boundary: gather its 4 bytes first
+        const n = Math.min(4 - this.headHave, chunk.length - off);
+        chunk.copy(this.head, this.headHave, off, off + n);
+        this.headHave += n;
+        off += n;
+        if (this.headHave < 4) return;
+        this.headHave = 0;
+        head = this.head.readUInt32BE(0);
+      } else {
+        head = chunk.readUInt32BE(off);
+        off += 4;
       }
-      const head = buf.readUInt32BE(off);
       const more = this.allowFragments && (head & MORE) !== 0;
       const len = this.allowFragments ? head & LENGTH_MASK : head;
       if (len > this.maxFrame) {
@@ -55,16 +75,19 @@ export class FrameSplitter {
           `frame of ${len} bytes exceeds ${this.maxFrame}`,
         );
       }
-      if (avail - 4 < len) {
-        this.needed = 4 + len;
-        break;
+      if (chunk.length - off >= len) {
+        onFrame(chunk.subarray(off, off + len), more);
+        off += len;
+        continue;
       }
-      onFrame(buf.subarray(off + 4, off + 4 + len), more);
-      off += 4 + len;
+      // the length was checked above, before this buffer is sized by it
+      const body = Buffer.allocUnsafe(len);
+      chunk.copy(body, 0, off);
+      this.body = body;
+      this.bodyHave = chunk.length - off;
+      this.bodyMore = more;
+      return;
     }
-    buf = buf.subarray(off);
-    this.chunks = buf.length > 0 ? [buf] : [];
-    this.total = buf.length;
   }
 }
 

@@ -134,4 +134,38 @@ describe('member framing', () => {
     small.push(Buffer.alloc(1000), true);
     expect(() => small.push(Buffer.alloc(1000), true)).toThrow(/exceeds 1500/);
   });
+
+  it('cuts the same frames whatever the chunk boundaries (headers and bodies split anywhere)', () => {
+    const payloads = [0, 1, 3, 4, 5, 700, 64, 2000, 9, 1500].map((n, k) =>
+      new Uint8Array(n).map((_, i) => (i * 7 + k) % 256),
+    );
+    const wire = Buffer.concat(payloads.flatMap((p) => frame(p)));
+    let seed = 7;
+    const rand = (max: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return 1 + (seed % max);
+    };
+    for (const maxChunk of [1, 3, 5, 64, 1000, wire.length]) {
+      const s = new FrameSplitter(4096, true);
+      const got: Buffer[] = [];
+      for (let at = 0; at < wire.length; ) {
+        const end = Math.min(wire.length, at + rand(maxChunk));
+        // each chunk a buffer of its own, as a socket gives them
+        s.push(Buffer.from(wire.subarray(at, end)), (f, more) => {
+          expect(more).toBe(false);
+          got.push(Buffer.from(f));
+        });
+        at = end;
+      }
+      expect(got.map((f) => [...f])).toEqual(payloads.map((p) => [...p]));
+    }
+  });
+
+  it('refuses an oversized length whose header is split across chunks', () => {
+    const head = Buffer.alloc(4);
+    head.writeUInt32BE(5000);
+    const s = new FrameSplitter(4096, true);
+    s.push(head.subarray(0, 2), () => {});
+    expect(() => s.push(head.subarray(2), () => {})).toThrow(/exceeds 4096/);
+  });
 });
