@@ -6,7 +6,8 @@
  * Layout: u8 type, then fields; numbers as f64 (exact for indexes/terms < 2^53), strings and
  * payloads as u32 length + bytes; a payload length of 0xffffffff means null (no-op entry).
  * An append-response may end with one more byte (1: the follower is recovering), a vote or
- * vote-response with one more byte (1: the sender's store is blank), a heartbeat with one more
+ * vote-response with one more byte (1: the sender's store is blank) and then, if the claim answers
+ * or asks in a blank member's round, that round as a u32; a heartbeat with one more
  * byte (1: the recovering follower has caught up). Decoding
  * refuses terms and indexes outside the safe integers (UnsafeNumberError).
  */
@@ -18,6 +19,18 @@ import { assertSafeMessage } from './safe-numbers.js';
 import type { WireCodec } from './wire.js';
 
 const enc = new TextEncoder();
+
+/** A vote or vote-response's blank claim, then its round (both optional, trailing). */
+function putBlank(o: ByteWriter, m: { blank?: boolean; blankRound?: number }): void {
+  if (!m.blank) return;
+  o.u8(1);
+  if (m.blankRound !== undefined) o.u32(m.blankRound);
+}
+
+function readBlank(i: ByteReader): { blank?: true; blankRound?: number } {
+  if (i.remaining === 0 || i.u8() !== 1) return {};
+  return i.remaining >= 4 ? { blank: true, blankRound: i.u32() } : { blank: true };
+}
 const dec = new TextDecoder();
 const NULL_LEN = 0xffffffff;
 const TYPE_CODES: Record<Message['type'], number> = {
@@ -97,12 +110,12 @@ function encodeInto(m: Message, o: ByteWriter): void {
       o.u8(m.pre ? 1 : 0);
       o.f64(m.lastIndex);
       o.f64(m.lastTerm);
-      if (m.blank) o.u8(1);
+      putBlank(o, m);
       break;
     case 'vote-response':
       o.u8(m.pre ? 1 : 0);
       o.u8(m.granted ? 1 : 0);
-      if (m.blank) o.u8(1);
+      putBlank(o, m);
       break;
     case 'snapshot':
       o.f64(m.snapshot.index);
@@ -174,14 +187,12 @@ function decodeBinaryMessage(bytes: Uint8Array): Message {
       const pre = i.bool();
       const lastIndex = i.f64();
       const lastTerm = i.f64();
-      const blank = i.remaining > 0 && i.u8() === 1;
-      return { type: 'vote', from, to, term, pre, lastIndex, lastTerm, ...(blank ? { blank: true } : {}) };
+      return { type: 'vote', from, to, term, pre, lastIndex, lastTerm, ...readBlank(i) };
     }
     case 4: {
       const pre = i.bool();
       const granted = i.bool();
-      const blank = i.remaining > 0 && i.u8() === 1;
-      return { type: 'vote-response', from, to, term, pre, granted, ...(blank ? { blank: true } : {}) };
+      return { type: 'vote-response', from, to, term, pre, granted, ...readBlank(i) };
     }
     case 5: {
       const index = i.f64();

@@ -7,8 +7,8 @@
  *
  *   append:          [1, from, to, term, prevIndex, prevTerm, commit, [[index, term, data|null], ...]]
  *   append-response: [2, from, to, term, success, matchIndex, rejectedPrev, hintIndex, recovering?]
- *   vote:            [3, from, to, term, pre, lastIndex, lastTerm, blank?]
- *   vote-response:   [4, from, to, term, pre, granted, blank?]
+ *   vote:            [3, from, to, term, pre, lastIndex, lastTerm, blank?, blankRound?]
+ *   vote-response:   [4, from, to, term, pre, granted, blank?, blankRound?]
  *   snapshot:        [5, from, to, term, index, snapTerm, data]
  *   heartbeat:       [6, from, to, term, commit, recovered?]
  *   heartbeat-resp:  [7, from, to, term]
@@ -44,6 +44,17 @@ function bad(what: string): never {
 }
 
 /** A decoded integer: plain number, or a Typed wrapper (long within int32 decodes wrapped). */
+/** A vote or vote-response's blank claim and its round, as trailing fields. */
+function blankFields(m: { blank?: boolean; blankRound?: number }): AmqpValue[] {
+  if (!m.blank) return [];
+  return m.blankRound === undefined ? [true] : [true, m.blankRound];
+}
+
+function blankOf(f: AmqpValue[], at: number): { blank?: true; blankRound?: number } {
+  if (f[at] !== true) return {};
+  return f[at + 1] === undefined ? { blank: true } : { blank: true, blankRound: num(f[at + 1]!) };
+}
+
 function num(v: AmqpValue): number {
   if (typeof v === 'number') return v;
   if (typeof v === 'bigint') return Number(v);
@@ -113,18 +124,9 @@ export const amqpWireCodec: WireCodec = {
           ...(m.recovering ? [true] : []),
         ]);
       case 'vote':
-        return encodeValue([
-          3,
-          m.from,
-          m.to,
-          m.term,
-          m.pre,
-          m.lastIndex,
-          m.lastTerm,
-          ...(m.blank ? [true] : []),
-        ]);
+        return encodeValue([3, m.from, m.to, m.term, m.pre, m.lastIndex, m.lastTerm, ...blankFields(m)]);
       case 'vote-response':
-        return encodeValue([4, m.from, m.to, m.term, m.pre, m.granted, ...(m.blank ? [true] : [])]);
+        return encodeValue([4, m.from, m.to, m.term, m.pre, m.granted, ...blankFields(m)]);
       case 'snapshot':
         return encodeValue([
           5,
@@ -187,7 +189,7 @@ function decodeAmqpMessage(bytes: Uint8Array): Message {
         pre: bool(f[4]),
         lastIndex: num(f[5]),
         lastTerm: num(f[6]),
-        ...(f[7] === true ? { blank: true } : {}),
+        ...blankOf(f, 7),
       };
     case 4:
       return {
@@ -197,7 +199,7 @@ function decodeAmqpMessage(bytes: Uint8Array): Message {
         term,
         pre: bool(f[4]),
         granted: bool(f[5]),
-        ...(f[6] === true ? { blank: true } : {}),
+        ...blankOf(f, 6),
       };
     case 5:
       return {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { UnsafeFlags } from '../../../src/cluster-broker/replication/raft/types.js';
+import type { Message, UnsafeFlags } from '../../../src/cluster-broker/replication/raft/types.js';
 import { StoreImage } from '../../../src/cluster-broker/replication/store-image.js';
 import { Cluster, data } from './lockstep-cluster.js';
 
@@ -83,5 +83,42 @@ describe('a member that lost its whole store (blank)', () => {
       expect(c.core(id).recoveringReason, id).toBeNull();
       expect(c.core(id).commitIndex, id).toBe(c.core(l).commitIndex);
     }
+  });
+
+  /**
+   * Simulation seed 357,612,612: blank claims every member sent at the cluster's first start,
+   * delivered again long after, to a member whose data dir was emptied while the entries it held
+   * were on only one other member. Only answers to its current round of requests may count.
+   */
+  function staleClaimsAfterAWipe(unsafe: UnsafeFlags = {}) {
+    const c = new Cluster(['n1', 'n2', 'n3'], { unsafe });
+    const claims: Message[] = [];
+    c.intercept = (m) => {
+      if ((m.type === 'vote' || m.type === 'vote-response') && m.blank && m.from !== 'n2') claims.push(m);
+      return m;
+    };
+    for (const id of c.ids) wipe(c, id);
+    c.run(1500);
+    const l = c.leader();
+    for (let i = 0; i < 3; i++) c.core(l).propose(data(`v${i}`), c.now);
+    c.run(300);
+    expect(claims.length).toBeGreaterThan(0);
+    c.intercept = (m) => m;
+    wipe(c, 'n2');
+    c.isolate('n2');
+    for (const m of claims) c.core('n2').step({ ...m, to: 'n2' }, c.now);
+    c.run(2000);
+    return c;
+  }
+
+  it('counts only answers to its current round: claims sent long ago do not end its recovery', () => {
+    const c = staleClaimsAfterAWipe();
+    expect(c.core('n2').recoveringReason).toBe('blank');
+    expect(c.core('n2').votedFor).toBeNull();
+  });
+
+  it('is caught: with the old count (any blank claim ever received) the emptied member ends its recovery', () => {
+    const c = staleClaimsAfterAWipe({ countStaleBlankClaims: true });
+    expect(c.core('n2').recoveringReason).toBeNull();
   });
 });

@@ -99,15 +99,24 @@ async function elect({ replica, sent, clock, deliver, tick }: CapturedLeader): P
       await settle();
     }
   };
-  const grant = (pre: boolean, term: number, from = 'n2'): Message => ({
-    type: 'vote-response',
-    from,
-    to: 'n1',
-    term,
-    pre,
-    granted: true,
-    blank: true,
-  });
+  // a blank claim counts as the answer to n1's current round of requests (core.ts, noteBlankPeer)
+  const round = (): number | undefined => {
+    const asked = sent.filter((s) => s.m.type === 'vote').at(-1)?.m;
+    return asked?.type === 'vote' ? asked.blankRound : undefined;
+  };
+  const grant = (pre: boolean, term: number, from = 'n2'): Message => {
+    const blankRound = round();
+    return {
+      type: 'vote-response',
+      from,
+      to: 'n1',
+      term,
+      pre,
+      granted: true,
+      blank: true,
+      ...(blankRound !== undefined ? { blankRound } : {}),
+    };
+  };
   // the election timeout passes, n2 and n3 say they are blank (docs/production.md#blank-member),
   // then n1 campaigns for real: n2 grants the pre-vote, then the vote
   await campaign();

@@ -81,8 +81,15 @@ export class RaftCore {
   private lastSoft: SoftState;
   /** Lost promises are possible (HardState.recovering): no votes, no campaign, acks not counted. */
   private recovering: RecoveryReason | null;
-  /** While blank: the peers that said they are blank too. */
+  /** While blank: the peers that said they are blank too, in answer to this incarnation's requests. */
   private readonly blankPeers = new Set<string>();
+  /**
+   * This incarnation's id, carried by its vote requests while blank and echoed by blank answers:
+   * only answers to this incarnation's requests count, so an answer to an earlier one (the same
+   * member before its store was emptied) cannot. Taken from the start time, not the random source,
+   * whose draws the simulation's seeds replay.
+   */
+  private readonly blankRound: number;
 
   constructor(config: RaftConfig, initial: InitialState, now: number) {
     this.id = config.id;
@@ -99,6 +106,7 @@ export class RaftCore {
     this.preVote = config.preVote ?? true;
     this.checkQuorum = config.checkQuorum ?? true;
     this.random = config.random ?? Math.random;
+    this.blankRound = (Math.floor(now * 1000) % 0x7fffffff) + 1;
     this.maxBytesPerAppend = config.maxBytesPerAppend ?? 1024 * 1024;
     this.maxInflight = config.maxInflight ?? 256;
     this.unsafe = config.unsafe ?? {};
@@ -306,7 +314,15 @@ export class RaftCore {
   step(m: Message, now: number): void {
     this.now = now;
     if (m.to !== this.id || !this.members.includes(m.from) || m.from === this.id) return;
-    if ((m.type === 'vote' || m.type === 'vote-response') && m.blank) this.noteBlankPeer(m.from);
+    if (this.countsStaleBlankClaims) {
+      if ((m.type === 'vote' || m.type === 'vote-response') && m.blank) this.noteBlankPeer(m.from);
+    } else if (
+      m.type === 'vote-response' &&
+      m.blank &&
+      m.blankRound !== undefined &&
+      m.blankRound === this.blankRound
+    )
+      this.noteBlankPeer(m.from);
     if (m.term > this.term) {
       if (m.type === 'vote') {
         if (!m.pre) {
@@ -324,7 +340,7 @@ export class RaftCore {
         // tell the stale leader about the newer term
         this.send(this.appendResponse(m.from, false, 0, 0, 0));
       } else if (m.type === 'vote') {
-        this.send(this.voteResponse(m.from, m.pre, false, this.term));
+        this.send(this.voteResponse(m, false, this.term));
       }
       return;
     }
@@ -520,18 +536,26 @@ export class RaftCore {
       lastIndex: this.log.lastIndex(),
       lastTerm: this.log.lastTerm(),
       ...(this.holdsNothing() ? { blank: true } : {}),
+      ...(this.recovering === 'blank' ? { blankRound: this.blankRound } : {}),
     };
   }
 
-  private voteResponse(to: string, pre: boolean, granted: boolean, term: number): VoteResponseMessage {
+  /**
+   * Our answer to `req`. A blank requester's round comes back with our own blank claim only when
+   * we hold nothing now: a claim answers one round, so a late or duplicated message from when we
+   * (or it) held nothing cannot count later (noteBlankPeer).
+   */
+  private voteResponse(req: VoteMessage, granted: boolean, term: number): VoteResponseMessage {
+    const blank = this.holdsNothing();
     return {
       type: 'vote-response',
       from: this.id,
-      to,
+      to: req.from,
       term,
-      pre,
+      pre: req.pre,
       granted,
-      ...(this.holdsNothing() ? { blank: true } : {}),
+      ...(blank ? { blank: true } : {}),
+      ...(blank && req.blankRound !== undefined ? { blankRound: req.blankRound } : {}),
     };
   }
 
@@ -539,7 +563,7 @@ export class RaftCore {
     if (this.recovering && !this.blankVotesForEmptyLog(m)) {
       // it may have promised this vote, or acknowledged entries the candidate lacks, and lost the
       // record; a blank member too: an emptied data dir looks exactly like a new one
-      this.send(this.voteResponse(m.from, m.pre, false, this.term));
+      this.send(this.voteResponse(m, false, this.term));
       return;
     }
     const canVote =
@@ -552,7 +576,7 @@ export class RaftCore {
         this.hardStateDirty = true;
         this.resetElectionDeadline();
       }
-      this.send(this.voteResponse(m.from, m.pre, true, m.term));
+      this.send(this.voteResponse(m, true, m.term));
       // Two survivors pre-campaigning at once grant each other and both stand, splitting the
       // vote (a whole timeout lost, seen on a loaded host where a round trip outlasts the
       // stagger): after the hint, the one that ranks later gives way to the one it just granted.
@@ -564,7 +588,7 @@ export class RaftCore {
       )
         this.becomeFollower(this.term, null);
     } else {
-      this.send(this.voteResponse(m.from, m.pre, false, this.term));
+      this.send(this.voteResponse(m, false, this.term));
     }
   }
 
@@ -617,7 +641,10 @@ export class RaftCore {
    * there is nothing left to keep): none of us has promises to keep. A majority is not enough: a
    * member whose data dir was emptied is blank too, and with a member that never caught up it
    * would make a majority that forgets what the others committed (docs/production.md#blank-member).
-   * So a new cluster forms once all its members have started; until then it waits.
+   * So a new cluster forms once all its members have started; until then it waits. A claim counts
+   * only as the answer to a request of this incarnation (blankRound): a blank claim sent long ago
+   * (a member's first start, delivered late or twice after it and we had since held data and lost
+   * it again) would otherwise end a recovery that must wait (simulation seed 357,612,612).
    */
   private noteBlankPeer(peer: string): void {
     if (this.recovering !== 'blank') return;
@@ -635,6 +662,11 @@ export class RaftCore {
     if (this.recovering === 'blank') return true;
     if (this.unsafe.bootstrapOnBlankMajority) return false;
     return this.recovering === null && this.term === 0 && this.log.lastIndex() === 0;
+  }
+
+  /** The old count of blank claims (UnsafeFlags), which the old bootstrap rule came with. */
+  private get countsStaleBlankClaims(): boolean {
+    return this.unsafe.countStaleBlankClaims === true || this.unsafe.bootstrapOnBlankMajority === true;
   }
 
   /** The old bootstrap rule, kept only as a bug for the simulation to catch (UnsafeFlags). */

@@ -108,6 +108,8 @@ export interface VoteMessage extends MessageBase {
   readonly lastTerm: number;
   /** The sender holds nothing: its store is blank, or it never passed term 0 and its log is empty. */
   readonly blank?: boolean;
+  /** A blank sender's round of requests: a blank answer echoes it, and only such answers count. */
+  readonly blankRound?: number;
 }
 
 export interface VoteResponseMessage extends MessageBase {
@@ -116,6 +118,8 @@ export interface VoteResponseMessage extends MessageBase {
   readonly granted: boolean;
   /** The sender holds nothing: its store is blank, or it never passed term 0 and its log is empty. */
   readonly blank?: boolean;
+  /** With `blank`: the round of the request this answers (VoteMessage.blankRound). */
+  readonly blankRound?: number;
 }
 
 /**
@@ -228,6 +232,12 @@ export interface UnsafeFlags {
    * without the follower.
    */
   readonly endRecoveryOnOldCommit?: boolean;
+  /**
+   * The old blank count: any blank claim a vote or vote-response ever carried counts, even one
+   * sent long before (a member's first start, delivered late or twice), not only answers to the
+   * blank member's current round of requests.
+   */
+  readonly countStaleBlankClaims?: boolean;
 }
 
 export interface RaftConfig {
