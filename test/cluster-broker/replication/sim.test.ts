@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { STORE_LOSSES } from './sim/sim-member.js';
 import { runSeed, type SimOptions, type SimResult } from './sim/simulation.js';
-import { nodesFor, regressionOptions, regressionSeeds, runForBudget, watchStart } from './sim/watch.js';
+import {
+  nodesFor,
+  regressionOptions,
+  regressionSeeds,
+  runForBudget,
+  unsafeFlags,
+  watchStart,
+} from './sim/watch.js';
 
 /** The range every catch-test below draws from. */
 const CI_SEEDS = 2000;
@@ -102,8 +109,15 @@ describe('replication: deterministic simulation of real Replicas', () => {
       const result = await runSeed(regressionOptions(r));
       expect(result.ok, `seed ${r.seed} (was: ${r.failed}): ${result.error}`).toBe(true);
       if (r.caughtBy === undefined) continue;
-      const broken = await runSeed({ ...regressionOptions(r), unsafe: { [r.caughtBy]: true } });
-      expect(broken.ok, `seed ${r.seed} no longer fails with ${r.caughtBy}`).toBe(false);
+      const older = r.playsWith ?? [];
+      if (older.length > 0) {
+        const timing = await runSeed({ ...regressionOptions(r), unsafe: unsafeFlags(older) });
+        expect(timing.ok, `seed ${r.seed} fails with ${older.join(', ')} alone: ${timing.error}`).toBe(true);
+      }
+      const broken = await runSeed({ ...regressionOptions(r), unsafe: unsafeFlags([...older, r.caughtBy]) });
+      expect(broken.ok, `seed ${r.seed} no longer fails with ${[...older, r.caughtBy].join(', ')}`).toBe(
+        false,
+      );
     }
   }, 120_000);
 

@@ -20,6 +20,16 @@ export interface RegressionSeed {
   readonly failed: string;
   /** The broken rule (UnsafeFlags) that fails it again: proof the seed still plays the bug. */
   readonly caughtBy?: keyof UnsafeFlags;
+  /**
+   * Older rules, fixed since, that give the seed the timing it failed with (a later fix changed
+   * how its run unfolds): it must pass with these alone, and fail with these and `caughtBy`.
+   */
+  readonly playsWith?: readonly (keyof UnsafeFlags)[];
+}
+
+/** The flags `flags` names, all set. */
+export function unsafeFlags(flags: readonly (keyof UnsafeFlags)[]): UnsafeFlags {
+  return Object.fromEntries(flags.map((f) => [f, true])) as UnsafeFlags;
 }
 
 export function regressionSeeds(): RegressionSeed[] {
