@@ -61,8 +61,9 @@ describe('client transport', () => {
       phys.pump();
     }
     expect(writes).toBe(0); // nothing written synchronously
-    await Promise.resolve();
-    await Promise.resolve();
+    // the client writes once the microtask queue is drained ('drained' batching: engine-driver.ts),
+    // which is before the event loop's next phase
+    await new Promise<void>((resolve) => setImmediate(resolve));
     expect(writes).toBe(1);
     await waitFor(() => p.received.length === 50, {
       timeoutMs: 10_000,
