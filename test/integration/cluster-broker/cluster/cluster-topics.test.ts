@@ -130,7 +130,7 @@ describe('topics on a 3-member cluster', () => {
     const d = await receiver.receive({ timeoutMs: 30_000 });
     expect(d.message.body).toBe('after the steal');
     await d.accept();
-  });
+  }, 240_000); // its own waits allow 30 + 60 + 30 s on a loaded machine
 
   it("a dynamic node and a non-durable subscription are deleted when their owner's member dies and the owner never re-attaches", async () => {
     const { handle } = testCluster;
