@@ -386,9 +386,17 @@ export class Replica extends EventEmitter<ReplicaEvents> {
         term: this.core.currentTerm,
         commit: this.core.commitIndex,
       };
-      // a new cluster's members all start blank: that is a normal start, not a recovery
+      // A blank member lost nothing it can know of: a new cluster's members all start blank, and
+      // one that missed the others' first election (or joins later) is caught up like this. Its
+      // start was logged at info as a new store, so its end is too. Only a damaged store, which
+      // the member logged at error, ends at warn.
       if (this.wasRecovering === 'blank' && this.core.commitIndex === 0)
         this.opts.logger?.info?.(fields, 'replication: a new cluster formed; this member votes');
+      else if (this.wasRecovering === 'blank')
+        this.opts.logger?.info?.(
+          fields,
+          'replication: joined the cluster (caught up from the leader); this member votes and counts toward commit',
+        );
       else
         this.opts.logger?.warn?.(
           fields,

@@ -806,6 +806,32 @@ export class RaftCore {
     if (pr.mode === 'probe') pr.paused = false;
     else if (stalled && (pr.mode === 'snapshot' || pr.inflight.length > 0)) pr.becomeProbe(pr.match + 1);
     if (pr.match < this.log.lastIndex() || pr.mode === 'probe') this.sendAppend(from);
+    else if (pr.recovering && pr.mode === 'replicate') this.askRecoveringFollower(from, pr);
+  }
+
+  /**
+   * An empty append to a recovering follower that holds our whole log: only a flagged append
+   * response ends its recovery (maybeEndRecovery), and a heartbeat's answer carries no flag. Without
+   * it a follower that acknowledged the proof before a majority committed it would wait for the
+   * next client write (an idle cluster: forever).
+   */
+  private askRecoveringFollower(to: string, pr: Progress): void {
+    const prevIndex = pr.next - 1;
+    const prevTerm = this.log.term(prevIndex);
+    if (prevTerm !== undefined) this.pushAppend(to, prevIndex, prevTerm, []);
+  }
+
+  private pushAppend(to: string, prevIndex: number, prevTerm: number, entries: readonly Entry[]): void {
+    this.eagerOutbox.push({
+      type: 'append',
+      from: this.id,
+      to,
+      term: this.term,
+      prevIndex,
+      prevTerm,
+      entries,
+      commit: this.commit,
+    });
   }
 
   /** Send the follower what it is missing (if its flow control allows). */
@@ -822,16 +848,7 @@ export class RaftCore {
       return;
     }
     const entries = this.log.slice(pr.next, this.log.lastIndex(), this.maxBytesPerAppend);
-    this.eagerOutbox.push({
-      type: 'append',
-      from: this.id,
-      to,
-      term: this.term,
-      prevIndex,
-      prevTerm,
-      entries,
-      commit: this.commit,
-    });
+    this.pushAppend(to, prevIndex, prevTerm, entries);
     if (pr.mode === 'replicate' && entries.length > 0) {
       const last = entries[entries.length - 1]!.index;
       pr.next = last + 1;
