@@ -24,8 +24,9 @@ export interface WaitForOptions {
   /**
    * Also checks `cond` (synchronously) whenever the caller calls the `wake` it is given: for a
    * state that may hold only for a moment between two polls (a credit taken back at once).
+   * What it returns is called once the wait ends, to unsubscribe.
    */
-  wakeOn?: (wake: () => void) => void;
+  wakeOn?: (wake: () => void) => () => void;
   /** The state at the timeout, appended to its message. */
   describe?: () => string;
 }
@@ -35,7 +36,7 @@ export async function waitFor(cond: () => boolean | Promise<boolean>, opts: Wait
   const deadline = Date.now() + opts.timeoutMs;
   let seen = false;
   let woken: (() => void) | undefined;
-  opts.wakeOn?.(() => {
+  const unsubscribe = opts.wakeOn?.(() => {
     if (seen) return;
     const held = cond();
     if (held === true) {
@@ -43,19 +44,23 @@ export async function waitFor(cond: () => boolean | Promise<boolean>, opts: Wait
       woken?.();
     }
   });
-  for (;;) {
-    if (seen || (await cond())) return;
-    if (Date.now() > deadline) {
-      const state = opts.describe ? `: ${opts.describe()}` : '';
-      throw new Error(`timed out after ${opts.timeoutMs} ms waiting for ${opts.what}${state}`);
+  try {
+    for (;;) {
+      if (seen || (await cond())) return;
+      if (Date.now() > deadline) {
+        const state = opts.describe ? `: ${opts.describe()}` : '';
+        throw new Error(`timed out after ${opts.timeoutMs} ms waiting for ${opts.what}${state}`);
+      }
+      await new Promise<void>((r) => {
+        const timer = setTimeout(r, opts.intervalMs ?? 100);
+        woken = () => {
+          clearTimeout(timer);
+          r();
+        };
+      });
+      woken = undefined;
     }
-    await new Promise<void>((r) => {
-      const timer = setTimeout(r, opts.intervalMs ?? 100);
-      woken = () => {
-        clearTimeout(timer);
-        r();
-      };
-    });
-    woken = undefined;
+  } finally {
+    unsubscribe?.();
   }
 }

@@ -30,14 +30,6 @@ import { MAX_WAITING_FOR_CREDIT, VirtualLink } from './virtual-link.js';
 /** Request credit granted at a time (requests are answered one after another). */
 const REQUEST_CREDIT = 100;
 
-/**
- * Replies of one link pair being computed or waiting for the reply link's credit, at most: a
- * request beyond is refused (amqp:resource-limit-exceeded), so a client that reads no replies
- * cannot make the broker hold an unbounded number (docs/management.md#back-pressure). The reply
- * link's own bound, so a refused request never reaches it.
- */
-export const MAX_WAITING_REPLIES = MAX_WAITING_FOR_CREDIT;
-
 /** The reply links of each connection, by link name (the pair shares the name). */
 const replyLinks = new WeakMap<LinkHost, Map<string, VirtualLink>>();
 
@@ -130,10 +122,14 @@ export class ManagementRequestLink implements LinkHandler {
       });
       return;
     }
-    if (this.computing + reply.queued >= MAX_WAITING_REPLIES) {
+    // Replies of one link pair being computed or waiting for the reply link's credit are bounded
+    // by the reply link's own bound: a request beyond is refused here, so a client that reads no
+    // replies cannot make the broker hold an unbounded number (docs/management.md#back-pressure),
+    // and a refused request never reaches the reply link.
+    if (this.computing + reply.queued >= MAX_WAITING_FOR_CREDIT) {
       const error = {
         condition: 'amqp:resource-limit-exceeded',
-        description: `${MAX_WAITING_REPLIES} replies wait for credit on the ${MANAGEMENT_ADDRESS} receiver '${this.link.name}': grant it credit`,
+        description: `${MAX_WAITING_FOR_CREDIT} replies wait for credit on the ${MANAGEMENT_ADDRESS} receiver '${this.link.name}': grant it credit`,
       };
       // a pre-settled request cannot be refused alone: nothing is dropped without a word
       if (d.remoteSettled) this.detach(error);

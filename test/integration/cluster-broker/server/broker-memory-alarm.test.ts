@@ -53,8 +53,9 @@ it('a flood publisher is held at the memory limit while a consumer drains; then 
       }
     });
   });
-  const on = (w: () => void): void => {
+  const on = (w: () => void): (() => void) => {
     wakers.add(w);
+    return () => wakers.delete(w);
   };
   const until = (what: string, check: () => boolean, timeoutMs: number): Promise<void> =>
     waitFor(check, { what, timeoutMs, wakeOn: on, describe: () => diag() });

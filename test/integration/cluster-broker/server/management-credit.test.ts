@@ -1,11 +1,11 @@
 /**
  * Management replies respect the reply link's credit (docs/management.md#back-pressure): a client
  * granting credit 1 gets one reply per credit, in request order, and the broker holds at most
- * MAX_WAITING_REPLIES unread replies: a request beyond is refused with a clear error.
+ * MAX_WAITING_FOR_CREDIT unread replies: a request beyond is refused with a clear error.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { type BrokerHandle, startBroker } from '../../../../src/broker.js';
-import { MAX_WAITING_REPLIES } from '../../../../src/cluster-broker/server/management-node.js';
+import { MAX_WAITING_FOR_CREDIT } from '../../../../src/cluster-broker/server/virtual-link.js';
 import {
   closeConnection,
   connect,
@@ -75,7 +75,7 @@ function requestLink(conn: RheaConnection) {
 }
 
 describe('management replies and the reply link credit', () => {
-  it('one reply per credit granted, at most MAX_WAITING_REPLIES held, then requests are refused', async () => {
+  it('one reply per credit granted, at most MAX_WAITING_FOR_CREDIT held, then requests are refused', async () => {
     const b = await startBroker({ host: '127.0.0.1', port: 0 });
     brokers.push(b);
     const conn = await connect({ port: b.port });
@@ -86,7 +86,7 @@ describe('management replies and the reply link credit', () => {
     const requester = requestLink(conn);
 
     // no credit: every reply waits, up to the bound
-    const held = await requester.send(requests(0, MAX_WAITING_REPLIES));
+    const held = await requester.send(requests(0, MAX_WAITING_FOR_CREDIT));
     expect(held.every((o) => o.state === 'accepted')).toBe(true);
     const [beyond] = await requester.send(requests(1000, 1));
     expect(beyond).toMatchObject({ state: 'rejected', condition: 'amqp:resource-limit-exceeded' });
@@ -96,7 +96,7 @@ describe('management replies and the reply link credit', () => {
     const [first] = await replies.next(1);
     expect(first!.message.correlation_id).toBe(0);
     expect(first!.message.subject).toBe('200');
-    const after = await requester.send(requests(MAX_WAITING_REPLIES, 2));
+    const after = await requester.send(requests(MAX_WAITING_FOR_CREDIT, 2));
     expect(after.map((o) => o.state)).toEqual(['accepted', 'rejected']);
 
     // one at a time, in request order
@@ -104,9 +104,9 @@ describe('management replies and the reply link credit', () => {
       const [r] = await replies.next(1);
       expect(r!.message.correlation_id).toBe(i);
     }
-    const rest = await replies.next(MAX_WAITING_REPLIES - 3);
+    const rest = await replies.next(MAX_WAITING_FOR_CREDIT - 3);
     expect(rest.map((r) => r.message.correlation_id)).toEqual(
-      Array.from({ length: MAX_WAITING_REPLIES - 3 }, (_, i) => i + 4),
+      Array.from({ length: MAX_WAITING_FOR_CREDIT - 3 }, (_, i) => i + 4),
     );
   });
 });
