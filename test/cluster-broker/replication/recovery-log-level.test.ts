@@ -1,6 +1,6 @@
 /**
  * The line that ends a member's recovery is at the level of what began it
- * (docs/production.md#store-damage): a blank member (a new store, logged at info) that the others'
+ * (docs/production.md#damaged-cluster-member): a blank member (a new store, logged at info) that the others'
  * first election left out is caught up at info, since a clean cluster start prints no warning;
  * a member whose store was damaged (logged at error) ends at warn. Three real Replicas on real
  * files, joined by an in-memory network the test can cut.
