@@ -177,18 +177,50 @@ export async function startRabbit(count = 1): Promise<RabbitCluster> {
     }
     await rm(base, { recursive: true, force: true });
   };
+  const watchdog = startWatchdog(base);
+  const stopAll = async (): Promise<void> => {
+    await stop();
+    watchdog.kill('SIGKILL');
+  };
   try {
     await Promise.all(nodes.map((n) => n.start()));
+    // the private epmd was started by the first node: the watchdog needs its PID too
+    writeFileSync(join(base, EPMD_PIDS), findEpmd(epmdPort).join('\n'));
     for (const n of nodes.slice(1)) {
       await n.ctl('stop_app');
       await n.ctl('join_cluster', `${nodes[0].name}@localhost`);
       await n.ctl('start_app');
     }
   } catch (e) {
-    await stop();
+    await stopAll();
     throw e;
   }
-  return { nodes, urls: nodes.map((n) => n.url), stop };
+  return { nodes, urls: nodes.map((n) => n.url), stop: stopAll };
+}
+
+/** Where the epmd PIDs are written for the watchdog (one per line). */
+const EPMD_PIDS = 'epmd.pids';
+
+/**
+ * The nodes run in their own process groups, so a test process that dies without calling
+ * `stop()` (killed by a timeout, Ctrl-C, a crashed worker) would leave them running. A detached
+ * shell watches this process and, once it is gone, stops what the run started by the PIDs it wrote
+ * (each node's pid file, the epmd PIDs) and removes the run's directory. `stop()` kills it first.
+ */
+function startWatchdog(base: string): ChildProcess {
+  const script = [
+    'while kill -0 "$1" 2>/dev/null; do sleep 1; done',
+    'for f in "$2"/*/pid "$2"/' + EPMD_PIDS + '; do',
+    '  [ -f "$f" ] && for pid in $(cat "$f"); do kill -9 "$pid" 2>/dev/null; done',
+    'done',
+    'rm -rf "$2"',
+  ].join('\n');
+  const child = spawn('sh', ['-c', script, 'quorate-rabbit-watchdog', String(process.pid), base], {
+    detached: true,
+    stdio: 'ignore',
+  });
+  child.unref();
+  return child;
 }
 
 /** PIDs of the epmd listening on our private port (found via /proc, matched by its port flag). */
