@@ -130,13 +130,18 @@ describe('conn.transaction(): a broker without a coordinator', () => {
 });
 
 describe('conn.transaction(): the frames on the wire', () => {
-  it('coordinator attach, declare, transactional transfer and disposition, discharge: as AMQP 1.0 part 4 says', async () => {
+  /** A client behind a recording proxy, and one message waiting on `queue` for it. */
+  async function recordedClientWithOneWaiting(queue: string) {
     const rec = new RecordingProxy({ host: '127.0.0.1', port: broker.port });
     const port = await rec.listen();
     const c = await connect({ urls: `amqp://127.0.0.1:${port}`, reconnect: false });
+    await (await outside.openSender(queue)).send({ body: 'in' });
+    return { rec, c };
+  }
+
+  it('coordinator attach, declare, transactional transfer and disposition, discharge: as AMQP 1.0 part 4 says', async () => {
+    const { rec, c } = await recordedClientWithOneWaiting('tx-frames-in');
     try {
-      const feeder = await outside.openSender('tx-frames-in');
-      await feeder.send({ body: 'in' });
       const sender = await c.openSender('tx-frames-out');
       const r = await c.openReceiver('tx-frames-in', { credit: 1 });
       let txnId: Uint8Array | undefined;
@@ -180,12 +185,8 @@ describe('conn.transaction(): the frames on the wire', () => {
   });
 
   it('a transactional accept not awaited still goes out ahead of the commit that follows it', async () => {
-    const rec = new RecordingProxy({ host: '127.0.0.1', port: broker.port });
-    const port = await rec.listen();
-    const c = await connect({ urls: `amqp://127.0.0.1:${port}`, reconnect: false });
+    const { rec, c } = await recordedClientWithOneWaiting('tx-order-in');
     try {
-      const feeder = await outside.openSender('tx-order-in');
-      await feeder.send({ body: 'in' });
       const r = await c.openReceiver('tx-order-in', { credit: 1 });
       const d = await r.receive({ timeoutMs: 10_000 });
       // the discharge is sent in the same run of microtasks, before any batch is written
