@@ -21,6 +21,7 @@ import {
   startRabbitBroker,
 } from './lib/brokers.js';
 import { profiled } from './lib/profile.js';
+import { receiveAccepting } from './lib/receive-loop.js';
 
 const argv = process.argv.slice(2);
 const value = (flag: string): string | undefined => {
@@ -100,19 +101,7 @@ const ourReceive =
     try {
       const receiver = await conn.openReceiver(queue, { credit: window, confirmAccept: false });
       const c0 = process.cpuUsage();
-      let got = 0;
-      if (mode === 'batch') {
-        while (got < count) {
-          const batch = await receiver.receive({ max: window, timeoutMs: 60_000 });
-          for (const d of batch) void d.accept();
-          got += batch.length;
-        }
-      } else {
-        for await (const d of receiver) {
-          void d.accept();
-          if (++got === count) break;
-        }
-      }
+      await receiveAccepting(receiver, count, mode, window);
       const ms = cpuMs(c0);
       await receiver.close();
       return ms;

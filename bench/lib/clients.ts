@@ -9,6 +9,7 @@
  */
 import rhea from 'rhea';
 import { type CountedProcess, type CpuSnapshot, cpuSnapshot } from './process-cpu.js';
+import { receiveAccepting } from './receive-loop.js';
 
 export type BenchClient = (
   url: URL,
@@ -155,19 +156,7 @@ async function ourClient(
     const c1 = process.cpuUsage();
     await sender.close();
     const receiver = await conn.openReceiver(queue, { credit: window, confirmAccept: false });
-    let got = 0;
-    if (mode === 'batch') {
-      while (got < n) {
-        const batch = await receiver.receive({ max: window, timeoutMs: 60_000 });
-        for (const d of batch) void d.accept();
-        got += batch.length;
-      }
-    } else {
-      for await (const d of receiver) {
-        void d.accept();
-        if (++got === n) break;
-      }
-    }
+    await receiveAccepting(receiver, n, mode, window);
     const t2 = performance.now();
     const receiveCpuMs = cpuMs(c1);
     const s2 = counted && cpuSnapshot(counted);

@@ -10,14 +10,26 @@
  * transfers of one socket read arrive in one synchronous run, so the batch then carries all of
  * them instead of just the first (answered at once, a waiting batch came back with one delivery
  * and the next call took the rest: twice the calls, promises and deadlines per message).
+ *
+ * A caller's `timeoutMs` is kept as a time on the queue's clock, and one timer serves every
+ * waiting caller: a caller answered in time costs no timer of its own (a setTimeout and a
+ * clearTimeout per call were most of what a batch receive cost where each read brings one
+ * message).
  */
+import { ClientError } from '../errors.js';
 import type { Settle } from './deadline.js';
 
+/** A caller's deadline: `expiresAt` on the queue's clock, from its `timeoutMs`. */
+export interface TimedWait {
+  expiresAt?: number;
+  timeoutMs?: number;
+}
+
 /** A queued receive() of one delivery; `done` once the receiver ended cleanly. */
-export type OneWaiter<D> = Settle<IteratorResult<D, undefined>>;
+export type OneWaiter<D> = Settle<IteratorResult<D, undefined>> & TimedWait;
 
 /** A queued receive({ max }); resolves with undefined once the receiver ended cleanly. */
-export interface BatchWaiter<D> extends Settle<D[] | undefined> {
+export interface BatchWaiter<D> extends Settle<D[] | undefined>, TimedWait {
   readonly max: number;
 }
 
@@ -30,14 +42,46 @@ export class ReceiveQueue<D> {
   private head = 0;
   private waiters: ReceiveWaiter<D>[] = [];
   private serveQueued = false;
+  /** waiting callers with a deadline */
+  private timed = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private timerAt = Number.POSITIVE_INFINITY;
   // bound once: queueing the deferred answer allocates nothing
   private readonly serveWaiting = (): void => {
     this.serveQueued = false;
-    while (this.waiters.length > 0 && this.length > 0) this.serve(this.waiters.shift()!);
+    while (this.waiters.length > 0 && this.length > 0) this.serve(this.left(this.waiters.shift()!));
+  };
+  private readonly expire = (): void => {
+    this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
+    const now = this.clock();
+    let next = Number.POSITIVE_INFINITY;
+    for (const w of [...this.waiters]) {
+      if (w.expiresAt === undefined) continue;
+      if (w.expiresAt > now) {
+        next = Math.min(next, w.expiresAt);
+        continue;
+      }
+      this.cancel(w);
+      w.reject(new ClientError('quorate:timeout', `receive timed out after ${w.timeoutMs} ms`));
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.armFor(next);
   };
 
-  /** `handOut` runs for every delivery as it leaves the queue for the application. */
-  constructor(private readonly handOut: (d: D) => D) {}
+  /**
+   * `handOut` runs for every delivery as it leaves the queue for the application; `clock` (ms)
+   * measures the callers' deadlines.
+   */
+  constructor(
+    private readonly handOut: (d: D) => D,
+    private readonly clock: () => number = () => performance.now(),
+  ) {}
+
+  /** The deadline a caller with `timeoutMs` waits until (none when it is absent or not finite). */
+  deadline(timeoutMs: number | undefined): TimedWait {
+    if (timeoutMs === undefined || !Number.isFinite(timeoutMs)) return {};
+    return { expiresAt: this.clock() + Math.max(0, timeoutMs), timeoutMs };
+  }
 
   /** Deliveries buffered, not handed out. */
   get length(): number {
@@ -79,21 +123,28 @@ export class ReceiveQueue<D> {
     return this.takeFront(max);
   }
 
-  /** Queue a caller until a delivery arrives (or it is taken back, or the queue ends). */
+  /**
+   * Queue a caller until a delivery arrives (or it is taken back, or the queue ends); one with
+   * `expiresAt` is rejected with the quorate:timeout error a Deadline gives once it passed.
+   */
   wait(w: ReceiveWaiter<D>): void {
     this.waiters.push(w);
+    if (w.expiresAt === undefined) return;
+    this.timed++;
+    this.armFor(w.expiresAt);
   }
 
   /** A caller's deadline passed: it no longer waits. */
   cancel(w: ReceiveWaiter<D>): void {
     const i = this.waiters.indexOf(w);
-    if (i >= 0) this.waiters.splice(i, 1);
+    if (i >= 0) this.left(this.waiters.splice(i, 1)[0]!);
   }
 
   /** Every waiting caller ends: rejected with `error`, or (undefined) done. */
   endWaiters(error: Error | undefined): void {
     const waiters = this.waiters;
     this.waiters = [];
+    for (const w of waiters) this.left(w);
     for (const w of waiters) {
       if (error) w.reject(error);
       else this.endOne(w);
@@ -112,6 +163,23 @@ export class ReceiveQueue<D> {
     this.buffer = [];
     this.head = 0;
     return dropped;
+  }
+
+  /** `w` no longer waits: with no timed caller left, the timer keeps nothing alive. */
+  private left(w: ReceiveWaiter<D>): ReceiveWaiter<D> {
+    if (w.expiresAt !== undefined && --this.timed === 0) unref(this.timer);
+    return w;
+  }
+
+  /** The timer fires by `at` (an earlier one is kept, and counts again while callers wait). */
+  private armFor(at: number): void {
+    if (this.timer !== undefined && this.timerAt <= at) {
+      ref(this.timer);
+      return;
+    }
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(this.expire, Math.max(0, at - this.clock()));
   }
 
   private serve(w: ReceiveWaiter<D>): void {
@@ -142,4 +210,12 @@ export class ReceiveQueue<D> {
     }
     return d;
   }
+}
+
+/** Node's timers can stop keeping the process alive; a browser's (numbers) need not. */
+function ref(t: ReturnType<typeof setTimeout> | undefined): void {
+  (t as { ref?: () => void } | undefined)?.ref?.();
+}
+function unref(t: ReturnType<typeof setTimeout> | undefined): void {
+  (t as { unref?: () => void } | undefined)?.unref?.();
 }

@@ -53,7 +53,7 @@ export class Receiver<T = MessageBody>
   /** Ask for rcv-settle-mode second on the next attach. */
   private wantSecond: boolean;
   private askedSecond = false;
-  private readonly queue = new ReceiveQueue<Delivery<T>>((d) => this.handOut(d));
+  private readonly queue = new ReceiveQueue<Delivery<T>>((d) => this.handOut(d), now);
   private readonly drainWaiters = new Waiters();
   /**
    * Settled by the application, the broker's confirmation still awaited: those fail if the
@@ -165,6 +165,15 @@ export class Receiver<T = MessageBody>
       // buffered, nobody ahead: answered now, without a deadline (its timer) or a queued waiter
       const ready = options.signal?.aborted ? undefined : this.queue.takeUpTo(max);
       if (ready !== undefined) return ready;
+      if (options.signal === undefined) {
+        // a deadline alone: the queue's shared timer keeps it (no Deadline, timer or closures per call)
+        const deadline = this.queue.deadline(options.timeoutMs);
+        const batch = await new Promise<Delivery<T>[] | undefined>((resolve, reject) =>
+          this.next({ max, resolve, reject, ...deadline }),
+        );
+        if (batch === undefined) throw this.closedError();
+        return batch;
+      }
       let waiter: BatchWaiter<Delivery<T>> | undefined;
       const batch = await waitQueued<Delivery<T>[] | undefined>(
         options,
@@ -182,6 +191,14 @@ export class Receiver<T = MessageBody>
     }
     const ready = options?.signal?.aborted ? undefined : this.queue.shift();
     if (ready !== undefined) return ready;
+    if (options?.signal === undefined) {
+      const deadline = this.queue.deadline(options?.timeoutMs);
+      const r = await new Promise<IteratorResult<Delivery<T>, undefined>>((resolve, reject) =>
+        this.next({ resolve, reject, ...deadline }),
+      );
+      if (r.done) throw this.closedError();
+      return r.value;
+    }
     const r = await waitQueued<IteratorResult<Delivery<T>, undefined>>(
       options,
       'receive',

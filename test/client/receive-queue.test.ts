@@ -80,4 +80,23 @@ describe('ReceiveQueue', () => {
     q.push(2);
     expect(await b.p).toEqual([2]);
   });
+
+  it('one timer for every waiting caller: the one past its deadline rejects, the others still wait', async () => {
+    const q = new ReceiveQueue<number>((d) => d);
+    const early = batch(5);
+    const late = batch(5);
+    Object.assign(early.w, q.deadline(30));
+    Object.assign(late.w, q.deadline(60_000));
+    q.wait(early.w);
+    q.wait(late.w);
+    await expect(early.p).rejects.toMatchObject({
+      condition: 'quorate:timeout',
+      description: 'receive timed out after 30 ms',
+    });
+    q.push(7);
+    expect(await late.p).toEqual([7]);
+    // no deadline: waits however long it takes
+    expect(q.deadline(undefined)).toEqual({});
+    expect(q.deadline(Number.POSITIVE_INFINITY)).toEqual({});
+  });
 });
