@@ -72,6 +72,9 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
   /** Waiting for the socket to drain. */
   private readonly congestion: CongestionPause;
   private pending = new Map<string, PendingSettle>();
+  /** The batch the last outcome went to: a run of one outcome (the usual accepts) skips the key. */
+  private lastOutcome: SettleOutcome | undefined;
+  private lastPending: PendingSettle | undefined;
   private settleScheduled = false;
   private readonly queueActivity: QueueActivity;
   /** The selector's verdict per message (keyed by the state's entry): one evaluation per message. */
@@ -354,11 +357,16 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
   }
 
   private queueSettle(seq: number, outcome: SettleOutcome, d: OutgoingDelivery | undefined): void {
-    const k = outcomeKey(outcome);
-    let p = this.pending.get(k);
-    if (!p) {
-      p = { outcome, seqs: [], deliveries: [] };
-      this.pending.set(k, p);
+    let p = outcome === this.lastOutcome ? this.lastPending : undefined;
+    if (p === undefined) {
+      const k = outcomeKey(outcome);
+      p = this.pending.get(k);
+      if (!p) {
+        p = { outcome, seqs: [], deliveries: [] };
+        this.pending.set(k, p);
+      }
+      this.lastOutcome = outcome;
+      this.lastPending = p;
     }
     p.seqs.push(seq);
     if (d && !d.settled) p.deliveries.push(d);
@@ -369,6 +377,8 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
 
   private flushSettles(): void {
     this.settleScheduled = false;
+    this.lastOutcome = undefined;
+    this.lastPending = undefined;
     if (this.pending.size === 0) return;
     const batches = [...this.pending.values()];
     this.pending.clear();
@@ -395,10 +405,14 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
   }
 }
 
+/** Shared outcomes without fields: one object for every delivery settled with them (never mutated). */
+const ACCEPTED: SettleOutcome = Object.freeze({ type: 'accepted' });
+const RELEASED: SettleOutcome = Object.freeze({ type: 'released' });
+
 function toOutcome(state: DeliveryState | undefined): SettleOutcome {
   switch (state?.type) {
     case 'accepted':
-      return { type: 'accepted' };
+      return ACCEPTED;
     case 'rejected': {
       const e = state.error;
       if (!e) return { type: 'rejected' };
@@ -411,7 +425,7 @@ function toOutcome(state: DeliveryState | undefined): SettleOutcome {
       };
     }
     case 'released':
-      return { type: 'released' };
+      return RELEASED;
     case 'modified': {
       // undeliverable-here is applied by the queue (core/broker-state.ts): never again to this
       // link, or dead-lettered at once on a queue with a delivery limit
