@@ -8,10 +8,11 @@
  */
 import { AmqpDecodeError } from '../errors.js';
 import { readCompositeBody, readDescriptor } from './composite-decode.js';
-import { writeComposite } from './composite-encode.js';
+import { writeComposite, writeDescriptor } from './composite-encode.js';
 import { BY_NAME, type CompositeDef } from './composites.js';
 import type { Frame, Performative, ProtocolId, SaslPerformative } from './contract.js';
 import { Decoder, decodeError } from './decoder.js';
+import { beginCompound, endCompound, writeBinary, writeUint } from './encode.js';
 import { scratch, type Writer } from './writer.js';
 
 export const FRAME_TYPE_AMQP = 0x00;
@@ -74,6 +75,48 @@ export interface EncodedHead {
  */
 export function encodeAmqpFrameHead(channel: number, p: Performative, payloadLength: number): EncodedHead {
   const w = writeAmqp(channel, p);
+  w.view.setUint32(0, w.pos + payloadLength);
+  return w;
+}
+
+/** The transfer performative's descriptor code (amqp:transfer:list). */
+const TRANSFER_CODE = 0x14;
+
+/**
+ * The head of a transfer that starts a delivery, with no delivery state: the same bytes as
+ * encodeAmqpFrameHead(channel, { type: 'transfer', body: { handle, deliveryId, deliveryTag,
+ * messageFormat, settled: settled || undefined, more: more || undefined } }, payloadLength),
+ * written field by field (no performative object, no field table walked per delivery). Left in
+ * the scratch writer like encodeAmqpFrameHead's.
+ */
+export function encodeTransferHead(
+  channel: number,
+  handle: number,
+  deliveryId: number,
+  deliveryTag: Uint8Array,
+  messageFormat: number,
+  settled: boolean,
+  more: boolean,
+  payloadLength: number,
+): EncodedHead {
+  const w = scratch();
+  writeFrameHeader(w, FRAME_TYPE_AMQP, channel);
+  writeDescriptor(w, TRANSFER_CODE);
+  const at = beginCompound(w, 0xc0);
+  writeUint(w, handle);
+  writeUint(w, deliveryId);
+  writeBinary(w, deliveryTag);
+  writeUint(w, messageFormat);
+  let count = 4;
+  if (settled || more) {
+    w.u8(settled ? 0x41 : 0x40); // settled, or null before `more`
+    count = 5;
+    if (more) {
+      w.u8(0x41);
+      count = 6;
+    }
+  }
+  endCompound(w, at, count);
   w.view.setUint32(0, w.pos + payloadLength);
   return w;
 }

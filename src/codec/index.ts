@@ -39,6 +39,7 @@ export {
   encodeHeartbeat,
   encodeProtocolHeader,
   encodeSaslFrame,
+  encodeTransferHead,
   MIN_MAX_FRAME_SIZE,
   type ProtocolHeader,
   parseProtocolHeader,

@@ -33,6 +33,7 @@ export {
   encodeHeartbeat,
   encodeProtocolHeader,
   encodeSaslFrame,
+  encodeTransferHead,
   FrameReader,
   MIN_MAX_FRAME_SIZE,
 } from '../codec/index.js';

@@ -257,6 +257,23 @@ export class Session {
     this.conn.writeFrame(this.channel, { type: 'transfer', body: t }, payload);
   }
 
+  /** @internal the first (or only) transfer of a delivery without a delivery state (connection.ts writeDeliveryStart). */
+  writeDeliveryStart(handle: number, d: OutgoingDelivery, more: boolean, payload: Uint8Array): void {
+    if (this.state !== 'mapped') return;
+    this.nextOutgoingId = (this.nextOutgoingId + 1) >>> 0;
+    this.remoteIncomingWindow--;
+    this.conn.writeDeliveryStart(
+      this.channel,
+      handle,
+      d.id,
+      d.tag,
+      d.messageFormat,
+      d.presettled,
+      more,
+      payload,
+    );
+  }
+
   /** @internal write pending dispositions and flows. */
   flush(): void {
     this.dirty = false;
