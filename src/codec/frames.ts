@@ -82,20 +82,28 @@ export function encodeAmqpFrameHead(channel: number, p: Performative, payloadLen
 /** The transfer performative's descriptor code (amqp:transfer:list). */
 const TRANSFER_CODE = 0x14;
 
+/** What a delivery's first transfer says of it (the engine's outgoing delivery has these fields). */
+export interface DeliveryStart {
+  /** The delivery-id. */
+  readonly id: number;
+  /** The delivery-tag. */
+  readonly tag: Uint8Array;
+  readonly messageFormat: number;
+  /** Sent settled. */
+  readonly presettled: boolean;
+}
+
 /**
- * The head of a transfer that starts a delivery, with no delivery state: the same bytes as
- * encodeAmqpFrameHead(channel, { type: 'transfer', body: { handle, deliveryId, deliveryTag,
- * messageFormat, settled: settled || undefined, more: more || undefined } }, payloadLength),
- * written field by field (no performative object, no field table walked per delivery). Left in
- * the scratch writer like encodeAmqpFrameHead's.
+ * The head of a transfer on link `handle` that starts delivery `d`, with no delivery state: the
+ * same bytes as encodeAmqpFrameHead(channel, { type: 'transfer', body: { handle, deliveryId: d.id,
+ * deliveryTag: d.tag, messageFormat: d.messageFormat, settled: d.presettled || undefined, more:
+ * more || undefined } }, payloadLength), written field by field (no performative object, no field
+ * table walked per delivery). Left in the scratch writer like encodeAmqpFrameHead's.
  */
 export function encodeTransferHead(
   channel: number,
   handle: number,
-  deliveryId: number,
-  deliveryTag: Uint8Array,
-  messageFormat: number,
-  settled: boolean,
+  d: DeliveryStart,
   more: boolean,
   payloadLength: number,
 ): EncodedHead {
@@ -104,12 +112,12 @@ export function encodeTransferHead(
   writeDescriptor(w, TRANSFER_CODE);
   const at = beginCompound(w, 0xc0);
   writeUint(w, handle);
-  writeUint(w, deliveryId);
-  writeBinary(w, deliveryTag);
-  writeUint(w, messageFormat);
+  writeUint(w, d.id);
+  writeBinary(w, d.tag);
+  writeUint(w, d.messageFormat);
   let count = 4;
-  if (settled || more) {
-    w.u8(settled ? 0x41 : 0x40); // settled, or null before `more`
+  if (d.presettled || more) {
+    w.u8(d.presettled ? 0x41 : 0x40); // settled, or null before `more`
     count = 5;
     if (more) {
       w.u8(0x41);

@@ -31,6 +31,7 @@ export * from './contract.js';
 export { FrameReader, type FrameReaderOptions, type ProtocolHeaderFrame } from './frame-reader.js';
 export {
   DEFAULT_MAX_FRAME_SIZE,
+  type DeliveryStart,
   decodeFrame,
   type EncodedHead,
   encodeAmqpFrame,

@@ -26,6 +26,7 @@ export type {
   Transfer,
 } from '../codec/contract.js';
 export {
+  type DeliveryStart,
   type EncodedHead,
   encodeAmqpFrame,
   encodeAmqpFrameHead,

@@ -12,6 +12,7 @@
 import {
   type AmqpErrorBody,
   type Begin,
+  type DeliveryStart,
   type EncodedHead,
   encodeAmqpFrame,
   encodeAmqpFrameHead,
@@ -356,32 +357,19 @@ export class ProtocolConnection {
   writeDeliveryStart(
     channel: number,
     handle: number,
-    deliveryId: number,
-    deliveryTag: Uint8Array,
-    messageFormat: number,
-    settled: boolean,
+    d: DeliveryStart,
     more: boolean,
     payload: Uint8Array,
   ): void {
     if (this.traceFrame !== undefined || !this.openSent) {
-      const t: Transfer = { handle, deliveryId, deliveryTag, messageFormat };
-      if (settled) t.settled = true;
+      const t: Transfer = { handle, deliveryId: d.id, deliveryTag: d.tag, messageFormat: d.messageFormat };
+      if (d.presettled) t.settled = true;
       if (more) t.more = true;
       this.writeFrame(channel, { type: 'transfer', body: t }, payload);
       return;
     }
     if (this.state === 'close-sent' || this.state === 'closed') return;
-    const head = encodeTransferHead(
-      channel,
-      handle,
-      deliveryId,
-      deliveryTag,
-      messageFormat,
-      settled,
-      more,
-      payload.length,
-    );
-    this.append(head, payload);
+    this.append(encodeTransferHead(channel, handle, d, more, payload.length), payload);
   }
 
   /** @internal */

@@ -262,16 +262,7 @@ export class Session {
     if (this.state !== 'mapped') return;
     this.nextOutgoingId = (this.nextOutgoingId + 1) >>> 0;
     this.remoteIncomingWindow--;
-    this.conn.writeDeliveryStart(
-      this.channel,
-      handle,
-      d.id,
-      d.tag,
-      d.messageFormat,
-      d.presettled,
-      more,
-      payload,
-    );
+    this.conn.writeDeliveryStart(this.channel, handle, d, more, payload);
   }
 
   /** @internal write pending dispositions and flows. */

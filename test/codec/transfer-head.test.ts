@@ -31,10 +31,7 @@ describe('encodeTransferHead', () => {
           const f = encodeTransferHead(
             channel,
             handle,
-            deliveryId,
-            deliveryTag,
-            messageFormat,
-            settled,
+            { id: deliveryId, tag: deliveryTag, messageFormat, presettled: settled },
             more,
             payloadLength,
           );
@@ -47,10 +44,11 @@ describe('encodeTransferHead', () => {
 
   it('decodes back to the transfer it was given', () => {
     const tag = Uint8Array.of(1, 2, 3);
-    const h = encodeTransferHead(3, 7, 70_000, tag, 0, false, true, 5);
+    const h = encodeTransferHead(3, 7, { id: 70_000, tag, messageFormat: 0, presettled: false }, true, 5);
     const frame = new Uint8Array(h.pos + 5);
     frame.set(h.buf.subarray(0, h.pos));
     const f = decodeFrame(frame, 0, frame.length);
+    if (f.kind !== 'amqp') throw new Error(`decoded a ${f.kind} frame`);
     expect(f.channel).toBe(3);
     expect(f.performative).toMatchObject({
       type: 'transfer',
