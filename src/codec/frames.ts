@@ -88,6 +88,7 @@ export interface DeliveryStart {
   readonly id: number;
   /** The delivery-tag. */
   readonly tag: Uint8Array;
+  /** The message-format. */
   readonly messageFormat: number;
   /** Sent settled. */
   readonly presettled: boolean;
