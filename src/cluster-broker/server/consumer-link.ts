@@ -17,7 +17,12 @@
  *   its dead-letter queue: docs/broker-features.md#delivery-limit).
  */
 import { type DeliveryState, type MessageHeader, splitMessage, withHeader } from '../../codec/index.js';
-import { isTerminal, type OutgoingDelivery, type SenderLink } from '../../protocol/index.js';
+import {
+  isTerminal,
+  type OutgoingDelivery,
+  type SenderLink,
+  type SendOptions,
+} from '../../protocol/index.js';
 import type { AcquireEvent, SettleOutcome } from '../core/events.js';
 import type { AcquiredMessage } from '../core/results.js';
 import type { Selector } from '../selector/index.js';
@@ -55,6 +60,10 @@ export const HOLD_UNSETTLED_MS = 60_000;
  * pipelining never multiplies the log entries per message.
  */
 const MIN_PIPELINED_ACQUIRE = 32;
+
+/** The send options of each delivery (shared: no object per delivery). */
+const PRESETTLED: SendOptions = Object.freeze({ settled: true });
+const UNSETTLED: SendOptions = Object.freeze({ settled: false });
 
 /** Our settlement marker in OutgoingDelivery.context: the seq, or -1 once its outcome is taken. */
 const TAKEN = -1;
@@ -305,7 +314,7 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
       this.queueSettle(m.seq, { type: 'modified', undeliverableHere: true }, undefined);
       return;
     }
-    const d = this.link.send(this.tags.next(), bytes, { settled: this.presettled });
+    const d = this.link.send(this.tags.next(), bytes, this.presettled ? PRESETTLED : UNSETTLED);
     const { counters, activity } = this.host.ctx;
     counters.messagesOut++;
     activity.totals.delivered++;
