@@ -579,10 +579,10 @@ export class BrokerState {
     m.kill();
   }
 
-  private forgetAcquired(m: QueuedMessage, consumer: string): Queue {
+  /** `m` is no longer held by `consumer`; `held` is what it holds, when the caller has it at hand. */
+  private forgetAcquired(m: QueuedMessage, consumer: string, held = this.consumers.get(consumer)): Queue {
     const q = m.queue;
     q.acquired.delete(m.seq);
-    const held = this.consumers.get(consumer);
     if (held) {
       held.delete(m.seq);
       if (held.size === 0) this.consumers.delete(consumer);
@@ -599,7 +599,7 @@ export class BrokerState {
         result.stale.push(seq);
         continue;
       }
-      const q = this.forgetAcquired(m, e.consumer);
+      const q = this.forgetAcquired(m, e.consumer, held);
       m.owner = undefined;
       result.settled.push(seq);
       const o = e.outcome;
