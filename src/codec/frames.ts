@@ -8,10 +8,11 @@
  */
 import { AmqpDecodeError } from '../errors.js';
 import { readCompositeBody, readDescriptor } from './composite-decode.js';
-import { writeComposite } from './composite-encode.js';
+import { writeComposite, writeDescriptor } from './composite-encode.js';
 import { BY_NAME, type CompositeDef } from './composites.js';
 import type { Frame, Performative, ProtocolId, SaslPerformative } from './contract.js';
 import { Decoder, decodeError } from './decoder.js';
+import { beginCompound, endCompound, writeBinary, writeUint } from './encode.js';
 import { scratch, type Writer } from './writer.js';
 
 export const FRAME_TYPE_AMQP = 0x00;
@@ -74,6 +75,57 @@ export interface EncodedHead {
  */
 export function encodeAmqpFrameHead(channel: number, p: Performative, payloadLength: number): EncodedHead {
   const w = writeAmqp(channel, p);
+  w.view.setUint32(0, w.pos + payloadLength);
+  return w;
+}
+
+/** The transfer performative's descriptor code (amqp:transfer:list). */
+const TRANSFER_CODE = 0x14;
+
+/** What a delivery's first transfer says of it (the engine's outgoing delivery has these fields). */
+export interface DeliveryStart {
+  /** The delivery-id. */
+  readonly id: number;
+  /** The delivery-tag. */
+  readonly tag: Uint8Array;
+  /** The message-format. */
+  readonly messageFormat: number;
+  /** Sent settled. */
+  readonly presettled: boolean;
+}
+
+/**
+ * The head of a transfer on link `handle` that starts delivery `d`, with no delivery state: the
+ * same bytes as encodeAmqpFrameHead(channel, { type: 'transfer', body: { handle, deliveryId: d.id,
+ * deliveryTag: d.tag, messageFormat: d.messageFormat, settled: d.presettled || undefined, more:
+ * more || undefined } }, payloadLength), written field by field (no performative object, no field
+ * table walked per delivery). Left in the scratch writer like encodeAmqpFrameHead's.
+ */
+export function encodeTransferHead(
+  channel: number,
+  handle: number,
+  d: DeliveryStart,
+  more: boolean,
+  payloadLength: number,
+): EncodedHead {
+  const w = scratch();
+  writeFrameHeader(w, FRAME_TYPE_AMQP, channel);
+  writeDescriptor(w, TRANSFER_CODE);
+  const at = beginCompound(w, 0xc0);
+  writeUint(w, handle);
+  writeUint(w, d.id);
+  writeBinary(w, d.tag);
+  writeUint(w, d.messageFormat);
+  let count = 4;
+  if (d.presettled || more) {
+    w.u8(d.presettled ? 0x41 : 0x40); // settled, or null before `more`
+    count = 5;
+    if (more) {
+      w.u8(0x41);
+      count = 6;
+    }
+  }
+  endCompound(w, at, count);
   w.view.setUint32(0, w.pos + payloadLength);
   return w;
 }

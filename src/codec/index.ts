@@ -31,6 +31,7 @@ export * from './contract.js';
 export { FrameReader, type FrameReaderOptions, type ProtocolHeaderFrame } from './frame-reader.js';
 export {
   DEFAULT_MAX_FRAME_SIZE,
+  type DeliveryStart,
   decodeFrame,
   type EncodedHead,
   encodeAmqpFrame,
@@ -39,6 +40,7 @@ export {
   encodeHeartbeat,
   encodeProtocolHeader,
   encodeSaslFrame,
+  encodeTransferHead,
   MIN_MAX_FRAME_SIZE,
   type ProtocolHeader,
   parseProtocolHeader,

@@ -26,6 +26,7 @@ export type {
   Transfer,
 } from '../codec/contract.js';
 export {
+  type DeliveryStart,
   type EncodedHead,
   encodeAmqpFrame,
   encodeAmqpFrameHead,
@@ -33,6 +34,7 @@ export {
   encodeHeartbeat,
   encodeProtocolHeader,
   encodeSaslFrame,
+  encodeTransferHead,
   FrameReader,
   MIN_MAX_FRAME_SIZE,
 } from '../codec/index.js';

@@ -12,15 +12,19 @@
 import {
   type AmqpErrorBody,
   type Begin,
+  type DeliveryStart,
+  type EncodedHead,
   encodeAmqpFrame,
   encodeAmqpFrameHead,
   encodeHeartbeat,
   encodeProtocolHeader,
+  encodeTransferHead,
   type Frame,
   FrameReader,
   MIN_MAX_FRAME_SIZE,
   type Open,
   type Performative,
+  type Transfer,
 } from './codec-port.js';
 import { Condition } from './conditions.js';
 import { type FrameTrace, frameTraceFor } from './frame-trace.js';
@@ -342,12 +346,20 @@ export class ProtocolConnection {
     if (!this.openSent && p.type !== 'open') {
       // pipelined before our Open: held apart until it is written (rare, one buffer each)
       this.beforeOpen.push(encodeAmqpFrame(channel, p, payload));
-    } else if (payload !== undefined && length >= COPY_LIMIT) {
+      this.lastSent = this.now;
+    } else {
+      this.append(encodeAmqpFrameHead(channel, p, length), payload);
+    }
+  }
+
+  /** A frame's encoded head and its payload into the output. */
+  private append(head: EncodedHead, payload: Uint8Array | undefined): void {
+    if (payload !== undefined && payload.length >= COPY_LIMIT) {
       // large payloads go out as their own buffer (writev), never copied
-      this.out.copy(encodeAmqpFrameHead(channel, p, length));
+      this.out.copy(head);
       this.out.push(payload);
     } else {
-      this.out.copy(encodeAmqpFrameHead(channel, p, length), payload);
+      this.out.copy(head, payload);
     }
     this.lastSent = this.now;
   }
@@ -367,6 +379,29 @@ export class ProtocolConnection {
       this.holding.push(s);
     }
     return true;
+  }
+
+  /**
+   * @internal The first (or only) transfer of a delivery with no delivery state: its head is
+   * written field by field straight into the output (no performative object per delivery); with a
+   * frame trace on, or before our Open, through writeFrame like any frame.
+   */
+  writeDeliveryStart(
+    channel: number,
+    handle: number,
+    d: DeliveryStart,
+    more: boolean,
+    payload: Uint8Array,
+  ): void {
+    if (this.traceFrame !== undefined || !this.openSent) {
+      const t: Transfer = { handle, deliveryId: d.id, deliveryTag: d.tag, messageFormat: d.messageFormat };
+      if (d.presettled) t.settled = true;
+      if (more) t.more = true;
+      this.writeFrame(channel, { type: 'transfer', body: t }, payload);
+      return;
+    }
+    if (this.state === 'close-sent' || this.state === 'closed') return;
+    this.append(encodeTransferHead(channel, handle, d, more, payload.length), payload);
   }
 
   /** @internal */

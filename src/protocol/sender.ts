@@ -110,22 +110,33 @@ export class SenderLink extends Link {
     const total = d.payload.length;
     const end = Math.min(total, d.offset + maxPayload);
     const more = end < total;
-    let t: Transfer;
+    const chunk = d.offset === 0 && !more ? d.payload : d.payload.subarray(d.offset, end);
     if (!d.written) {
       d.written = true;
       d.id = session.allocDeliveryId();
       this.credit--;
       this.deliveryCount = (this.deliveryCount + 1) >>> 0;
-      t = { handle: this.handle, deliveryId: d.id, deliveryTag: d.tag, messageFormat: d.messageFormat };
-      if (d.state) t.state = d.state;
-      if (d.presettled) t.settled = true;
-      else session.trackOutgoing(d);
+      if (!d.presettled) session.trackOutgoing(d);
+      if (d.state) {
+        const t: Transfer = {
+          handle: this.handle,
+          deliveryId: d.id,
+          deliveryTag: d.tag,
+          messageFormat: d.messageFormat,
+          state: d.state,
+        };
+        if (d.presettled) t.settled = true;
+        if (more) t.more = true;
+        session.writeTransfer(t, chunk);
+      } else {
+        // the usual delivery: its head written straight from these fields (no performative object)
+        session.writeDeliveryStart(this.handle, d, more, chunk);
+      }
     } else {
-      t = { handle: this.handle };
+      const t: Transfer = { handle: this.handle };
+      if (more) t.more = true;
+      session.writeTransfer(t, chunk);
     }
-    if (more) t.more = true;
-    const chunk = d.offset === 0 && !more ? d.payload : d.payload.subarray(d.offset, end);
-    session.writeTransfer(t, chunk);
     d.offset = end;
     if (more) {
       d.status = 'partial';

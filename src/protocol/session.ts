@@ -18,6 +18,7 @@ import type { ProtocolConnection } from './connection.js';
 import type { IncomingDelivery, OutgoingDelivery } from './delivery.js';
 import { DispositionBatcher } from './dispositions.js';
 import type { Link, LinkOptions } from './link.js';
+import { OutgoingWindow } from './outgoing-window.js';
 import { ReceiverLink } from './receiver.js';
 import { SenderLink } from './sender.js';
 import type { BeginOptions } from './types.js';
@@ -53,7 +54,7 @@ export class Session {
   private readonly links: (Link | undefined)[] = [];
   private readonly remoteLinks = new Map<number, Link>();
   private readonly pendingAttach = new Map<string, Link>();
-  private readonly outgoing = new Map<number, OutgoingDelivery>();
+  private readonly outgoing = new OutgoingWindow<OutgoingDelivery>();
   private readonly incoming = new Map<number, IncomingDelivery>();
   private readonly dispositions = new DispositionBatcher();
   private readonly flowLinks = new Set<Link>();
@@ -209,11 +210,11 @@ export class Session {
   }
   /** @internal */
   trackOutgoing(d: OutgoingDelivery): void {
-    this.outgoing.set(d.id, d);
+    this.outgoing.add(d);
   }
   /** @internal */
   untrackOutgoing(d: OutgoingDelivery): void {
-    if (d.id >= 0) this.outgoing.delete(d.id);
+    if (d.id >= 0) this.outgoing.delete(d);
   }
   /** @internal */
   trackIncoming(d: IncomingDelivery): void {
@@ -260,6 +261,14 @@ export class Session {
     this.nextOutgoingId = (this.nextOutgoingId + 1) >>> 0;
     this.remoteIncomingWindow--;
     this.conn.writeFrame(this.channel, { type: 'transfer', body: t }, payload);
+  }
+
+  /** @internal the first (or only) transfer of a delivery without a delivery state (connection.ts writeDeliveryStart). */
+  writeDeliveryStart(handle: number, d: OutgoingDelivery, more: boolean, payload: Uint8Array): void {
+    if (this.state !== 'mapped') return;
+    this.nextOutgoingId = (this.nextOutgoingId + 1) >>> 0;
+    this.remoteIncomingWindow--;
+    this.conn.writeDeliveryStart(this.channel, handle, d, more, payload);
   }
 
   /** @internal write pending dispositions and flows. */
@@ -391,7 +400,13 @@ export class Session {
     const count = serialDiff(last, first) + 1;
     if (count <= 0) return;
     const settled = d.settled === true;
-    const map: Map<number, OutgoingDelivery | IncomingDelivery> = d.role ? this.outgoing : this.incoming;
+    if (d.role) {
+      // our deliveries: a range walks the window's slice, no lookup per id in a map
+      const state = d.state;
+      this.outgoing.forRange(first, last, (del) => this.applyDisposition(del, state, settled));
+      return;
+    }
+    const map = this.incoming;
     if (count === 1) {
       const del = map.get(first);
       if (del) this.applyDisposition(del, d.state, settled);
@@ -511,7 +526,7 @@ export class Session {
    * does not grow without bound. A late disposition for a forgotten id is ignored.
    */
   private forgetDeliveries(link: Link): void {
-    for (const [id, d] of this.outgoing) if (d.link === link) this.outgoing.delete(id);
+    this.outgoing.deleteWhere((d) => d.link === link);
     for (const [id, d] of this.incoming) if (d.link === link) this.incoming.delete(id);
   }
 

@@ -498,6 +498,8 @@ export class BrokerState {
     const last = e.seqs === undefined ? 0 : e.seqs[e.seqs.length - 1]!;
     const max = wanted ? wanted.size : (e.max ?? 1);
     const link = e.link ?? e.consumer;
+    // what the consumer holds: looked up once per acquire, not once per message
+    let held: Map<number, QueuedMessage> | undefined;
     let m = q.available.head;
     while (m !== undefined && messages.length < max) {
       const next = m.next;
@@ -518,18 +520,24 @@ export class BrokerState {
       } else if (m.undeliverable === undefined || !m.undeliverable.includes(link)) {
         q.available.remove(m);
         this.unreserve(q, m);
-        messages.push(this.takeFor(q, m, e.consumer));
+        held ??= this.heldBy(e.consumer);
+        messages.push(this.takeFor(q, m, e.consumer, held));
       }
       m = next;
     }
     return { type: 'acquire', messages };
   }
 
-  private takeFor(q: Queue, m: QueuedMessage, consumer: string): AcquiredMessage {
+  private takeFor(
+    q: Queue,
+    m: QueuedMessage,
+    consumer: string,
+    held: Map<number, QueuedMessage>,
+  ): AcquiredMessage {
     const firstAcquirer = !m.acquiredBefore;
     m.acquiredBefore = true;
     q.acquiredCount++;
-    this.hold(q, m, consumer);
+    this.hold(q, m, consumer, held);
     const out: AcquiredMessage = {
       seq: m.seq,
       queue: q.name,
@@ -543,18 +551,23 @@ export class BrokerState {
 
   /** @internal registers an acquired message restored from a snapshot */
   restoreAcquired(q: Queue, m: QueuedMessage, consumer: string): void {
-    this.hold(q, m, consumer);
+    this.hold(q, m, consumer, this.heldBy(consumer));
   }
 
-  /** `consumer` holds `m` (acquired, not settled). */
-  private hold(q: Queue, m: QueuedMessage, consumer: string): void {
-    m.owner = consumer;
-    q.acquired.set(m.seq, m);
+  /** The messages `consumer` holds (created empty when it holds none). */
+  private heldBy(consumer: string): Map<number, QueuedMessage> {
     let held = this.consumers.get(consumer);
     if (!held) {
       held = new Map();
       this.consumers.set(consumer, held);
     }
+    return held;
+  }
+
+  /** `consumer` holds `m` (acquired, not settled); `held` is heldBy(consumer). */
+  private hold(q: Queue, m: QueuedMessage, consumer: string, held: Map<number, QueuedMessage>): void {
+    m.owner = consumer;
+    q.acquired.set(m.seq, m);
     held.set(m.seq, m);
   }
 
@@ -566,10 +579,10 @@ export class BrokerState {
     m.kill();
   }
 
-  private forgetAcquired(m: QueuedMessage, consumer: string): Queue {
+  /** `m` is no longer held by `consumer`; `held` is what it holds, when the caller has it at hand. */
+  private forgetAcquired(m: QueuedMessage, consumer: string, held = this.consumers.get(consumer)): Queue {
     const q = m.queue;
     q.acquired.delete(m.seq);
-    const held = this.consumers.get(consumer);
     if (held) {
       held.delete(m.seq);
       if (held.size === 0) this.consumers.delete(consumer);
@@ -586,7 +599,7 @@ export class BrokerState {
         result.stale.push(seq);
         continue;
       }
-      const q = this.forgetAcquired(m, e.consumer);
+      const q = this.forgetAcquired(m, e.consumer, held);
       m.owner = undefined;
       result.settled.push(seq);
       const o = e.outcome;

@@ -17,7 +17,12 @@
  *   its dead-letter queue: docs/broker-features.md#delivery-limit).
  */
 import { type DeliveryState, type MessageHeader, splitMessage, withHeader } from '../../codec/index.js';
-import { isTerminal, type OutgoingDelivery, type SenderLink } from '../../protocol/index.js';
+import {
+  isTerminal,
+  type OutgoingDelivery,
+  type SenderLink,
+  type SendOptions,
+} from '../../protocol/index.js';
 import type { AcquireEvent, SettleOutcome } from '../core/events.js';
 import type { AcquiredMessage } from '../core/results.js';
 import type { Selector } from '../selector/index.js';
@@ -56,6 +61,10 @@ export const HOLD_UNSETTLED_MS = 60_000;
  */
 const MIN_PIPELINED_ACQUIRE = 32;
 
+/** The send options of each delivery (shared: no object per delivery). */
+const PRESETTLED: SendOptions = Object.freeze({ settled: true });
+const UNSETTLED: SendOptions = Object.freeze({ settled: false });
+
 /** Our settlement marker in OutgoingDelivery.context: the seq, or -1 once its outcome is taken. */
 const TAKEN = -1;
 
@@ -72,6 +81,9 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
   /** Waiting for the socket to drain. */
   private readonly congestion: CongestionPause;
   private pending = new Map<string, PendingSettle>();
+  /** The batch the last outcome went to: a run of one outcome (the usual accepts) skips the key. */
+  private lastOutcome: SettleOutcome | undefined;
+  private lastPending: PendingSettle | undefined;
   private settleScheduled = false;
   private readonly queueActivity: QueueActivity;
   /** The selector's verdict per message (keyed by the state's entry): one evaluation per message. */
@@ -302,7 +314,7 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
       this.queueSettle(m.seq, { type: 'modified', undeliverableHere: true }, undefined);
       return;
     }
-    const d = this.link.send(this.tags.next(), bytes, { settled: this.presettled });
+    const d = this.link.send(this.tags.next(), bytes, this.presettled ? PRESETTLED : UNSETTLED);
     const { counters, activity } = this.host.ctx;
     counters.messagesOut++;
     activity.totals.delivered++;
@@ -354,11 +366,16 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
   }
 
   private queueSettle(seq: number, outcome: SettleOutcome, d: OutgoingDelivery | undefined): void {
-    const k = outcomeKey(outcome);
-    let p = this.pending.get(k);
-    if (!p) {
-      p = { outcome, seqs: [], deliveries: [] };
-      this.pending.set(k, p);
+    let p = outcome === this.lastOutcome ? this.lastPending : undefined;
+    if (p === undefined) {
+      const k = outcomeKey(outcome);
+      p = this.pending.get(k);
+      if (!p) {
+        p = { outcome, seqs: [], deliveries: [] };
+        this.pending.set(k, p);
+      }
+      this.lastOutcome = outcome;
+      this.lastPending = p;
     }
     p.seqs.push(seq);
     if (d && !d.settled) p.deliveries.push(d);
@@ -369,6 +386,8 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
 
   private flushSettles(): void {
     this.settleScheduled = false;
+    this.lastOutcome = undefined;
+    this.lastPending = undefined;
     if (this.pending.size === 0) return;
     const batches = [...this.pending.values()];
     this.pending.clear();
@@ -395,10 +414,14 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
   }
 }
 
+/** Shared outcomes without fields: one object for every delivery settled with them (never mutated). */
+const ACCEPTED: SettleOutcome = Object.freeze({ type: 'accepted' });
+const RELEASED: SettleOutcome = Object.freeze({ type: 'released' });
+
 function toOutcome(state: DeliveryState | undefined): SettleOutcome {
   switch (state?.type) {
     case 'accepted':
-      return { type: 'accepted' };
+      return ACCEPTED;
     case 'rejected': {
       const e = state.error;
       if (!e) return { type: 'rejected' };
@@ -411,7 +434,7 @@ function toOutcome(state: DeliveryState | undefined): SettleOutcome {
       };
     }
     case 'released':
-      return { type: 'released' };
+      return RELEASED;
     case 'modified': {
       // undeliverable-here is applied by the queue (core/broker-state.ts): never again to this
       // link, or dead-lettered at once on a queue with a delivery limit
