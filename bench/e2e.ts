@@ -8,7 +8,7 @@
  * the brokers elsewhere): on a shared machine rates follow the other load, CPU per message less.
  *
  * Brokers: our single node (its own process, durable store with fsync), our 3-member cluster
- * (both clients on the same member), RabbitMQ 3.10 (one node, classic queue), the Qpid Proton
+ * (both clients on its leader, so the followers' CPU is replication alone), RabbitMQ 3.10 (one node, classic queue), the Qpid Proton
  * C example broker (compiled here from Debian's examples) and, only when named in --targets,
  * RabbitMQ 3.10 with a quorum queue on 3 nodes (`rabbitmq-quorum`: each run's queue declared
  * first, both clients on the node leading it). What is missing is apt-installed. With both
@@ -27,7 +27,7 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchProcesses } from './lib/broker-processes.js';
+import { benchEndpoint } from './lib/broker-processes.js';
 import {
   buildProtonBroker,
   type RunningBroker,
@@ -138,6 +138,11 @@ export interface E2eResult {
    * (`quorateSend`, `quorateReceive`); medians.
    */
   clusterOverRabbitQuorum?: { send: number; receive: number; quorateSend: number; quorateReceive: number };
+  /**
+   * Our cluster with the quorate client on its leader: the costlier follower's CPU per message
+   * over the leader's, medians (issue 34 asks for at most 0.5), send and receive.
+   */
+  followerOverLeader?: { send: number; receive: number };
   profileDir?: string;
 }
 
@@ -254,9 +259,10 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
         const q = `e2e-${name}-${round}-${Date.now()}`;
         // a RabbitMQ quorum queue is declared first, and reached on the node leading it
         const declared = await broker!.declareQueue?.(q);
-        // the cluster's roles are read again before every run: a leader change moves the labels
-        const counted = await benchProcesses(broker!, 'broker', declared);
-        return client(declared?.url ?? broker!.url, declared?.address ?? q, count, body, window, counted);
+        // the cluster's roles are read again before every run: a leader change moves the client
+        // to the new leader and the labels with it
+        const at = await benchEndpoint(broker!, declared);
+        return client(at.url, declared?.address ?? q, count, body, window, at.processes);
       };
       // warm-up (JIT, connection paths) at a tenth of the size, both clients
       await once(rheaClient, 'rhea-warm', 0, Math.max(100, Math.floor(n / 10)));
@@ -355,6 +361,16 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
       `cluster / single node (quorate client, medians): send ${ratio(median(cluster.quorateSend), median(single.quorateSend))}, receive ${ratio(median(cluster.quorateReceive), median(single.quorateReceive))}`,
     );
   }
+  let followerOverLeader: E2eResult['followerOverLeader'];
+  if (cluster) {
+    followerOverLeader = {
+      send: followerOverLeaderCpu(cluster.processCpu.quorateSend),
+      receive: followerOverLeaderCpu(cluster.processCpu.quorateReceive),
+    };
+    log(
+      `follower / leader CPU per message (quorate client on the leader, the costlier follower, medians): send ${followerOverLeader.send}, receive ${followerOverLeader.receive}`,
+    );
+  }
   const rabbitQuorum = rows.find((r) => r.target === 'rabbitmq-quorum' && r.error === undefined);
   let clusterOverRabbitQuorum: E2eResult['clusterOverRabbitQuorum'];
   if (cluster && rabbitQuorum) {
@@ -376,6 +392,7 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
     rows,
     ratios,
     ...(clusterOverRabbitQuorum !== undefined ? { clusterOverRabbitQuorum } : {}),
+    ...(followerOverLeader !== undefined ? { followerOverLeader } : {}),
     ...(profileDir !== undefined ? { profileDir } : {}),
   };
 }
@@ -389,7 +406,11 @@ function logProcessCpu(rows: E2eRow[], log: (line: string) => void): void {
     ].sort((a, b) => processOrder(a) - processOrder(b) || a.localeCompare(b));
     if (labels.length === 0) continue;
     log('');
-    log(`CPU per message by process, ${row.broker} (from the OS, user + system, microseconds; medians)`);
+    const roles =
+      row.target === 'cluster' ? '; the leader serves the client, the followers only replicate' : '';
+    log(
+      `CPU per message by process, ${row.broker} (from the OS, user + system, microseconds; medians${roles})`,
+    );
     log(`| phase | ${labels.join(' | ')} | all processes |`);
     log(`|---|${labels.map(() => '---|').join('')}---|`);
     for (const phase of Object.keys(PHASES) as CpuPhase[]) {
@@ -404,6 +425,17 @@ function logProcessCpu(rows: E2eRow[], log: (line: string) => void): void {
       );
     }
   }
+}
+
+/**
+ * One phase of a cluster: the costlier follower's median CPU per message over the leader's (every
+ * round the leader's, whichever member led), rounded to 0.01; 0 without both.
+ */
+export function followerOverLeaderCpu(byLabel: Record<string, number[]>): number {
+  const labels = Object.keys(byLabel);
+  const leader = median(labels.filter((l) => l.startsWith('leader')).flatMap((l) => byLabel[l]!));
+  const followers = labels.filter((l) => l.startsWith('follower')).map((l) => median(byLabel[l]!));
+  return followers.length === 0 ? 0 : ratio(Math.max(...followers), leader);
 }
 
 /** client first, then a cluster's leader, then the rest by name. */

@@ -24,7 +24,14 @@ export async function memberProcesses(
   members: readonly ClusterMemberProcess[],
   prefix = '',
 ): Promise<CountedProcess[]> {
-  const roles = await Promise.all(members.map(roleOf));
+  return labelledByRole(members, await Promise.all(members.map(roleOf)), prefix);
+}
+
+function labelledByRole(
+  members: readonly ClusterMemberProcess[],
+  roles: readonly string[],
+  prefix: string,
+): CountedProcess[] {
   return leaderFirst(
     members.map((m, i) => ({
       label: `${prefix}${roles[i]} ${m.id}`,
@@ -56,6 +63,40 @@ export function quorumQueueProcesses(
       leader: n.name === leader,
     })),
   );
+}
+
+/** Where a bench's clients connect and whose CPU it counts, from one reading of the roles. */
+export interface BenchEndpoint {
+  url: URL;
+  processes: CountedProcess[];
+}
+
+/**
+ * Where a bench's clients connect, and the processes to count (as {@link benchProcesses}): a
+ * queue the broker declared is reached where the broker said; one of our clusters at the member
+ * that reports itself leader (waited for up to `leaderWithinMs`), so the client's work lands on
+ * the leader and the followers' columns hold replication alone; any other broker at its URL.
+ * The leader and the labels come from the same reading of the roles, so they agree.
+ */
+export async function benchEndpoint(
+  broker: RunningBroker,
+  declared?: DeclaredQueue,
+  leaderWithinMs = 30_000,
+): Promise<BenchEndpoint> {
+  const client: CountedProcess = { label: 'client' };
+  if (declared !== undefined || broker.members === undefined)
+    return { url: declared?.url ?? broker.url, processes: await benchProcesses(broker, 'broker', declared) };
+  const members = broker.members;
+  const deadline = Date.now() + leaderWithinMs;
+  for (;;) {
+    const roles = await Promise.all(members.map(roleOf));
+    const leader = members[roles.indexOf('leader')];
+    if (leader !== undefined)
+      return { url: new URL(leader.url), processes: [client, ...labelledByRole(members, roles, '')] };
+    if (Date.now() > deadline)
+      throw new Error(`no member reported itself leader within ${leaderWithinMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /**

@@ -93,11 +93,25 @@ export interface ClusterBackendOptions {
   unsafe?: BackendUnsafeFlags;
 }
 
+/**
+ * The deadline of the requests made at one reading of the clock: one timer for all of them, not
+ * one per request (a publisher's window arrives in a few turns, each with many requests). The
+ * timer is cleared once none of them is pending any more, as each request's own was.
+ */
+interface DeadlineGroup {
+  /** The clock when the group's first request was made. */
+  readonly at: number;
+  /** The armed timer; undefined once cleared or fired. */
+  handle: unknown;
+  /** Requests of the group still pending. */
+  open: number;
+}
+
 interface Pending {
   bytes: Uint8Array;
   resolve: (o: EntryOutcome) => void;
   reject: (e: Error) => void;
-  timer: unknown;
+  deadline: DeadlineGroup;
   /** For a claim, acquire or settle: the link key it is for (dropped unsent if the link goes). */
   linkFor?: string;
   /** Where and in which term it was sent (undefined: not sent yet). */
@@ -125,6 +139,8 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
   private readonly unsafe: BackendUnsafeFlags;
   private lastLeader: string | null = null;
   private lastTerm = 0;
+  /** The newest deadline group: requests made at the same clock reading join it. */
+  private deadlineGroup: DeadlineGroup | undefined;
   /** Where small entries are encoded before their copy into `entryChunks`. */
   private scratch = new VarintWriter(SCRATCH_BYTES);
   /**
@@ -217,15 +233,11 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
       return Promise.reject(err);
     }
     return new Promise((resolve, reject) => {
-      const timer = this.timers.set(
-        () => this.fail(seq, new OutcomeUnknownError(`no commit within ${this.timeoutMs} ms`)),
-        this.timeoutMs,
-      );
       this.pending.set(seq, {
         bytes,
         resolve: (o) => (o.ok ? resolve(o.result) : reject(o.error)),
         reject,
-        timer,
+        deadline: this.joinDeadline(),
         linkFor: body.kind === 'claim' ? body.link : linkFor,
       });
       this.route(seq);
@@ -254,7 +266,7 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
     const p = this.pending.get(seq);
     if (!p) return;
     this.pending.delete(seq);
-    this.timers.clear(p.timer);
+    this.leaveDeadline(p.deadline);
     p.resolve(outcome);
   }
 
@@ -362,8 +374,41 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
     const p = this.pending.get(seq);
     if (!p) return;
     this.pending.delete(seq);
-    this.timers.clear(p.timer);
+    this.leaveDeadline(p.deadline);
     p.reject(err);
+  }
+
+  /**
+   * The deadline group of a request made now: the current one when it began at this clock
+   * reading and still has a pending request, else a new one with its own timer. Node's timers
+   * already start from the event loop's cached time, so requests of one clock reading sharing a
+   * timer expire when theirs would have.
+   */
+  private joinDeadline(): DeadlineGroup {
+    const now = this.clock();
+    let g = this.deadlineGroup;
+    if (g === undefined || g.at !== now || g.handle === undefined) {
+      const group: DeadlineGroup = { at: now, handle: undefined, open: 0 };
+      group.handle = this.timers.set(() => this.expire(group), this.timeoutMs);
+      this.deadlineGroup = g = group;
+    }
+    g.open++;
+    return g;
+  }
+
+  /** A request of `g` is no longer pending: the last one clears the group's timer. */
+  private leaveDeadline(g: DeadlineGroup): void {
+    g.open--;
+    if (g.open > 0 || g.handle === undefined) return;
+    this.timers.clear(g.handle);
+    g.handle = undefined;
+  }
+
+  /** `g`'s timer fired: its requests still pending have an unknown outcome. */
+  private expire(g: DeadlineGroup): void {
+    g.handle = undefined;
+    const late = [...this.pending].filter(([, p]) => p.deadline === g).map(([seq]) => seq);
+    for (const seq of late) this.fail(seq, new OutcomeUnknownError(`no commit within ${this.timeoutMs} ms`));
   }
 
   /** The ackOnAppend bug (BackendUnsafeFlags): a request this leader proposed, answered now. */

@@ -33,6 +33,7 @@ import {
   type TransportFactory,
   type UnsafeDriverFlags,
 } from './replica-seams.js';
+import { withoutSupersededAnswers } from './superseded-answers.js';
 import { type PeerAddress, TcpTransport } from './tcp-transport.js';
 import { amqpWireCodec, type WireCodec } from './wire.js';
 
@@ -313,7 +314,7 @@ export class Replica extends EventEmitter<ReplicaEvents> {
       this.scheduled = false;
       if (this.closed) return;
       this.heartbeatIfDue();
-      for (const m of this.core.takeEagerMessages()) this.send(m);
+      for (const m of withoutSupersededAnswers(this.core.takeEagerMessages())) this.send(m);
       if (!this.busy && this.core.hasReady()) this.loopDone = this.loop();
     });
   }
@@ -348,12 +349,14 @@ export class Replica extends EventEmitter<ReplicaEvents> {
   private async handle(r: Ready): Promise<void> {
     // the messages answer for this Ready's writes (votes, acks): those are durable first
     // (docs/production.md#what-a-cluster-members-store-keeps-across-a-power-loss)
-    if (this.unsafe.sendBeforePersist === true) for (const m of r.messages) this.send(m);
+    // one answer per append taken: those a later one covers are left out (superseded-answers.ts)
+    const messages = withoutSupersededAnswers(r.messages);
+    if (this.unsafe.sendBeforePersist === true) for (const m of messages) this.send(m);
     const persistStart = this.clock();
     await this.storage.persist(r.persist);
     if (this.closed) return;
     this.notePersistTime(this.clock() - persistStart, r);
-    if (this.unsafe.sendBeforePersist !== true) for (const m of r.messages) this.send(m);
+    if (this.unsafe.sendBeforePersist !== true) for (const m of messages) this.send(m);
     if (r.restoreSnapshot) {
       this.opts.stateMachine.restore(r.restoreSnapshot);
       this.logBytesSinceSnapshot = 0;

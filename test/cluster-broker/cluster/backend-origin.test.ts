@@ -5,31 +5,12 @@
  * message it never enqueued (lost once the member's own entry fails to commit).
  */
 import { describe, expect, it } from 'vitest';
-import { ClusterBackend, type ReplicaPort } from '../../../src/cluster-broker/cluster/cluster-backend.js';
+import { ClusterBackend } from '../../../src/cluster-broker/cluster/cluster-backend.js';
 import { ClusterStateMachine } from '../../../src/cluster-broker/cluster/cluster-state-machine.js';
 import { processKey } from '../../../src/cluster-broker/cluster/consumer-keys.js';
 import { encodeEntry } from '../../../src/cluster-broker/cluster/entry-codec.js';
 import { encodeEvent } from '../../../src/cluster-broker/core/event-codec.js';
-import type { Committed } from '../../../src/cluster-broker/replication/index.js';
-
-/** A leader's log the test applies by hand: proposals wait until the test applies them. */
-class HandAppliedLog implements ReplicaPort {
-  readonly leaderId = 'n1';
-  readonly term = 1;
-  readonly proposed: Uint8Array[] = [];
-  private index = 0;
-  constructor(private readonly sm: ClusterStateMachine) {}
-  isLeader(): boolean {
-    return true;
-  }
-  propose(data: Uint8Array): Promise<Committed> {
-    this.proposed.push(data);
-    return new Promise(() => {}); // the backend learns the outcome from the apply, not from here
-  }
-  apply(data: Uint8Array): void {
-    this.sm.apply({ index: ++this.index, term: this.term, data });
-  }
-}
+import { HandAppliedLog } from './hand-applied-log.js';
 
 const turn = () => new Promise<void>((r) => setImmediate(r));
 
