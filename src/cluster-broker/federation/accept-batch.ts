@@ -11,6 +11,9 @@
  */
 import type { Delivery } from './upstream-client.js';
 
+/** Batches of accepts unconfirmed upstream at most; later accepts wait for one to be confirmed. */
+const UNCONFIRMED_BATCHES = 1;
+
 interface WaitingAccept {
   d: Delivery;
   resolve: () => void;
@@ -19,7 +22,7 @@ interface WaitingAccept {
 
 export class AcceptBatches {
   private waiting: WaitingAccept[] = [];
-  /** Deliveries of the batch sent last whose confirmation (or failure) has not come yet. */
+  /** Batches sent whose confirmations (or failures) have not all come yet. */
   private unconfirmed = 0;
   private scheduled = false;
 
@@ -39,7 +42,7 @@ export class AcceptBatches {
    * in it) unless a batch is still unconfirmed: its confirmation sends them.
    */
   private schedule(): void {
-    if (this.scheduled || this.unconfirmed > 0 || this.waiting.length === 0) return;
+    if (this.scheduled || this.unconfirmed >= UNCONFIRMED_BATCHES || this.waiting.length === 0) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
@@ -51,9 +54,11 @@ export class AcceptBatches {
     const batch = this.waiting;
     if (batch.length === 0) return;
     this.waiting = [];
-    this.unconfirmed = batch.length;
+    this.unconfirmed++;
     this.beforeSend();
+    let left = batch.length;
     const answered = (): void => {
+      if (--left > 0) return;
       this.unconfirmed--;
       this.schedule();
     };
