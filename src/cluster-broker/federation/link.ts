@@ -7,13 +7,15 @@
  * - the connection's life: connect, serve, reconnect after the client gave up, until stopped;
  * - credit: the kind says how much to grant given what is outstanding (granted and unused, plus
  *   received and not yet settled upstream, or for a queue link not yet committed here), re-read
- *   every `pollMs`, after every local commit and after every move;
- * - each delivery moved by move.ts (route check, local commit, then accept upstream);
+ *   every `pollMs`, after every local commit and after every move, in chunks (MIN_CREDIT_CHUNK);
+ * - each delivery moved by move.ts (route check, local commit, then accept upstream), the accepts
+ *   sent in batches (accept-batch.ts) with the credit top-up in the same frame;
  * - an upstream whose Open reports our own cluster id is refused for good.
  */
 import type { Logger } from '../../common/logger.js';
 import { CLUSTER_ID_PROPERTY } from '../../wire-extensions.js';
 import type { EnqueueResult } from '../core/results.js';
+import { AcceptBatches } from './accept-batch.js';
 import type { ResolvedUpstream } from './config.js';
 import type { FederationLinkKind, FederationLinkPhase, FederationLinkState } from './link-state.js';
 import type { LocalQueues } from './local-queues.js';
@@ -29,6 +31,13 @@ const DEFAULT_POLL_MS = 50;
  * upstream commits more slowly than we do.
  */
 const MAX_UNSETTLED_UPSTREAM = 1000;
+/**
+ * Less credit than this is not granted while the upstream still has some of ours to use: every
+ * flow makes the upstream acquire (a log entry and an append round there), so credit goes in
+ * chunks, not one message at a time as moves complete. With none left upstream any amount is
+ * granted, so a small demand is still met at once.
+ */
+const MIN_CREDIT_CHUNK = 32;
 /** How long a delivery whose local commit was refused is held before it goes back upstream (ms). */
 const REFUSED_BACKOFF_MS = 1000;
 
@@ -228,11 +237,13 @@ export class FederationLink {
     const receiver = await this.k.open(conn, signal);
     running();
     const grant = (): void => this.grant(receiver);
+    // per connection: accepts waiting on a lost one fail with it (the redelivery is deduplicated)
+    const accepts = new AcceptBatches(grant);
     const timer = setInterval(grant, this.o.pollMs ?? DEFAULT_POLL_MS);
     try {
       grant();
       const receiving = (async () => {
-        for await (const d of receiver) void this.move(d, receiver, conn, signal);
+        for await (const d of receiver) void this.move(d, receiver, conn, accepts, signal);
       })();
       await Promise.race([closed, receiving]);
     } finally {
@@ -246,11 +257,17 @@ export class FederationLink {
     const upstream = receiver.linkCredit + receiver.buffered;
     const outstanding = upstream + (this.k.outstandingUntil === 'committed' ? this.committing : this.moving);
     const n = Math.min(this.k.creditToGrant(outstanding), MAX_UNSETTLED_UPSTREAM - upstream - this.moving);
-    if (n > 0) receiver.addCredit(n);
+    if (n > 0 && (n >= MIN_CREDIT_CHUNK || upstream === 0)) receiver.addCredit(n);
   }
 
   /** One delivery (move.ts), counted. */
-  private async move(d: Delivery, receiver: Receiver, conn: Connection, signal: AbortSignal): Promise<void> {
+  private async move(
+    d: Delivery,
+    receiver: Receiver,
+    conn: Connection,
+    accepts: AcceptBatches,
+    signal: AbortSignal,
+  ): Promise<void> {
     this.moving++;
     this.committing++;
     // once per delivery: at its local commit, or at the end when it never reached one
@@ -272,6 +289,7 @@ export class FederationLink {
             this.grant(receiver);
           }),
         leave: (x) => this.k.leave(x),
+        accept: (x) => accepts.accept(x),
         backoff: () => pause(REFUSED_BACKOFF_MS, signal),
       });
       if (outcome.kind === 'moved' && d.message.messageId == null && !this.warnedNoId) {

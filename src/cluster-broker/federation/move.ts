@@ -21,6 +21,8 @@ export interface MoveContext {
   commit(copy: Uint8Array): Promise<EnqueueResult>;
   /** Settles a delivery whose route forbids the move (it is not copied here). */
   leave(d: Delivery): Promise<void>;
+  /** Accepts a delivery committed here; resolves once the upstream confirmed it (accept-batch.ts). */
+  accept(d: Delivery): Promise<void>;
   /** Waited before a delivery whose local commit was refused (a full queue) goes back upstream. */
   backoff(): Promise<void>;
 }
@@ -51,6 +53,6 @@ export async function moveDelivery(d: Delivery, c: MoveContext): Promise<MoveOut
     return { kind: 'refused', reason: `local commit refused: ${result.condition} ${result.description}` };
   }
   // committed here: only now may the upstream forget it
-  await d.accept();
+  await c.accept(d);
   return { kind: result.status === 'enqueued' ? 'moved' : 'duplicate' };
 }

@@ -61,6 +61,29 @@ async function stopWithBackend(b: BrokerNode, backend: HeldCommits): Promise<voi
 
 const ids = (n: number, prefix = 'm'): string[] => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
 
+/**
+ * Upstream A (its settle events held until the test commits them) with `n` messages, downstream B
+ * federating it, and a consumer on B with no credit yet.
+ */
+async function heldSettlesUpstream(n: number) {
+  const upstreamBackend = new HeldCommits('settle');
+  const a = await startBroker({ port: 0, host: '127.0.0.1', backend: upstreamBackend, clusterId: 'A' });
+  started.push(a);
+  await sendIds(a.url, 'orders', ids(n));
+  const b = await broker('B', from(a));
+  const consumer = await (await client(b.url)).openReceiver('orders', { credit: 0 });
+  await running(b);
+  return { a, upstreamBackend, b, consumer };
+}
+
+/** Stops downstream `b`, then upstream `a` and its backend. */
+async function stopBoth(a: BrokerNode, upstreamBackend: HeldCommits, b: BrokerNode): Promise<void> {
+  // the downstream first, so its link does not spin reconnecting to a stopped upstream
+  started.splice(started.indexOf(b), 1);
+  await b.stop();
+  await stopWithBackend(a, upstreamBackend);
+}
+
 describe('queue federation (in process)', () => {
   it('moves messages only for the credit local consumers hold', async () => {
     const a = await broker('A');
@@ -99,13 +122,7 @@ describe('queue federation (in process)', () => {
   });
 
   it('grants more once a move commits here, before the upstream confirms its accept', async () => {
-    const upstreamBackend = new HeldCommits('settle');
-    const a = await startBroker({ port: 0, host: '127.0.0.1', backend: upstreamBackend, clusterId: 'A' });
-    started.push(a);
-    await sendIds(a.url, 'orders', ids(10));
-    const b = await broker('B', from(a));
-    const consumer = await (await client(b.url)).openReceiver('orders', { credit: 0 });
-    await running(b);
+    const { a, upstreamBackend, b, consumer } = await heldSettlesUpstream(10);
     // each round: the moves' accepts wait upstream (nothing settled there), yet the next local
     // credit moves more, because a committed move counts here, not as credit still outstanding
     for (let round = 0; round < 2; round++) {
@@ -118,10 +135,24 @@ describe('queue federation (in process)', () => {
     upstreamBackend.commit();
     await waitFor(() => b.federation()[0]!.moved === 6, { timeoutMs: 20_000, what: '6 accepted upstream' });
     expect(depth(a)).toBe(4);
-    // the downstream first, so its link does not spin reconnecting to a stopped upstream
-    started.splice(started.indexOf(b), 1);
-    await b.stop();
-    await stopWithBackend(a, upstreamBackend);
+    await stopBoth(a, upstreamBackend, b);
+  });
+
+  it('sends the accepts of moves committed while one batch is unconfirmed upstream as one batch', async () => {
+    const { a, upstreamBackend, b, consumer } = await heldSettlesUpstream(21);
+    consumer.addCredit(1);
+    await (await consumer.receive({ timeoutMs: 20_000 })).accept();
+    await waitFor(() => upstreamBackend.held === 1, { timeoutMs: 20_000, what: 'the first accept upstream' });
+    // its settlement not committed upstream: the next moves commit here, their accepts wait
+    consumer.addCredit(20);
+    for (let i = 0; i < 20; i++) await (await consumer.receive({ timeoutMs: 20_000 })).accept();
+    expect(upstreamBackend.held).toBe(1);
+    upstreamBackend.commit();
+    await waitFor(() => b.federation()[0]!.moved === 21, { timeoutMs: 20_000, what: '21 accepted upstream' });
+    // the twenty went out together: one settle event upstream for all of them
+    expect(upstreamBackend.held).toBe(2);
+    expect(depth(a)).toBe(0);
+    await stopBoth(a, upstreamBackend, b);
   });
 
   it('a cycle A -> B -> A does not loop: the message stays where its route forbids the move', async () => {
