@@ -39,3 +39,15 @@ export function appliedAll(leader: Replica): Promise<void> {
     });
   });
 }
+
+/**
+ * Resolves once `replica` has written the end of its recovery (a new cluster's members all start
+ * blank): the 'recovered' event comes after the Ready that cleared the mark was persisted. Call it
+ * right after the replica starts, before it can have heard from its peers.
+ */
+export function joined(replica: Replica): Promise<void> {
+  return new Promise((resolve) => {
+    if (replica.recovering === null) return resolve();
+    replica.once('recovered', () => resolve());
+  });
+}
