@@ -18,8 +18,8 @@ import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import rhea from 'rhea';
 import { ensureClusterSecret } from '../src/cluster-broker/replication/index.js';
-import { brokerEntryNodeArgs } from '../src/cluster-broker/supervisor/index.js';
 import { freePort } from '../test/support/net.js';
+import { brokerEntryArgs } from './lib/built-package.js';
 import {
   type CountedProcess,
   type CpuSnapshot,
@@ -235,7 +235,7 @@ function waitReady(proc: ChildProcess, what: string): Promise<number> {
 }
 
 async function startSingleNode(dataDir: string): Promise<{ port: number; proc: ChildProcess }> {
-  const proc = spawn(process.execPath, [...brokerEntryNodeArgs(), '--port', '0', '--data-dir', dataDir], {
+  const proc = spawn(process.execPath, [...(await brokerEntryArgs()), '--port', '0', '--data-dir', dataDir], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   return { port: await waitReady(proc, 'single node'), proc };
@@ -272,7 +272,7 @@ export class BenchCluster {
 
   async spawn(id: string): Promise<void> {
     const args = [
-      ...brokerEntryNodeArgs(),
+      ...(await brokerEntryArgs()),
       'node',
       '--id',
       id,

@@ -32,12 +32,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FederationLinkState } from '../src/broker.js';
-import { connect } from '../src/index.js';
 import { waitFor } from '../test/support/net.js';
 import { memberProcesses } from './lib/broker-processes.js';
 import { type ClusterMemberProcess, type RunningBroker, startOurCluster } from './lib/brokers.js';
+import { loadQuorate } from './lib/built-package.js';
 import { type CountedProcess, formatCpuPerMessage, measureCpu } from './lib/process-cpu.js';
 import { receiveAll, sendAll, withFlow } from './lib/quorate-flow.js';
+
+const { connect } = await loadQuorate();
 
 export interface FederationBenchOptions {
   log?: (line: string) => void;

@@ -12,7 +12,6 @@
  * the broker runs in another process, and the queue is filled before the measure starts.
  */
 import rhea from 'rhea';
-import { connect } from '../src/index.js';
 import {
   buildProtonBroker,
   type RunningBroker,
@@ -20,8 +19,11 @@ import {
   startProtonBroker,
   startRabbitBroker,
 } from './lib/brokers.js';
+import { loadQuorate } from './lib/built-package.js';
 import { profiled } from './lib/profile.js';
 import { receiveAccepting } from './lib/receive-loop.js';
+
+const { connect } = await loadQuorate();
 
 const argv = process.argv.slice(2);
 const value = (flag: string): string | undefined => {

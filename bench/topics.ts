@@ -25,12 +25,15 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { connect, type Receiver, type Sender } from '../src/index.js';
+import type { Receiver, Sender } from '../src/index.js';
 import { benchProcesses } from './lib/broker-processes.js';
 import { type RunningBroker, startOurBroker } from './lib/brokers.js';
+import { loadQuorate } from './lib/built-package.js';
 import { formatCpuPerMessage, measureCpu } from './lib/process-cpu.js';
 import { profiled } from './lib/profile.js';
 import { receiveAll, sendAll } from './lib/quorate-flow.js';
+
+const { connect } = await loadQuorate();
 
 export interface TopicsOptions {
   log?: (line: string) => void;

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { declareQuorumQueue, quorumQueueLeader } from '../../test/support/failover-load.js';
 import { startRabbit } from '../../test/support/rabbitmq.js';
 import { quorumQueueProcesses } from './broker-processes.js';
+import { brokerEntryArgs } from './built-package.js';
 import type { CountedProcess } from './process-cpu.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -102,9 +103,7 @@ export async function startOurBroker(
   const dir = await mkdtemp(join(tmpdir(), 'qb-bench-'));
   const { child, port, httpPort } = await spawnReady(process.execPath, [
     ...nodeArgs,
-    '--import',
-    'tsx',
-    'src/cluster-broker/cli/main.ts',
+    ...(await brokerEntryArgs()),
     '--port',
     '0',
     ...(durable ? ['--data-dir', dir] : []),
@@ -215,9 +214,7 @@ export async function startOurCluster(
     process.execPath,
     [
       ...nodeArgs,
-      '--import',
-      'tsx',
-      'src/cluster-broker/cli/main.ts',
+      ...(await brokerEntryArgs()),
       'cluster',
       '--nodes',
       '3',

@@ -8,6 +8,7 @@
  * `quorateBatchClient`).
  */
 import rhea from 'rhea';
+import { loadQuorate } from './built-package.js';
 import { type CountedProcess, type CpuSnapshot, cpuSnapshot } from './process-cpu.js';
 import { receiveAccepting } from './receive-loop.js';
 
@@ -131,7 +132,7 @@ async function ourClient(
   mode: ReceiveMode,
   counted?: readonly CountedProcess[],
 ): Promise<PhaseTimes> {
-  const mod = (await import('../../src/index.js')) as unknown as {
+  const mod = (await loadQuorate()) as unknown as {
     connect?: (o: { urls: string; reconnect?: false }) => Promise<OurConnection>;
   };
   if (typeof mod.connect !== 'function') throw new Error('src/index.ts exports no connect() yet');

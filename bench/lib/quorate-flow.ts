@@ -1,5 +1,8 @@
 /** The quorate client's side of the topic and federation benches: send with a window, receive and accept. */
-import { connect, type Receiver, type Sender } from '../../src/index.js';
+import type { Receiver, Sender } from '../../src/index.js';
+import { loadQuorate } from './built-package.js';
+
+const { connect } = await loadQuorate();
 
 /**
  * A publisher connection on `sendUrls` and a consumer connection on `receiveUrls` (no reconnect),

@@ -1,0 +1,77 @@
+/**
+ * Which quorate code a bench measures. By default the benches run what `npm install quorate`
+ * gives: the package as tsup builds it (ESM, minus declarations), built once per bench process
+ * from the current `src/` into `bench/.build/<pid>/`, for the client in the bench process and for
+ * every broker process it starts. With `QUORATE_BENCH_FROM=src` (or `--from-src` on the bench
+ * command line) they run `src/` through tsx instead, as the tests do.
+ *
+ * Why not src/ through tsx always: tsx transforms with esbuild's `keepNames`, which wraps every
+ * named function expression in a call that sets its name, so each closure a hot path creates per
+ * message costs a call the published build does not have. rhea, the benches' yardstick, runs as
+ * plain JavaScript; so must we.
+ */
+import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** True when the benches run `src/` through tsx rather than the built package. */
+export const benchFromSource =
+  process.env.QUORATE_BENCH_FROM === 'src' || process.argv.includes('--from-src');
+
+let built: Promise<string> | undefined;
+
+/**
+ * The directory of this process's build (its `index.js`, `broker.js`, `bin/quorate-broker.js`),
+ * built on first use and removed when the process exits. Under `bench/` so that the build's
+ * external imports (ws, eventemitter3, prom-client) resolve from the project's node_modules.
+ */
+export function builtPackageDir(): Promise<string> {
+  built ??= buildPackage();
+  return built;
+}
+
+async function buildPackage(): Promise<string> {
+  const outDir = join(root, 'bench', '.build', String(process.pid));
+  rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(outDir, { recursive: true });
+  process.once('exit', () => rmSync(outDir, { recursive: true, force: true }));
+  const { build } = await import('tsup');
+  // the options of tsup.config.ts that shape the code (entries, splitting, bundled deps), without
+  // the config file itself: its onSuccess writes into dist/, which a bench must not touch
+  await build({
+    config: false,
+    entry: {
+      index: join(root, 'src', 'index.ts'),
+      broker: join(root, 'src', 'broker.ts'),
+      'bin/quorate-broker': join(root, 'src', 'cluster-broker', 'cli', 'main.ts'),
+    },
+    format: ['esm'],
+    dts: false,
+    sourcemap: false,
+    target: 'node20',
+    splitting: true,
+    shims: true,
+    noExternal: ['p-retry', 'is-network-error'],
+    outDir,
+    silent: true,
+  });
+  const page = join(root, 'src', 'cluster-broker', 'http', 'page');
+  if (existsSync(page)) cpSync(page, join(outDir, 'status-page'), { recursive: true });
+  return outDir;
+}
+
+/** The Node arguments that start `quorate-broker` (before its own arguments). */
+export async function brokerEntryArgs(): Promise<string[]> {
+  if (benchFromSource) return ['--import', 'tsx', join(root, 'src', 'cluster-broker', 'cli', 'main.ts')];
+  return [join(await builtPackageDir(), 'bin', 'quorate-broker.js')];
+}
+
+/** The client package (`quorate`) the bench process measures. */
+export async function loadQuorate(): Promise<typeof import('../../src/index.js')> {
+  if (benchFromSource) return import('../../src/index.js');
+  return (await import(
+    pathToFileURL(join(await builtPackageDir(), 'index.js')).href
+  )) as typeof import('../../src/index.js');
+}
