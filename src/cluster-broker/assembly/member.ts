@@ -190,7 +190,6 @@ export async function startMember(opts: MemberOptions): Promise<MemberNode> {
   });
   const sm = new ClusterStateMachine({
     applied: (o, seq, outcome) => backend.onApplied(o, seq, outcome),
-    readsOutcomeOf: (o) => backend.readsOutcomeOf(o),
     available: (q) => backend.emit('available', q),
     claimed: (link, claimant) => backend.onClaimed(link, claimant),
     corrupt: (index, err) => logger.error?.({ index, err }, 'cluster: undecodable log entry skipped'),

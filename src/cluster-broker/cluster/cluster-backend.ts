@@ -260,11 +260,6 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
     });
   }
 
-  /** Whether onApplied reads the outcome of an entry of `origin` (state machine hook readsOutcomeOf). */
-  readsOutcomeOf(origin: string): boolean {
-    return origin === this.origin || this.unsafe.skipOriginCheck === true;
-  }
-
   /** Applied-entry hook (from the state machine). */
   onApplied(origin: string, seq: number, outcome: EntryOutcome): void {
     if (origin !== this.origin && this.unsafe.skipOriginCheck !== true) return;

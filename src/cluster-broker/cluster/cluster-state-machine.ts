@@ -32,12 +32,6 @@ export type EntryOutcome =
 export interface ClusterStateHooks {
   /** Every applied entry that carries an origin (the submitter resolves its pending request). */
   applied?(origin: string, seq: number, outcome: EntryOutcome): void;
-  /**
-   * Whether the process that applies reads the outcome of an entry of this origin (its own). When
-   * false, an acquire's outcome lists no messages (BrokerState.applyForReplica): a follower does
-   * not build per message what only the consumer's member delivers. Default: every outcome whole.
-   */
-  readsOutcomeOf?(origin: string): boolean;
   /** Messages may have become available in `queue`. */
   available?(queue: string): void;
   /** `claimant` took over link key `link`: a local link of that key with another owner is stolen. */
@@ -71,13 +65,7 @@ export class ClusterStateMachine implements StateMachine {
     let outcome: EntryOutcome;
     switch (e.body.kind) {
       case 'event':
-        outcome = {
-          ok: true,
-          result: this.applyEvent(
-            restamp(event!, e.leaderTime),
-            this.hooks.readsOutcomeOf?.(e.origin) ?? true,
-          ),
-        };
+        outcome = { ok: true, result: this.applyEvent(restamp(event!, e.leaderTime)) };
         break;
       case 'release-owner':
         outcome = { ok: true, result: this.releaseOwner(e.body.member, e.body.keep, e.leaderTime) };
@@ -112,9 +100,9 @@ export class ClusterStateMachine implements StateMachine {
     return this.state.liveBytes();
   }
 
-  private applyEvent(event: BrokerEvent, outcomeRead = true): ApplyResult {
+  private applyEvent(event: BrokerEvent): ApplyResult {
     const held = queuesHeldBy(this.state, event);
-    const result = outcomeRead ? this.state.apply(event) : this.state.applyForReplica(event);
+    const result = this.state.apply(event);
     if (this.hooks.available) {
       for (const q of availableQueues(event, result, held, this.state)) this.hooks.available(q);
     }

@@ -91,23 +91,6 @@ export class BrokerState {
   now = 0;
   /** Events applied since creation or the last restore (diagnostics; not part of the snapshot). */
   appliedCount = 0;
-  /** False while `applyForReplica` runs: an acquire then lists no messages. */
-  private listAcquired = true;
-
-  /**
-   * As `apply`, for a member applying an entry another process proposed (a cluster follower):
-   * nobody reads the result's messages, so an acquire lists none (no object and no byte view per
-   * message); the state changes exactly as with `apply` (docs/cluster-member.md#apply-on-followers).
-   */
-  applyForReplica<E extends BrokerEvent>(event: E): ResultOf<E>;
-  applyForReplica(event: BrokerEvent): ApplyResult {
-    this.listAcquired = false;
-    try {
-      return this.apply(event);
-    } finally {
-      this.listAcquired = true;
-    }
-  }
 
   apply<E extends BrokerEvent>(event: E): ResultOf<E>;
   apply(event: BrokerEvent): ApplyResult {
@@ -517,9 +500,8 @@ export class BrokerState {
     const link = e.link ?? e.consumer;
     // what the consumer holds: looked up once per acquire, not once per message
     let held: Map<number, QueuedMessage> | undefined;
-    let taken = 0;
     let m = q.available.head;
-    while (m !== undefined && taken < max) {
+    while (m !== undefined && messages.length < max) {
       const next = m.next;
       if (wanted) {
         // the list is in seq order: nothing wanted lies beyond the last seq asked for
@@ -539,22 +521,32 @@ export class BrokerState {
         q.available.remove(m);
         this.unreserve(q, m);
         held ??= this.heldBy(e.consumer);
-        const firstAcquirer = this.take(q, m, e.consumer, held);
-        if (this.listAcquired) messages.push(acquiredMessage(q, m, firstAcquirer));
-        taken++;
+        messages.push(this.takeFor(q, m, e.consumer, held));
       }
       m = next;
     }
     return { type: 'acquire', messages };
   }
 
-  /** `consumer` acquires `m`; true when no link acquired it before (the header's first-acquirer). */
-  private take(q: Queue, m: QueuedMessage, consumer: string, held: Map<number, QueuedMessage>): boolean {
+  private takeFor(
+    q: Queue,
+    m: QueuedMessage,
+    consumer: string,
+    held: Map<number, QueuedMessage>,
+  ): AcquiredMessage {
     const firstAcquirer = !m.acquiredBefore;
     m.acquiredBefore = true;
     q.acquiredCount++;
     this.hold(q, m, consumer, held);
-    return firstAcquirer;
+    const out: AcquiredMessage = {
+      seq: m.seq,
+      queue: q.name,
+      message: m.bytes,
+      deliveryCount: m.deliveryCount,
+      firstAcquirer,
+    };
+    if (m.deadLetter) out.deadLetter = m.deadLetter;
+    return out;
   }
 
   /** @internal registers an acquired message restored from a snapshot */
@@ -820,17 +812,4 @@ function refused<T extends 'enqueue' | 'commit'>(
   description: string,
 ): { type: T; status: 'refused'; condition: string; description: string } {
   return { type, status: 'refused', condition, description };
-}
-
-/** What an acquire hands the consumer's member for `m` (its bytes a view: no copy). */
-function acquiredMessage(q: Queue, m: QueuedMessage, firstAcquirer: boolean): AcquiredMessage {
-  const out: AcquiredMessage = {
-    seq: m.seq,
-    queue: q.name,
-    message: m.bytes,
-    deliveryCount: m.deliveryCount,
-    firstAcquirer,
-  };
-  if (m.deadLetter) out.deadLetter = m.deadLetter;
-  return out;
 }
