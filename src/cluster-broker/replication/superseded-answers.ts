@@ -19,29 +19,46 @@
  */
 import type { Message } from './raft/types.js';
 
-/** `messages` without the answers a later one of the batch covers; the others in their order. */
+/**
+ * `messages` without the answers a later one of the batch covers; the others in their order.
+ *
+ * A follower answers one leader per term, so the answers of a batch share one `to` and `term`
+ * but across a term change: the walk from the end compares each answer with the last one kept of
+ * its kind, field by field (no key built per answer: this runs on every Ready). An answer to
+ * another leader or term is kept and becomes the one compared with; with answers to two leaders
+ * interleaved some covered ones would go out too, which costs a message and breaks nothing.
+ */
 export function withoutSupersededAnswers(messages: readonly Message[]): readonly Message[] {
   if (messages.length < 2) return messages;
-  /** Per leader and term (`to term`), the highest matchIndex of the later acknowledgements kept. */
-  const acked = new Map<string, number>();
-  /** `to term` of the later heartbeat-responses kept. */
-  const heard = new Set<string>();
-  let dropped = 0;
-  const keep = new Array<boolean>(messages.length);
+  /** The latest successful acknowledgement kept so far (walking from the end). */
+  let ackTo: string | undefined;
+  let ackTerm = -1;
+  let ackMatch = -1;
+  /** The latest heartbeat-response kept so far. */
+  let heardTo: string | undefined;
+  let heardTerm = -1;
+  let keep: boolean[] | undefined;
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
-    keep[i] = true;
+    let covered = false;
     if (m.type === 'append-response' && m.success && m.recovering !== true) {
-      const key = `${m.to} ${m.term}`;
-      const later = acked.get(key);
-      if (later !== undefined && later >= m.matchIndex) keep[i] = false;
-      else acked.set(key, m.matchIndex);
+      if (m.to === ackTo && m.term === ackTerm && ackMatch >= m.matchIndex) covered = true;
+      else {
+        ackTo = m.to;
+        ackTerm = m.term;
+        ackMatch = m.matchIndex;
+      }
     } else if (m.type === 'heartbeat-response') {
-      const key = `${m.to} ${m.term}`;
-      if (heard.has(key)) keep[i] = false;
-      else heard.add(key);
+      if (m.to === heardTo && m.term === heardTerm) covered = true;
+      else {
+        heardTo = m.to;
+        heardTerm = m.term;
+      }
     }
-    if (!keep[i]) dropped++;
+    if (covered) {
+      keep ??= new Array<boolean>(messages.length).fill(true);
+      keep[i] = false;
+    }
   }
-  return dropped === 0 ? messages : messages.filter((_, i) => keep[i]);
+  return keep === undefined ? messages : messages.filter((_, i) => keep[i]);
 }
