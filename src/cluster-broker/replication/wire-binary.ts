@@ -5,10 +5,11 @@
  * the codec tests compare against.
  * Layout: u8 type, then fields; numbers as f64 (exact for indexes/terms < 2^53), strings and
  * payloads as u32 length + bytes; a payload length of 0xffffffff means null (no-op entry).
- * An append-response may end with one more byte (1: the follower is recovering), a vote or
- * vote-response with one more byte (1: the sender's store is blank) and then, if the claim answers
- * or asks in a blank member's round, that round as a u32; a heartbeat with one more
- * byte (1: the recovering follower has caught up). Decoding
+ * Some messages end with a flag byte (1) and then, if the flag names an incarnation of a member,
+ * that round as a u32: an append-response's flag says the follower is recovering (its round: the
+ * follower's incarnation), a vote or vote-response's that the sender's store is blank (its round:
+ * the blank member's requests it asks or answers in), a heartbeat's that the recovering follower
+ * has caught up (its round: the incarnation the news is about). Decoding
  * refuses terms and indexes outside the safe integers (UnsafeNumberError).
  */
 import { ByteReader } from '../../common/byte-reader.js';
@@ -20,16 +21,23 @@ import type { WireCodec } from './wire.js';
 
 const enc = new TextEncoder();
 
-/** A vote or vote-response's blank claim, then its round (both optional, trailing). */
-function putBlank(o: ByteWriter, m: { blank?: boolean; blankRound?: number }): void {
-  if (!m.blank) return;
+/** A trailing flag, then the round it names (both optional). */
+function putFlag(o: ByteWriter, on: boolean | undefined, round: number | undefined): void {
+  if (!on) return;
   o.u8(1);
-  if (m.blankRound !== undefined) o.u32(m.blankRound);
+  if (round !== undefined) o.u32(round);
+}
+
+/** The trailing flag and its round: undefined when the flag is absent. */
+function readFlag(i: ByteReader): { round?: number } | undefined {
+  if (i.remaining === 0 || i.u8() !== 1) return undefined;
+  return i.remaining >= 4 ? { round: i.u32() } : {};
 }
 
 function readBlank(i: ByteReader): { blank?: true; blankRound?: number } {
-  if (i.remaining === 0 || i.u8() !== 1) return {};
-  return i.remaining >= 4 ? { blank: true, blankRound: i.u32() } : { blank: true };
+  const flag = readFlag(i);
+  if (flag === undefined) return {};
+  return flag.round === undefined ? { blank: true } : { blank: true, blankRound: flag.round };
 }
 const dec = new TextDecoder();
 const NULL_LEN = 0xffffffff;
@@ -104,18 +112,18 @@ function encodeInto(m: Message, o: ByteWriter): void {
       o.f64(m.matchIndex);
       o.f64(m.rejectedPrev);
       o.f64(m.hintIndex);
-      if (m.recovering) o.u8(1);
+      putFlag(o, m.recovering, m.recoveryRound);
       break;
     case 'vote':
       o.u8(m.pre ? 1 : 0);
       o.f64(m.lastIndex);
       o.f64(m.lastTerm);
-      putBlank(o, m);
+      putFlag(o, m.blank, m.blankRound);
       break;
     case 'vote-response':
       o.u8(m.pre ? 1 : 0);
       o.u8(m.granted ? 1 : 0);
-      putBlank(o, m);
+      putFlag(o, m.blank, m.blankRound);
       break;
     case 'snapshot':
       o.f64(m.snapshot.index);
@@ -126,7 +134,7 @@ function encodeInto(m: Message, o: ByteWriter): void {
       break;
     case 'heartbeat':
       o.f64(m.commit);
-      if (m.recovered) o.u8(1);
+      putFlag(o, m.recovered, m.recoveryRound);
       break;
     case 'heartbeat-response':
       break;
@@ -170,7 +178,7 @@ function decodeBinaryMessage(bytes: Uint8Array): Message {
       const matchIndex = i.f64();
       const rejectedPrev = i.f64();
       const hintIndex = i.f64();
-      const recovering = i.remaining > 0 && i.u8() === 1;
+      const recovering = readFlag(i);
       return {
         type: 'append-response',
         from,
@@ -181,6 +189,7 @@ function decodeBinaryMessage(bytes: Uint8Array): Message {
         rejectedPrev,
         hintIndex,
         ...(recovering ? { recovering: true } : {}),
+        ...(recovering?.round !== undefined ? { recoveryRound: recovering.round } : {}),
       };
     }
     case 3: {
@@ -202,8 +211,16 @@ function decodeBinaryMessage(bytes: Uint8Array): Message {
     }
     case 6: {
       const commit = i.f64();
-      const recovered = i.remaining > 0 && i.u8() === 1;
-      return { type: 'heartbeat', from, to, term, commit, ...(recovered ? { recovered: true } : {}) };
+      const recovered = readFlag(i);
+      return {
+        type: 'heartbeat',
+        from,
+        to,
+        term,
+        commit,
+        ...(recovered ? { recovered: true } : {}),
+        ...(recovered?.round !== undefined ? { recoveryRound: recovered.round } : {}),
+      };
     }
     case 7:
       return { type: 'heartbeat-response', from, to, term };

@@ -6,11 +6,11 @@
  * care how messages become bytes. (The connection handshake is the transport's: handshake.ts.)
  *
  *   append:          [1, from, to, term, prevIndex, prevTerm, commit, [[index, term, data|null], ...]]
- *   append-response: [2, from, to, term, success, matchIndex, rejectedPrev, hintIndex, recovering?]
+ *   append-response: [2, from, to, term, success, matchIndex, rejectedPrev, hintIndex, recovering?, recoveryRound?]
  *   vote:            [3, from, to, term, pre, lastIndex, lastTerm, blank?, blankRound?]
  *   vote-response:   [4, from, to, term, pre, granted, blank?, blankRound?]
  *   snapshot:        [5, from, to, term, index, snapTerm, data]
- *   heartbeat:       [6, from, to, term, commit, recovered?]
+ *   heartbeat:       [6, from, to, term, commit, recovered?, recoveryRound?]
  *   heartbeat-resp:  [7, from, to, term]
  *
  * Decoding refuses terms and indexes outside the safe integers (UnsafeNumberError).
@@ -44,15 +44,35 @@ function bad(what: string): never {
 }
 
 /** A decoded integer: plain number, or a Typed wrapper (long within int32 decodes wrapped). */
-/** A vote or vote-response's blank claim and its round, as trailing fields. */
-function blankFields(m: { blank?: boolean; blankRound?: number }): AmqpValue[] {
-  if (!m.blank) return [];
-  return m.blankRound === undefined ? [true] : [true, m.blankRound];
+/** A trailing flag and the round it names, as trailing fields (both optional). */
+function flagFields(on: boolean | undefined, round: number | undefined): AmqpValue[] {
+  if (!on) return [];
+  return round === undefined ? [true] : [true, round];
+}
+
+/** The flag at `at` and its round: undefined when the flag is absent. */
+function flagOf(f: AmqpValue[], at: number): { round?: number } | undefined {
+  if (f[at] !== true) return undefined;
+  return f[at + 1] === undefined ? {} : { round: num(f[at + 1]!) };
 }
 
 function blankOf(f: AmqpValue[], at: number): { blank?: true; blankRound?: number } {
-  if (f[at] !== true) return {};
-  return f[at + 1] === undefined ? { blank: true } : { blank: true, blankRound: num(f[at + 1]!) };
+  const flag = flagOf(f, at);
+  if (flag === undefined) return {};
+  return flag.round === undefined ? { blank: true } : { blank: true, blankRound: flag.round };
+}
+
+/** A flag at `at` named `key`, with its round as `recoveryRound`. */
+function recoveryFlagOf<K extends 'recovering' | 'recovered'>(
+  f: AmqpValue[],
+  at: number,
+  key: K,
+): { [P in K]?: true } & { recoveryRound?: number } {
+  const flag = flagOf(f, at);
+  if (flag === undefined) return {};
+  return (flag.round === undefined ? { [key]: true } : { [key]: true, recoveryRound: flag.round }) as {
+    [P in K]?: true;
+  } & { recoveryRound?: number };
 }
 
 function num(v: AmqpValue): number {
@@ -121,12 +141,21 @@ export const amqpWireCodec: WireCodec = {
           m.matchIndex,
           m.rejectedPrev,
           m.hintIndex,
-          ...(m.recovering ? [true] : []),
+          ...flagFields(m.recovering, m.recoveryRound),
         ]);
       case 'vote':
-        return encodeValue([3, m.from, m.to, m.term, m.pre, m.lastIndex, m.lastTerm, ...blankFields(m)]);
+        return encodeValue([
+          3,
+          m.from,
+          m.to,
+          m.term,
+          m.pre,
+          m.lastIndex,
+          m.lastTerm,
+          ...flagFields(m.blank, m.blankRound),
+        ]);
       case 'vote-response':
-        return encodeValue([4, m.from, m.to, m.term, m.pre, m.granted, ...blankFields(m)]);
+        return encodeValue([4, m.from, m.to, m.term, m.pre, m.granted, ...flagFields(m.blank, m.blankRound)]);
       case 'snapshot':
         return encodeValue([
           5,
@@ -138,7 +167,7 @@ export const amqpWireCodec: WireCodec = {
           snapshotBytes(m.snapshot.data),
         ]);
       case 'heartbeat':
-        return encodeValue([6, m.from, m.to, m.term, m.commit, ...(m.recovered ? [true] : [])]);
+        return encodeValue([6, m.from, m.to, m.term, m.commit, ...flagFields(m.recovered, m.recoveryRound)]);
       case 'heartbeat-response':
         return encodeValue([7, m.from, m.to, m.term]);
     }
@@ -178,7 +207,7 @@ function decodeAmqpMessage(bytes: Uint8Array): Message {
         matchIndex: num(f[5]),
         rejectedPrev: num(f[6]),
         hintIndex: num(f[7]),
-        ...(f[8] === true ? { recovering: true } : {}),
+        ...recoveryFlagOf(f, 8, 'recovering'),
       };
     case 3:
       return {
@@ -216,7 +245,7 @@ function decodeAmqpMessage(bytes: Uint8Array): Message {
         to,
         term,
         commit: num(f[4]),
-        ...(f[5] === true ? { recovered: true } : {}),
+        ...recoveryFlagOf(f, 5, 'recovered'),
       };
     case 7:
       return { type: 'heartbeat-response', from, to, term };

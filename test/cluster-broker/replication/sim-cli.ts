@@ -2,7 +2,7 @@
  * Soak runner for the deterministic simulation of a cluster of real Replicas.
  *   tsx test/cluster-broker/replication/sim-cli.ts --seeds 100000 [--start 1] [--nodes 3|5|mixed]
  *       [--fault-ms 3000] [--no-corruption] [--losses flip,lose-meta,lose-log,lose-snapshot,wipe]
- *       [--unsafe skip-up-to-date|commit-old-terms|send-before-persist|ignore-recovery|blank-majority|old-commit-recovery|stale-blank]
+ *       [--unsafe skip-up-to-date|commit-old-terms|send-before-persist|ignore-recovery|blank-majority|old-commit-recovery|stale-blank|stale-recovered]
  *       [--seed S --trace 400]     (replay one seed and print its trace)
  */
 import { STORE_LOSSES, type StoreLoss } from './sim/sim-member.js';
@@ -31,6 +31,7 @@ const base: Omit<SimOptions, 'seed'> = {
   ...(unsafeName === 'blank-majority' ? { unsafe: { bootstrapOnBlankMajority: true } } : {}),
   ...(unsafeName === 'old-commit-recovery' ? { unsafe: { endRecoveryOnOldCommit: true } } : {}),
   ...(unsafeName === 'stale-blank' ? { unsafe: { countStaleBlankClaims: true } } : {}),
+  ...(unsafeName === 'stale-recovered' ? { unsafe: { acceptStaleRecoveredNews: true } } : {}),
   ...(process.argv.includes('--no-corruption') ? { corruption: false } : {}),
   ...(arg('losses') ? { losses: parseLosses(arg('losses')!) } : {}),
 };

@@ -48,6 +48,21 @@ const samples: Message[] = [
   { type: 'vote', from: 'n3', to: 'n1', term: 1, pre: true, lastIndex: 0, lastTerm: 0, blank: true },
   { type: 'vote-response', from: 'n1', to: 'n3', term: 1, pre: true, granted: true, blank: true },
   { type: 'heartbeat', from: 'n1', to: 'n2', term: 4, commit: 9, recovered: true },
+  // with the follower's incarnation, which the leader's news echoes (a late news about an earlier
+  // incarnation must not end a later one's recovery)
+  {
+    type: 'append-response',
+    from: 'n2',
+    to: 'n1',
+    term: 7,
+    success: false,
+    matchIndex: 0,
+    rejectedPrev: 5,
+    hintIndex: 0,
+    recovering: true,
+    recoveryRound: 0x7ffffffe,
+  },
+  { type: 'heartbeat', from: 'n1', to: 'n2', term: 4, commit: 9, recovered: true, recoveryRound: 123_456 },
   {
     type: 'snapshot',
     from: 'n1',

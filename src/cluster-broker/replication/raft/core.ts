@@ -84,12 +84,14 @@ export class RaftCore {
   /** While blank: the peers that said they are blank too, in answer to this incarnation's requests. */
   private readonly blankPeers = new Set<string>();
   /**
-   * This incarnation's id, carried by its vote requests while blank and echoed by blank answers:
-   * only answers to this incarnation's requests count, so an answer to an earlier one (the same
-   * member before its store was emptied) cannot. Taken from the start time, not the random source,
-   * whose draws the simulation's seeds replay.
+   * This incarnation's id. Carried by its vote requests while blank and echoed by blank answers,
+   * and carried by its answers while recovering and echoed by the leader's news that it has caught
+   * up: only answers to this incarnation count, so one meant for an earlier incarnation (the same
+   * member before its store was emptied or damaged), delivered late, cannot end this one's
+   * recovery. Taken from the start time, not the random source, whose draws the simulation's seeds
+   * replay.
    */
-  private readonly blankRound: number;
+  private readonly incarnation: number;
 
   constructor(config: RaftConfig, initial: InitialState, now: number) {
     this.id = config.id;
@@ -106,7 +108,7 @@ export class RaftCore {
     this.preVote = config.preVote ?? true;
     this.checkQuorum = config.checkQuorum ?? true;
     this.random = config.random ?? Math.random;
-    this.blankRound = (Math.floor(now * 1000) % 0x7fffffff) + 1;
+    this.incarnation = (Math.floor(now * 1000) % 0x7fffffff) + 1;
     this.maxBytesPerAppend = config.maxBytesPerAppend ?? 1024 * 1024;
     this.maxInflight = config.maxInflight ?? 256;
     this.unsafe = config.unsafe ?? {};
@@ -320,7 +322,7 @@ export class RaftCore {
       m.type === 'vote-response' &&
       m.blank &&
       m.blankRound !== undefined &&
-      m.blankRound === this.blankRound
+      m.blankRound === this.incarnation
     )
       this.noteBlankPeer(m.from);
     if (m.term > this.term) {
@@ -536,7 +538,7 @@ export class RaftCore {
       lastIndex: this.log.lastIndex(),
       lastTerm: this.log.lastTerm(),
       ...(this.holdsNothing() ? { blank: true } : {}),
-      ...(this.recovering === 'blank' ? { blankRound: this.blankRound } : {}),
+      ...(this.recovering === 'blank' ? { blankRound: this.incarnation } : {}),
     };
   }
 
@@ -632,7 +634,7 @@ export class RaftCore {
       matchIndex,
       rejectedPrev,
       hintIndex,
-      ...(this.recovering ? { recovering: true } : {}),
+      ...(this.recovering ? { recovering: true, recoveryRound: this.incarnation } : {}),
     };
   }
 
@@ -753,7 +755,14 @@ export class RaftCore {
       const c = Math.min(m.commit, this.log.lastIndex());
       if (c > this.commit) this.commit = c;
     }
-    if (m.recovered && this.recovering) {
+    // news meant for an earlier incarnation (sent before we lost our store again, delivered late)
+    // must not end this recovery: it was decided on acknowledgements that store has lost
+    // (simulation seed 304,200)
+    if (
+      m.recovered &&
+      this.recovering &&
+      (m.recoveryRound === this.incarnation || this.unsafe.acceptStaleRecoveredNews)
+    ) {
       // the leader that caught us up holds this term's vote as far as we know: granting another
       // candidate of this term after a restart could make a second leader of it
       if (this.vote === null) this.vote = m.from;
@@ -865,7 +874,16 @@ export class RaftCore {
     pr.lastProgress = this.now;
     if (m.recovering) {
       const holds = m.success ? m.matchIndex : m.hintIndex;
-      if (holds < pr.match) {
+      // another incarnation after we declared one caught up: it may have voted in between and lost
+      // that vote with its store, so it needs a new proof as a loss would
+      const restarted = pr.recoveryDeclared && m.recoveryRound !== pr.recoveryRound;
+      pr.recoveryRound = m.recoveryRound;
+      if (restarted && holds >= pr.match) {
+        if (!pr.recovering) pr.recoveryProof = this.appendRecoveryProof();
+        pr.recovering = true;
+        pr.recoveryDeclared = false;
+        pr.recoveryTarget = Math.max(pr.recoveryTarget, this.commit);
+      } else if (holds < pr.match) {
         // it lost entries it had acknowledged (a damaged store, maybe again after we declared it
         // caught up): it must catch up to what we have committed by now
         // a member already recovering has cast no vote since its loss (it grants none): its proof
@@ -950,6 +968,7 @@ export class RaftCore {
       term: this.term,
       commit: Math.min(pr.match, this.commit),
       recovered: true,
+      ...(pr.recoveryRound !== undefined ? { recoveryRound: pr.recoveryRound } : {}),
     });
     this.maybeCommit();
   }

@@ -29,6 +29,8 @@ export class Progress {
   recoveryProof = 0;
   /** We told it (in this term) that it has caught up; it may not have heard yet. */
   recoveryDeclared = false;
+  /** The incarnation its last recovering answer came from: our news that it caught up names it. */
+  recoveryRound: number | undefined;
   snapshotSentAt = Number.NEGATIVE_INFINITY;
 
   constructor(next: number, now: number) {

@@ -98,6 +98,8 @@ export interface AppendResponseMessage extends MessageBase {
   readonly hintIndex: number;
   /** The follower is recovering (HardState.recovering): its match must not count toward commit. */
   readonly recovering?: boolean;
+  /** With `recovering`: the follower's incarnation, which the leader's `recovered` news echoes. */
+  readonly recoveryRound?: number;
 }
 
 /** RequestVote; `pre` marks a pre-vote (term is the candidate's term + 1, nobody changes state). */
@@ -132,6 +134,11 @@ export interface HeartbeatMessage extends MessageBase {
   readonly commit: number;
   /** The leader tells a recovering follower it has caught up (see HardState.recovering). */
   readonly recovered?: boolean;
+  /**
+   * With `recovered`: the incarnation whose answers the news is about (AppendResponseMessage.
+   * recoveryRound); another incarnation of the follower ignores it.
+   */
+  readonly recoveryRound?: number;
 }
 
 export interface HeartbeatResponseMessage extends MessageBase {
@@ -238,6 +245,12 @@ export interface UnsafeFlags {
    * blank member's current round of requests.
    */
   readonly countStaleBlankClaims?: boolean;
+  /**
+   * The old news of recovery: a recovering member ends its recovery on any `recovered` heartbeat,
+   * even one the leader sent about an earlier incarnation of it (before it lost its store again),
+   * delivered late.
+   */
+  readonly acceptStaleRecoveredNews?: boolean;
 }
 
 export interface RaftConfig {
