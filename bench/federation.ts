@@ -84,6 +84,12 @@ export interface FederationBenchResult {
    * of the machine's load. Null when no member answered.
    */
   logEntries: Record<'local' | 'federated', { east: number | null; west: number | null }>;
+  /**
+   * Log fsyncs per received message in each cluster in each round, all its members summed (one
+   * per append round a member takes): how well the rounds batched, independent of the load.
+   * Null when a member did not answer.
+   */
+  fsyncs: Record<'local' | 'federated', { east: number | null; west: number | null }>;
 }
 
 /** The client and the six members, labelled by cluster and role as the round starts. */
@@ -186,6 +192,26 @@ async function commitIndexOf(httpUrls: readonly string[]): Promise<number | null
   return known.length > 0 ? Math.max(...known) : null;
 }
 
+/**
+ * The log fsyncs the members of a cluster made so far, summed (`quorate_fsync_duration_seconds_count`
+ * of each member's `GET /metrics`); null when one did not answer. Every append round a member
+ * takes costs it one, so their growth per message says how well a round's entries were batched.
+ */
+async function fsyncsOf(httpUrls: readonly string[]): Promise<number | null> {
+  const counts = await Promise.all(
+    httpUrls.map(async (url) => {
+      try {
+        const res = await fetch(new URL('/metrics', url), { signal: AbortSignal.timeout(2_000) });
+        const line = /^quorate_fsync_duration_seconds_count(?:\{\})? (\d+)$/m.exec(await res.text());
+        return line === null ? null : Number(line[1]);
+      } catch {
+        return null;
+      }
+    }),
+  );
+  return counts.some((c) => c === null) ? null : counts.reduce<number>((a, c) => a + (c ?? 0), 0);
+}
+
 /** True when one of the members (their monitoring endpoints) runs a federation link. */
 async function anyLinkRunning(httpUrls: string[]): Promise<boolean> {
   for (const url of httpUrls) {
@@ -223,6 +249,10 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     local: { east: null, west: null },
     federated: { east: null, west: null },
   };
+  const fsyncs: FederationBenchResult['fsyncs'] = {
+    local: { east: null, west: null },
+    federated: { east: null, west: null },
+  };
   try {
     const east = await startOurCluster(profileArgs('east'), ['--cluster-id', 'east']);
     clusters.push(east);
@@ -253,9 +283,16 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
         log(
           `${what} round, profiled members: ${processes.map((p) => `${p.label} pid ${p.pid ?? process.pid}`).join(', ')}`,
         );
-      const before = await Promise.all([commitIndexOf(east.httpUrls), commitIndexOf(west.httpUrls)]);
+      const counters = () =>
+        Promise.all([
+          commitIndexOf(east.httpUrls),
+          commitIndexOf(west.httpUrls),
+          fsyncsOf(east.httpUrls),
+          fsyncsOf(west.httpUrls),
+        ]);
+      const before = await counters();
       const r = await measureCpu(processes, n, fn);
-      const after = await Promise.all([commitIndexOf(east.httpUrls), commitIndexOf(west.httpUrls)]);
+      const after = await counters();
       cpuUs[what] = Object.fromEntries(r.cpuUs);
       const perMessage = (i: number) => {
         const [b, a] = [before[i], after[i]];
@@ -264,6 +301,7 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
           : Math.round(((a - b) / n) * 1000) / 1000;
       };
       logEntries[what] = { east: perMessage(0), west: perMessage(1) };
+      fsyncs[what] = { east: perMessage(2), west: perMessage(3) };
       return r.value;
     };
     local = await measured('local', () => round(west.urls, west.urls, 'bench-local', n, window, body, 'l'));
@@ -299,6 +337,9 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
   log(
     `log entries per received message, local: ${entries(logEntries.local)}; federated: ${entries(logEntries.federated)}`,
   );
+  log(
+    `log fsyncs per received message (members summed), local: ${entries(fsyncs.local)}; federated: ${entries(fsyncs.federated)}`,
+  );
   if (profileDir !== undefined) log(`CPU profiles in ${profileDir}`);
   return {
     messages: n,
@@ -308,6 +349,7 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     ratio,
     brokerCpuRatio,
     logEntries,
+    fsyncs,
     ...(preloaded !== undefined ? { preloadedLinkPerSec: preloaded } : {}),
     cpuUs,
   };

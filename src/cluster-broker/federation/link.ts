@@ -8,8 +8,9 @@
  * - credit: the kind says how much to grant given what is outstanding (granted and unused, plus
  *   received and not yet settled upstream, or for a queue link not yet committed here), re-read
  *   every `pollMs`, after every local commit and after every move, in chunks (MIN_CREDIT_CHUNK);
- * - each delivery moved by move.ts (route check, local commit, then accept upstream), the accepts
- *   sent in batches (accept-batch.ts) with the credit top-up in the same frame;
+ * - each delivery moved by move.ts (route check, local commit, then accept upstream), taken from
+ *   the receiver a batch at a time so that a batch's local commits share one append round, the
+ *   accepts sent in batches (accept-batch.ts) with the credit top-up in the same frame;
  * - an upstream whose Open reports our own cluster id is refused for good.
  */
 import type { Logger } from '../../common/logger.js';
@@ -21,7 +22,7 @@ import type { FederationLinkKind, FederationLinkPhase, FederationLinkState } fro
 import type { LocalQueues } from './local-queues.js';
 import { moveDelivery } from './move.js';
 import type { Connection, Delivery, Receiver } from './upstream-client.js';
-import { connect } from './upstream-client.js';
+import { connect, receiveBatch } from './upstream-client.js';
 
 /** How often credit is re-read (ms) when nothing else prompts it. */
 const DEFAULT_POLL_MS = 50;
@@ -243,7 +244,12 @@ export class FederationLink {
     try {
       grant();
       const receiving = (async () => {
-        for await (const d of receiver) void this.move(d, receiver, conn, accepts, signal);
+        // a batch at a time, every move of it started in one turn (upstream-client.ts receiveBatch)
+        for (;;) {
+          const batch = await receiveBatch(receiver, MAX_UNSETTLED_UPSTREAM);
+          if (batch === undefined) return;
+          for (const d of batch) void this.move(d, receiver, conn, accepts, signal);
+        }
       })();
       await Promise.race([closed, receiving]);
     } finally {

@@ -3,8 +3,9 @@
  * what it returns, from the client's own modules (not the package root, which sits above the
  * broker). The only arrow from the broker to `client/` (docs/architecture.md#layers).
  */
-import type { Delivery } from '../../client/api.js';
+import type { Delivery, Receiver } from '../../client/api.js';
 import { Delivery as ClientDelivery } from '../../client/delivery.js';
+import { ClientError } from '../../errors.js';
 import { ForeignDeliveryError } from './errors.js';
 
 export type { Connection, Delivery, Receiver } from '../../client/api.js';
@@ -19,4 +20,21 @@ export function encodedMessage(d: Delivery): Uint8Array {
   const payload = d instanceof ClientDelivery ? d.transfers[0]?.payload : undefined;
   if (payload === undefined) throw new ForeignDeliveryError();
   return payload;
+}
+
+/**
+ * The deliveries buffered on `receiver` (at most `max`, waiting for the first), or undefined once
+ * it closed cleanly; rejects as the receiver fails. Not one at a time (`for await`): each
+ * delivery handed out alone resumes its caller in a microtask of its own, after the replication
+ * layer's (which sends what was proposed so far), so every local commit of a move would go to
+ * the followers in an append of its own (docs/federation.md#receive-batches). A batch's moves all
+ * propose in one turn: one append for all of them.
+ */
+export async function receiveBatch(receiver: Receiver, max: number): Promise<Delivery[] | undefined> {
+  try {
+    return await receiver.receive({ max });
+  } catch (err) {
+    if (err instanceof ClientError && err.condition === 'quorate:closed') return undefined;
+    throw err;
+  }
 }

@@ -37,6 +37,31 @@ class HeldCommits extends ToggleBackend {
   }
 }
 
+/**
+ * A real in-memory backend that counts the turns (runs of synchronous code, up to the next
+ * microtask) in which enqueues were submitted: a cluster's leader sends what was proposed in one
+ * such turn to its followers as one append (replication/replica.ts kick()).
+ */
+class EnqueueTurns extends ToggleBackend {
+  enqueues = 0;
+  turns = 0;
+  private inTurn = false;
+
+  override submit<E extends BrokerEvent>(event: E): Promise<ResultOf<E>> {
+    if (event.type === 'enqueue') {
+      this.enqueues++;
+      if (!this.inTurn) {
+        this.inTurn = true;
+        this.turns++;
+        queueMicrotask(() => {
+          this.inTurn = false;
+        });
+      }
+    }
+    return super.submit(event);
+  }
+}
+
 const { started, broker, client } = inProcessBrokers();
 
 function from(upstream: BrokerNode | string, name = 'up'): FederationConfig {
@@ -53,7 +78,7 @@ async function running(b: BrokerNode): Promise<void> {
 }
 
 /** Stops a broker this test started on its own backend, then closes that backend. */
-async function stopWithBackend(b: BrokerNode, backend: HeldCommits): Promise<void> {
+async function stopWithBackend(b: BrokerNode, backend: ToggleBackend): Promise<void> {
   started.splice(started.indexOf(b), 1);
   await b.stop();
   await backend.close();
@@ -153,6 +178,23 @@ describe('queue federation (in process)', () => {
     expect(upstreamBackend.held).toBe(2);
     expect(depth(a)).toBe(0);
     await stopBoth(a, upstreamBackend, b);
+  });
+
+  it('commits the deliveries that arrived together in one turn here, not one turn each', async () => {
+    const a = await broker('A');
+    await sendIds(a.url, 'orders', ids(50));
+    const backend = new EnqueueTurns();
+    const b = await startBroker({ port: 0, host: '127.0.0.1', backend, clusterId: 'B', federation: from(a) });
+    started.push(b);
+    await b.federationLinks!.setActive(true);
+    await running(b);
+    const consumer = await (await client(b.url)).openReceiver('orders', { credit: 50 });
+    for (let i = 0; i < 50; i++) await (await consumer.receive({ timeoutMs: 20_000 })).accept();
+    await waitFor(() => b.federation()[0]!.moved === 50, { timeoutMs: 20_000, what: '50 moved' });
+    expect(backend.enqueues).toBe(50);
+    // one credit grant of 50: its transfers arrive in a few reads; one at a time would be 50 turns
+    expect(backend.turns).toBeLessThanOrEqual(10);
+    await stopWithBackend(b, backend);
   });
 
   it('a cycle A -> B -> A does not loop: the message stays where its route forbids the move', async () => {
