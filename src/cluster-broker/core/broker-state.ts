@@ -186,7 +186,7 @@ export class BrokerState {
   ): Array<{ seq: number; message: Uint8Array; acquiredBy?: string }> {
     const q = this.queues.get(queue);
     if (!q) return [];
-    const all = [...q.acquired.values()];
+    const all = q.acquired.toArray();
     for (let m = q.available.head; m; m = m.next) all.push(m);
     all.sort((a, b) => a.seq - b.seq);
     return all
@@ -343,7 +343,7 @@ export class BrokerState {
     if (!q || (e.ifOwnerLostAt !== undefined && q.ownerLostAt !== e.ifOwnerLostAt))
       return { type: 'delete', deleted: false, dropped: 0 };
     const dropped = q.messageCount;
-    for (const m of [...q.acquired.values()]) {
+    for (const m of q.acquired.toArray()) {
       this.forgetAcquired(m, m.owner!);
       this.retire(m);
     }
@@ -567,7 +567,7 @@ export class BrokerState {
   /** `consumer` holds `m` (acquired, not settled); `held` is heldBy(consumer). */
   private hold(q: Queue, m: QueuedMessage, consumer: string, held: Map<number, QueuedMessage>): void {
     m.owner = consumer;
-    q.acquired.set(m.seq, m);
+    q.acquired.pushBack(m);
     held.set(m.seq, m);
   }
 
@@ -582,7 +582,7 @@ export class BrokerState {
   /** `m` is no longer held by `consumer`; `held` is what it holds, when the caller has it at hand. */
   private forgetAcquired(m: QueuedMessage, consumer: string, held = this.consumers.get(consumer)): Queue {
     const q = m.queue;
-    q.acquired.delete(m.seq);
+    q.acquired.remove(m);
     if (held) {
       held.delete(m.seq);
       if (held.size === 0) this.consumers.delete(consumer);

@@ -9,7 +9,7 @@ import {
   DLQ_SUFFIX,
   type QueueOptions,
 } from './events.js';
-import { AvailableList, type QueuedMessage } from './queued-message.js';
+import { MessageList, type QueuedMessage } from './queued-message.js';
 
 export interface ResolvedQueueOptions {
   maxMessages: number;
@@ -37,9 +37,14 @@ export function resolveQueueOptions(name: string, o: QueueOptions): ResolvedQueu
 }
 
 export class Queue {
-  readonly available = new AvailableList();
-  /** Acquired messages by seq (insertion order is not observable: results are sorted). */
-  readonly acquired = new Map<number, QueuedMessage>();
+  readonly available = new MessageList();
+  /**
+   * Acquired messages, in acquisition order (not observable: its readers sort by seq). A list
+   * through the messages themselves, not a map by seq: an acquisition and a settlement then cost
+   * two pointer updates here, no hash-table entry (settle finds a message through its consumer's
+   * map, broker-state.ts).
+   */
+  readonly acquired = new MessageList();
   messageCount = 0;
   byteCount = 0;
   /**

@@ -4,7 +4,7 @@
  * Memory matters (target <= 1.2 KiB per queued 1 KiB message, docs/architecture.md#message-memory):
  * one small object per message with a fixed shape and as few fields as possible (each costs 8 B):
  * the bytes are a place in a chunk shared with other messages (byte-arena.ts), list links are
- * inside the object (no per-message Map or array), the two flags and the delivery-count share one
+ * inside the object (no per-message Map or array, available or acquired), the two flags and the delivery-count share one
  * field and the rarely set fields (expiry, undeliverable-here, dead-letter origin) one object.
  */
 import { type StoredBytes, sizeOf, viewOf, WHOLE_CHUNK } from './byte-arena.js';
@@ -147,8 +147,13 @@ export class QueuedMessage implements StoredBytes {
   }
 }
 
-/** Available messages in ascending seq order; O(1) at both ends and for unlinking. */
-export class AvailableList {
+/**
+ * A list of one queue's messages threaded through the messages' own `prev`/`next` (a message is in
+ * at most one list at a time: its queue's available list, or its acquired list): O(1) at both ends
+ * and for unlinking, and no allocation per message. The available list is in ascending seq order;
+ * the acquired list in acquisition order (its readers sort).
+ */
+export class MessageList {
   head: QueuedMessage | undefined = undefined;
   tail: QueuedMessage | undefined = undefined;
   size = 0;
@@ -182,6 +187,13 @@ export class AvailableList {
     else this.head = m;
     before.prev = m;
     this.size++;
+  }
+
+  /** Its messages in list order, as an array (a caller may then change the list). */
+  toArray(): QueuedMessage[] {
+    const out: QueuedMessage[] = [];
+    for (let m = this.head; m; m = m.next) out.push(m);
+    return out;
   }
 
   remove(m: QueuedMessage): void {

@@ -40,7 +40,7 @@ const OWNER_HELD = 1;
 const OWNER_LOST = 2;
 
 function queueMessagesInSeqOrder(q: Queue): QueuedMessage[] {
-  const acquired = [...q.acquired.values()].sort((a, b) => a.seq - b.seq);
+  const acquired = q.acquired.toArray().sort((a, b) => a.seq - b.seq);
   const out: QueuedMessage[] = [];
   let i = 0;
   for (let m = q.available.head; m; m = m.next) {
