@@ -350,10 +350,13 @@ export async function run(opts: CodecBenchOptions = {}): Promise<CodecBenchRow[]
   log(
     `each figure: the median of ${rounds} round(s), each a fresh process per case and side (${PHASES.warmupMs} ms warm-up, ${PHASES.measureMs} ms measured); ${Math.round((Date.now() - t0) / 1000)} s in all`,
   );
-  log('per call, medians: CPU us (the process, GC included) and minor page faults, ours / rhea');
+  log(
+    'per call, medians: CPU us of the process (GC included), ours / rhea, and rhea/ours; minor page faults, ours / rhea',
+  );
   for (const r of rows) {
+    const cpuRatio = r.rheaCpuUsPerOp / r.oursCpuUsPerOp;
     log(
-      `${r.case.padEnd(46)} ${r.op.padEnd(6)} cpu ${r.oursCpuUsPerOp.toFixed(3)} / ${r.rheaCpuUsPerOp.toFixed(3)} us, faults ${r.oursFaultsPerOp.toFixed(3)} / ${r.rheaFaultsPerOp.toFixed(3)}`,
+      `${r.case.padEnd(46)} ${r.op.padEnd(6)} cpu ${r.oursCpuUsPerOp.toFixed(3)} / ${r.rheaCpuUsPerOp.toFixed(3)} us ${cpuRatio.toFixed(2)}x, faults ${r.oursFaultsPerOp.toFixed(3)} / ${r.rheaFaultsPerOp.toFixed(3)}`,
     );
   }
   return rows;
