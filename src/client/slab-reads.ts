@@ -2,7 +2,7 @@
  * Plain TCP reads without the Readable stream machinery: `net.connect({ onread })` reads straight
  * into a buffer we hand out, and the socket's 'data' listeners are called from its callback. Per
  * read that skips the stream's push, its buffering checks and the fresh ArrayBuffer each read
- * gets (docs/client-receive.md#reading).
+ * gets (docs/architecture.md#client-reads).
  *
  * The buffers are not reused: each read lands in the unused tail of a slab, and a full slab is
  * left to the views that still point into it. Every view the decoder keeps past the read (a
