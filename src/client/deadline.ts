@@ -35,8 +35,7 @@ export class Deadline {
     }
     if (timeoutMs !== undefined && Number.isFinite(timeoutMs)) {
       this.timer = setTimeout(
-        () =>
-          this.fire('timeout', new ClientError('quorate:timeout', `${what} timed out after ${timeoutMs} ms`)),
+        () => this.fire('timeout', timeoutError(what, timeoutMs)),
         Math.max(0, timeoutMs),
       );
     }
@@ -59,6 +58,11 @@ export class Deadline {
     this.clear();
     this.onExpire(reason, error);
   }
+}
+
+/** The error of a call `what` whose `timeoutMs` passed: one wording for every timed call of the client. */
+export function timeoutError(what: string, timeoutMs: number | undefined): ClientError {
+  return new ClientError('quorate:timeout', `${what} timed out after ${timeoutMs} ms`);
 }
 
 function abortedError(what: string, reason: unknown): ClientError {

@@ -28,13 +28,6 @@ import { UnresponsiveGuard } from './unresponsive.js';
 const CLOSE_GRACE_MS = 2_000;
 /** After the engine closed and the socket was ended, how long the final Close has to drain. */
 export const END_GRACE_MS = 100;
-/**
- * Our settlements of received deliveries that nobody waits for (rcv-settle-mode first): held
- * until something else is written, this many are held, or this long has passed
- * (docs/architecture.md#client). A broker that sends one transfer per TCP segment (RabbitMQ)
- * otherwise costs a socket write per message.
- */
-const HOLD_SETTLED = { ms: 5, count: 128 } as const;
 
 /** The connection's clock (ms): the global `performance`, in Node and in a browser. */
 export const now = (): number => performance.now();
@@ -130,7 +123,6 @@ export class PhysicalConnection {
       sasl,
       now: now(),
       logger: opts.logger,
-      holdSettledDispositions: HOLD_SETTLED,
       onAsyncWork: () => this.pump(),
     });
     this.port = openPort({

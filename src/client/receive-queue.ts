@@ -16,8 +16,7 @@
  * clearTimeout per call were most of what a batch receive cost where each read brings one
  * message).
  */
-import { ClientError } from '../errors.js';
-import type { Settle } from './deadline.js';
+import { type Settle, timeoutError } from './deadline.js';
 
 /** A caller's deadline: `expiresAt` on the queue's clock, from its `timeoutMs`. */
 export interface TimedWait {
@@ -36,14 +35,13 @@ export interface BatchWaiter<D> extends Settle<D[] | undefined>, TimedWait {
 export type ReceiveWaiter<D> = OneWaiter<D> | BatchWaiter<D>;
 
 const isBatch = <D>(w: ReceiveWaiter<D>): w is BatchWaiter<D> => 'max' in w;
+const isTimed = (w: TimedWait): boolean => w.expiresAt !== undefined;
 
 export class ReceiveQueue<D> {
   private buffer: (D | undefined)[] = [];
   private head = 0;
   private waiters: ReceiveWaiter<D>[] = [];
   private serveQueued = false;
-  /** waiting callers with a deadline */
-  private timed = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
   // bound once: queueing the deferred answer allocates nothing
@@ -51,21 +49,31 @@ export class ReceiveQueue<D> {
     this.serveQueued = false;
     while (this.waiters.length > 0 && this.length > 0) this.serve(this.left(this.waiters.shift()!));
   };
+  /**
+   * The timer fired: the callers whose deadline passed leave the line (compacted in place, order
+   * kept) and are rejected; the timer is armed again for the earliest deadline left, if any.
+   */
   private readonly expire = (): void => {
     this.timer = undefined;
     this.timerAt = Number.POSITIVE_INFINITY;
     const now = this.clock();
+    const waiters = this.waiters;
+    let expired: ReceiveWaiter<D>[] | undefined;
     let next = Number.POSITIVE_INFINITY;
-    for (const w of [...this.waiters]) {
-      if (w.expiresAt === undefined) continue;
-      if (w.expiresAt > now) {
-        next = Math.min(next, w.expiresAt);
+    let kept = 0;
+    for (const w of waiters) {
+      const at = w.expiresAt;
+      if (at !== undefined && at <= now) {
+        if (expired === undefined) expired = [w];
+        else expired.push(w);
         continue;
       }
-      this.cancel(w);
-      w.reject(new ClientError('quorate:timeout', `receive timed out after ${w.timeoutMs} ms`));
+      if (at !== undefined && at < next) next = at;
+      waiters[kept++] = w;
     }
+    waiters.length = kept;
     if (next !== Number.POSITIVE_INFINITY) this.armFor(next);
+    if (expired) for (const w of expired) w.reject(timeoutError('receive', w.timeoutMs));
   };
 
   /**
@@ -129,9 +137,7 @@ export class ReceiveQueue<D> {
    */
   wait(w: ReceiveWaiter<D>): void {
     this.waiters.push(w);
-    if (w.expiresAt === undefined) return;
-    this.timed++;
-    this.armFor(w.expiresAt);
+    if (w.expiresAt !== undefined) this.armFor(w.expiresAt);
   }
 
   /** A caller's deadline passed: it no longer waits. */
@@ -165,9 +171,12 @@ export class ReceiveQueue<D> {
     return dropped;
   }
 
-  /** `w` no longer waits: with no timed caller left, the timer keeps nothing alive. */
+  /**
+   * `w` no longer waits: with no timed caller left, the timer keeps nothing alive (it stays armed,
+   * so a caller answered in time costs no clearTimeout; firing, it finds nobody to expire).
+   */
   private left(w: ReceiveWaiter<D>): ReceiveWaiter<D> {
-    if (w.expiresAt !== undefined && --this.timed === 0) unref(this.timer);
+    if (w.expiresAt !== undefined && !this.waiters.some(isTimed)) unref(this.timer);
     return w;
   }
 

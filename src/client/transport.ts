@@ -14,6 +14,7 @@ import { isWebSocketScheme } from '../wire-extensions.js';
 import { beforeOpenFailure, closedBeforeOpen, noOpenFailure, socketFailure } from './connect-errors.js';
 import { watchFirstByte } from './first-byte.js';
 import { type AttemptOptions, END_GRACE_MS, now, PhysicalConnection } from './physical.js';
+import { slabReads } from './slab-reads.js';
 import { dialWebSocket } from './websocket-dial.js';
 
 /** The error of a stream a custom dial produced or threw. */
@@ -138,7 +139,10 @@ export function connectPhysical(opts: AttemptOptions): Promise<PhysicalConnectio
       socket =
         server.scheme === 'amqps'
           ? tls.connect({ host: server.host, port: server.port, servername, ...opts.tls }, onConnected)
-          : net.connect({ host: server.host, port: server.port }, onConnected);
+          : net.connect(
+              { host: server.host, port: server.port, onread: slabReads(() => socket) },
+              onConnected,
+            );
       socket.on('error', onSocketError);
     }
     if (opts.signal?.aborted) onAbort();

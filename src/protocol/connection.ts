@@ -71,12 +71,6 @@ export class ProtocolConnection {
   private readonly sessions: (Session | undefined)[] = [];
   private readonly remoteSessions = new Map<number, Session>();
   private dirty: Session[] = [];
-  /** opts.holdSettledDispositions, if set */
-  private readonly hold: { ms: number; count: number } | undefined;
-  /** Sessions holding settled dispositions back (some may have written them since). */
-  private holding: Session[] = [];
-  /** When the first disposition now held was queued (engine clock). */
-  private heldAt = 0;
 
   constructor(opts: EngineOptions) {
     this.opts = opts;
@@ -87,7 +81,6 @@ export class ProtocolConnection {
     this.lastSent = this.now;
     this.defaultIncomingWindow = opts.incomingWindow ?? 2048;
     this.defaultMaxMessageSize = opts.maxMessageSize ?? 64 * 1024 * 1024;
-    this.hold = opts.holdSettledDispositions;
     const o = opts.open;
     this.localChannelMax = o.channelMax ?? 255;
     this.localIdle = o.idleTimeOut ?? 0;
@@ -150,7 +143,6 @@ export class ProtocolConnection {
   tick(now: number): void {
     this.now = now;
     if (this.state !== 'open' && this.state !== 'opening') return;
-    if (this.holding.length > 0 && now - this.heldAt >= (this.hold?.ms ?? 0)) this.flushHeld();
     if (this.localIdle > 0 && this.openSent && now - this.lastReceived > this.localIdle) {
       const description = `no frame from the peer for ${Math.round(now - this.lastReceived)} ms (idle-time-out ${this.localIdle} ms)`;
       this.reportError('connection', Condition.resourceLimitExceeded, description);
@@ -175,10 +167,6 @@ export class ProtocolConnection {
       const hb = this.lastSent + Math.floor(this.remoteIdle / 2);
       if (t === undefined || hb < t) t = hb;
     }
-    if (this.holding.length > 0) {
-      const release = this.heldAt + (this.hold?.ms ?? 0);
-      if (t === undefined || release < t) t = release;
-    }
     return t;
   }
 
@@ -189,8 +177,6 @@ export class ProtocolConnection {
    */
   takeOutput(coalesce = false): Uint8Array[] {
     if (this.dirty.length > 0) this.flushSessions();
-    // held settlements ride along with whatever is written anyway: no write of their own
-    if (this.holding.length > 0 && !this.out.empty) this.flushHeld();
     if (this.out.empty) return NO_OUTPUT;
     const out = this.out.take();
     return coalesce && out.length > 1 ? coalesceSmall(out) : out;
@@ -235,7 +221,6 @@ export class ProtocolConnection {
       this.finish(false);
       return;
     }
-    this.flushHeld();
     this.flushSessions();
     this.writeFrame(0, { type: 'close', body: error ? { error } : {} });
     this.state = 'close-sent';
@@ -365,23 +350,6 @@ export class ProtocolConnection {
   }
 
   /**
-   * @internal a settled disposition of a received delivery was queued on `s`: true when it is
-   * held back (opts.holdSettledDispositions), false when `s` must be flushed as usual.
-   */
-  holdsDisposition(s: Session): boolean {
-    const hold = this.hold;
-    if (hold === undefined) return false;
-    if (s.dirty) return true; // written at the next flush anyway
-    if (++s.held >= hold.count) return false;
-    if (!s.holding) {
-      s.holding = true;
-      if (this.holding.length === 0) this.heldAt = this.now;
-      this.holding.push(s);
-    }
-    return true;
-  }
-
-  /**
    * @internal The first (or only) transfer of a delivery with no delivery state: its head is
    * written field by field straight into the output (no performative object per delivery); with a
    * frame trace on, or before our Open, through writeFrame like any frame.
@@ -420,17 +388,6 @@ export class ProtocolConnection {
   }
 
   // ---------------------------------------------------------------- processing
-
-  /** Write every held disposition now. */
-  private flushHeld(): void {
-    const h = this.holding;
-    if (h.length === 0) return;
-    this.holding = [];
-    for (const s of h) {
-      s.holding = false;
-      if (s.held > 0) s.flush();
-    }
-  }
 
   private flushSessions(): void {
     const d = this.dirty;

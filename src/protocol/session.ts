@@ -64,10 +64,6 @@ export class Session {
   private echoPending = false;
   /** @internal set while queued in the connection's dirty list */
   dirty = false;
-  /** @internal settled dispositions held back since the last flush (ProtocolConnection.holdsDisposition) */
-  held = 0;
-  /** @internal set while in the connection's list of sessions holding dispositions */
-  holding = false;
   private blocked: SenderLink[] = [];
 
   constructor(
@@ -227,8 +223,6 @@ export class Session {
   /** @internal */
   queueDisposition(role: boolean, id: number, state: DeliveryState | undefined, settled: boolean): void {
     this.dispositions.add(role, id, state, settled);
-    // our settlement of a received delivery: the peer answers nothing, so it may wait for company
-    if (role && settled && this.conn.holdsDisposition(this)) return;
     this.conn.markDirty(this);
   }
   /** @internal */
@@ -274,7 +268,6 @@ export class Session {
   /** @internal write pending dispositions and flows. */
   flush(): void {
     this.dirty = false;
-    this.held = 0;
     if (this.state !== 'mapped') {
       if (this.state !== 'begin-sent') {
         this.dispositions.take(); // the session is gone: nobody to tell

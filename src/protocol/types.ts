@@ -67,14 +67,6 @@ export interface EngineOptions {
   incomingWindow?: number;
   /** Largest message reassembled on receive when a link declares no max-message-size. Default 64 MiB. */
   maxMessageSize?: number;
-  /**
-   * Hold the settled dispositions of received deliveries (nobody waits for them: the peer answers
-   * nothing) instead of writing them at the next takeOutput(): they go out with the next frame
-   * written anyway, once `count` are held on a session, or `ms` (engine clock) after the first
-   * was held (nextDeadline() includes it; tick() releases them). One write then carries the
-   * settlements of many reads where a peer sends one transfer per read. Absent: never held.
-   */
-  holdSettledDispositions?: { ms: number; count: number };
   /** Time (ms) at construction; later times come through tick()/receive(). Default 0. */
   now?: number;
   logger?: ProtocolLogger;

@@ -1,5 +1,6 @@
 /** ReceiveQueue: the order callers are served in, and what a waiting batch carries. */
 import { describe, expect, it } from 'vitest';
+import { timeoutError } from '../../src/client/deadline.js';
 import { type BatchWaiter, type OneWaiter, ReceiveQueue } from '../../src/client/receive-queue.js';
 
 function batch(max: number): { w: BatchWaiter<number>; p: Promise<number[] | undefined> } {
@@ -98,5 +99,30 @@ describe('ReceiveQueue', () => {
     // no deadline: waits however long it takes
     expect(q.deadline(undefined)).toEqual({});
     expect(q.deadline(Number.POSITIVE_INFINITY)).toEqual({});
+  });
+
+  it('expiry keeps the line in order and re-arms for the next deadline, with the error a Deadline gives', async () => {
+    const q = new ReceiveQueue<number>((d) => d);
+    const untimed = one();
+    const early = batch(5);
+    const late = one();
+    const last = batch(5);
+    Object.assign(early.w, q.deadline(20));
+    Object.assign(late.w, q.deadline(80));
+    q.wait(untimed.w);
+    q.wait(early.w);
+    q.wait(late.w);
+    q.wait(last.w);
+    const expected = timeoutError('receive', 20);
+    await expect(early.p).rejects.toMatchObject({
+      condition: expected.condition,
+      description: expected.description,
+    });
+    // the timer fired once for `early`; `late` is only answered if it was armed again
+    await expect(late.p).rejects.toMatchObject({ description: 'receive timed out after 80 ms' });
+    q.push(1);
+    q.push(2);
+    expect(await untimed.p).toEqual({ done: false, value: 1 });
+    expect(await last.p).toEqual([2]);
   });
 });

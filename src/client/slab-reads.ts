@@ -1,0 +1,50 @@
+/**
+ * Plain TCP reads without the Readable stream machinery: `net.connect({ onread })` reads straight
+ * into a buffer we hand out, and the socket's 'data' listeners are called from its callback. Per
+ * read that skips the stream's push, its buffering checks and the fresh ArrayBuffer each read
+ * gets (docs/architecture.md#client-reads).
+ *
+ * The buffers are not reused: each read lands in the unused tail of a slab, and a full slab is
+ * left to the views that still point into it. Every view the decoder keeps past the read (a
+ * partial frame, a delivery tag, a payload handed out as a view) therefore stays intact, as it
+ * does with the stream's own chunks; ownedBytes() copies small payloads so that a kept message
+ * does not pin a slab.
+ */
+import { Buffer } from 'node:buffer';
+
+/** One slab: four reads' worth at the size a stream read takes (64 KiB). */
+const SLAB_BYTES = 256 * 1024;
+/** A read is never offered less room than this: a new slab starts once the tail is smaller. */
+const MIN_READ_BYTES = 64 * 1024;
+
+/** The socket a read is handed to: its 'data' listeners run as for a stream read. */
+interface DataEmitter {
+  emit(event: 'data', chunk: Uint8Array): boolean;
+}
+
+/** The `onread` option of `net.connect`, for the socket `target()` returns once it exists. */
+export interface SlabReads {
+  buffer: () => Uint8Array;
+  /** true: keep reading (the socket is never paused here) */
+  callback: (bytesRead: number, buffer: Uint8Array) => boolean;
+}
+
+export function slabReads(target: () => DataEmitter | undefined): SlabReads {
+  let slab = Buffer.allocUnsafe(SLAB_BYTES);
+  let used = 0;
+  return {
+    // Node asks for the next buffer after every read (and once before the first)
+    buffer: () => {
+      if (slab.length - used < MIN_READ_BYTES) {
+        slab = Buffer.allocUnsafe(SLAB_BYTES);
+        used = 0;
+      }
+      return slab.subarray(used);
+    },
+    callback: (bytesRead, buffer) => {
+      used += bytesRead;
+      target()?.emit('data', buffer.subarray(0, bytesRead));
+      return true;
+    },
+  };
+}
