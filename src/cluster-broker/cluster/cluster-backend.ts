@@ -42,7 +42,7 @@ import {
   stampEntryInPlace,
   writeEntry,
 } from './entry-codec.js';
-import type { AppMessage } from './peer-wire.js';
+import { type AppMessage, FORWARD_BATCH_BYTES } from './peer-wire.js';
 
 /** The part of Replica the backend drives. */
 export interface ReplicaPort {
@@ -68,13 +68,6 @@ export interface BackendTimers {
 
 /** The scratch writer's size: a small entry's (byte-arena.ts MAX_PACKED_BYTES) and some room. */
 const SCRATCH_BYTES = 2 * MAX_PACKED_BYTES;
-
-/**
- * A follower sends its queued forwards at once when they reach this many bytes, without waiting
- * for the end of the turn: a forward stays well under a member frame (replication/framing.ts
- * MEMBER_MAX_FRAME) and the leader gets the first requests of a long turn early.
- */
-export const FORWARD_BATCH_BYTES = 256 * 1024;
 
 const processTimers: BackendTimers = {
   set: (fn, ms) => setTimeout(fn, ms),

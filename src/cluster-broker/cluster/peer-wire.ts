@@ -27,8 +27,20 @@ const KIND_FORWARD = 1;
 const KIND_STATUS = 2;
 /** `[count][length][request]...`: a follower's requests of one turn, in order. */
 const KIND_FORWARDS = 3;
-/** The reused scratch writer's size; one grown past it for a large request is not kept. */
+/**
+ * A follower sends its queued forwards at once when they reach this many bytes, without waiting
+ * for the end of the turn: a forward stays well under a member frame (replication/framing.ts
+ * MEMBER_MAX_FRAME) and the leader gets the first requests of a long turn early.
+ */
+export const FORWARD_BATCH_BYTES = 256 * 1024;
+/** The reused scratch writer's first size. */
 const SCRATCH_BYTES = 64 * 1024;
+/**
+ * The largest scratch writer kept for the next message: a full forward batch and one more small
+ * request fit, so a busy follower's forwards grow it once; one grown past this for a large
+ * request is not kept.
+ */
+const SCRATCH_KEEP_BYTES = 2 * FORWARD_BATCH_BYTES;
 
 /** What a member tells the others about itself. */
 export interface MemberStatus {
@@ -153,7 +165,7 @@ export function withAppMessages(inner: WireCodec, onApp: (m: AppMessage) => void
         sw.pos = 0;
         writeApp(sw, c.app);
         w.raw(sw.written());
-        if (sw.buf.length > SCRATCH_BYTES) scratch = new VarintWriter(SCRATCH_BYTES);
+        if (sw.buf.length > SCRATCH_KEEP_BYTES) scratch = new VarintWriter(SCRATCH_BYTES);
       } else if (inner.encodeInto) inner.encodeInto(m, w);
       else w.raw(inner.encodeMessage(m));
     },

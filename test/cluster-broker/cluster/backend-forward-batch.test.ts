@@ -6,15 +6,16 @@
  * forward went out moves the requests to the new leader, one after it fails them as before.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  ClusterBackend,
-  FORWARD_BATCH_BYTES,
-  type ReplicaPort,
-} from '../../../src/cluster-broker/cluster/cluster-backend.js';
+import { ClusterBackend, type ReplicaPort } from '../../../src/cluster-broker/cluster/cluster-backend.js';
 import { ClusterStateMachine } from '../../../src/cluster-broker/cluster/cluster-state-machine.js';
 import { processKey } from '../../../src/cluster-broker/cluster/consumer-keys.js';
 import { decodeEntry } from '../../../src/cluster-broker/cluster/entry-codec.js';
-import { type AppMessage, decodeApp, encodeApp } from '../../../src/cluster-broker/cluster/peer-wire.js';
+import {
+  type AppMessage,
+  decodeApp,
+  encodeApp,
+  FORWARD_BATCH_BYTES,
+} from '../../../src/cluster-broker/cluster/peer-wire.js';
 import type { Committed } from '../../../src/cluster-broker/replication/index.js';
 import { OutcomeUnknownError } from '../../../src/cluster-broker/server/backend.js';
 import { HandAppliedLog } from './hand-applied-log.js';
