@@ -92,7 +92,7 @@ function writeApp(w: VarintWriter, m: AppMessage): void {
 }
 
 /** The encoded size of a forward, or a little more (names, count and length prefixes). */
-export function forwardSizeHint(requests: readonly Uint8Array[]): number {
+function forwardSizeHint(requests: readonly Uint8Array[]): number {
   let total = 64;
   for (const request of requests) total += request.length + 5;
   return total;
