@@ -9,6 +9,9 @@
  * - federated: one client sends N messages to east's `bench-fed` while a consumer on west (and
  *   none on east) receives and accepts them: every message crosses the link (commit on west,
  *   then accept on east; docs/federation.md#exactly-once).
+ * Every client connects to the member leading its cluster as the round starts (benchEndpoint, as
+ * the e2e bench), for both rounds, and the output names it: a client on a follower adds that
+ * follower's forwarding to the leader, and which member a cluster's first URL reaches is chance.
  * Both keep `window` sends in flight and give the consumer credit `window`; the figure is
  * messages received per second, from the first send to the last delivery, and the ratio
  * federated / local. `--preload` also times the link alone: N messages already on east, then a
@@ -33,7 +36,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FederationLinkState } from '../src/broker.js';
 import { waitFor } from '../test/support/net.js';
-import { memberProcesses } from './lib/broker-processes.js';
+import { benchEndpoint, memberProcesses } from './lib/broker-processes.js';
 import { type ClusterMemberProcess, type RunningBroker, startOurCluster } from './lib/brokers.js';
 import { loadQuorate } from './lib/built-package.js';
 import { type CountedProcess, formatCpuPerMessage, measureCpu } from './lib/process-cpu.js';
@@ -90,6 +93,11 @@ export interface FederationBenchResult {
    * Null when a member did not answer.
    */
   fsyncs: Record<'local' | 'federated', { east: number | null; west: number | null }>;
+  /**
+   * Which member each round's clients were on (`sender and consumer on west leader n2`): always
+   * the member leading its cluster as the round starts, as in the e2e bench.
+   */
+  clients: { local?: string; federated?: string; preload?: string };
 }
 
 /** The client and the six members, labelled by cluster and role as the round starts. */
@@ -105,6 +113,23 @@ async function federationProcesses(
 }
 
 const FED = 'bench-fed';
+
+/** Where a cluster's clients connect: the member leading it now, and its label (`leader n2`). */
+interface ClientEndpoint {
+  urls: string[];
+  label: string;
+}
+
+/**
+ * The cluster's leader, as the e2e bench connects (benchEndpoint): a client on a follower would
+ * add that follower's forwarding to the leader to the round's cost, and whether the first URL is
+ * a follower is chance, so the local and federated rounds would not compare like for like.
+ */
+async function leaderEndpoint(cluster: RunningBroker): Promise<ClientEndpoint> {
+  const at = await benchEndpoint(cluster);
+  const leader = at.processes.find((p) => p.label.startsWith('leader'));
+  return { urls: [at.url.toString()], label: leader?.label ?? at.url.host };
+}
 
 /** The summed CPU per message of the members whose label `counts` (not the client); null if one is unread. */
 function brokerCpuUs(us: Record<string, number | null>, counts: (label: string) => boolean): number | null {
@@ -253,6 +278,8 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     local: { east: null, west: null },
     federated: { east: null, west: null },
   };
+  /** Which member each round's clients were on (printed with the figures). */
+  const placement: { local?: string; federated?: string; preload?: string } = {};
   try {
     const east = await startOurCluster(profileArgs('east'), ['--cluster-id', 'east']);
     clusters.push(east);
@@ -273,10 +300,14 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
       what: "west's federation link running",
       intervalMs: 200,
     });
+    // every client on the member leading its cluster, read again before each round (a leader
+    // change moves the clients with it)
+    let eastAt = await leaderEndpoint(east);
+    let westAt = await leaderEndpoint(west);
     // warm-up (JIT, link and queue paths) at a tenth of the size
     const warm = Math.max(100, Math.floor(n / 10));
-    await round(west.urls, west.urls, 'bench-local', warm, window, body, 'wl');
-    await round(east.urls, west.urls, FED, warm, window, body, 'wf');
+    await round(westAt.urls, westAt.urls, 'bench-local', warm, window, body, 'wl');
+    await round(eastAt.urls, westAt.urls, FED, warm, window, body, 'wf');
     const measured = async (what: keyof FederationBenchResult['cpuUs'], fn: () => Promise<number>) => {
       const processes = await federationProcesses(east.members, west.members);
       if (profileDir !== undefined)
@@ -304,10 +335,20 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
       fsyncs[what] = { east: perMessage(2), west: perMessage(3) };
       return r.value;
     };
-    local = await measured('local', () => round(west.urls, west.urls, 'bench-local', n, window, body, 'l'));
-    federated = await measured('federated', () => round(east.urls, west.urls, FED, n, window, body, 'f'));
+    westAt = await leaderEndpoint(west);
+    placement.local = `sender and consumer on west ${westAt.label}`;
+    local = await measured('local', () =>
+      round(westAt.urls, westAt.urls, 'bench-local', n, window, body, 'l'),
+    );
+    [eastAt, westAt] = await Promise.all([leaderEndpoint(east), leaderEndpoint(west)]);
+    placement.federated = `sender on east ${eastAt.label}, consumer on west ${westAt.label}`;
+    federated = await measured('federated', () => round(eastAt.urls, westAt.urls, FED, n, window, body, 'f'));
     // not measured for CPU: its round also fills east before the drain it times
-    if (preload) preloaded = await preloadedRound(east.urls, west.urls, n, window, body);
+    if (preload) {
+      [eastAt, westAt] = await Promise.all([leaderEndpoint(east), leaderEndpoint(west)]);
+      placement.preload = `sender on east ${eastAt.label}, consumer on west ${westAt.label}`;
+      preloaded = await preloadedRound(eastAt.urls, westAt.urls, n, window, body);
+    }
   } finally {
     await Promise.all(clusters.map((c) => c.stop().catch(() => undefined)));
     await rm(dir, { recursive: true, force: true });
@@ -317,6 +358,9 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
   log(`local send to west, consumer on west:      ${local} msg/s received`);
   log(`send to east, consumer on west (the link): ${federated} msg/s received`);
   if (preloaded !== undefined) log(`link alone (${n} waiting on east):        ${preloaded} msg/s received`);
+  log(
+    `clients on each cluster's leader: local: ${placement.local ?? '-'}; federated: ${placement.federated ?? '-'}${placement.preload !== undefined ? `; link alone: ${placement.preload}` : ''}`,
+  );
   log(`ratio federated / local: ${ratio} (target >= 0.5)`);
   if (preloaded !== undefined && local > 0)
     log(`ratio link alone / local: ${Math.round((preloaded / local) * 100) / 100}`);
@@ -350,6 +394,7 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     brokerCpuRatio,
     logEntries,
     fsyncs,
+    clients: placement,
     ...(preloaded !== undefined ? { preloadedLinkPerSec: preloaded } : {}),
     cpuUs,
   };

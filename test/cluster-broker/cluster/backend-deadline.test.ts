@@ -21,6 +21,9 @@ class HandTimers implements BackendTimers {
   clear(handle: unknown): void {
     this.armed.delete(handle as number);
   }
+  soon(fn: () => void): void {
+    setImmediate(fn);
+  }
   fire(handle: number): void {
     const fn = this.armed.get(handle)!;
     this.armed.delete(handle);

@@ -5,7 +5,7 @@ export default defineConfig({
   test: {
     testTimeout: 120_000,
     hookTimeout: 120_000,
-    include: ['test/integration/cluster-*.test.ts'],
+    include: ['test/integration/cluster-broker/cluster/cluster-*.test.ts'],
     fileParallelism: false,
   },
 });
