@@ -5,6 +5,7 @@
  * proposals and messages accumulate in the core and go into the next Ready together: that is the
  * group commit.
  */
+import { randomInt } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
 import type { Logger } from '../../common/logger.js';
 import { DEFAULT_MAX_LOG_BYTES, raftCompactionDue } from '../files/compaction-pace.js';
@@ -149,7 +150,15 @@ export class Replica extends EventEmitter<ReplicaEvents> {
     const init = storage.initialState();
     if (init.snapshot) opts.stateMachine.restore(init.snapshot);
     this.core = new RaftCore(
-      { ...opts.raft, id: opts.id, members: Object.keys(opts.members) },
+      {
+        // a run's id must not repeat one of an earlier run of this member: the clock is the time
+        // since the process started, which two runs can share, so it is drawn (never from
+        // opts.raft.random, whose draws the simulation's seeds replay)
+        incarnation: randomInt(1, 0x7fffffff),
+        ...opts.raft,
+        id: opts.id,
+        members: Object.keys(opts.members),
+      },
       init,
       this.clock(),
     );

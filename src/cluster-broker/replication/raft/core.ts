@@ -88,8 +88,8 @@ export class RaftCore {
    * and carried by its answers while recovering and echoed by the leader's news that it has caught
    * up: only answers to this incarnation count, so one meant for an earlier incarnation (the same
    * member before its store was emptied or damaged), delivered late, cannot end this one's
-   * recovery. Taken from the start time, not the random source, whose draws the simulation's seeds
-   * replay.
+   * recovery. RaftConfig.incarnation (the Replica draws one at random per run), else taken from the
+   * start time: never from the random source, whose draws the simulation's seeds replay.
    */
   private readonly incarnation: number;
 
@@ -108,7 +108,7 @@ export class RaftCore {
     this.preVote = config.preVote ?? true;
     this.checkQuorum = config.checkQuorum ?? true;
     this.random = config.random ?? Math.random;
-    this.incarnation = (Math.floor(now * 1000) % 0x7fffffff) + 1;
+    this.incarnation = config.incarnation ?? (Math.floor(now * 1000) % 0x7fffffff) + 1;
     this.maxBytesPerAppend = config.maxBytesPerAppend ?? 1024 * 1024;
     this.maxInflight = config.maxInflight ?? 256;
     this.unsafe = config.unsafe ?? {};

@@ -256,6 +256,12 @@ export interface UnsafeFlags {
 export interface RaftConfig {
   /** This member's id. */
   readonly id: string;
+  /**
+   * This run's id, 1..2^31-1 (RaftCore's `incarnation`): it must differ from every earlier run's
+   * of the member. Default: from `now` at construction, which a simulated clock makes distinct; a
+   * process clock (time since the process started) may not, so the Replica draws one at random.
+   */
+  readonly incarnation?: number;
   /** Every member's id, this one included (static membership). */
   readonly members: readonly string[];
   /** Election timeout is uniformly random in [min, max) ms. Defaults 150 / 300. */
