@@ -250,7 +250,7 @@ export async function startMember(opts: MemberOptions): Promise<MemberNode> {
 
   const onApp = (m: AppMessage): void => {
     if (m.to !== id) return;
-    if (m.kind === 'forward') backend.onForward(m.requests);
+    if (m.kind === 'forward') backend.onForward(m.request);
     else {
       mship.noteStatus(m.from, m.status, Date.now());
       peerCredit.note(m.from, m.status.credit, Date.now());

@@ -42,7 +42,7 @@ import {
   stampEntryInPlace,
   writeEntry,
 } from './entry-codec.js';
-import { type AppMessage, FORWARD_BATCH_BYTES } from './peer-wire.js';
+import type { AppMessage } from './peer-wire.js';
 
 /** The part of Replica the backend drives. */
 export interface ReplicaPort {
@@ -59,11 +59,6 @@ export type AppSender = (m: AppMessage) => boolean;
 export interface BackendTimers {
   set(fn: () => void, ms: number): unknown;
   clear(handle: unknown): void;
-  /**
-   * Runs `fn` once this turn's work is done (the process's: setImmediate, after the I/O callbacks
-   * of this round of the event loop, so the requests of several socket reads join one forward).
-   */
-  soon(fn: () => void): void;
 }
 
 /** The scratch writer's size: a small entry's (byte-arena.ts MAX_PACKED_BYTES) and some room. */
@@ -72,7 +67,6 @@ const SCRATCH_BYTES = 2 * MAX_PACKED_BYTES;
 const processTimers: BackendTimers = {
   set: (fn, ms) => setTimeout(fn, ms),
   clear: (handle) => clearTimeout(handle as NodeJS.Timeout),
-  soon: (fn) => setImmediate(fn),
 };
 
 /**
@@ -135,13 +129,6 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
   private seq = 0;
   private readonly pending = new Map<number, Pending>();
   private parked: number[] = [];
-  /**
-   * Follower: requests to forward at the end of this turn, in the order they were made (one
-   * `forward` message for all of them, docs/cluster-member.md#forward-batches), and their bytes.
-   */
-  private outbox: number[] = [];
-  private outboxBytes = 0;
-  private outboxScheduled = false;
   private retryTimer: unknown;
   /** Link keys with a live consumer here -> whether our claim for it has applied. */
   private readonly links = new Map<string, boolean>();
@@ -257,26 +244,20 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
     });
   }
 
-  /**
-   * A follower's requests reached us: propose them, in order, if we lead (else drop; their sender
-   * learns by a leader change or its deadline).
-   */
-  onForward(requests: readonly Uint8Array[]): void {
+  /** A follower's request reached us: propose it if we lead (else drop; its sender times out). */
+  onForward(request: Uint8Array): void {
     const r = this.replica;
     if (!r || this.closed || !r.isLeader()) return;
-    const now = this.clock();
-    for (const request of requests) {
-      let stamped: Uint8Array;
-      try {
-        // copied out of the received frame into the shared chunks, stamped there
-        stamped = stampEntryInPlace(viewOf(this.entryChunks.store(request)), now);
-      } catch {
-        continue;
-      }
-      r.propose(stamped).catch(() => {
-        // the forwarding member learns the fate by its own apply, a leader change or its deadline
-      });
+    let stamped: Uint8Array;
+    try {
+      // the request is a private copy (peer-wire decodeApp): stamp it where it lies
+      stamped = stampEntryInPlace(viewOf(this.entryChunks.store(request)), this.clock());
+    } catch {
+      return;
     }
+    r.propose(stamped).catch(() => {
+      // the forwarding member learns the fate by its own apply, a leader change or its deadline
+    });
   }
 
   /** Applied-entry hook (from the state machine). */
@@ -344,76 +325,36 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
     return bytes;
   }
 
-  /** The leader proposes a request; a follower queues it for this turn's forward. */
   private route(seq: number): void {
     const p = this.pending.get(seq);
     const r = this.replica;
     if (!p || !r) return;
     if (r.isLeader()) {
-      this.proposeHere(seq, p, r);
+      const term = r.term;
+      p.sentTo = this.opts.memberId;
+      p.sentTerm = term;
+      // p.bytes is ours alone and is never sent anywhere else once proposed here
+      r.propose(stampEntryInPlace(p.bytes, this.clock())).catch((err: unknown) => {
+        const still = this.pending.get(seq);
+        if (still === p) {
+          this.fail(
+            seq,
+            new OutcomeUnknownError(`proposal failed: ${(err as Error).message}`, { cause: err }),
+          );
+        }
+      });
       return;
     }
-    this.outbox.push(seq);
-    this.outboxBytes += p.bytes.length;
-    if (this.outboxBytes >= FORWARD_BATCH_BYTES) this.flushOutbox();
-    else if (!this.outboxScheduled) {
-      this.outboxScheduled = true;
-      this.timers.soon(() => {
-        this.outboxScheduled = false;
-        this.flushOutbox();
-      });
-    }
-  }
-
-  private proposeHere(seq: number, p: Pending, r: ReplicaPort): void {
-    p.sentTo = this.opts.memberId;
-    p.sentTerm = r.term;
-    // p.bytes is ours alone and is never sent anywhere else once proposed here
-    r.propose(stampEntryInPlace(p.bytes, this.clock())).catch((err: unknown) => {
-      const still = this.pending.get(seq);
-      if (still === p) {
-        this.fail(seq, new OutcomeUnknownError(`proposal failed: ${(err as Error).message}`, { cause: err }));
-      }
-    });
-  }
-
-  /**
-   * Sends the queued requests still pending and unsent as one `forward` to the leader known now,
-   * in the order they were made; with no reachable leader they wait (parked) for one, and if this
-   * member leads by now it proposes them itself. A request is `sentTo` the leader only once it
-   * is on its way, so a leader change while it is queued moves it, not fails it.
-   */
-  private flushOutbox(): void {
-    const queued = this.outbox;
-    this.outbox = [];
-    this.outboxBytes = 0;
-    const r = this.replica;
-    if (!r || this.closed) return;
-    const live: number[] = [];
-    const requests: Uint8Array[] = [];
-    for (const seq of queued) {
-      const p = this.pending.get(seq);
-      if (p === undefined || p.sentTo !== undefined) continue;
-      if (r.isLeader()) this.proposeHere(seq, p, r);
-      else {
-        live.push(seq);
-        requests.push(p.bytes);
-      }
-    }
-    if (live.length === 0) return;
     const leader = r.leaderId;
     if (leader !== null && leader !== this.opts.memberId && this.send) {
-      if (this.send({ kind: 'forward', from: this.opts.memberId, to: leader, requests })) {
-        const term = r.term;
-        for (const seq of live) {
-          const p = this.pending.get(seq)!;
-          p.sentTo = leader;
-          p.sentTerm = term;
-        }
+      const sent = this.send({ kind: 'forward', from: this.opts.memberId, to: leader, request: p.bytes });
+      if (sent) {
+        p.sentTo = leader;
+        p.sentTerm = r.term;
         return;
       }
     }
-    this.parked.push(...live);
+    this.parked.push(seq);
     if (this.retryTimer === undefined) {
       this.retryTimer = this.timers.set(() => {
         this.retryTimer = undefined;
@@ -422,13 +363,11 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
     }
   }
 
-  /** The parked requests, in order, behind nothing: sent (or parked again) now. */
   private retryParked(): void {
     if (this.parked.length === 0) return;
     const parked = this.parked;
     this.parked = [];
     for (const seq of parked) this.route(seq);
-    if (this.outbox.length > 0) this.flushOutbox();
   }
 
   private fail(seq: number, err: Error): void {

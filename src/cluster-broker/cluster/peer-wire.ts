@@ -2,10 +2,7 @@
  * Member-to-member application messages, sent on the replication transport next to the Raft
  * messages (same connections, same proxies, so a partition cuts them too):
  *
- * - `forward`: a follower's requests (unstamped cluster entries) for the leader to propose, in
- *   order: every request the follower made in one event-loop turn (up to a bound) travels in one
- *   message, so a window of client sends costs the two members a few peer messages, not one each
- *   (docs/cluster-member.md#forward-batches);
+ * - `forward`: a follower's request (an unstamped cluster entry) for the leader to propose;
  * - `status`: every member's periodic "here I am" with its AMQP address, role, commit index and
  *   client counts (members learn each other's client ports this way, `--peers` names cluster
  *   ports; the counts make `/api/overview` cluster-wide, docs/monitoring.md#cluster-counts).
@@ -16,31 +13,16 @@
  * to the codec's `consume`, which passes it to `onApp`.
  */
 import type { ByteWriter } from '../../common/byte-writer.js';
-import { ByteReaderError, VarintReader, VarintWriter } from '../core/binary.js';
+import { VarintReader, VarintWriter } from '../core/binary.js';
 import type { Message } from '../replication/raft/types.js';
 import { isCountable, UnsafeNumberError } from '../replication/safe-numbers.js';
 import type { WireCodec } from '../replication/wire.js';
 
 const APP_TAG = 0xc7;
-/** One request, the rest of the frame (what members before batching sent; still read). */
 const KIND_FORWARD = 1;
 const KIND_STATUS = 2;
-/** `[count][length][request]...`: a follower's requests of one turn, in order. */
-const KIND_FORWARDS = 3;
-/**
- * A follower sends its queued forwards at once when they reach this many bytes, without waiting
- * for the end of the turn: a forward stays well under a member frame (replication/framing.ts
- * MEMBER_MAX_FRAME) and the leader gets the first requests of a long turn early.
- */
-export const FORWARD_BATCH_BYTES = 256 * 1024;
-/** The reused scratch writer's first size. */
+/** The reused scratch writer's size; one grown past it for a large request is not kept. */
 const SCRATCH_BYTES = 64 * 1024;
-/**
- * The largest scratch writer kept for the next message: a full forward batch and one more small
- * request fit, so a busy follower's forwards grow it once; one grown past this for a large
- * request is not kept.
- */
-const SCRATCH_KEEP_BYTES = 2 * FORWARD_BATCH_BYTES;
 
 /** What a member tells the others about itself. */
 export interface MemberStatus {
@@ -70,11 +52,11 @@ export interface MemberStatus {
 }
 
 export type AppMessage =
-  | { kind: 'forward'; from: string; to: string; requests: readonly Uint8Array[] }
+  | { kind: 'forward'; from: string; to: string; request: Uint8Array }
   | { kind: 'status'; from: string; to: string; status: MemberStatus };
 
 export function encodeApp(m: AppMessage): Uint8Array {
-  const w = new VarintWriter(m.kind === 'forward' ? forwardSizeHint(m.requests) : 160);
+  const w = new VarintWriter(m.kind === 'forward' ? m.request.length + 48 : 160);
   writeApp(w, m);
   return w.finish();
 }
@@ -82,20 +64,11 @@ export function encodeApp(m: AppMessage): Uint8Array {
 /** Writes `m` (encodeApp's layout) at the writer's position. */
 function writeApp(w: VarintWriter, m: AppMessage): void {
   w.u8(APP_TAG);
-  w.u8(m.kind === 'forward' ? KIND_FORWARDS : KIND_STATUS);
+  w.u8(m.kind === 'forward' ? KIND_FORWARD : KIND_STATUS);
   w.str(m.from);
   w.str(m.to);
-  if (m.kind === 'forward') {
-    w.uint(m.requests.length);
-    for (const request of m.requests) w.bytes(request);
-  } else w.str(JSON.stringify(m.status));
-}
-
-/** The encoded size of a forward, or a little more (names, count and length prefixes). */
-function forwardSizeHint(requests: readonly Uint8Array[]): number {
-  let total = 64;
-  for (const request of requests) total += request.length + 5;
-  return total;
+  if (m.kind === 'forward') w.raw(m.request);
+  else w.str(JSON.stringify(m.status));
 }
 
 /** Where encodeInto encodes a message before its copy into the transport's buffer (reused). */
@@ -106,20 +79,9 @@ export function decodeApp(bytes: Uint8Array): AppMessage {
   const kind = r.u8();
   const from = r.str();
   const to = r.str();
-  // views: the frame's bytes are this message's alone (the transport passes each frame once,
-  // and nothing else reads them); the leader copies each request out before it proposes it
-  if (kind === KIND_FORWARD) return { kind: 'forward', from, to, requests: [bytes.subarray(r.offset)] };
-  if (kind === KIND_FORWARDS) {
-    const count = r.uint();
-    // every request takes at least its length's byte: a count past that is damage, refused
-    // before an array of its size is made
-    if (count > r.remaining)
-      throw new ByteReaderError(`forward of ${count} requests in ${r.remaining} bytes`);
-    const requests: Uint8Array[] = [];
-    for (let i = 0; i < count; i++) requests.push(r.bytesView());
-    r.end();
-    return { kind: 'forward', from, to, requests };
-  }
+  // a view: the frame's bytes are this message's alone (the transport passes each frame once,
+  // and nothing else reads them), so the leader may stamp its time into them (onForward)
+  if (kind === KIND_FORWARD) return { kind: 'forward', from, to, request: bytes.subarray(r.offset) };
   if (kind === KIND_STATUS) {
     const status = JSON.parse(r.str()) as MemberStatus;
     // a term or commit index we cannot count with is refused, never adopted (safe-numbers.ts)
@@ -160,12 +122,12 @@ export function withAppMessages(inner: WireCodec, onApp: (m: AppMessage) => void
     encodeInto(m: Message, w: ByteWriter): void {
       const c = m as unknown as Partial<CarriedApp>;
       if (c.type === 'app' && c.app) {
-        // no buffer of its own per message: the scratch is reused
+        // one message per forwarded request: no buffer of its own each, the scratch is reused
         const sw = scratch;
         sw.pos = 0;
         writeApp(sw, c.app);
         w.raw(sw.written());
-        if (sw.buf.length > SCRATCH_KEEP_BYTES) scratch = new VarintWriter(SCRATCH_BYTES);
+        if (sw.buf.length > SCRATCH_BYTES) scratch = new VarintWriter(SCRATCH_BYTES);
       } else if (inner.encodeInto) inner.encodeInto(m, w);
       else w.raw(inner.encodeMessage(m));
     },

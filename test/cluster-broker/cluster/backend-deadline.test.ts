@@ -21,9 +21,6 @@ class HandTimers implements BackendTimers {
   clear(handle: unknown): void {
     this.armed.delete(handle as number);
   }
-  soon(fn: () => void): void {
-    setImmediate(fn);
-  }
   fire(handle: number): void {
     const fn = this.armed.get(handle)!;
     this.armed.delete(handle);

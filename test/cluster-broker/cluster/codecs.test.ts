@@ -74,12 +74,7 @@ describe('member messages on the replication transport', () => {
   it('forward and status round-trip; Raft messages pass through the wrapped codec untouched', () => {
     const seen: unknown[] = [];
     const codec = withAppMessages(binaryWireCodec, (m) => seen.push(m));
-    const fwd = {
-      kind: 'forward' as const,
-      from: 'n2',
-      to: 'n1',
-      requests: [new Uint8Array([1, 2, 3]), new Uint8Array([4])],
-    };
+    const fwd = { kind: 'forward' as const, from: 'n2', to: 'n1', request: new Uint8Array([1, 2, 3]) };
     const decoded = codec.decodeMessage(codec.encodeMessage(carry(fwd)));
     // decoding keeps the sender and addressee for the transport's check (the authenticated peer
     // must be the sender); only then does `consume` hand the message over

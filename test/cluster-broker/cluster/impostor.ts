@@ -32,7 +32,7 @@ export function forgedFrames(victim: string, claimed: string, queue: string): Ui
       kind: 'forward',
       from: claimed,
       to: victim,
-      requests: [encodeEntry(`${claimed}@forged|x`, 1, { kind: 'event', event })],
+      request: encodeEntry(`${claimed}@forged|x`, 1, { kind: 'event', event }),
     });
   return [
     binaryWireCodec.encodeMessage({

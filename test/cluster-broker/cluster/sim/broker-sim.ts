@@ -248,10 +248,6 @@ export class BrokerSimulation {
       clear: (id) => {
         node.timers.delete(id as number);
       },
-      // the end of this step: an event at this simulated time, after those already queued for it
-      soon: (fn) => {
-        timers.set(fn, 0);
-      },
     };
     node.timers = new Map();
     const backend = new ClusterBackend({
@@ -483,7 +479,7 @@ export class BrokerSimulation {
         if (!node.up) return;
         // as member.ts's onApp (each delivery decodes its own copy, as off the wire)
         const m = decodeApp(ev.bytes);
-        if (m.to === node.id && m.kind === 'forward') node.backend!.onForward(m.requests);
+        if (m.to === node.id && m.kind === 'forward') node.backend!.onForward(m.request);
         return;
       }
       case 'timer': {
