@@ -112,7 +112,11 @@ interface Pending {
   resolve: (o: EntryOutcome) => void;
   reject: (e: Error) => void;
   deadline: DeadlineGroup;
-  /** For a claim, acquire or settle: the link key it is for (dropped unsent if the link goes). */
+  /**
+   * For a claim or acquire: the link key it is for (dropped unsent if the link goes). A settle
+   * has none: it carries the client's decision, which must reach the log before the link's
+   * release does (a dropped accept would bring the message back).
+   */
   linkFor?: string;
   /** Where and in which term it was sent (undefined: not sent yet). */
   sentTo?: string;
@@ -204,8 +208,7 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
       return Promise.reject(new OutcomeUnknownError(this.notServingReason ?? notQuorateDescription()));
     }
     const qualified = this.qualify(event);
-    const linkFor =
-      qualified.type === 'acquire' || qualified.type === 'settle' ? linkKeyOf(qualified.consumer) : undefined;
+    const linkFor = qualified.type === 'acquire' ? linkKeyOf(qualified.consumer) : undefined;
     const answer = this.request({ kind: 'event', event: qualified }, linkFor);
     if (this.unsafe.ackOnAppend === true && qualified.type === 'enqueue') this.ackIfAppended(this.seq);
     return answer.then((result) => result as ResultOf<E>);
@@ -325,10 +328,23 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
     return bytes;
   }
 
+  /**
+   * Sends request `seq` on its way, behind any request still parked: this member's requests
+   * reach the log in submission order (a link's settle before its release, a release before the
+   * next acquire), so one that cannot leave now holds back the ones after it.
+   */
   private route(seq: number): void {
+    if (this.parked.length === 0 && this.dispatch(seq)) return;
+    this.parked.push(seq);
+    this.retryParked();
+  }
+
+  /** Proposes (as leader) or forwards request `seq`; false when no leader can be reached now. */
+  private dispatch(seq: number): boolean {
     const p = this.pending.get(seq);
     const r = this.replica;
-    if (!p || !r) return;
+    if (!p) return true; // answered or failed meanwhile: nothing to send
+    if (!r) return false;
     if (r.isLeader()) {
       const term = r.term;
       p.sentTo = this.opts.memberId;
@@ -343,7 +359,7 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
           );
         }
       });
-      return;
+      return true;
     }
     const leader = r.leaderId;
     if (leader !== null && leader !== this.opts.memberId && this.send) {
@@ -351,23 +367,22 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
       if (sent) {
         p.sentTo = leader;
         p.sentTerm = r.term;
-        return;
+        return true;
       }
     }
-    this.parked.push(seq);
-    if (this.retryTimer === undefined) {
-      this.retryTimer = this.timers.set(() => {
-        this.retryTimer = undefined;
-        this.retryParked();
-      }, 25);
-    }
+    return false;
   }
 
+  /** Sends the parked requests in order up to the first that still cannot leave; retries later. */
   private retryParked(): void {
-    if (this.parked.length === 0) return;
-    const parked = this.parked;
-    this.parked = [];
-    for (const seq of parked) this.route(seq);
+    let sent = 0;
+    while (sent < this.parked.length && this.dispatch(this.parked[sent]!)) sent++;
+    if (sent > 0) this.parked = this.parked.slice(sent);
+    if (this.parked.length === 0 || this.retryTimer !== undefined || this.closed) return;
+    this.retryTimer = this.timers.set(() => {
+      this.retryTimer = undefined;
+      this.retryParked();
+    }, 25);
   }
 
   private fail(seq: number, err: Error): void {
