@@ -18,6 +18,7 @@ import { ReplicationError } from './errors.js';
 import { type Entry, type Message, snapshotLength } from './raft/types.js';
 import { assertSafeMessage } from './safe-numbers.js';
 import type { WireCodec } from './wire.js';
+import { blankFields, recoveredFields, recoveringFields, type WireFlag } from './wire-flags.js';
 
 const enc = new TextEncoder();
 
@@ -29,15 +30,9 @@ function putFlag(o: ByteWriter, on: boolean | undefined, round: number | undefin
 }
 
 /** The trailing flag and its round: undefined when the flag is absent. */
-function readFlag(i: ByteReader): { round?: number } | undefined {
+function readFlag(i: ByteReader): WireFlag | undefined {
   if (i.remaining === 0 || i.u8() !== 1) return undefined;
   return i.remaining >= 4 ? { round: i.u32() } : {};
-}
-
-function readBlank(i: ByteReader): { blank?: true; blankRound?: number } {
-  const flag = readFlag(i);
-  if (flag === undefined) return {};
-  return flag.round === undefined ? { blank: true } : { blank: true, blankRound: flag.round };
 }
 const dec = new TextDecoder();
 const NULL_LEN = 0xffffffff;
@@ -178,7 +173,6 @@ function decodeBinaryMessage(bytes: Uint8Array): Message {
       const matchIndex = i.f64();
       const rejectedPrev = i.f64();
       const hintIndex = i.f64();
-      const recovering = readFlag(i);
       return {
         type: 'append-response',
         from,
@@ -188,20 +182,19 @@ function decodeBinaryMessage(bytes: Uint8Array): Message {
         matchIndex,
         rejectedPrev,
         hintIndex,
-        ...(recovering ? { recovering: true } : {}),
-        ...(recovering?.round !== undefined ? { recoveryRound: recovering.round } : {}),
+        ...recoveringFields(readFlag(i)),
       };
     }
     case 3: {
       const pre = i.bool();
       const lastIndex = i.f64();
       const lastTerm = i.f64();
-      return { type: 'vote', from, to, term, pre, lastIndex, lastTerm, ...readBlank(i) };
+      return { type: 'vote', from, to, term, pre, lastIndex, lastTerm, ...blankFields(readFlag(i)) };
     }
     case 4: {
       const pre = i.bool();
       const granted = i.bool();
-      return { type: 'vote-response', from, to, term, pre, granted, ...readBlank(i) };
+      return { type: 'vote-response', from, to, term, pre, granted, ...blankFields(readFlag(i)) };
     }
     case 5: {
       const index = i.f64();
@@ -211,16 +204,7 @@ function decodeBinaryMessage(bytes: Uint8Array): Message {
     }
     case 6: {
       const commit = i.f64();
-      const recovered = readFlag(i);
-      return {
-        type: 'heartbeat',
-        from,
-        to,
-        term,
-        commit,
-        ...(recovered ? { recovered: true } : {}),
-        ...(recovered?.round !== undefined ? { recoveryRound: recovered.round } : {}),
-      };
+      return { type: 'heartbeat', from, to, term, commit, ...recoveredFields(readFlag(i)) };
     }
     case 7:
       return { type: 'heartbeat-response', from, to, term };

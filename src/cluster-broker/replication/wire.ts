@@ -22,6 +22,7 @@ import type { ByteWriter } from '../../common/byte-writer.js';
 import { ReplicationError } from './errors.js';
 import { type Entry, type Message, snapshotBytes } from './raft/types.js';
 import { assertSafeMessage } from './safe-numbers.js';
+import { blankFields, recoveredFields, recoveringFields, type WireFlag } from './wire-flags.js';
 
 export interface WireCodec {
   encodeMessage(m: Message): Uint8Array;
@@ -51,28 +52,9 @@ function flagFields(on: boolean | undefined, round: number | undefined): AmqpVal
 }
 
 /** The flag at `at` and its round: undefined when the flag is absent. */
-function flagOf(f: AmqpValue[], at: number): { round?: number } | undefined {
+function flagOf(f: AmqpValue[], at: number): WireFlag | undefined {
   if (f[at] !== true) return undefined;
   return f[at + 1] === undefined ? {} : { round: num(f[at + 1]!) };
-}
-
-function blankOf(f: AmqpValue[], at: number): { blank?: true; blankRound?: number } {
-  const flag = flagOf(f, at);
-  if (flag === undefined) return {};
-  return flag.round === undefined ? { blank: true } : { blank: true, blankRound: flag.round };
-}
-
-/** A flag at `at` named `key`, with its round as `recoveryRound`. */
-function recoveryFlagOf<K extends 'recovering' | 'recovered'>(
-  f: AmqpValue[],
-  at: number,
-  key: K,
-): { [P in K]?: true } & { recoveryRound?: number } {
-  const flag = flagOf(f, at);
-  if (flag === undefined) return {};
-  return (flag.round === undefined ? { [key]: true } : { [key]: true, recoveryRound: flag.round }) as {
-    [P in K]?: true;
-  } & { recoveryRound?: number };
 }
 
 function num(v: AmqpValue): number {
@@ -207,7 +189,7 @@ function decodeAmqpMessage(bytes: Uint8Array): Message {
         matchIndex: num(f[5]),
         rejectedPrev: num(f[6]),
         hintIndex: num(f[7]),
-        ...recoveryFlagOf(f, 8, 'recovering'),
+        ...recoveringFields(flagOf(f, 8)),
       };
     case 3:
       return {
@@ -218,7 +200,7 @@ function decodeAmqpMessage(bytes: Uint8Array): Message {
         pre: bool(f[4]),
         lastIndex: num(f[5]),
         lastTerm: num(f[6]),
-        ...blankOf(f, 7),
+        ...blankFields(flagOf(f, 7)),
       };
     case 4:
       return {
@@ -228,7 +210,7 @@ function decodeAmqpMessage(bytes: Uint8Array): Message {
         term,
         pre: bool(f[4]),
         granted: bool(f[5]),
-        ...blankOf(f, 6),
+        ...blankFields(flagOf(f, 6)),
       };
     case 5:
       return {
@@ -245,7 +227,7 @@ function decodeAmqpMessage(bytes: Uint8Array): Message {
         to,
         term,
         commit: num(f[4]),
-        ...recoveryFlagOf(f, 5, 'recovered'),
+        ...recoveredFields(flagOf(f, 5)),
       };
     case 7:
       return { type: 'heartbeat-response', from, to, term };

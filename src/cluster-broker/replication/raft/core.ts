@@ -867,6 +867,19 @@ export class RaftCore {
     }
   }
 
+  /**
+   * A follower's recovery starts again: it must catch up to what we have committed by now. A
+   * member already recovering has cast no vote since its loss (it grants none): its proof stands;
+   * one we had declared caught up may have voted since, so it needs a new one (and this comes once
+   * per declaration, so proofs never multiply).
+   */
+  private reopenRecovery(pr: Progress): void {
+    if (!pr.recovering) pr.recoveryProof = this.appendRecoveryProof();
+    pr.recovering = true;
+    pr.recoveryDeclared = false;
+    pr.recoveryTarget = Math.max(pr.recoveryTarget, this.commit);
+  }
+
   private handleAppendResponse(m: AppendResponseMessage): void {
     const pr = this.progress.get(m.from);
     if (!pr) return;
@@ -879,20 +892,11 @@ export class RaftCore {
       const restarted = pr.recoveryDeclared && m.recoveryRound !== pr.recoveryRound;
       pr.recoveryRound = m.recoveryRound;
       if (restarted && holds >= pr.match) {
-        if (!pr.recovering) pr.recoveryProof = this.appendRecoveryProof();
-        pr.recovering = true;
-        pr.recoveryDeclared = false;
-        pr.recoveryTarget = Math.max(pr.recoveryTarget, this.commit);
+        this.reopenRecovery(pr);
       } else if (holds < pr.match) {
         // it lost entries it had acknowledged (a damaged store, maybe again after we declared it
         // caught up): it must catch up to what we have committed by now
-        // a member already recovering has cast no vote since its loss (it grants none): its proof
-        // stands; one we had declared caught up may have voted since, so it needs a new one (and
-        // this transition comes once per declaration, so proofs never multiply)
-        if (!pr.recovering) pr.recoveryProof = this.appendRecoveryProof();
-        pr.recovering = true;
-        pr.recoveryDeclared = false;
-        pr.recoveryTarget = Math.max(pr.recoveryTarget, this.commit);
+        this.reopenRecovery(pr);
         pr.match = Math.max(0, holds);
         // Only a rejection proves the loss; a lower success may be a delayed answer to an older
         // append. Lowering the match is conservative either way, but answering every such success
