@@ -95,9 +95,10 @@ export interface FederationBenchResult {
   fsyncs: Record<'local' | 'federated', { east: number | null; west: number | null }>;
   /**
    * Which member each round's clients were on (`sender and consumer on west leader n2`): always
-   * the member leading its cluster as the round starts, as in the e2e bench.
+   * the member leading its cluster as the round starts, as in the e2e bench. `link`: the east
+   * member west's link was connected to after the federated round (the client picks one at random).
    */
-  clients: { local?: string; federated?: string; preload?: string };
+  clients: { local?: string; federated?: string; preload?: string; link?: string };
 }
 
 /** The client and the six members, labelled by cluster and role as the round starts. */
@@ -237,16 +238,38 @@ async function fsyncsOf(httpUrls: readonly string[]): Promise<number | null> {
   return counts.some((c) => c === null) ? null : counts.reduce<number>((a, c) => a + (c ?? 0), 0);
 }
 
+/** The federation links a member reports (`GET /api/federation`); undefined: it did not answer. */
+async function federationLinks(httpUrl: string): Promise<FederationLinkState[] | undefined> {
+  try {
+    const res = await fetch(new URL('/api/federation', httpUrl), { signal: AbortSignal.timeout(1_000) });
+    return ((await res.json()) as { links: FederationLinkState[] }).links;
+  } catch {
+    return undefined; // not answering (yet)
+  }
+}
+
+/**
+ * The upstream member west's running link is connected to (`n2`): that member delivers to the
+ * link and, when it is not its cluster's leader, forwards every acquire and accept to the leader,
+ * so which member it is shapes the upstream's CPU figures.
+ */
+async function linkUpstreamMember(
+  httpUrls: readonly string[],
+  upstream: readonly ClusterMemberProcess[],
+): Promise<string | undefined> {
+  for (const url of httpUrls) {
+    const at = (await federationLinks(url))?.find((l) => l.state === 'running')?.upstreamMember;
+    if (at === undefined) continue;
+    const host = new URL(at).host;
+    return upstream.find((m) => new URL(m.url).host === host)?.id ?? host;
+  }
+  return undefined;
+}
+
 /** True when one of the members (their monitoring endpoints) runs a federation link. */
 async function anyLinkRunning(httpUrls: string[]): Promise<boolean> {
   for (const url of httpUrls) {
-    try {
-      const res = await fetch(new URL('/api/federation', url), { signal: AbortSignal.timeout(1_000) });
-      const doc = (await res.json()) as { links: FederationLinkState[] };
-      if (doc.links.some((l) => l.state === 'running')) return true;
-    } catch {
-      // not answering yet
-    }
+    if ((await federationLinks(url))?.some((l) => l.state === 'running')) return true;
   }
   return false;
 }
@@ -279,7 +302,7 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     federated: { east: null, west: null },
   };
   /** Which member each round's clients were on (printed with the figures). */
-  const placement: { local?: string; federated?: string; preload?: string } = {};
+  const placement: FederationBenchResult['clients'] = {};
   try {
     const east = await startOurCluster(profileArgs('east'), ['--cluster-id', 'east']);
     clusters.push(east);
@@ -343,6 +366,7 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     [eastAt, westAt] = await Promise.all([leaderEndpoint(east), leaderEndpoint(west)]);
     placement.federated = `sender on east ${eastAt.label}, consumer on west ${westAt.label}`;
     federated = await measured('federated', () => round(eastAt.urls, westAt.urls, FED, n, window, body, 'f'));
+    placement.link = await linkUpstreamMember(west.httpUrls, east.members);
     // not measured for CPU: its round also fills east before the drain it times
     if (preload) {
       [eastAt, westAt] = await Promise.all([leaderEndpoint(east), leaderEndpoint(west)]);
@@ -361,6 +385,7 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
   log(
     `clients on each cluster's leader: local: ${placement.local ?? '-'}; federated: ${placement.federated ?? '-'}${placement.preload !== undefined ? `; link alone: ${placement.preload}` : ''}`,
   );
+  log(`the link's upstream connection, after the federated round: east ${placement.link ?? '-'}`);
   log(`ratio federated / local: ${ratio} (target >= 0.5)`);
   if (preloaded !== undefined && local > 0)
     log(`ratio link alone / local: ${Math.round((preloaded / local) * 100) / 100}`);
