@@ -17,9 +17,13 @@
  * `--round topic` (or `queues`, or `sends`) runs that round alone (its warm-up included), so the
  * broker's profile, which spans its whole life, holds one kind of work (not `--only`: that is
  * bench/report.ts's flag, and this bench reads the whole command line).
+ * `--warm N`: publishes (and sends per queue) of each round's warm-up; default a tenth of
+ * `--messages` (at least 100). The broker compiles its hot code (V8's optimising compiler, on
+ * its worker threads) well into the first measured round at that size, and that CPU is counted:
+ * a warm-up as large as the round measures the broker at steady state.
  *
  *   npx tsx bench/run.ts topics [--messages N] [--subscribers K] [--window W] [--profile [DIR]]
- *     [--round topic|queues|sends]
+ *     [--round topic|queues|sends] [--warm N]
  */
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,6 +51,8 @@ export interface TopicsOptions {
   profileDir?: string;
   /** Run this round alone (with its warm-up); undefined: both. */
   round?: RoundName;
+  /** Messages of each round's warm-up. Default a tenth of `messages`, at least 100. */
+  warm?: number;
 }
 
 /** The rounds: one topic, the same messages to separate queues, those sends with no receiver. */
@@ -89,6 +95,12 @@ function argsFromCommandLine(argv: string[]): Partial<TopicsOptions> {
   if (s !== undefined) opts.subscribers = Number(s);
   const w = value('--window');
   if (w !== undefined) opts.window = Number(w);
+  const warm = value('--warm');
+  if (warm !== undefined) {
+    opts.warm = Number(warm);
+    if (!Number.isSafeInteger(opts.warm) || opts.warm < 1)
+      throw new Error(`--warm takes a positive whole number, not ${JSON.stringify(warm)}`);
+  }
   const only = value('--round');
   if (only !== undefined) {
     if (!ROUND_NAMES.includes(only as RoundName))
@@ -205,8 +217,8 @@ export async function run(opts: TopicsOptions = {}): Promise<TopicsResult> {
       profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', join(profileDir, 'broker')],
     );
     const stamp = Date.now();
-    // warm-up (JIT, link and queue paths) at a tenth of the size
-    const warm = Math.max(100, Math.floor(n / 10));
+    // warm-up (JIT, link and queue paths), by default at a tenth of the size
+    const warm = opts.warm ?? cli.warm ?? Math.max(100, Math.floor(n / 10));
     if (runs('topic')) await topicRound(broker.url, `topic-warm-${stamp}`, warm, k, window, body);
     if (runs('queues')) await queuesRound(broker.url, `queues-warm-${stamp}`, warm, k, window, body);
     if (runs('sends')) await sendsRound(broker.url, `sends-warm-${stamp}`, warm, k, window, body);
