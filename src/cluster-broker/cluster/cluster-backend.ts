@@ -132,7 +132,10 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
   private send: AppSender | undefined;
   private seq = 0;
   private readonly pending = new Map<number, Pending>();
+  /** Requests waiting for a reachable leader, in submission order. */
   private parked: number[] = [];
+  /** retryParked is sending (see there). */
+  private draining = false;
   private retryTimer: unknown;
   /** Link keys with a live consumer here -> whether our claim for it has applied. */
   private readonly links = new Map<string, boolean>();
@@ -375,9 +378,17 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
 
   /** Sends the parked requests in order up to the first that still cannot leave; retries later. */
   private retryParked(): void {
+    // a request submitted from within a send (re-entrant) joins the end of the line: the loop
+    // below sends it in its turn; a second loop would send the ones before it again
+    if (this.draining) return;
+    this.draining = true;
     let sent = 0;
-    while (sent < this.parked.length && this.dispatch(this.parked[sent]!)) sent++;
-    if (sent > 0) this.parked = this.parked.slice(sent);
+    try {
+      while (sent < this.parked.length && this.dispatch(this.parked[sent]!)) sent++;
+    } finally {
+      this.draining = false;
+      if (sent > 0) this.parked.splice(0, sent);
+    }
     if (this.parked.length === 0 || this.retryTimer !== undefined || this.closed) return;
     this.retryTimer = this.timers.set(() => {
       this.retryTimer = undefined;
@@ -445,7 +456,7 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
         this.fail(seq, new OutcomeUnknownError(`link ${link} went away before its request was sent`));
       }
     }
-    this.parked = this.parked.filter((seq) => this.pending.has(seq));
+    // their seqs stay in `parked` until its next pass, which skips requests no longer pending
   }
 
   /** Consumer keys of this process; a link's first event here claims its key cluster-wide first. */

@@ -36,14 +36,18 @@ function follower() {
   const link = { up: false };
   /** What reached the leader, in order: an event's type, or the entry's kind. */
   const forwarded: string[] = [];
+  /** Called after each forward is taken, from within the send (as a synchronous peer would). */
+  const onSent: { hook?: (what: string) => void } = {};
   backend.attach(new ClusterStateMachine(), replica, (m) => {
     if (m.kind !== 'forward' || !link.up) return false;
     const body = decodeEntry(m.request).body;
-    forwarded.push(body.kind === 'event' ? describeEvent(body.event) : body.kind);
+    const what = body.kind === 'event' ? describeEvent(body.event) : body.kind;
+    forwarded.push(what);
+    onSent.hook?.(what);
     return true;
   });
   backend.setServing(true);
-  return { backend, forwarded, link };
+  return { backend, forwarded, link, onSent };
 }
 
 function describeEvent(bytes: Uint8Array): string {
@@ -66,6 +70,18 @@ describe('cluster backend: submission order', () => {
     link.up = true; // the connection is back before the parked request's retry
     backend.submit(enqueue('b')).catch(() => {});
     backend.submit(enqueue('c')).catch(() => {});
+    expect(forwarded).toEqual(['enqueue a', 'enqueue b', 'enqueue c']);
+    backend.close();
+  });
+
+  it('a request submitted from within a send of parked requests takes its turn, nothing sent twice', () => {
+    const { backend, forwarded, link, onSent } = follower();
+    backend.submit(enqueue('a')).catch(() => {});
+    link.up = true;
+    onSent.hook = (what) => {
+      if (what === 'enqueue a') backend.submit(enqueue('c')).catch(() => {});
+    };
+    backend.submit(enqueue('b')).catch(() => {});
     expect(forwarded).toEqual(['enqueue a', 'enqueue b', 'enqueue c']);
     backend.close();
   });
