@@ -6,6 +6,7 @@
  * one-at-a-time `for await` path instead, `--receive both` runs each round twice and prints both.
  * A second table gives this process's CPU time per message in each phase (the clients run here,
  * the brokers elsewhere): on a shared machine rates follow the other load, CPU per message less.
+ * Each phase ends with a full collection counted in it, for both clients (bench/lib/clients.ts).
  *
  * Brokers: our single node (its own process, durable store with fsync), our 3-member cluster
  * (both clients on its leader, so the followers' CPU is replication alone), RabbitMQ 3.10 (one node, classic queue), the Qpid Proton

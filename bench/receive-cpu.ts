@@ -9,7 +9,9 @@
  *
  * `--only` runs one client; `--profile` writes a V8 CPU profile of its measured receives (the
  * last round's). CPU time, not wall time: on a shared machine it follows the client's own work;
- * the broker runs in another process, and the queue is filled before the measure starts.
+ * the broker runs in another process, and the queue is filled before the measure starts. Each
+ * client's receive starts after a full collection (the fill's garbage is no receive's) and ends
+ * with one, counted (docs/benchmarks.md#phase-garbage).
  */
 import rhea from 'rhea';
 import {
@@ -20,6 +22,7 @@ import {
   startRabbitBroker,
 } from './lib/brokers.js';
 import { loadQuorate } from './lib/built-package.js';
+import { collectGarbage } from './lib/full-gc.js';
 import { profiled } from './lib/profile.js';
 import { receiveAccepting } from './lib/receive-loop.js';
 
@@ -85,10 +88,12 @@ const rheaReceive: Receive = (url, queue, count) =>
     let c0: NodeJS.CpuUsage | undefined;
     const receiver = conn.open_receiver({ source: queue, credit_window: window });
     receiver.on('receiver_open', () => {
+      collectGarbage();
       c0 = process.cpuUsage();
     });
     receiver.on('message', () => {
       if (++got === count) {
+        collectGarbage();
         const ms = cpuMs(c0!);
         conn.close();
         resolve(ms);
@@ -102,8 +107,10 @@ const ourReceive =
     const conn = await connect({ urls: url.href, ...connectOptions });
     try {
       const receiver = await conn.openReceiver(queue, { credit: window, confirmAccept: false });
+      collectGarbage();
       const c0 = process.cpuUsage();
       await receiveAccepting(receiver, count, mode, window);
+      collectGarbage();
       const ms = cpuMs(c0);
       await receiver.close();
       return ms;

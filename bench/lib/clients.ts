@@ -3,12 +3,15 @@
  * most `window` unsettled (settled on accept), then receive them with credit `window`, each
  * accepted. Returns the send and receive phases' wall times and the CPU time this process spent
  * in each (user + system: on a shared machine a steadier measure of the client's own cost than
- * the rate, which follows whatever else runs; the brokers run in other processes). Our client receives either one
+ * the rate, which follows whatever else runs; the brokers run in other processes). Both clients
+ * end each phase with a full collection, read the CPU after it and start the send after one
+ * that no phase counts, so each phase pays for its own garbage (the wall times end before it). Our client receives either one
  * delivery at a time (`for await`, `quorateClient`) or in batches (`receive({ max })`,
  * `quorateBatchClient`).
  */
 import rhea from 'rhea';
 import { loadQuorate } from './built-package.js';
+import { collectGarbage } from './full-gc.js';
 import { type CountedProcess, type CpuSnapshot, cpuSnapshot } from './process-cpu.js';
 import { receiveAccepting } from './receive-loop.js';
 
@@ -24,7 +27,8 @@ export type BenchClient = (
 /**
  * Wall and CPU milliseconds of the send phase and of the receive phase; with `counted`, also the
  * CPU snapshots of those processes (bench/lib/process-cpu.ts) when sending starts, when the last
- * send is accepted and when the last message is received.
+ * send is accepted and when the last message is received (the last two after the phase's
+ * collection).
  */
 export interface PhaseTimes {
   sendMs: number;
@@ -59,6 +63,8 @@ export const rheaClient: BenchClient = (url, queue, n, body, window, counted) =>
     let sent = 0;
     let settled = 0;
     let got = 0;
+    // what the runs before left is collected now, outside both phases
+    collectGarbage();
     const s0 = counted && cpuSnapshot(counted);
     const t0 = performance.now();
     const c0 = process.cpuUsage();
@@ -88,6 +94,8 @@ export const rheaClient: BenchClient = (url, queue, n, body, window, counted) =>
         return;
       }
       t1 = performance.now();
+      // the send pays for its own garbage: collected, and counted, before its CPU is read
+      collectGarbage();
       sendCpuMs = cpuMs(c0);
       s1 = counted && cpuSnapshot(counted);
       c1 = process.cpuUsage();
@@ -96,6 +104,7 @@ export const rheaClient: BenchClient = (url, queue, n, body, window, counted) =>
       receiver.on('message', () => {
         if (++got === n) {
           const t2 = performance.now();
+          collectGarbage();
           const receiveCpuMs = cpuMs(c1);
           const s2 = counted && cpuSnapshot(counted);
           conn.close();
@@ -140,6 +149,8 @@ async function ourClient(
   try {
     const sender = await conn.openSender(queue);
     let next = 0;
+    // the same three collections as rhea's run: before the send (not counted), at the end of each phase
+    collectGarbage();
     const s0 = counted && cpuSnapshot(counted);
     const t0 = performance.now();
     const c0 = process.cpuUsage();
@@ -152,6 +163,7 @@ async function ourClient(
     };
     await Promise.all(Array.from({ length: window }, worker));
     const t1 = performance.now();
+    collectGarbage();
     const sendCpuMs = cpuMs(c0);
     const s1 = counted && cpuSnapshot(counted);
     const c1 = process.cpuUsage();
@@ -159,6 +171,7 @@ async function ourClient(
     const receiver = await conn.openReceiver(queue, { credit: window, confirmAccept: false });
     await receiveAccepting(receiver, n, mode, window);
     const t2 = performance.now();
+    collectGarbage();
     const receiveCpuMs = cpuMs(c1);
     const s2 = counted && cpuSnapshot(counted);
     await receiver.close().catch(() => {});
