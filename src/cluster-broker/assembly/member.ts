@@ -23,6 +23,7 @@ import {
   newIncarnation,
   processKey,
 } from '../cluster/consumer-keys.js';
+import { ConsumerLease } from '../cluster/consumer-lease.js';
 import { MemberConfigError } from '../cluster/errors.js';
 import { FederationOwnership } from '../cluster/federation-owner.js';
 import { MemberStatusSource } from '../cluster/member-status.js';
@@ -348,7 +349,7 @@ export async function startMember(opts: MemberOptions): Promise<MemberNode> {
   };
 
   let lastTrim = startedAt;
-  const releasedAt = new Map<string, number>();
+  const lease = new ConsumerLease(consumerLeaseMs);
   /** Leader only: time-driven events (expiry, dedup age) and consumers of silent members. */
   const housekeeping = (now: number): void => {
     if (!rep.isLeader() || !rep.isQuorate()) return;
@@ -365,16 +366,11 @@ export async function startMember(opts: MemberOptions): Promise<MemberNode> {
     const holders = new Set(state.listConsumers().map((c) => memberOf(c)));
     for (const { holder } of state.ownedQueues())
       if (holder !== undefined) holders.add(memberOfProcess(holder));
-    for (const peer of ids) {
-      if (peer === id || !holders.has(peer)) continue;
-      const silent = Math.min(mship.silentFor(peer, now), now - startedAt);
-      if (silent < consumerLeaseMs || now - (releasedAt.get(peer) ?? 0) < consumerLeaseMs) continue;
-      releasedAt.set(peer, now);
-      logger.info?.(
-        { member: peer, silentMs: silent },
-        'cluster: releasing the consumers of a silent member',
-      );
-      backend.request({ kind: 'release-owner', member: peer, keep: '' }).catch(() => {});
+    const held = ids.filter((peer) => peer !== id && holders.has(peer));
+    const silentFor = (peer: string): number => mship.silentFor(peer, now);
+    for (const { member, silentMs } of lease.due(held, silentFor, watch.awakeSince ?? now, now)) {
+      logger.info?.({ member, silentMs }, 'cluster: releasing the consumers of a silent member');
+      backend.request({ kind: 'release-owner', member, keep: '' }).catch(() => {});
     }
   };
 

@@ -58,6 +58,7 @@ export class ServingWatch {
   private readonly graceMs: number;
   private readonly pauseLimitMs: number;
   private lastTickAt: number | undefined;
+  private awake: number | undefined;
 
   constructor(
     private readonly opts: ServingWatchOptions,
@@ -76,8 +77,18 @@ export class ServingWatch {
     );
   }
 
+  /**
+   * When this process last began running without a stop: its first tick, or the tick that found
+   * it had been stopped (undefined before the first tick). The others' silence before then may be
+   * our own (src/cluster-broker/cluster/consumer-lease.ts).
+   */
+  get awakeSince(): number | undefined {
+    return this.awake;
+  }
+
   tick(now: number): void {
     const r = this.replica;
+    if (this.lastTickAt === undefined) this.awake = now;
     const gap = this.lastTickAt === undefined ? 0 : now - this.lastTickAt;
     this.lastTickAt = now;
     if (gap > this.pauseLimitMs) this.resumedAfterPause(now, gap);
@@ -138,6 +149,7 @@ export class ServingWatch {
    * at risk: they wait for commit, and a request of a term it no longer holds fails.
    */
   private resumedAfterPause(now: number, gap: number): void {
+    this.awake = now;
     this.backend.setServing(
       false,
       notQuorateDescription(`member ${this.opts.memberId} was stopped for ${Math.round(gap)} ms`),
