@@ -59,7 +59,11 @@ export interface ChaosOptions {
   seed?: number;
   /** fault families for a seeded schedule. Default: kill, pause, partition, corrupt. */
   faults?: readonly FaultKind[];
-  /** a fixed schedule instead of a seeded one (CI) */
+  /**
+   * A fixed schedule instead of a seeded one (CI). It runs to its end: the producers go on past
+   * `durationMs` until its last fault is over (on a loaded machine each wait for a member to serve
+   * again takes longer, and a schedule cut short would leave faults out of the run).
+   */
   schedule?: readonly NemesisStep[];
   /** time before the first fault, ms. Default 2_000. */
   warmupMs?: number;
@@ -216,13 +220,15 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
 
     const acknowledged = new Set<string>();
     const stopAt = Date.now() + o.durationMs;
+    const fixedSchedule = o.schedule !== undefined;
+    let nemesisDone = false;
     const producerConns: Connection[] = [];
     for (let i = 0; i < (o.producers ?? 3); i++) producerConns.push(await worker(`chaos-${seed}-p${i}`));
     const pace = {
       rate: o.rate ?? 40,
       window: o.window ?? 8,
       sendTimeoutMs: o.sendTimeoutMs ?? 60_000,
-      shouldStop: () => Date.now() >= stopAt,
+      shouldStop: () => Date.now() >= stopAt && (nemesisDone || !fixedSchedule),
     };
     const producers = producerConns.map((conn, i) =>
       runProducer({ process: `p${i}`, conn, addresses, history, ...pace, acknowledged }).then((s) => {
@@ -243,7 +249,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       });
     log(`nemesis schedule: ${sides.map((_, i) => stepsOf(i).length).join(' + ')} step(s)`);
     const abort = new AbortController();
-    const stopTimer = setTimeout(() => abort.abort(), Math.max(0, stopAt - Date.now()));
+    // a seeded schedule stops at the end of the run; a fixed one runs to its end
+    const stopTimer = fixedSchedule
+      ? undefined
+      : setTimeout(() => abort.abort(), Math.max(0, stopAt - Date.now()));
     await sleep(o.warmupMs ?? 2_000);
     const producerMember = () => {
       const url = producerConns[0]?.url;
@@ -264,6 +273,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       ),
     );
     nemesisEvents = perSide.flat().sort((a, b) => a.start - b.start);
+    nemesisDone = true;
     clearTimeout(stopTimer);
 
     // heal everything, let the producers finish (their sends settle or reach their deadline)
