@@ -104,6 +104,14 @@ describe('topics on a 3-member cluster', () => {
       timeoutMs: 30_000,
       what: `${subscription} on ${second}`,
     });
+    // a delivery to the old link: its claim of the link key (submitted with its first acquire) is
+    // committed before the successor's, so the successor is the newer of the two (without this
+    // wait, a claim delayed on a loaded machine let the old link steal from the successor)
+    const early = testCluster.track(await connect({ urls: urlOf(first!), reconnect: false }));
+    await (await early.openSender('cluster-steal', { topic: true })).send({ body: 'before the steal' });
+    const before = await oldReceiver.receive({ timeoutMs: 30_000 });
+    expect(before.message.body).toBe('before the steal');
+    await before.accept();
     // the same container-id and link name on another member: the first member's link is stolen,
     // and the old client answers that detach with closed=true (a steal is no decision of its own)
     const successor = testCluster.track(
@@ -130,7 +138,7 @@ describe('topics on a 3-member cluster', () => {
     const d = await receiver.receive({ timeoutMs: 30_000 });
     expect(d.message.body).toBe('after the steal');
     await d.accept();
-  }, 240_000); // its own waits allow 30 + 60 + 30 s on a loaded machine
+  }, 300_000); // its own waits allow 30 + 30 + 60 + 30 s on a loaded machine
 
   it("a dynamic node and a non-durable subscription are deleted when their owner's member dies and the owner never re-attaches", async () => {
     const { handle } = testCluster;
