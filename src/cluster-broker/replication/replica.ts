@@ -8,7 +8,7 @@
 import { randomInt } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
 import type { Logger } from '../../common/logger.js';
-import { DEFAULT_MAX_LOG_BYTES, raftCompactionDue } from '../files/compaction-pace.js';
+import { CompactionPace, DEFAULT_MAX_LOG_BYTES, raftCompactionDue } from '../files/compaction-pace.js';
 import type { DurableFs } from '../files/durable-fs.js';
 import type { LatencyHistogram } from '../files/latency-histogram.js';
 import type { ClusterTlsOptions } from './cluster-tls.js';
@@ -137,6 +137,8 @@ export class Replica extends EventEmitter<ReplicaEvents> {
   private wasRecovering: RecoveryReason | null = null;
   /** Bytes of the entries applied since the last snapshot (paces compaction). */
   private logBytesSinceSnapshot = 0;
+  /** Remembers the peak of the live bytes since the last snapshot: a drain defers the snapshot. */
+  private readonly compactionPace = new CompactionPace();
 
   private constructor(
     private readonly opts: ReplicaOptions,
@@ -470,13 +472,16 @@ export class Replica extends EventEmitter<ReplicaEvents> {
     const sm = this.opts.stateMachine;
     if (!sm.snapshot) return;
     const applied = this.core.appliedIndex;
-    const due = raftCompactionDue({
-      entriesSince: applied - this.core.log.snapshotIndex,
-      every: this.opts.snapshotEvery ?? 10_000,
-      logBytes: this.logBytesSinceSnapshot,
-      liveBytes: sm.liveBytes?.bind(sm),
-      maxLogBytes: this.opts.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES,
-    });
+    const due = raftCompactionDue(
+      {
+        entriesSince: applied - this.core.log.snapshotIndex,
+        every: this.opts.snapshotEvery ?? 10_000,
+        logBytes: this.logBytesSinceSnapshot,
+        liveBytes: sm.liveBytes?.bind(sm),
+        maxLogBytes: this.opts.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES,
+      },
+      this.compactionPace,
+    );
     if (!due) return;
     const started = this.clock();
     if (this.core.isLeader()) {

@@ -38,7 +38,7 @@ import type { BrokerState } from '../core/broker-state.js';
 import { writeEvent } from '../core/event-codec.js';
 import type { BrokerEvent } from '../core/events.js';
 import type { ResultOf } from '../core/results.js';
-import { snapshotPaysOff } from '../files/compaction-pace.js';
+import { CompactionPace } from '../files/compaction-pace.js';
 import { type DurableFile, type DurableFs, nodeDurableFs } from '../files/durable-fs.js';
 import { StoreError } from '../files/errors.js';
 import { LatencyHistogram } from '../files/latency-histogram.js';
@@ -177,6 +177,8 @@ class FileEventStore implements EventStore {
   private segmentBytes: number;
   /** Bytes of log written since the last snapshot (over every segment since). */
   private logBytes: number;
+  /** Remembers the peak of the live bytes since the last snapshot: a drain defers it (compaction-pace.ts). */
+  private readonly pace = new CompactionPace();
   /** The largest record payload written (StoreOptions.maxRecordBytes within the format's limit). */
   private readonly maxRecordBytes: number;
   private pending: Batch | undefined;
@@ -337,13 +339,13 @@ class FileEventStore implements EventStore {
 
   /**
    * Roll (snapshot + new segment) once the log since the last snapshot is past `segmentBytes`
-   * AND pays for a snapshot of the live message bytes (compaction-pace.ts), unless
-   * `holdCompaction` says to wait.
+   * AND pays for a snapshot of the live message bytes, not draining (compaction-pace.ts), unless
+   * `holdCompaction` says to wait (asked first: the pace takes a true answer as a roll).
    */
   private rollDue(): boolean {
     const live = this.state.liveBytes();
-    if (!snapshotPaysOff(this.logBytes, live)) return false;
-    return this.opts.holdCompaction?.(live) !== true;
+    if (this.opts.holdCompaction?.(live) === true) return false;
+    return this.pace.paysOff(this.logBytes, live);
   }
 
   /** New segment now; snapshot + deletion of older segments in the background. */

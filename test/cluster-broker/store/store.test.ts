@@ -7,7 +7,11 @@ import { BrokerState } from '../../../src/cluster-broker/core/broker-state.js';
 import { encodeEvent } from '../../../src/cluster-broker/core/event-codec.js';
 import type { BrokerEvent } from '../../../src/cluster-broker/core/events.js';
 import { crc32, crc32Table } from '../../../src/cluster-broker/files/crc32.js';
-import { openStore, type StoreOptions } from '../../../src/cluster-broker/store/event-store.js';
+import {
+  type EventStore,
+  openStore,
+  type StoreOptions,
+} from '../../../src/cluster-broker/store/event-store.js';
 import { frameRecord } from '../../../src/cluster-broker/store/record-format.js';
 import { SEGMENT_HEADER_BYTES, segmentHeader } from '../../../src/cluster-broker/store/segment-header.js';
 import { segmentName } from '../../../src/cluster-broker/store/segments.js';
@@ -38,6 +42,19 @@ function events(n: number, body = 'x'.repeat(100)): BrokerEvent[] {
     });
   }
   return out;
+}
+
+/** A consumer takes up to 10 messages of queue q and accepts them, durably. */
+async function consumeTen(store: EventStore): Promise<void> {
+  const got = store.commit({ type: 'acquire', leaderTime: 500, queue: 'q', consumer: 'c/1', max: 10 });
+  const seqs = got.result.messages.map((m) => m.seq);
+  await store.commit({
+    type: 'settle',
+    leaderTime: 500,
+    consumer: 'c/1',
+    seqs,
+    outcome: { type: 'accepted' },
+  }).durable;
 }
 
 function reference(evs: BrokerEvent[]): Uint8Array {
@@ -231,6 +248,21 @@ describe('event store', () => {
     await again.close();
   });
 
+  it('does not snapshot a queue half way through its drain (compaction-pace.ts), and does after', async () => {
+    const dir = await tempDir();
+    const store = await openStore(dir, { ...opts, segmentBytes: 8 * 1024 });
+    const all = events(801, 'x'.repeat(400));
+    for (const e of all.slice(0, 401)) await store.commit(e).durable;
+    // the drain: the log (~170 KiB of enqueues) pays for a snapshot once half the queue is gone
+    for (let n = 0; n < 40; n++) await consumeTen(store);
+    expect(store.state.queueInfo('q')?.depth).toBe(0);
+    expect(store.stats().snapshotsWritten).toBe(0);
+    // filling again: the log grown since the peak passes what the drain took off, so it compacts
+    for (const e of all.slice(401)) await store.commit(e).durable;
+    await store.close();
+    expect(store.stats().snapshotsWritten).toBeGreaterThan(0);
+  });
+
   // 400-byte bodies: the snapshot references their stored bytes instead of copying them
   it.each([100, 400])(
     'compacts: snapshot + fresh segment, older segments deleted, recovery equal (%i-byte bodies)',
@@ -294,15 +326,7 @@ describe('event store', () => {
     const commitAndConsume = async (e: BrokerEvent): Promise<void> => {
       await store.commit(e).durable;
       if (e.type !== 'enqueue') return;
-      const got = store.commit({ type: 'acquire', leaderTime: 500, queue: 'q', consumer: 'c/1', max: 10 });
-      const seqs = got.result.messages.map((m) => m.seq);
-      await store.commit({
-        type: 'settle',
-        leaderTime: 500,
-        consumer: 'c/1',
-        seqs,
-        outcome: { type: 'accepted' },
-      }).durable;
+      await consumeTen(store);
     };
     const all = events(120);
     for (const e of all.slice(0, 80)) await commitAndConsume(e);
