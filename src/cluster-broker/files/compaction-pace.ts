@@ -67,7 +67,9 @@ export class CompactionPace {
     const now = { logBytes, liveBytes };
     const peak = this.peak;
     if (peak === undefined || logBytes < peak.logBytes || liveBytes >= peak.liveBytes) this.peak = now;
-    if (!snapshotPaysOff(logBytes, liveBytes) || draining(this.peak, now)) return false;
+    if (!snapshotPaysOff(logBytes, liveBytes)) return false;
+    // a drained state's snapshot costs next to nothing: waiting for more log gains nothing
+    if (liveBytes > SMALL_STATE_BYTES && draining(this.peak, now)) return false;
     this.compacted();
     return true;
   }

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BrokerState } from '../../../src/cluster-broker/core/broker-state.js';
 import { encodeEvent } from '../../../src/cluster-broker/core/event-codec.js';
 import type { BrokerEvent } from '../../../src/cluster-broker/core/events.js';
+import { SMALL_STATE_BYTES } from '../../../src/cluster-broker/files/compaction-pace.js';
 import { crc32, crc32Table } from '../../../src/cluster-broker/files/crc32.js';
 import {
   type EventStore,
@@ -248,17 +249,19 @@ describe('event store', () => {
     await again.close();
   });
 
-  it('does not snapshot a queue half way through its drain (compaction-pace.ts), and does after', async () => {
+  it('does not snapshot a draining queue while it is large (compaction-pace.ts), and does once it is small', async () => {
     const dir = await tempDir();
     const store = await openStore(dir, { ...opts, segmentBytes: 8 * 1024 });
-    const all = events(801, 'x'.repeat(400));
-    for (const e of all.slice(0, 401)) await store.commit(e).durable;
-    // the drain: the log (~170 KiB of enqueues) pays for a snapshot once half the queue is gone
-    for (let n = 0; n < 40; n++) await consumeTen(store);
-    expect(store.state.queueInfo('q')?.depth).toBe(0);
+    // 400 messages of 8 KB: about 3.2 MB live at the peak, well above SMALL_STATE_BYTES
+    const all = events(401, 'x'.repeat(8000));
+    for (const e of all) await store.commit(e).durable;
+    const live = () => store.state.liveBytes();
+    // the drain down to ~1.2 MB: the log (~3.2 MB of enqueues) pays for a snapshot from half way
+    // (1.6 MB live), but the state drains faster than the log grows
+    while (live() > 1.1 * SMALL_STATE_BYTES) await consumeTen(store);
     expect(store.stats().snapshotsWritten).toBe(0);
-    // filling again: the log grown since the peak passes what the drain took off, so it compacts
-    for (const e of all.slice(401)) await store.commit(e).durable;
+    // a small state's snapshot costs next to nothing: it is no longer deferred
+    while ((store.state.queueInfo('q')?.depth ?? 0) > 0) await consumeTen(store);
     await store.close();
     expect(store.stats().snapshotsWritten).toBeGreaterThan(0);
   });
