@@ -146,8 +146,16 @@ export class ReceiveQueue<D> {
     if (i >= 0) this.left(this.waiters.splice(i, 1)[0]!);
   }
 
-  /** Every waiting caller ends: rejected with `error`, or (undefined) done. */
+  /**
+   * The queue ends (its receiver closed or failed; nobody waits on it again): every waiting caller
+   * ends, rejected with `error` or (undefined) done, and the timer is cleared. Left armed, it would
+   * keep the queue's handOut, and through it the receiver with its dedup window, reachable until
+   * the last caller's deadline (a minute after a receive({ timeoutMs: 60_000 })).
+   */
   endWaiters(error: Error | undefined): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) this.left(w);

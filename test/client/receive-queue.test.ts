@@ -1,5 +1,6 @@
 /** ReceiveQueue: the order callers are served in, and what a waiting batch carries. */
 import { describe, expect, it } from 'vitest';
+import { collectGarbage } from '../../bench/lib/full-gc.js';
 import { timeoutError } from '../../src/client/deadline.js';
 import { type BatchWaiter, type OneWaiter, ReceiveQueue } from '../../src/client/receive-queue.js';
 
@@ -124,5 +125,22 @@ describe('ReceiveQueue', () => {
     q.push(2);
     expect(await untimed.p).toEqual({ done: false, value: 1 });
     expect(await last.p).toEqual([2]);
+  });
+
+  it('an ended queue keeps nothing alive: the timer a deadline armed is cleared', async () => {
+    // what a closed receiver leaves: its last receive() was answered in time, its deadline far off
+    let q: ReceiveQueue<number> | undefined = new ReceiveQueue<number>((d) => d);
+    const ref = new WeakRef(q);
+    const answered = batch(5);
+    Object.assign(answered.w, q.deadline(600_000));
+    q.wait(answered.w);
+    q.push(1);
+    expect(await answered.p).toEqual([1]);
+    q.endWaiters(undefined);
+    q = undefined;
+    // a WeakRef's target is kept until the job that made it ends
+    await new Promise((resolve) => setImmediate(resolve));
+    collectGarbage();
+    expect(ref.deref()).toBeUndefined();
   });
 });

@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { collectGarbage } from '../../bench/lib/full-gc.js';
 import { type BrokerHandle, startBroker } from '../../src/broker.js';
 import { ClientError } from '../../src/errors.js';
 import { type Connection, connect } from '../../src/index.js';
@@ -56,4 +57,32 @@ it('accepts still waiting for confirmation settle when the receiver is closed', 
     }),
   ]).finally(() => clearTimeout(timer));
   expect(outcomes).toHaveLength(300);
+});
+
+it('a closed receiver is not kept alive by the deadline of its last receive()', async () => {
+  const sender = await conn.openSender('close-gc-q');
+  await sender.send({ body: 'one', messageId: 'close-gc-1' });
+  let receiver: Awaited<ReturnType<Connection['openReceiver']>> | undefined = await conn.openReceiver(
+    'close-gc-q',
+    { credit: 10 },
+  );
+  const ref = new WeakRef(receiver);
+  // answered at once; its deadline (and a timer armed for it) is ten minutes off
+  const batch = await receiver.receive({ max: 10, timeoutMs: 600_000 });
+  expect(batch).toHaveLength(1);
+  await batch[0]!.accept();
+  batch.length = 0;
+  await receiver.close();
+  receiver = undefined;
+  // its session still refers to it until the broker's end arrives, just after close() resolves:
+  // collect until it is gone, well before the deadline's timer would have let go of it
+  const deadline = Date.now() + 20_000;
+  let collected = false;
+  while (!collected && Date.now() < deadline) {
+    // a WeakRef's target is kept until the job that read it ends
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    collectGarbage();
+    collected = ref.deref() === undefined;
+  }
+  expect(collected).toBe(true);
 });
