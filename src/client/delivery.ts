@@ -7,7 +7,6 @@
 import type { AmqpErrorBody, DeliveryState, Fields } from '../codec/contract.js';
 import type { MessageBody } from '../codec/message.js';
 import { ClientError } from '../errors.js';
-import type { DedupSlot } from '../failover/index.js';
 import { ACCEPTED, type IncomingDelivery, REJECTED, RELEASED } from '../protocol/index.js';
 import type { Delivery as PublicDelivery, ReceivedMessage } from './api.js';
 import { Deadline } from './deadline.js';
@@ -59,8 +58,10 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
   outcome: DeliveryState | undefined = undefined;
   /** @internal the transfer this message arrived on, and redeliveries bound to it. */
   readonly transfers: IncomingDelivery[];
-  /** @internal its place in its receiver's dedup window (undefined: no dedup). */
-  dedupSlot: DedupSlot | undefined = undefined;
+  /** @internal its key in its receiver's dedup window (undefined: no dedup). */
+  dedupKey: string | undefined = undefined;
+  /** @internal its row in that window (ReceiverDedup.admit), checked against the key on use. */
+  dedupRow = -1;
   private confirmation: Confirmation | undefined;
 
   /** @internal */

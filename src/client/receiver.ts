@@ -9,7 +9,7 @@
 import type { AmqpErrorBody, DeliveryState, Fields, Source } from '../codec/contract.js';
 import { decodeMessage, type Message, type MessageBody } from '../codec/message.js';
 import { ArgumentRangeError, ArgumentTypeError, ClientError } from '../errors.js';
-import { type CreditFlow, CreditWindow, ReceiverDedup } from '../failover/index.js';
+import { type CreditFlow, CreditWindow, ReceiverDedup, receiverDedupKey } from '../failover/index.js';
 import {
   type EngineEvent,
   type IncomingDelivery,
@@ -242,7 +242,7 @@ export class Receiver<T = MessageBody>
 
   /** @internal */
   onSettled(delivery: Delivery<unknown>, state: DeliveryState): void {
-    this.dedup?.onSettled(delivery.dedupSlot, state, now());
+    this.dedup?.onSettled(delivery.dedupKey, state, now(), delivery.dedupRow);
   }
 
   /** @internal */
@@ -400,9 +400,13 @@ export class Receiver<T = MessageBody>
     }
     const delivery = new Delivery<T>(this, t, message as ReceivedMessage<T>);
     t.context = delivery;
-    const decision = this.dedup?.onDelivery(message.messageId, delivery, now());
-    if (decision === undefined || decision.action === 'deliver') {
-      delivery.dedupSlot = decision;
+    const dedup = this.dedup;
+    const key = dedup === undefined ? undefined : receiverDedupKey(message.messageId);
+    const decision = dedup === undefined || key === undefined ? -1 : dedup.admit(key, delivery, now());
+    if (typeof decision === 'number') {
+      // a row, not an object: the window keeps nothing per message but the key
+      delivery.dedupKey = key;
+      delivery.dedupRow = decision;
       this.queue.push(delivery);
       return;
     }
@@ -440,7 +444,7 @@ export class Receiver<T = MessageBody>
       address: this.address,
       containerId: this.containerId,
     }));
-    this.dedup?.onHandedOut(d.dedupSlot, d);
+    this.dedup?.onHandedOut(d.dedupKey, d, d.dedupRow);
     this.applyFlow(this.credit.onHandedOut());
     return d;
   }
@@ -461,7 +465,7 @@ export class Receiver<T = MessageBody>
 
   private endIteration(error: Error | undefined): void {
     this.queue.endWaiters(error);
-    if (!error) for (const d of this.queue.clear()) this.dedup?.forgetPending(d.dedupSlot);
+    if (!error) for (const d of this.queue.clear()) this.dedup?.forgetPending(d.dedupKey, d.dedupRow);
   }
 
   private rejectDrains(error: Error): void {

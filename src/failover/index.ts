@@ -18,10 +18,12 @@ export {
 } from './message-id.js';
 export {
   type DedupDecision,
+  type DedupDuplicate,
   type DedupSlot,
   type FinalOutcome,
   ReceiverDedup,
   type ReceiverDedupOptions,
+  receiverDedupKey,
 } from './receiver-dedup.js';
 export {
   type AdmitResult,
