@@ -17,9 +17,7 @@ export {
   type WithMessageId,
 } from './message-id.js';
 export {
-  type DedupDecision,
   type DedupDuplicate,
-  type DedupSlot,
   type FinalOutcome,
   ReceiverDedup,
   type ReceiverDedupOptions,

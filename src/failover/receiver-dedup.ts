@@ -32,8 +32,7 @@
  * The Receiver keys an id once per delivery (receiverDedupKey), then calls admit(key), which
  * answers a row number, and passes key and row back to the later calls (onHandedOut, onSettled,
  * forgetPending): the row is used while it still holds that key, else the key is looked up (the
- * row was freed, e.g. by a transactional settle, and may hold another id by now). onDelivery is the
- * same with an object answer (a DedupSlot carrying key and row).
+ * row was freed, e.g. by a transactional settle, and may hold another id by now).
  */
 import type { DeliveryState } from '../codec/contract.js';
 import { messageIdKey } from '../codec/message-id.js';
@@ -48,32 +47,12 @@ export interface ReceiverDedupOptions {
 /** Outcomes that end a message's life at the broker: a redelivery is settled again, not handed out. */
 export type FinalOutcome = Extract<DeliveryState, { type: 'accepted' } | { type: 'rejected' }>;
 
-/**
- * The answer to hand a delivery out, and its place in the window for the later calls (onHandedOut,
- * onSettled, forgetPending); `key` is undefined when it has no id, `row` is -1 then.
- */
-export interface DedupSlot {
-  readonly action: 'deliver';
-  readonly key: string | undefined;
-  readonly row: number;
-}
-
-/** A delivery's place in the window (from onDelivery), or its key. */
-export type DedupRef = DedupSlot | string | undefined;
-
-/** The answer for a message without a message-id: shared, nothing to remember. */
-const NO_ID: DedupSlot = Object.freeze({ action: 'deliver', key: undefined, row: -1 });
-
 /** A redelivery of an id in the window: not handed out. */
 export type DedupDuplicate<T> =
   /** do not hand out: settle this transfer with `outcome` now */
   | { action: 'settle'; key: string; outcome: FinalOutcome }
   /** do not hand out: settle this transfer together with the pending delivery `pending` */
   | { action: 'bind'; key: string; pending: T; handedOut: boolean };
-
-export type DedupDecision<T> =
-  /** hand it to the application (after calling onHandedOut with it) */
-  DedupSlot | DedupDuplicate<T>;
 
 /** A row's state. */
 const FREE = 0;
@@ -141,17 +120,10 @@ export class ReceiverDedup<T = unknown> {
     return this.pending;
   }
 
-  /** A transfer arrived with this message-id. `token` identifies it if it becomes the pending one. */
-  onDelivery(messageId: unknown, token: T, now: number): DedupDecision<T> {
-    const key = receiverDedupKey(messageId);
-    if (key === undefined) return NO_ID;
-    const r = this.admit(key, token, now);
-    return typeof r === 'number' ? { action: 'deliver', key, row: r } : r;
-  }
-
   /**
    * A transfer arrived with this key (receiverDedupKey). Returns the row to pass back with the key
    * when the delivery is to be handed out (nothing allocated), or what to do with a redelivery.
+   * `token` identifies the delivery if it becomes the pending one.
    */
   admit(key: string, token: T, now: number): number | DedupDuplicate<T> {
     this.prune(now);
@@ -165,26 +137,27 @@ export class ReceiverDedup<T = unknown> {
     return { action: 'settle', key, outcome: this.outcomes[row]! };
   }
 
-  /** The delivery with this slot (from onDelivery) or key (and `row`, from admit) was handed out. */
-  onHandedOut(ref: DedupRef, token: T, row = NIL): void {
-    const key = keyOf(ref);
+  /**
+   * The delivery with this key (undefined: it has no id) and `row` (from admit; -1 if unknown) was
+   * handed out.
+   */
+  onHandedOut(key: string | undefined, token: T, row = NIL): void {
     if (key === undefined) return;
-    const r = this.find(key, rowOf(ref, row));
+    const r = this.find(key, row);
     if (r === NIL) this.add(key, token, HANDED_OUT);
     else if (this.states[r] === BUFFERED) this.states[r] = HANDED_OUT;
   }
 
   /**
-   * The application settled the delivery with this slot or key (and `row`) (call when it settles,
+   * The application settled the delivery with this key (and `row`) (call when it settles,
    * not when the broker confirms: an accept in doubt must still suppress the redelivery).
    * accepted/rejected are remembered; released, modified and anything else are forgotten so a
    * redelivery is handed out again.
    */
-  onSettled(ref: DedupRef, outcome: DeliveryState, now: number, row = NIL): void {
-    const key = keyOf(ref);
+  onSettled(key: string | undefined, outcome: DeliveryState, now: number, row = NIL): void {
     if (key === undefined) return;
     const final = finalOutcome(outcome);
-    let r = this.find(key, rowOf(ref, row));
+    let r = this.find(key, row);
     if (final === undefined) {
       if (r !== NIL) this.release(r);
     } else {
@@ -217,11 +190,10 @@ export class ReceiverDedup<T = unknown> {
     return dropped;
   }
 
-  /** Drop a pending id (by its slot, or key and row) without an outcome (e.g. the receiver closed with it buffered). */
-  forgetPending(ref: DedupRef, row = NIL): void {
-    const key = keyOf(ref);
+  /** Drop a pending id (by key and row) without an outcome (e.g. the receiver closed with it buffered). */
+  forgetPending(key: string | undefined, row = NIL): void {
     if (key === undefined) return;
-    const r = this.find(key, rowOf(ref, row));
+    const r = this.find(key, row);
     if (r !== NIL && this.states[r] !== REMEMBERED) this.release(r);
   }
 
@@ -319,12 +291,4 @@ export class ReceiverDedup<T = unknown> {
 function extend<A extends Uint8Array | Float64Array | Int32Array>(from: A, to: A): A {
   to.set(from);
   return to;
-}
-
-function keyOf(ref: DedupRef): string | undefined {
-  return typeof ref === 'object' ? ref.key : ref;
-}
-
-function rowOf(ref: DedupRef, row: number): number {
-  return typeof ref === 'object' ? ref.row : row;
 }
