@@ -16,9 +16,14 @@
  * `cluster` and `rabbitmq-quorum`, a last line compares the replicated queues: the quorate client
  * on our cluster against rhea on the quorum queue (and against the quorate client there).
  *
- *   npm run bench -- e2e [--messages 20000] [--window 1000] [--rounds 1]
+ *   npm run bench -- e2e [--messages 20000] [--window 1000] [--rounds 1] [--warm N]
  *                        [--targets single,cluster,rabbitmq,proton,rabbitmq-quorum]
  *                        [--receive batch|iterator|both] [--profile [DIR]]
+ *
+ * --warm N: messages each client sends and receives before the measured rounds, on every target;
+ * default a tenth of --messages, at least 100. A warm-up as large as a round measures the brokers
+ * at steady state: a cluster member still compiles its apply path, and faults in the memory its
+ * log and queues grow into, through several rounds of 20,000 (docs/benchmarks.md#e2e-warm-up).
  *
  * --profile writes CPU profiles (.cpuprofile, open in Chrome DevTools) of the client (this
  * process, around each quorate run) and of our broker processes, into DIR (default: a new dir
@@ -47,12 +52,15 @@ import {
 } from './lib/clients.js';
 import { cpuPerMessageUs } from './lib/process-cpu.js';
 import { profiled } from './lib/profile.js';
+import { defaultWarm, parseWarm } from './lib/warm-option.js';
 
 export interface E2eOptions {
   log?: (line: string) => void;
   messages?: number;
   window?: number;
   rounds?: number;
+  /** Messages of each client's warm-up. Default a tenth of `messages`, at least 100. */
+  warm?: number;
   targets?: TargetName[];
   /** How quorate receives: batch receives (default), the iterator, or both in turn. */
   receive?: ReceivePath;
@@ -159,6 +167,8 @@ function argsFromCommandLine(argv: string[]): E2eOptions {
   if (w !== undefined) opts.window = Number(w);
   const r = value('--rounds');
   if (r !== undefined) opts.rounds = Number(r);
+  const warm = parseWarm(value('--warm'));
+  if (warm !== undefined) opts.warm = warm;
   const t = value('--targets');
   if (t !== undefined) {
     const names = t.split(',');
@@ -216,6 +226,7 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
   const n = opts.messages ?? cli.messages ?? 20_000;
   const window = opts.window ?? cli.window ?? 1000;
   const rounds = opts.rounds ?? cli.rounds ?? 1;
+  const warm = opts.warm ?? cli.warm ?? defaultWarm(n);
   const targets = opts.targets ?? cli.targets ?? DEFAULT_TARGETS;
   const profileDir = opts.profileDir ?? cli.profileDir;
   const receivePath = opts.receive ?? cli.receive ?? 'batch';
@@ -265,11 +276,10 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
         const at = await benchEndpoint(broker!, declared);
         return client(at.url, declared?.address ?? q, count, body, window, at.processes);
       };
-      // warm-up (JIT, connection paths) at a tenth of the size, both clients
-      await once(rheaClient, 'rhea-warm', 0, Math.max(100, Math.floor(n / 10)));
-      await once(mainClient, 'quorate-warm', 0, Math.max(100, Math.floor(n / 10)));
-      if (receivePath === 'both')
-        await once(quorateClient, 'quorate-warm-iter', 0, Math.max(100, Math.floor(n / 10)));
+      // warm-up (JIT, connection paths, the brokers' memory), every client
+      await once(rheaClient, 'rhea-warm', 0, warm);
+      await once(mainClient, 'quorate-warm', 0, warm);
+      if (receivePath === 'both') await once(quorateClient, 'quorate-warm-iter', 0, warm);
       for (let round = 1; round <= rounds; round++) {
         const r = await once(rheaClient, 'rhea', round, n);
         row.rheaSend.push(Math.round((n / r.sendMs) * 1000));
@@ -314,7 +324,7 @@ export async function run(opts: E2eOptions = {}): Promise<E2eResult> {
   const ratios: E2eResult['ratios'] = {};
   log('');
   log(
-    `${n} x 1 KiB, window ${window}, ${rounds} round(s); msg/s; ratio = quorate / rhea (medians); quorate receives ${receivePath === 'iterator' ? 'with for await' : 'with receive({ max })'}`,
+    `${n} x 1 KiB, window ${window}, ${rounds} round(s) after a warm-up of ${warm} per client; msg/s; ratio = quorate / rhea (medians); quorate receives ${receivePath === 'iterator' ? 'with for await' : 'with receive({ max })'}`,
   );
   const iterHead = both ? ' quorate receive (for await) | ratio (for await) |' : '';
   log(

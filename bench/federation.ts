@@ -27,7 +27,7 @@
  * `--profile [DIR]` runs every member with --cpu-prof (DIR/east, DIR/west; one .cpuprofile per
  * member process, named by pid, printed with its role): the link runs on west's leader.
  *
- *   npx tsx bench/run.ts federation [--messages N] [--window W] [--preload] [--profile [DIR]]
+ *   npx tsx bench/run.ts federation [--messages N] [--window W] [--warm N] [--preload] [--profile [DIR]]
  */
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -41,6 +41,7 @@ import { type ClusterMemberProcess, type RunningBroker, startOurCluster } from '
 import { loadQuorate } from './lib/built-package.js';
 import { type CountedProcess, formatCpuPerMessage, measureCpu } from './lib/process-cpu.js';
 import { receiveAll, sendAll, withFlow } from './lib/quorate-flow.js';
+import { defaultWarm, parseWarm } from './lib/warm-option.js';
 
 const { connect } = await loadQuorate();
 
@@ -50,6 +51,8 @@ export interface FederationBenchOptions {
   messages?: number;
   /** Sends in flight, and the consumer's credit. Default 200. */
   window?: number;
+  /** Messages of each warm-up round (local, then federated). Default a tenth of `messages`, at least 100. */
+  warm?: number;
   /** Also time the link draining N messages that wait on east. Default false. */
   preload?: boolean;
   /** Directory for the members' CPU profiles (DIR/east, DIR/west); undefined: no profiling. */
@@ -154,6 +157,8 @@ function argsFromCommandLine(argv: string[]): Partial<FederationBenchOptions> {
   const w = value('--window');
   if (w !== undefined) opts.window = Number(w);
   if (argv.includes('--preload')) opts.preload = true;
+  const warm = parseWarm(value('--warm'));
+  if (warm !== undefined) opts.warm = warm;
   const p = argv.indexOf('--profile');
   if (p >= 0) {
     const dir = argv[p + 1];
@@ -327,8 +332,8 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     // change moves the clients with it)
     let eastAt = await leaderEndpoint(east);
     let westAt = await leaderEndpoint(west);
-    // warm-up (JIT, link and queue paths) at a tenth of the size
-    const warm = Math.max(100, Math.floor(n / 10));
+    // warm-up (JIT, link and queue paths, the members' memory)
+    const warm = opts.warm ?? cli.warm ?? defaultWarm(n);
     await round(westAt.urls, westAt.urls, 'bench-local', warm, window, body, 'wl');
     await round(eastAt.urls, westAt.urls, FED, warm, window, body, 'wf');
     const measured = async (what: keyof FederationBenchResult['cpuUs'], fn: () => Promise<number>) => {

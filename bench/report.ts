@@ -40,12 +40,14 @@ const SUITES: SuiteSpec[] = [
     name: 'e2e',
     title: 'End to end',
     command: (q) =>
-      `npm run bench -- e2e --messages ${q ? 2000 : 20000} --rounds ${q ? 1 : 2} --receive both --targets ${e2eTargets().join(',')}`,
+      `npm run bench -- e2e --messages ${q ? 2000 : 20000} --rounds ${q ? 1 : 2} --warm ${q ? 2000 : 20000} --receive both --targets ${e2eTargets().join(',')}`,
     run: async (q, log) =>
       (await import('./e2e.js')).run({
         log,
         messages: q ? 2000 : 20_000,
         rounds: q ? 1 : 2,
+        // as large as a round: the brokers at steady state (docs/benchmarks.md#e2e-warm-up)
+        warm: q ? 2000 : 20_000,
         receive: 'both',
         targets: e2eTargets(),
       }),
@@ -69,12 +71,15 @@ const SUITES: SuiteSpec[] = [
   {
     name: 'federation',
     title: 'Federation',
-    command: (q) => `npm run bench -- federation --messages ${q ? 1000 : 10000} --window 1000 --preload`,
+    command: (q) =>
+      `npm run bench -- federation --messages ${q ? 1000 : 10000} --window 1000 --warm ${q ? 1000 : 10000} --preload`,
     run: async (q, log) =>
       (await import('./federation.js')).run({
         log,
         messages: q ? 1000 : 10_000,
         window: 1000,
+        // as large as a round: the members at steady state (docs/benchmarks.md#e2e-warm-up)
+        warm: q ? 1000 : 10_000,
         preload: true,
       }),
   },

@@ -36,6 +36,7 @@ import { loadQuorate } from './lib/built-package.js';
 import { formatCpuPerMessage, measureCpu } from './lib/process-cpu.js';
 import { profiled } from './lib/profile.js';
 import { receiveAll, sendAll } from './lib/quorate-flow.js';
+import { defaultWarm, parseWarm } from './lib/warm-option.js';
 
 const { connect } = await loadQuorate();
 
@@ -95,12 +96,8 @@ function argsFromCommandLine(argv: string[]): Partial<TopicsOptions> {
   if (s !== undefined) opts.subscribers = Number(s);
   const w = value('--window');
   if (w !== undefined) opts.window = Number(w);
-  const warm = value('--warm');
-  if (warm !== undefined) {
-    opts.warm = Number(warm);
-    if (!Number.isSafeInteger(opts.warm) || opts.warm < 1)
-      throw new Error(`--warm takes a positive whole number, not ${JSON.stringify(warm)}`);
-  }
+  const warm = parseWarm(value('--warm'));
+  if (warm !== undefined) opts.warm = warm;
   const only = value('--round');
   if (only !== undefined) {
     if (!ROUND_NAMES.includes(only as RoundName))
@@ -218,7 +215,7 @@ export async function run(opts: TopicsOptions = {}): Promise<TopicsResult> {
     );
     const stamp = Date.now();
     // warm-up (JIT, link and queue paths), by default at a tenth of the size
-    const warm = opts.warm ?? cli.warm ?? Math.max(100, Math.floor(n / 10));
+    const warm = opts.warm ?? cli.warm ?? defaultWarm(n);
     if (runs('topic')) await topicRound(broker.url, `topic-warm-${stamp}`, warm, k, window, body);
     if (runs('queues')) await queuesRound(broker.url, `queues-warm-${stamp}`, warm, k, window, body);
     if (runs('sends')) await sendsRound(broker.url, `sends-warm-${stamp}`, warm, k, window, body);
