@@ -4,15 +4,10 @@
  * off the wire are checked against the bytes that remain before anything is allocated, counts are
  * capped, and nesting depth is capped.
  */
+import { utf8Slice } from '../common/utf8-slice.js';
 import { AmqpDecodeError } from '../errors.js';
 import { Typed, uuidToString } from './typed.js';
 import type { AmqpTypeName, AmqpValue } from './values.js';
-
-/** Node's Buffer methods behind toString()/write() (present since Node 0.x, not in @types/node) */
-export interface FastBuffer {
-  utf8Slice(start: number, end: number): string;
-  utf8Write(s: string, offset: number, length: number): number;
-}
 
 export const MAX_DEPTH = 64;
 export const MAX_COUNT = 1 << 20;
@@ -100,8 +95,7 @@ export class Decoder {
   }
   utf8(n: number): string {
     this.need(n);
-    // utf8Slice: Buffer's own fast path (toString() adds encoding lookup and argument checks)
-    const s = (this.buf as unknown as FastBuffer).utf8Slice(this.pos, this.pos + n);
+    const s = utf8Slice(this.buf, this.pos, this.pos + n);
     this.pos += n;
     return s;
   }

@@ -1,5 +1,5 @@
 import { ByteWriter } from '../common/byte-writer.js';
-import type { FastBuffer } from './decoder.js';
+import type { FastBuffer } from '../common/utf8-slice.js';
 
 /**
  * The codec's byte writer: the common ByteWriter plus the nesting depth of the value being

@@ -3,9 +3,12 @@
  * entries, the replication wire): big-endian numbers from one buffer, and a read past its end
  * throws the error its layout names, so each layout keeps its own error class.
  */
+/** Where f64 reads its eight bytes (one for all readers: reads never interleave). */
+const scratchBytes = new Uint8Array(8);
+const scratch = new DataView(scratchBytes.buffer);
+
 export class ByteReader {
   pos: number;
-  protected readonly view: DataView;
 
   constructor(
     protected readonly buf: Uint8Array,
@@ -13,8 +16,8 @@ export class ByteReader {
     private readonly truncated: () => Error,
     offset = 0,
   ) {
+    // no DataView of its own: a reader is made per replicated entry, on every member
     this.pos = offset;
-    this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   }
 
   /** Bytes not read yet. */
@@ -29,16 +32,19 @@ export class ByteReader {
 
   u32(): number {
     this.need(4);
-    const v = this.view.getUint32(this.pos);
-    this.pos += 4;
-    return v;
+    const b = this.buf;
+    const p = this.pos;
+    this.pos = p + 4;
+    return ((b[p]! << 24) | (b[p + 1]! << 16) | (b[p + 2]! << 8) | b[p + 3]!) >>> 0;
   }
 
   f64(): number {
     this.need(8);
-    const v = this.view.getFloat64(this.pos);
-    this.pos += 8;
-    return v;
+    const b = this.buf;
+    const p = this.pos;
+    for (let i = 0; i < 8; i++) scratchBytes[i] = b[p + i]!;
+    this.pos = p + 8;
+    return scratch.getFloat64(0);
   }
 
   /** The next `n` bytes as a view of the buffer (no copy). */

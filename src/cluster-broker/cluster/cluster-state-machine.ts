@@ -9,13 +9,12 @@
 
 import { availableQueues, queuesHeldBy } from '../core/availability.js';
 import { BrokerState } from '../core/broker-state.js';
-import { decodeEvent } from '../core/event-codec.js';
 import type { BrokerEvent } from '../core/events.js';
 import type { ApplyResult, ReleaseResult } from '../core/results.js';
 import { type Entry, type Snapshot, snapshotBytes } from '../replication/raft/types.js';
 import type { StateMachine } from '../replication/replica.js';
 import { linkKeyOf, memberOf, memberOfProcess, processOf } from './consumer-keys.js';
-import { type ClusterEntry, decodeEntry } from './entry-codec.js';
+import { type DecodedEntry, decodeEntryAndEvent } from './entry-codec.js';
 
 /** What applying one entry did, for the process that submitted it. */
 export type EntryOutcome =
@@ -52,12 +51,10 @@ export class ClusterStateMachine implements StateMachine {
   apply(entry: Entry): void {
     this.appliedIndex = entry.index;
     if (entry.data === null) return; // a new leader's no-op
-    let e: ClusterEntry;
-    let event: BrokerEvent | undefined;
+    let e: DecodedEntry;
     try {
-      e = decodeEntry(entry.data);
       // the message bytes stay views of the entry: applyEvent's BrokerState copies what it keeps
-      if (e.body.kind === 'event') event = decodeEvent(e.body.event, 'view');
+      e = decodeEntryAndEvent(entry.data);
     } catch (err) {
       this.hooks.corrupt?.(entry.index, err as Error);
       return;
@@ -65,7 +62,7 @@ export class ClusterStateMachine implements StateMachine {
     let outcome: EntryOutcome;
     switch (e.body.kind) {
       case 'event':
-        outcome = { ok: true, result: this.applyEvent(restamp(event!, e.leaderTime)) };
+        outcome = { ok: true, result: this.applyEvent(restamp(e.body.event, e.leaderTime)) };
         break;
       case 'release-owner':
         outcome = { ok: true, result: this.releaseOwner(e.body.member, e.body.keep, e.leaderTime) };

@@ -15,7 +15,7 @@
  *   federation links from now on; docs/federation.md#cluster).
  */
 import { ByteReaderError, VarintReader, VarintWriter } from '../core/binary.js';
-import { eventSizeHint, writeEvent } from '../core/event-codec.js';
+import { eventSizeHint, readEvent, writeEvent } from '../core/event-codec.js';
 import type { BrokerEvent } from '../core/events.js';
 
 export const ENTRY_VERSION = 1;
@@ -117,6 +117,38 @@ export function stampEntryInPlace(request: Uint8Array, leaderTime: number): Uint
 }
 
 export function decodeEntry(bytes: Uint8Array): ClusterEntry {
+  return readEntry(bytes, eventBytes);
+}
+
+function eventBytes(r: VarintReader, bytes: Uint8Array): Uint8Array {
+  return bytes.subarray(r.offset);
+}
+
+/** An entry whose event body is an `E` (its bytes, or the event decoded). */
+interface EntryOf<E> {
+  leaderTime: number;
+  origin: string;
+  seq: number;
+  body: Exclude<EntryBody, { kind: 'event' }> | { kind: 'event'; event: E };
+}
+
+/** A decoded entry whose event, if it carries one, is decoded too. */
+export type DecodedEntry = EntryOf<BrokerEvent>;
+
+/**
+ * decodeEntry, then decodeEvent of an event entry's bytes (their message bytes views of
+ * `bytes`), by the one reader: the apply path of every member, once per entry.
+ */
+export function decodeEntryAndEvent(bytes: Uint8Array): DecodedEntry {
+  return readEntry(bytes, eventView);
+}
+
+function eventView(r: VarintReader): BrokerEvent {
+  return readEvent(r, 'view');
+}
+
+/** The entry layout, an event body read by `event` (from the reader's position to the end). */
+function readEntry<E>(bytes: Uint8Array, event: (r: VarintReader, bytes: Uint8Array) => E): EntryOf<E> {
   const r = new VarintReader(bytes);
   const version = r.u8();
   if (version !== ENTRY_VERSION) throw new ByteReaderError(`unknown cluster entry version ${version}`);
@@ -124,10 +156,10 @@ export function decodeEntry(bytes: Uint8Array): ClusterEntry {
   const kind = r.u8();
   const origin = r.str();
   const seq = r.uint();
-  let body: EntryBody;
+  let body: EntryOf<E>['body'];
   switch (kind) {
     case KIND.event:
-      body = { kind: 'event', event: bytes.subarray(r.offset) };
+      body = { kind: 'event', event: event(r, bytes) };
       break;
     case KIND['release-owner']:
       body = { kind: 'release-owner', member: r.str(), keep: r.str() };

@@ -10,14 +10,17 @@ import type { BrokerState } from './broker-state.js';
 import type { BrokerEvent } from './events.js';
 import type { ApplyResult } from './results.js';
 
+/** The answer for most events: one shared array, not one per applied entry. */
+const NONE: readonly string[] = Object.freeze([]);
+
 /** Queues holding messages the event's consumer acquired (settle / release-consumer), before apply. */
-export function queuesHeldBy(state: BrokerState, event: BrokerEvent): string[] {
+export function queuesHeldBy(state: BrokerState, event: BrokerEvent): readonly string[] {
   if (event.type === 'commit') return [...new Set(event.events.flatMap((e) => queuesHeldBy(state, e)))];
-  if (event.type !== 'settle' && event.type !== 'release-consumer') return [];
+  if (event.type !== 'settle' && event.type !== 'release-consumer') return NONE;
   if (event.type === 'settle' && (event.outcome.type === 'accepted' || event.outcome.type === 'rejected'))
-    return [];
+    return NONE;
   const held = state.consumers.get(event.consumer);
-  if (!held) return [];
+  if (!held) return NONE;
   const names = new Set<string>();
   if (event.type === 'settle') {
     for (const seq of event.seqs) {

@@ -7,6 +7,7 @@
 
 import { ByteReader } from '../../common/byte-reader.js';
 import { ByteWriter } from '../../common/byte-writer.js';
+import { utf8Slice } from '../../common/utf8-slice.js';
 import { AmqpEncodeError, AmqpError } from '../../errors.js';
 
 const textEncoder = new TextEncoder();
@@ -136,9 +137,16 @@ export class VarintReader extends ByteReader {
   }
 
   str(): string {
-    const bytes = this.take(this.uint());
+    const n = this.uint();
+    this.need(n);
+    const start = this.pos;
+    this.pos += n;
+    const s = utf8Slice(this.buf, start, this.pos);
+    // utf8Slice turns invalid UTF-8 into U+FFFD and keeps a leading BOM, where this layout
+    // refuses the one and drops the other (the TextDecoder's way): both rare, both left to it
+    if (s.charCodeAt(0) !== 0xfeff && !s.includes('\uFFFD')) return s;
     try {
-      return textDecoder.decode(bytes);
+      return textDecoder.decode(this.buf.subarray(start, this.pos));
     } catch {
       throw new ByteReaderError('invalid UTF-8 in a string');
     }

@@ -383,16 +383,17 @@ export class BrokerState {
     if (!q) {
       return refused('enqueue', 'amqp:not-found', `no queue ${e.queue}`);
     }
-    if (e.dedupKey !== undefined && q.dedup.has(e.dedupKey, this.now))
+    // admitted now, withdrawn below if refused: one hash operation where has then add took two
+    if (e.dedupKey !== undefined && !q.dedup.admit(e.dedupKey, this.now))
       return { type: 'enqueue', status: 'duplicate' };
     if (q.options.topic) return this.publish(q, e, targets ?? this.matchingSubscriptions(q, e.message));
     const full = q.limitExceeded(e.message.length);
     if (full !== undefined) {
+      if (e.dedupKey !== undefined) q.dedup.withdraw(e.dedupKey);
       return refused('enqueue', 'amqp:resource-limit-exceeded', full);
     }
     const m = this.newMessage(q, q.arena.store(e.message), e.expiresAt ?? -1, e.deliveryCount ?? 0);
     q.add(m);
-    if (e.dedupKey !== undefined) q.dedup.add(e.dedupKey, this.now);
     return { type: 'enqueue', status: 'enqueued', seq: m.seq };
   }
 
@@ -403,12 +404,15 @@ export class BrokerState {
 
   /**
    * One publish to a topic: a message in every matching subscription, all sharing one copy of
-   * the bytes; refused as a whole when any of them is full (docs/topics.md#commit-point).
+   * the bytes; refused as a whole when any of them is full (docs/topics.md#commit-point). Its
+   * dedup key, if any, is already admitted to the topic's window (withdrawn when refused).
    */
   private publish(t: Queue, e: EnqueueEvent, targets: Queue[]): EnqueueResult {
     for (const s of targets) {
       const full = s.limitExceeded(e.message.length);
-      if (full !== undefined) return refused('enqueue', 'amqp:resource-limit-exceeded', full);
+      if (full === undefined) continue;
+      if (e.dedupKey !== undefined) t.dedup.withdraw(e.dedupKey);
+      return refused('enqueue', 'amqp:resource-limit-exceeded', full);
     }
     let first = 0;
     const bytes = targets.length > 0 ? this.publishedBytes(t, targets, e.message) : undefined;
@@ -418,7 +422,6 @@ export class BrokerState {
       s.add(m);
     }
     t.addedCount++;
-    if (e.dedupKey !== undefined) t.dedup.add(e.dedupKey, this.now);
     return { type: 'enqueue', status: 'enqueued', seq: first, fannedOut: targets.map((s) => s.name) };
   }
 

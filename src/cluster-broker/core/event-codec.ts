@@ -201,7 +201,14 @@ function readOutcome(r: VarintReader): SettleOutcome {
 export type MessageBytes = 'copy' | 'view';
 
 export function decodeEvent(bytes: Uint8Array, messages: MessageBytes = 'copy'): BrokerEvent {
-  const r = new VarintReader(bytes);
+  return readEvent(new VarintReader(bytes), messages);
+}
+
+/**
+ * decodeEvent of the bytes from the reader's position to its end: a cluster entry carries its
+ * event last, so applying it takes one reader for both (entry-codec.ts).
+ */
+export function readEvent(r: VarintReader, messages: MessageBytes): BrokerEvent {
   const version = r.u8();
   if (version !== EVENT_CODEC_VERSION) throw new EventDecodeError(`unsupported event version ${version}`);
   const code = r.u8();
