@@ -25,7 +25,6 @@ import type { BrokerEvent } from '../core/events.js';
 import type { ResultOf } from '../core/results.js';
 import { assertEntryFits, MAX_ENTRY_DATA_BYTES } from '../replication/log-records.js';
 import type { SoftState } from '../replication/raft/types.js';
-import type { Committed } from '../replication/replica.js';
 import {
   BackendClosedError,
   type BrokerBackend,
@@ -49,7 +48,12 @@ export interface ReplicaPort {
   isLeader(): boolean;
   readonly leaderId: string | null;
   readonly term: number;
-  propose(data: Uint8Array): Promise<Committed>;
+  /**
+   * Appends `data` to the log as leader (throws at once if it cannot). Nothing waits on it: the
+   * backend learns the entry's fate from its own apply (onApplied), a change of leader or term
+   * (onRole) or the request's deadline, as it does for a request it forwarded.
+   */
+  append(data: Uint8Array): unknown;
 }
 
 /** Sends a member-to-member message; false when the peer is not connected (nothing sent). */
@@ -109,7 +113,7 @@ interface DeadlineGroup {
 
 interface Pending {
   bytes: Uint8Array;
-  resolve: (o: EntryOutcome) => void;
+  resolve: (result: unknown) => void;
   reject: (e: Error) => void;
   deadline: DeadlineGroup;
   /**
@@ -212,9 +216,10 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
     }
     const qualified = this.qualify(event);
     const linkFor = qualified.type === 'acquire' ? linkKeyOf(qualified.consumer) : undefined;
-    const answer = this.request({ kind: 'event', event: qualified }, linkFor);
+    // the result is the apply's of this very event: a cast, not a `then` (a promise per message)
+    const answer = this.request({ kind: 'event', event: qualified }, linkFor) as Promise<ResultOf<E>>;
     if (this.unsafe.ackOnAppend === true && qualified.type === 'enqueue') this.ackIfAppended(this.seq);
-    return answer.then((result) => result as ResultOf<E>);
+    return answer;
   }
 
   /**
@@ -241,7 +246,7 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
     return new Promise((resolve, reject) => {
       this.pending.set(seq, {
         bytes,
-        resolve: (o) => (o.ok ? resolve(o.result) : reject(o.error)),
+        resolve,
         reject,
         deadline: this.joinDeadline(),
         linkFor: body.kind === 'claim' ? body.link : linkFor,
@@ -261,9 +266,11 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
     } catch {
       return;
     }
-    r.propose(stamped).catch(() => {
+    try {
+      r.append(stamped);
+    } catch {
       // the forwarding member learns the fate by its own apply, a leader change or its deadline
-    });
+    }
   }
 
   /** Applied-entry hook (from the state machine). */
@@ -273,7 +280,8 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
     if (!p) return;
     this.pending.delete(seq);
     this.leaveDeadline(p.deadline);
-    p.resolve(outcome);
+    if (outcome.ok) p.resolve(outcome.result);
+    else p.reject(outcome.error);
   }
 
   /** Claim hook (from the state machine): another process took over a link key. */
@@ -349,19 +357,14 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
     if (!p) return true; // answered or failed meanwhile: nothing to send
     if (!r) return false;
     if (r.isLeader()) {
-      const term = r.term;
       p.sentTo = this.opts.memberId;
-      p.sentTerm = term;
-      // p.bytes is ours alone and is never sent anywhere else once proposed here
-      r.propose(stampEntryInPlace(p.bytes, this.clock())).catch((err: unknown) => {
-        const still = this.pending.get(seq);
-        if (still === p) {
-          this.fail(
-            seq,
-            new OutcomeUnknownError(`proposal failed: ${(err as Error).message}`, { cause: err }),
-          );
-        }
-      });
+      p.sentTerm = r.term;
+      try {
+        // p.bytes is ours alone and is never sent anywhere else once proposed here
+        r.append(stampEntryInPlace(p.bytes, this.clock()));
+      } catch (err) {
+        this.fail(seq, new OutcomeUnknownError(`proposal failed: ${(err as Error).message}`, { cause: err }));
+      }
       return true;
     }
     const leader = r.leaderId;

@@ -253,19 +253,29 @@ export class Replica extends EventEmitter<ReplicaEvents> {
    * outcome becomes unknown (leadership lost) or the entry was overwritten (`lost: true`).
    */
   propose(data: Uint8Array): Promise<Committed> {
-    if (this.closed) return Promise.reject(new ReplicationError('amqp:connection:forced', 'replica closed'));
     let pos: { index: number; term: number };
     try {
-      if (!this.core.isLeader()) throw new NotLeaderError(this.core.leaderId);
-      assertEntryFits(data); // never a record the log's reader would call damaged
-      pos = this.core.propose(data, this.clock());
+      pos = this.append(data);
     } catch (err) {
       return Promise.reject(err);
     }
     return new Promise<Committed>((resolve, reject) => {
       this.waiters.set(pos.index, { term: pos.term, resolve, reject });
-      this.kick();
     });
+  }
+
+  /**
+   * Replicate `data` with nobody waiting here for its commit: for a caller that learns the
+   * entry's fate from its own apply and from role changes (the cluster backend), and so need not
+   * pay a promise, a waiter and a map entry per entry. Throws as `propose` rejects at once.
+   */
+  append(data: Uint8Array): { index: number; term: number } {
+    if (this.closed) throw new ReplicationError('amqp:connection:forced', 'replica closed');
+    if (!this.core.isLeader()) throw new NotLeaderError(this.core.leaderId);
+    assertEntryFits(data); // never a record the log's reader would call damaged
+    const pos = this.core.propose(data, this.clock());
+    this.kick();
+    return pos;
   }
 
   async close(): Promise<void> {

@@ -10,7 +10,6 @@ import { ClusterBackend, type ReplicaPort } from '../../../src/cluster-broker/cl
 import { ClusterStateMachine } from '../../../src/cluster-broker/cluster/cluster-state-machine.js';
 import { processKey } from '../../../src/cluster-broker/cluster/consumer-keys.js';
 import { decodeEntry } from '../../../src/cluster-broker/cluster/entry-codec.js';
-import type { Committed } from '../../../src/cluster-broker/replication/index.js';
 
 /** The replica of a member in a minority: no leader it can reach, so nothing is proposed here. */
 class MinorityReplica implements ReplicaPort {
@@ -19,8 +18,8 @@ class MinorityReplica implements ReplicaPort {
   isLeader(): boolean {
     return false;
   }
-  propose(): Promise<Committed> {
-    return Promise.reject(new Error('not the leader'));
+  append(): never {
+    throw new Error('not the leader');
   }
 }
 

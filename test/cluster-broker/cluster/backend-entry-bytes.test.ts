@@ -10,7 +10,6 @@ import { decodeEntry, encodeEntry } from '../../../src/cluster-broker/cluster/en
 import { MAX_PACKED_BYTES } from '../../../src/cluster-broker/core/byte-arena.js';
 import { decodeEvent } from '../../../src/cluster-broker/core/event-codec.js';
 import type { EnqueueEvent } from '../../../src/cluster-broker/core/events.js';
-import type { Committed } from '../../../src/cluster-broker/replication/index.js';
 
 /** A leader that only records what it is asked to propose (nothing commits). */
 class RecordingLeader implements ReplicaPort {
@@ -20,9 +19,8 @@ class RecordingLeader implements ReplicaPort {
   isLeader(): boolean {
     return true;
   }
-  propose(data: Uint8Array): Promise<Committed> {
+  append(data: Uint8Array): void {
     this.proposed.push(data);
-    return new Promise(() => {});
   }
 }
 

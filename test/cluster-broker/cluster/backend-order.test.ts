@@ -12,7 +12,6 @@ import { ClusterStateMachine } from '../../../src/cluster-broker/cluster/cluster
 import { processKey } from '../../../src/cluster-broker/cluster/consumer-keys.js';
 import { decodeEntry } from '../../../src/cluster-broker/cluster/entry-codec.js';
 import { decodeEvent } from '../../../src/cluster-broker/core/event-codec.js';
-import type { Committed } from '../../../src/cluster-broker/replication/index.js';
 
 /** A follower of n2 whose connection to n2 is up or down as the test says. */
 class FollowerReplica implements ReplicaPort {
@@ -21,8 +20,8 @@ class FollowerReplica implements ReplicaPort {
   isLeader(): boolean {
     return false;
   }
-  propose(): Promise<Committed> {
-    return Promise.reject(new Error('not the leader'));
+  append(): never {
+    throw new Error('not the leader');
   }
 }
 

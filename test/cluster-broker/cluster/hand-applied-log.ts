@@ -1,6 +1,5 @@
 import type { ReplicaPort } from '../../../src/cluster-broker/cluster/cluster-backend.js';
 import type { ClusterStateMachine } from '../../../src/cluster-broker/cluster/cluster-state-machine.js';
-import type { Committed } from '../../../src/cluster-broker/replication/index.js';
 
 /** A leader's log the test applies by hand: proposals wait until the test applies them. */
 export class HandAppliedLog implements ReplicaPort {
@@ -12,9 +11,8 @@ export class HandAppliedLog implements ReplicaPort {
   isLeader(): boolean {
     return true;
   }
-  propose(data: Uint8Array): Promise<Committed> {
-    this.proposed.push(data);
-    return new Promise(() => {}); // the backend learns the outcome from the apply, not from here
+  append(data: Uint8Array): void {
+    this.proposed.push(data); // the backend learns the outcome from the apply, not from here
   }
   apply(data: Uint8Array): void {
     this.sm.apply({ index: ++this.index, term: this.term, data });

@@ -305,7 +305,6 @@ export class BrokerSimulation {
     node.epoch++;
     // the process is gone: its clients' requests have an unknown outcome (they may still commit)
     node.backend!.close();
-    node.port!.failAll('member crashed');
     node.timers.clear();
     node.core = undefined;
     node.port = undefined;
@@ -336,23 +335,14 @@ export class BrokerSimulation {
     const node = this.nodes[i]!;
     if (!node.up || node.epoch !== epoch || !node.inflight) return;
     const r = node.inflight;
-    const port = node.port!;
     node.disk.sync();
     for (const m of r.messages) this.send(m);
     if (r.restoreSnapshot) {
       node.sm.restore(r.restoreSnapshot);
       this.checkState(node, r.restoreSnapshot.index, 'installed');
-      port.snapshotInstalled(r.restoreSnapshot.index);
     }
-    for (const e of r.apply) {
-      this.applyEntry(node, e);
-      port.applied(e);
-    }
-    if (r.truncatedFrom !== undefined) port.truncated(r.truncatedFrom);
-    if (r.softState) {
-      port.roleChanged(r.softState);
-      node.backend!.onRole(r.softState);
-    }
+    for (const e of r.apply) this.applyEntry(node, e);
+    if (r.softState) node.backend!.onRole(r.softState);
     const core = node.core!;
     core.advance(r);
     node.inflight = undefined;
