@@ -309,6 +309,9 @@ export async function startMember(opts: MemberOptions): Promise<MemberNode> {
   });
   rep.on('error', (err) => {
     backend.setServing(false, notQuorateDescription('storage failed'));
+    // the replica closes itself: no apply will answer the requests in flight, so they end now
+    // (outcome unknown) rather than at their deadline
+    backend.close();
     onFatal?.(err);
   });
 
