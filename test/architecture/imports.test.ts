@@ -46,6 +46,7 @@ const LAYERS: readonly Readonly<Record<string, readonly string[]>>[] = [
       ...cb('', 'cluster', 'http', 'federation', 'server', 'store'),
       ...cb('replication', 'replication/raft', 'core', 'files'),
       'wire-extensions',
+      'common',
     ],
   },
   // cluster-broker/api.ts: the interfaces quorate/broker publishes for the handles
@@ -64,7 +65,7 @@ const LAYERS: readonly Readonly<Record<string, readonly string[]>>[] = [
       'errors',
     ],
   },
-  { [`${CB}/http`]: [...cb('federation', 'server', 'files'), 'errors'] },
+  { [`${CB}/http`]: [...cb('federation', 'server', 'files'), 'common', 'errors'] },
   // the one broker folder that uses the client (federation/upstream-client.ts)
   {
     [`${CB}/federation`]: [...cb('server', 'core'), 'client', 'wire-extensions', 'codec', 'common', 'errors'],

@@ -5,6 +5,7 @@
  * See docs/cluster-member.md.
  */
 import { join } from 'node:path';
+import { runDueIntervals, sharedInterval } from '../../common/shared-interval.js';
 import {
   FAILOVER_SERVER_LIST,
   type ListedMember,
@@ -110,8 +111,13 @@ export interface MemberNode extends MemberHandle {
   readonly replica: Replica;
 }
 
+/**
+ * Status messages, the serving watch and the leader's housekeeping run on one 100 ms timer shared
+ * with the memory alarm (../../common/shared-interval.ts): one wake-up where there were three
+ * (docs/cluster-member.md#timers).
+ */
 const STATUS_EVERY_MS = 100;
-const WATCH_EVERY_MS = 100;
+const WATCH_EVERY_MS = STATUS_EVERY_MS;
 const HOUSEKEEPING_EVERY_MS = 1000;
 const DEDUP_TRIM_EVERY_MS = 30_000;
 
@@ -314,6 +320,10 @@ export async function startMember(opts: MemberOptions): Promise<MemberNode> {
     backend.close();
     onFatal?.(err);
   });
+  // the process's periodic work (status messages, the watch, the memory alarm...) rides on the
+  // Raft heartbeats' wake-ups when it is due (docs/cluster-member.md#timers); a microtask later, so
+  // that it runs outside the replica's handler and its messages go out in the same write
+  rep.on('heartbeat', () => queueMicrotask(runDueIntervals));
 
   const watch = new ServingWatch(
     {
@@ -378,8 +388,8 @@ export async function startMember(opts: MemberOptions): Promise<MemberNode> {
   };
 
   let lastHousekeeping = startedAt;
-  const statusTimer = setInterval(sendStatus, STATUS_EVERY_MS);
-  const watchTimer = setInterval(() => {
+  const stopStatus = sharedInterval(STATUS_EVERY_MS, sendStatus);
+  const stopWatch = sharedInterval(WATCH_EVERY_MS, () => {
     const now = Date.now();
     watch.tick(now);
     feed.refresh();
@@ -388,7 +398,7 @@ export async function startMember(opts: MemberOptions): Promise<MemberNode> {
       lastHousekeeping = now;
       housekeeping(now);
     }
-  }, WATCH_EVERY_MS);
+  });
   sendStatus();
   watch.tick(Date.now());
 
@@ -407,8 +417,8 @@ export async function startMember(opts: MemberOptions): Promise<MemberNode> {
     members: listNow,
     stop() {
       stopped ??= (async () => {
-        clearInterval(statusTimer);
-        clearInterval(watchTimer);
+        stopStatus();
+        stopWatch();
         backend.setServing(false, notQuorateDescription('member stopping'));
         await broker.stop();
         backend.close();

@@ -9,6 +9,7 @@
  *   {"ready":true,"id":"n1","amqpPort":5672,"clusterPort":6672,"pid":1234}
  */
 import { fstatSync } from 'node:fs';
+import { sharedInterval } from '../../common/shared-interval.js';
 import type { MemberHandle } from '../api.js';
 import { startMember } from '../assembly/member.js';
 import { MemberConfigError } from '../cluster/errors.js';
@@ -211,14 +212,18 @@ function supervisorGone(): { promise: Promise<string>; dispose(): void } {
     process.stdin.resume();
   }
   const parent = process.ppid;
-  const poll = setInterval(() => {
-    if (parent !== 1 && process.ppid !== parent) resolve('parent process gone');
-  }, 500);
-  poll.unref();
+  // on the process's shared 500 ms timer, which a member's heartbeats run (common/shared-interval.ts)
+  const stopPoll = sharedInterval(
+    500,
+    () => {
+      if (parent !== 1 && process.ppid !== parent) resolve('parent process gone');
+    },
+    { ref: false },
+  );
   return {
     promise,
     dispose() {
-      clearInterval(poll);
+      stopPoll();
       if (stdinWatched) {
         process.stdin.off('end', onEnd);
         process.stdin.off('close', onEnd);

@@ -26,7 +26,10 @@ export class BrokerMetrics {
 
   constructor(broker: MonitoredBroker, cluster: ClusterSource) {
     const r = this.registry;
-    collectDefaultMetrics({ register: r });
+    // the event-loop delay histogram samples every 100 ms, not every 10 ms (prom-client's
+    // default): that timer was a wake-up of its own a hundred times a second in an idle member
+    // (docs/cluster-member.md#timers); a stall of 100 ms or more is still always seen
+    collectDefaultMetrics({ register: r, eventLoopMonitoringPrecision: 100 });
     const totals = broker.server.activity.totals;
     const stats = (): ReturnType<MonitoredBroker['server']['stats']> => broker.server.stats();
 

@@ -10,6 +10,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sharedInterval } from '../../common/shared-interval.js';
 import type { AuthThrottleOptions } from '../server/auth-throttle.js';
 import type { BrokerLogger } from '../server/options.js';
 import type { Permissions } from '../server/permission-check.js';
@@ -64,7 +65,7 @@ export class MonitoringServer {
   private readonly verifyUser: HttpUserVerifier | undefined;
   private readonly authenticate: HttpAuthenticator;
   private readonly allowedHosts: ReadonlySet<string>;
-  private sampler: NodeJS.Timeout | undefined;
+  private stopSampler: (() => void) | undefined;
   private boundPort = 0;
 
   private constructor(private readonly opts: MonitoringServerOptions) {
@@ -115,8 +116,8 @@ export class MonitoringServer {
       });
     });
     s.boundPort = (s.http.address() as AddressInfo).port;
-    s.sampler = setInterval(() => s.sampleHistory(), SAMPLE_EVERY_MS);
-    s.sampler.unref();
+    // on the process's one 1 s timer (the server's sweep and disk alarm run there too)
+    s.stopSampler = sharedInterval(SAMPLE_EVERY_MS, () => s.sampleHistory(), { ref: false });
     return s;
   }
 
@@ -177,7 +178,7 @@ export class MonitoringServer {
   }
 
   async stop(): Promise<void> {
-    if (this.sampler) clearInterval(this.sampler);
+    this.stopSampler?.();
     await new Promise<void>((resolve) => {
       this.http.close(() => resolve());
       this.http.closeAllConnections();

@@ -1,5 +1,5 @@
 /**
- * What `Replica.start` wires in by default (a TcpTransport, setInterval), behind narrow
+ * What `Replica.start` wires in by default (a TcpTransport, setTimeout), behind narrow
  * interfaces so the deterministic simulation (test/cluster-broker/replication/sim/) runs the real Replica on a
  * simulated network and clock (the clock and the file system are already `ReplicaOptions.clock`
  * and `ReplicaOptions.fs`). Internal: the package entry points export none of this.
@@ -26,8 +26,18 @@ export type TransportFactory = (
   onPeerLost: (peer: string) => void,
 ) => ReplicaTransport;
 
-/** Calls `tick` every `ms` milliseconds until the returned function is called. */
-export type Ticker = (tick: () => void, ms: number) => () => void;
+/**
+ * The Replica's one timer (docs/cluster-member.md#raft-timer): `arm(ms)` has it call `fire` once,
+ * `ms` milliseconds from now, in place of any call armed before and not made yet; `stop()` drops
+ * the armed call for good.
+ */
+export interface ReplicaTimer {
+  arm(ms: number): void;
+  stop(): void;
+}
+
+/** Builds the Replica's timer around its `fire` callback. */
+export type TimerFactory = (fire: () => void) => ReplicaTimer;
 
 /** Driver bugs a test turns on to see that the simulation catches them. Never set outside tests. */
 export interface UnsafeDriverFlags {
@@ -37,11 +47,37 @@ export interface UnsafeDriverFlags {
 
 export interface ReplicaSeams {
   readonly transport?: TransportFactory;
-  readonly ticker?: Ticker;
+  readonly timer?: TimerFactory;
   readonly unsafe?: UnsafeDriverFlags;
 }
 
-export const intervalTicker: Ticker = (tick, ms) => {
-  const timer = setInterval(tick, ms);
-  return () => clearInterval(timer);
+/**
+ * The process's own timer: one setTimeout at a time; armed again for the same delay before it
+ * fired (a follower moving its wake-up on with each heartbeat), the same one is restarted.
+ */
+export const timeoutTimer: TimerFactory = (fire) => {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let armedMs = 0;
+  let stopped = false;
+  const run = (): void => {
+    timer = undefined;
+    fire();
+  };
+  return {
+    arm(ms) {
+      if (stopped) return;
+      if (timer !== undefined && ms === armedMs) {
+        timer.refresh();
+        return;
+      }
+      if (timer !== undefined) clearTimeout(timer);
+      armedMs = ms;
+      timer = setTimeout(run, ms);
+    },
+    stop() {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+    },
+  };
 };

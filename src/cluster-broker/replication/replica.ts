@@ -28,10 +28,12 @@ import type {
   SoftState,
 } from './raft/types.js';
 import {
-  intervalTicker,
   type ReplicaSeams,
+  type ReplicaTimer,
   type ReplicaTransport,
+  type TimerFactory,
   type TransportFactory,
+  timeoutTimer,
   type UnsafeDriverFlags,
 } from './replica-seams.js';
 import { withoutSupersededAnswers } from './superseded-answers.js';
@@ -42,6 +44,16 @@ import { amqpWireCodec, type WireCodec } from './wire.js';
 const SLOW_PERSIST_DEBUG_MS = 200;
 /** ...and from this long at warn: every acknowledgement of the cluster waited on this disk. */
 const SLOW_PERSIST_WARN_MS = 1_000;
+/**
+ * The timer sleeps until the core's next deadline, but never longer than this, or twice the
+ * heartbeat interval if that is longer (a follower that hears its leader then never wakes for
+ * it): a stall is measured from the last moment this member is known to have run (an input or
+ * the timer), so this bounds how much idle time before a stall is counted as stalled
+ * (docs/cluster-member.md#raft-timer).
+ */
+const MAX_SLEEP_MS = 100;
+/** The timer firing this much later than armed means this process did not run meanwhile. */
+const STALL_MS = 90;
 
 /** The application replicated by the log (the broker's event applier). */
 export interface StateMachine {
@@ -91,8 +103,6 @@ export interface ReplicaOptions {
   readonly logger?: Logger;
   /** Monotonic milliseconds; default performance.now. */
   readonly clock?: () => number;
-  /** Timer resolution, ms (default 10). */
-  readonly tickMs?: number;
 }
 
 export interface ReplicaEvents {
@@ -106,6 +116,12 @@ export interface ReplicaEvents {
   error: (err: Error) => void;
   /** The member finished recovering (HardState.recovering): it votes and counts toward commit again. */
   recovered: () => void;
+  /**
+   * The cluster's regular traffic has this process awake: its timer fired (a leader's heartbeats
+   * are due), it sent due heartbeats from an input, or a leader's heartbeat came in. Periodic work
+   * can run now rather than wake the process again (docs/cluster-member.md#timers).
+   */
+  heartbeat: () => void;
 }
 
 export interface Committed {
@@ -126,13 +142,17 @@ export class Replica extends EventEmitter<ReplicaEvents> {
   private readonly core: RaftCore;
   private readonly waiters = new Map<number, Waiter>();
   private readonly clock: () => number;
-  private stopTicker: (() => void) | undefined;
+  /** Aimed at the core's next deadline (armedAt); set once the transport listens. */
+  private timer: ReplicaTimer | undefined;
+  private armedAt = Number.POSITIVE_INFINITY;
+  private readonly maxSleepMs: number;
+  /** The last time this member is known to have run: an input handled or the timer fired. */
+  private lastAwakeAt: number;
   private busy = false;
   private scheduled = false;
   private closed = false;
   private loopDone: Promise<void> = Promise.resolve();
   private wasQuorate = false;
-  private lastTickAt = Number.POSITIVE_INFINITY;
   private lastRole: Role = 'follower';
   private wasRecovering: RecoveryReason | null = null;
   /** Bytes of the entries applied since the last snapshot (paces compaction). */
@@ -165,11 +185,13 @@ export class Replica extends EventEmitter<ReplicaEvents> {
       this.clock(),
     );
     this.wasRecovering = this.core.recoveringReason;
+    this.lastAwakeAt = this.clock();
+    this.maxSleepMs = Math.max(MAX_SLEEP_MS, 2 * (opts.raft?.heartbeatInterval ?? 50));
   }
 
   /**
-   * Recover the store, listen, connect to peers and start the timers. `seams` replace the TCP
-   * transport and the interval timer (the deterministic simulation; replica-seams.ts).
+   * Recover the store, listen, connect to peers and start the timer. `seams` replace the TCP
+   * transport and the timer (the deterministic simulation; replica-seams.ts).
    */
   static async start(opts: ReplicaOptions, seams: ReplicaSeams = {}): Promise<Replica> {
     const storage = await FileStorage.open({
@@ -188,7 +210,7 @@ export class Replica extends EventEmitter<ReplicaEvents> {
     );
     replica = new Replica(opts, storage, transport, seams.unsafe ?? {});
     replica.port = await transport.start();
-    replica.stopTicker = (seams.ticker ?? intervalTicker)(() => replica!.onTick(), opts.tickMs ?? 10);
+    replica.startTimer(seams.timer ?? timeoutTimer);
     return replica;
   }
 
@@ -281,7 +303,7 @@ export class Replica extends EventEmitter<ReplicaEvents> {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.stopTicker?.();
+    this.timer?.stop();
     await this.transport.close();
     await this.loopDone;
     await this.storage.close();
@@ -294,39 +316,86 @@ export class Replica extends EventEmitter<ReplicaEvents> {
     if (this.closed) return;
     this.core.step(m, this.clock());
     this.kick();
+    if (m.type === 'heartbeat') this.emit('heartbeat');
   }
 
   private onPeerLost(peer: string): void {
     if (this.closed) return;
     this.core.peerDisconnected(peer, this.clock());
+    this.kick(); // the election deadline moved closer: the timer follows
   }
 
-  private onTick(): void {
+  // ---- the timer (docs/cluster-member.md#raft-timer) ---------------------------------------
+
+  private startTimer(factory: TimerFactory): void {
+    this.timer = factory(() => this.onTimer());
+    this.arm(this.clock());
+  }
+
+  /**
+   * Arm the timer for the core's next deadline (a leader's heartbeat or loss of its majority, an
+   * election, a follower's lapse of leader contact), maxSleepMs at most. One ms late rather than
+   * early: libuv counts whole ms, so a timer may fire up to a ms before the time asked for, and
+   * one that finds its deadline not quite due costs a second wake-up.
+   */
+  private arm(now: number, at = this.wakeAt(now)): void {
+    if (this.timer === undefined || this.closed) return;
+    this.armedAt = at;
+    this.timer.arm(Math.max(1, Math.ceil(at - now) + 1));
+  }
+
+  private wakeAt(now: number): number {
+    return Math.min(this.core.nextDeadline(now), now + this.maxSleepMs);
+  }
+
+  /**
+   * After inputs: arm again when they moved the wake-up time earlier (an election won, a new term,
+   * the leader's connection lost), or later by a quarter of the cap or more (a follower that heard
+   * its leader, a leader that sent its heartbeats from an input): a timer left armed would wake
+   * the process for nothing. Smaller moves later are left to the timer, which finds nothing due
+   * and sleeps again, rather than arming it anew on every input of a busy member.
+   */
+  private rearmIfMoved(now: number): void {
+    const at = this.wakeAt(now);
+    if (at < this.armedAt || at - this.armedAt >= this.maxSleepMs / 4) this.arm(now, at);
+  }
+
+  private onTimer(): void {
     if (this.closed) return;
     const now = this.clock();
-    // A tick far later than scheduled means this process stalled: do not blame the peers.
-    const tickMs = this.opts.tickMs ?? 10;
-    const gap = now - this.lastTickAt;
-    this.lastTickAt = now;
-    if (gap > tickMs * 5 + 50) {
-      this.core.pause(gap - tickMs);
+    // A timer far later than armed means this process did not run (GC, CPU, a stop): the silence
+    // of the peers since it last ran is its own, not theirs. It may have stopped right after that
+    // moment, so that is where the pause starts (the timer's lateness alone would leave out the
+    // time before its deadline); an input handled since the deadline (a long round of I/O
+    // callbacks, not a stop) read what the peers sent.
+    const unseen = now - this.lastAwakeAt;
+    if (now - this.armedAt > STALL_MS && unseen > STALL_MS) {
+      this.core.pause(unseen);
       this.opts.logger?.debug?.(
-        { member: this.id, ms: Math.round(gap - tickMs) },
+        { member: this.id, ms: Math.round(unseen) },
         'replication: this process did not run for a while (GC, CPU or a stop); peers not blamed for it',
       );
     }
+    this.lastAwakeAt = now;
     this.core.tick(now);
+    this.noteQuorate(now);
+    this.arm(now);
+    this.kick();
+    this.emit('heartbeat');
+  }
+
+  private noteQuorate(now: number): void {
     const q = this.core.isQuorate(now);
     if (q !== this.wasQuorate) {
       this.wasQuorate = q;
       this.emit('quorate', q);
     }
-    this.kick();
   }
 
   /**
    * After a burst of inputs (one microtask later, so proposals of one turn batch together): send
-   * the leader's appends at once (they need no fsync here), and run the Ready loop if idle.
+   * the leader's appends at once (they need no fsync here), run the Ready loop if idle, and follow
+   * the core's next deadline with the timer.
    */
   private kick(): void {
     if (this.scheduled || this.closed) return;
@@ -334,24 +403,30 @@ export class Replica extends EventEmitter<ReplicaEvents> {
     queueMicrotask(() => {
       this.scheduled = false;
       if (this.closed) return;
-      this.heartbeatIfDue();
+      const now = this.clock();
+      this.lastAwakeAt = now;
+      this.heartbeatIfDue(now);
       for (const m of withoutSupersededAnswers(this.core.takeEagerMessages())) this.send(m);
       if (!this.busy && this.core.hasReady()) this.loopDone = this.loop();
+      this.noteQuorate(now);
+      this.rearmIfMoved(now);
     });
   }
 
   /**
-   * A leader's heartbeats go out from the tick, a timer; timers wait while the event loop works
-   * through one long round of I/O callbacks (a window of client sends), and a leader silent for an
+   * A leader's heartbeats go out from the timer; timers wait while the event loop works through
+   * one long round of I/O callbacks (a window of client sends), and a leader silent for an
    * election timeout is replaced though it is busy, not gone (docs/cluster-member.md#fresh-start).
    * So every input also sends the heartbeats once they are due. Only while quorate as things
-   * stand: the check-quorum step-down stays with the tick, which first discounts a stall of our
+   * stand: the check-quorum step-down stays with the timer, which first discounts a stall of our
    * own (`pause`) and comes after the followers' queued answers were read.
    */
-  private heartbeatIfDue(): void {
+  private heartbeatIfDue(now: number): void {
     if (!this.core.isLeader()) return;
-    const now = this.clock();
-    if (now >= this.core.nextDeadline() && this.core.isQuorate(now)) this.core.tick(now);
+    if (now >= this.core.nextDeadline(now) && this.core.isQuorate(now)) {
+      this.core.tick(now);
+      this.emit('heartbeat');
+    }
   }
 
   private async loop(): Promise<void> {

@@ -7,6 +7,7 @@ import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import type { AmqpErrorBody } from '../../codec/index.js';
+import { sharedInterval } from '../../common/shared-interval.js';
 import { SocketPort } from '../../protocol/index.js';
 import { Activity } from './activity.js';
 import type { BrokerBackend } from './backend.js';
@@ -49,7 +50,7 @@ export class BrokerServer {
   /** Open connections (and WebSocket sockets not yet upgraded) per source address (the per-address cap). */
   private readonly perAddress = new Map<string, number>();
   private readonly alarm: ResourceAlarm;
-  private sweep: NodeJS.Timeout | undefined;
+  private stopSweep: (() => void) | undefined;
   private stopping = false;
   private readonly onAvailable = (q: string): void => this.ctx.consumers.available(q);
   private readonly onStolen = (linkKey: string): void => this.ctx.consumers.steal(linkKey);
@@ -179,8 +180,8 @@ export class BrokerServer {
     const o = this.ctx.opts;
     const shortest = Math.min(o.idleTimeoutMs > 0 ? o.idleTimeoutMs : 60_000, o.handshakeTimeoutMs);
     const every = Math.max(20, Math.min(1000, Math.floor(shortest / 4)));
-    this.sweep = setInterval(() => this.tickAll(), every);
-    this.sweep.unref();
+    // on the process's one timer of that period (1 s by default: with the disk alarm's and more)
+    this.stopSweep = sharedInterval(every, () => this.tickAll(), { ref: false });
     this.alarm.start();
   }
 
@@ -228,7 +229,7 @@ export class BrokerServer {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
-    if (this.sweep) clearInterval(this.sweep);
+    this.stopSweep?.();
     this.alarm.stop();
     this.ctx.backend.off('available', this.onAvailable);
     this.ctx.backend.off('serving', this.onServing);

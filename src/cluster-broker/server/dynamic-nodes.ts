@@ -24,6 +24,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AmqpValue, Fields } from '../../codec/index.js';
+import { sharedInterval } from '../../common/shared-interval.js';
 import type { LifetimePolicy, QueueOptions } from '../core/events.js';
 import type { BrokerBackend } from './backend.js';
 import { withOwnerUser } from './identity.js';
@@ -86,7 +87,7 @@ export class DynamicNodes {
   private readonly nodes = new Map<string, DynamicNode>();
   private readonly byOwner = new Map<string, DynamicNode>();
   private closed = false;
-  private readonly sweeper: NodeJS.Timeout;
+  private readonly stopSweeper: () => void;
   /** `<queue>@<ownerLostAt>` of the grace-period deletes this process already submitted. */
   private readonly deleting = new Set<string>();
   private readonly holder: string;
@@ -98,8 +99,9 @@ export class DynamicNodes {
   ) {
     this.holder = backend.origin ?? SINGLE_NODE_HOLDER;
     // a quarter of the grace period late at most, and never busier than every 20 ms
-    this.sweeper = setInterval(() => this.sweep(), Math.min(1_000, Math.max(20, graceMs / 4)));
-    this.sweeper.unref();
+    this.stopSweeper = sharedInterval(Math.min(1_000, Math.max(20, graceMs / 4)), () => this.sweep(), {
+      ref: false,
+    });
   }
 
   static isTemporary(address: string): boolean {
@@ -174,7 +176,7 @@ export class DynamicNodes {
   /** Stops sweeping (the server is stopping: the nodes and their owner records stay in the store). */
   close(): void {
     this.closed = true;
-    clearInterval(this.sweeper);
+    this.stopSweeper();
     this.nodes.clear();
     this.byOwner.clear();
   }

@@ -7,6 +7,7 @@
  * anyway and the store's recovery releases them all.
  */
 import { EventEmitter } from 'eventemitter3';
+import { sharedInterval } from '../../common/shared-interval.js';
 import { availableQueues, queuesHeldBy } from '../core/availability.js';
 import { BrokerState } from '../core/broker-state.js';
 import type { BrokerEvent } from '../core/events.js';
@@ -76,7 +77,7 @@ export class LocalBackend extends EventEmitter<BrokerBackendEvents> implements B
   private readonly clock: () => number;
   private closed = false;
   private failed: Error | undefined;
-  private readonly timer: NodeJS.Timeout;
+  private readonly stopTimer: () => void;
   private lastHousekeeping = 0;
 
   constructor(
@@ -85,8 +86,7 @@ export class LocalBackend extends EventEmitter<BrokerBackendEvents> implements B
   ) {
     super();
     this.clock = opts.clock ?? Date.now;
-    this.timer = setInterval(() => this.housekeeping(), opts.expireIntervalMs ?? 1000);
-    this.timer.unref();
+    this.stopTimer = sharedInterval(opts.expireIntervalMs ?? 1000, () => this.housekeeping(), { ref: false });
   }
 
   get state(): BrokerState {
@@ -142,7 +142,7 @@ export class LocalBackend extends EventEmitter<BrokerBackendEvents> implements B
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    clearInterval(this.timer);
+    this.stopTimer();
     try {
       await this.committer.flush();
     } finally {

@@ -13,6 +13,7 @@ import { statfs } from 'node:fs/promises';
 import os from 'node:os';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { sharedInterval } from '../../common/shared-interval.js';
 import type { BrokerLogger } from './options.js';
 
 const MEMORY_EVERY_MS = 100;
@@ -108,8 +109,8 @@ export type AlarmKind = 'memory' | 'disk';
 export class ResourceAlarm {
   private readonly active = new Set<AlarmKind>();
   private readonly waiters = new Set<() => void>();
-  private memoryTimer: NodeJS.Timeout | undefined;
-  private diskTimer: NodeJS.Timeout | undefined;
+  private stopMemoryTimer: (() => void) | undefined;
+  private stopDiskTimer: (() => void) | undefined;
   private diskBusy = false;
   private lastGcAt = 0;
   private gcSpacingMs = GC_EVERY_MS;
@@ -156,22 +157,21 @@ export class ResourceAlarm {
 
   start(): void {
     if (this.o.maxMemory > 0) {
-      this.memoryTimer = setInterval(() => this.checkMemory(), MEMORY_EVERY_MS);
-      this.memoryTimer.unref();
+      // on the process's one 100 ms timer (a cluster member's status and watch run there too)
+      this.stopMemoryTimer = sharedInterval(MEMORY_EVERY_MS, () => this.checkMemory(), { ref: false });
       this.checkMemory();
     }
     if (this.o.minDiskFree > 0 && this.o.diskPath !== undefined) {
-      this.diskTimer = setInterval(() => void this.checkDisk(), DISK_EVERY_MS);
-      this.diskTimer.unref();
+      this.stopDiskTimer = sharedInterval(DISK_EVERY_MS, () => void this.checkDisk(), { ref: false });
       void this.checkDisk();
     }
   }
 
   stop(): void {
-    if (this.memoryTimer) clearInterval(this.memoryTimer);
-    if (this.diskTimer) clearInterval(this.diskTimer);
-    this.memoryTimer = undefined;
-    this.diskTimer = undefined;
+    this.stopMemoryTimer?.();
+    this.stopDiskTimer?.();
+    this.stopMemoryTimer = undefined;
+    this.stopDiskTimer = undefined;
     this.waiters.clear();
   }
 

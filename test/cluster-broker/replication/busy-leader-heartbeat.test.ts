@@ -1,8 +1,8 @@
 /**
  * A leader whose timers do not run (its event loop is working through one long round of I/O
  * callbacks) still sends its heartbeats once they are due, from the inputs it handles
- * (docs/cluster-member.md#fresh-start). The real Replica on a captured transport, a manual ticker
- * and a fake clock.
+ * (docs/cluster-member.md#fresh-start). The real Replica on a captured transport, a timer fired
+ * by hand and a fake clock.
  */
 import { expect, it } from 'vitest';
 import { settle, startCapturedLeader } from './captured-leader.js';

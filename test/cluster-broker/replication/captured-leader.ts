@@ -1,7 +1,7 @@
 /**
  * The real Replica as n1 of a 3-member cluster whose transport is captured (what it sends is
- * recorded, what it receives is handed in by the test), with a manual ticker and a fake clock,
- * brought to leadership of a new cluster. For tests of what a leader sends and when.
+ * recorded, what it receives is handed in by the test), with a timer the test fires by hand and a
+ * fake clock, brought to leadership of a new cluster. For tests of what a leader sends and when.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -64,9 +64,9 @@ export async function startCapturedLeader(opts: CapturedLeaderOptions = {}): Pro
           close: async () => {},
         };
       },
-      ticker: (t) => {
-        tick = t;
-        return () => {};
+      timer: (fire) => {
+        tick = fire;
+        return { arm: () => {}, stop: () => {} };
       },
     },
   );

@@ -67,7 +67,6 @@ async function startMembers(
         dataDir: `/power-loss/${id}`,
         stateMachine: journal,
         fs: slowSyncs(disk),
-        tickMs: 5,
         raft: { electionTimeoutMin: 80, electionTimeoutMax: 160, heartbeatInterval: 20 },
       });
       out.set(id, { replica, disk, journal, joined: joined(replica) });

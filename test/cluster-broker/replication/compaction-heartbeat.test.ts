@@ -2,8 +2,8 @@
  * A leader about to compact its log (a walk of the whole state on its event loop) sends its
  * followers heartbeats and writes them out first, so their election timers restart before it
  * blocks (docs/cluster-member.md#fresh-start: a fresh cluster's first compaction under load came
- * right before its only leader change). The real Replica on a captured transport, a manual ticker
- * and a fake clock.
+ * right before its only leader change). The real Replica on a captured transport, a timer fired
+ * by hand and a fake clock.
  */
 import { expect, it } from 'vitest';
 import type { Message, SnapshotData } from '../../../src/cluster-broker/replication/raft/types.js';

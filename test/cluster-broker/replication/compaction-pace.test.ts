@@ -69,7 +69,6 @@ async function runPhases(
     stateMachine: sm,
     fs: new PowerLossFs(),
     snapshotEvery: 10,
-    tickMs: 5,
     raft: { electionTimeoutMin: 20, electionTimeoutMax: 40, heartbeatInterval: 10 },
     ...extra,
   });

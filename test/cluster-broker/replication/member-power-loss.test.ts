@@ -22,7 +22,6 @@ async function startMember(fs: PowerLossFs, journal: Journal): Promise<Replica> 
     stateMachine: journal,
     fs,
     snapshotEvery: 8,
-    tickMs: 5,
     raft: { electionTimeoutMin: 20, electionTimeoutMax: 40, heartbeatInterval: 10 },
   });
 }

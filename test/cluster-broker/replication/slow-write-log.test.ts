@@ -58,9 +58,9 @@ async function runWithFsyncTaking(syncMs: number): Promise<string[]> {
     },
     {
       transport: () => ({ start: async () => 0, send: () => {}, close: async () => {} }),
-      ticker: (t) => {
-        tick = t;
-        return () => {};
+      timer: (fire) => {
+        tick = fire;
+        return { arm: () => {}, stop: () => {} };
       },
     },
   );

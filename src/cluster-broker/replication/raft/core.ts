@@ -167,7 +167,9 @@ export class RaftCore {
   isQuorate(now: number): boolean {
     if (this.role === 'leader') {
       let heard = 1;
-      for (const pr of this.progress.values()) if (now - pr.lastHeard <= this.electionMax) heard++;
+      // strictly within, as a follower's: the moment it lapses is then the first one it is false
+      // at, which a driver that sleeps until nextDeadline() wakes at
+      for (const pr of this.progress.values()) if (now - pr.lastHeard < this.electionMax) heard++;
       return heard >= this.quorum;
     }
     return (
@@ -180,9 +182,43 @@ export class RaftCore {
     return this.role === 'leader' && this.isQuorate(now) && this.log.term(this.commit) === this.term;
   }
 
-  /** The earliest time at which `tick` has something to do. */
-  nextDeadline(): number {
-    return this.role === 'leader' ? this.heartbeatDue : this.electionDeadline;
+  /**
+   * The earliest time at which `tick` has something to do or `isQuorate` turns false with no
+   * input in between: a leader's next heartbeat, or the moment it stops hearing from a majority
+   * (check-quorum steps it down then); anyone else's election deadline, or the moment a follower's
+   * leader contact lapses. A driver that sleeps until then (docs/cluster-member.md#raft-timer)
+   * misses nothing a fixed tick would see; an input may move it earlier (a new term, a won
+   * election, `peerDisconnected`), so ask again after each.
+   */
+  nextDeadline(now: number = this.now): number {
+    if (this.role === 'leader') return Math.min(this.heartbeatDue, this.quorumLapsesAt(now));
+    if (this.role === 'follower' && this.leader !== null) {
+      const lapse = this.lastLeaderContact + this.electionMax;
+      if (lapse > now) return Math.min(this.electionDeadline, lapse);
+    }
+    return this.electionDeadline;
+  }
+
+  /**
+   * Leader: from when on it hears from no majority (its own vote and the peers heard within the
+   * max election timeout), if no answer comes in between; Infinity when that is not after `now`
+   * (it is not quorate: only an answer changes that) or it needs no peer.
+   */
+  private quorumLapsesAt(now: number): number {
+    const needed = this.quorum - 1;
+    if (needed <= 0) return Number.POSITIVE_INFINITY;
+    // the needed-th most recent answer (asked on every input: no array for the usual 3 members)
+    let last = Number.NEGATIVE_INFINITY;
+    if (needed === 1) for (const pr of this.progress.values()) last = Math.max(last, pr.lastHeard);
+    else {
+      const heard: number[] = [];
+      for (const pr of this.progress.values()) heard.push(pr.lastHeard);
+      heard.sort((a, b) => b - a);
+      last = heard[needed - 1] ?? Number.NEGATIVE_INFINITY;
+    }
+    // isQuorate counts a peer while now - lastHeard < electionMax: false from this moment
+    const at = last + this.electionMax;
+    return at > now ? at : Number.POSITIVE_INFINITY;
   }
 
   /** What became of a proposal answered with (index, term). */

@@ -1,6 +1,6 @@
 /**
  * One simulated cluster member: the real `Replica` (src/cluster-broker/replication/replica.ts)
- * with its real FileStorage, started on the simulation's clock, ticker and network (the seams of
+ * with its real FileStorage, started on the simulation's clock, timer and network (the seams of
  * replica-seams.ts) and on a simulated disk (slow-sync-fs.ts over a power-loss model). A crash
  * freezes the running Replica where it is (its pending syncs never complete, its sends are
  * dropped) and keeps only what the disk made durable; the next start recovers from that through
@@ -20,7 +20,7 @@ import { snapshotBytes } from '../../../../src/cluster-broker/replication/raft/t
 import { Replica, type StateMachine } from '../../../../src/cluster-broker/replication/replica.js';
 import type {
   ReplicaTransport,
-  Ticker,
+  TimerFactory,
   UnsafeDriverFlags,
 } from '../../../../src/cluster-broker/replication/replica-seams.js';
 import { StoreImage } from '../../../../src/cluster-broker/replication/store-image.js';
@@ -145,17 +145,20 @@ export class SimMember {
         close: async () => {},
       };
     };
-    const ticker: Ticker = (tick, ms) => {
+    // each arm() queues one event on the simulated clock; one armed since, or a stop, voids it
+    const timer: TimerFactory = (fire) => {
+      let armed = 0;
       let on = true;
-      const next = (): void =>
-        host.later(this, ms, () => {
-          if (!on) return;
-          tick();
-          next();
-        });
-      next();
-      return () => {
-        on = false;
+      return {
+        arm: (ms) => {
+          const mine = ++armed;
+          host.later(this, ms, () => {
+            if (on && mine === armed) fire();
+          });
+        },
+        stop: () => {
+          on = false;
+        },
       };
     };
     const { unsafe, unsafeDriver } = this.config;
@@ -176,7 +179,7 @@ export class SimMember {
         clock: () => host.now(),
         snapshotEvery: this.config.snapshotEvery,
       },
-      { transport, ticker, ...(unsafeDriver ? { unsafe: unsafeDriver } : {}) },
+      { transport, timer, ...(unsafeDriver ? { unsafe: unsafeDriver } : {}) },
     ).then(
       async (replica) => {
         if (!current()) return;

@@ -2,7 +2,7 @@
  * Deterministic simulation of a Raft cluster in one process, running the real `Replica` of every
  * member (sim-member.ts: its Ready loop, its FileStorage with recovery, its eager leader sends)
  * on a seeded network (loss, delay, reordering, duplication, partitions of every shape), a seeded
- * clock and ticker, and a disk whose syncs complete at a simulated time and whose crash drops
+ * clock and timer, and a disk whose syncs complete at a simulated time and whose crash drops
  * unsynced writes (or tears the last one). Members crash, restart and stall at random. The
  * Checker runs on every step. After the fault phase the network heals and every member restarts:
  * a leader must be elected and a new entry must commit on every member within a bounded
