@@ -1,20 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Message, UnsafeFlags } from '../../../src/cluster-broker/replication/raft/types.js';
-import { StoreImage } from '../../../src/cluster-broker/replication/store-image.js';
 import { Cluster, data } from './lockstep-cluster.js';
-
-/** A store as FileStorage creates it in an empty data dir (docs/production.md#blank-member). */
-function blankStore(): StoreImage {
-  const s = new StoreImage();
-  s.hardState = { term: 0, vote: null, recovering: 'blank' };
-  return s;
-}
-
-function wipe(c: Cluster, id: string): void {
-  c.stores.set(id, blankStore());
-  c.applied.set(id, []);
-  c.boot(id);
-}
+import { wipe } from './lockstep-losses.js';
 
 /**
  * Issue 30's seed 10304, in lock step: n2 never hears from the cluster (its log stays empty, its

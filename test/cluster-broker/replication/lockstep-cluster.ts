@@ -10,7 +10,10 @@ import type {
 import { StoreImage } from '../../../src/cluster-broker/replication/store-image.js';
 import { Rng } from './sim/rng.js';
 
-/** A tiny lock-step cluster: instant delivery, cuttable links, in-memory stores, manual clock. */
+/**
+ * A tiny lock-step cluster: instant delivery, cuttable links, members that stall, in-memory
+ * stores, manual clock.
+ */
 export class Cluster {
   now = 0;
   readonly cores = new Map<string, RaftCore>();
@@ -18,6 +21,10 @@ export class Cluster {
   readonly applied = new Map<string, Entry[]>();
   readonly readies = new Map<string, Ready[]>();
   private cut = new Set<string>();
+  /** Stalled members (stall), with when they stopped running. */
+  private stalled = new Map<string, number>();
+  /** Messages to a stalled member, waiting for it in order, as in its sockets. */
+  private held: Message[] = [];
   private rng = new Rng(7);
   /** Network meddling: return null to lose a message, or a changed copy. */
   intercept: (m: Message) => Message | null = (m) => m;
@@ -36,6 +43,9 @@ export class Cluster {
 
   /** (Re)start a member from its store, optionally with its own config (e.g. timeouts). */
   boot(id: string, own: Partial<RaftConfig> = {}): void {
+    // a restarted process runs; what waited for the old one went with its connections
+    this.stalled.delete(id);
+    this.held = this.held.filter((m) => m.to !== id);
     const core = new RaftCore(
       { id, members: this.ids, random: () => this.rng.next(), ...this.extra, ...own },
       this.stores.get(id)!.toInitialState(),
@@ -46,6 +56,28 @@ export class Cluster {
 
   core(id: string): RaftCore {
     return this.cores.get(id)!;
+  }
+
+  /**
+   * The member stops running (event loop stall, SIGSTOP): no ticks, and what reaches it waits. A
+   * leader stalled this way is still leader when it resumes, however long the others went on.
+   */
+  stall(id: string): void {
+    this.stalled.set(id, this.now);
+  }
+
+  /**
+   * It runs again. As the Replica does on a late tick, it shifts its timers by the stall
+   * (RaftCore.pause), so it does not blame its peers for its own silence; then it gets what waited.
+   */
+  resume(id: string): void {
+    const since = this.stalled.get(id)!;
+    this.stalled.delete(id);
+    this.core(id).pause(this.now - since);
+    const waited = this.held.filter((m) => m.to === id);
+    this.held = this.held.filter((m) => m.to !== id);
+    for (const m of waited) this.core(id).step(m, this.now);
+    this.settle();
   }
 
   isolate(id: string): void {
@@ -83,6 +115,7 @@ export class Cluster {
     for (let round = 0; round < 1000; round++) {
       const queue: Message[] = [];
       for (const [id, core] of this.cores) {
+        if (this.stalled.has(id)) continue;
         queue.push(...core.takeEagerMessages());
         while (core.hasReady()) {
           const r = core.takeReady();
@@ -99,7 +132,8 @@ export class Cluster {
       for (const sent of queue) {
         const m = this.cut.has(`${sent.from}>${sent.to}`) ? null : this.intercept(sent);
         if (m === null) continue;
-        this.cores.get(m.to)?.step(m, this.now);
+        if (this.stalled.has(m.to)) this.held.push(m);
+        else this.cores.get(m.to)?.step(m, this.now);
       }
     }
     throw new Error('no quiescence');
@@ -109,7 +143,7 @@ export class Cluster {
     const end = this.now + ms;
     while (this.now < end) {
       this.now += 5;
-      for (const c of this.cores.values()) c.tick(this.now);
+      for (const [id, c] of this.cores) if (!this.stalled.has(id)) c.tick(this.now);
       this.settle();
     }
   }
