@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { STORE_LOSSES } from './sim/sim-member.js';
 import { runSeed, type SimOptions, type SimResult } from './sim/simulation.js';
@@ -104,11 +105,16 @@ describe('replication: deterministic simulation of real Replicas', () => {
     BUDGET_MS + 600_000,
   );
 
-  it('passes every seed that ever failed (regression-seeds.json), and each still plays its bug', async () => {
+  it('passes every seed that ever failed (regression-seeds.json), and each still plays its bug (or its lock-step test does)', async () => {
     for (const r of regressionSeeds()) {
       const result = await runSeed(regressionOptions(r));
       expect(result.ok, `seed ${r.seed} (was: ${r.failed}): ${result.error}`).toBe(true);
       if (r.caughtBy === undefined) continue;
+      if (r.playedBy !== undefined) {
+        const lockstep = readFileSync(new URL(`../../../${r.playedBy}`, import.meta.url), 'utf8');
+        expect(lockstep, `${r.playedBy} no longer sets ${r.caughtBy}`).toContain(`${r.caughtBy}: true`);
+        continue;
+      }
       const older = r.playsWith ?? [];
       if (older.length > 0) {
         const timing = await runSeed({ ...regressionOptions(r), unsafe: unsafeFlags(older) });

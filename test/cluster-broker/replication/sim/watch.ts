@@ -25,6 +25,13 @@ export interface RegressionSeed {
    * how its run unfolds): it must pass with these alone, and fail with these and `caughtBy`.
    */
   readonly playsWith?: readonly (keyof UnsafeFlags)[];
+  /**
+   * The lock-step test file (from the repository root) that plays `caughtBy`'s bug now, for a
+   * seed whose run a later change of the Replica's timing unfolds otherwise (the timer aimed at
+   * the Raft core's next deadline changed every schedule): the seed must still pass, and that
+   * file must still set the flag; it fails with it there, deterministically.
+   */
+  readonly playedBy?: string;
 }
 
 /** The flags `flags` names, all set. */
