@@ -1,16 +1,15 @@
 /**
  * The real Replica as n1 of a 3-member cluster whose transport is captured (what it sends is
  * recorded, what it receives is handed in by the test), with a timer the test fires by hand and a
- * fake clock, brought to leadership of a new cluster. For tests of what a leader sends and when.
+ * fake clock (captured-replica.ts), brought to leadership of a new cluster. For tests of what a
+ * leader sends and when.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { Message } from '../../../src/cluster-broker/replication/raft/types.js';
-import { Replica, type StateMachine } from '../../../src/cluster-broker/replication/replica.js';
+import type { Replica } from '../../../src/cluster-broker/replication/replica.js';
+import { type CapturedReplicaOptions, settle, startCapturedReplica } from './captured-replica.js';
 
-export const settle = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
+export { settle };
 
 export interface CapturedLeader {
   readonly replica: Replica;
@@ -24,62 +23,20 @@ export interface CapturedLeader {
   close(): Promise<void>;
 }
 
-export interface CapturedLeaderOptions {
-  stateMachine?: StateMachine;
-  snapshotEvery?: number;
-  /** Called with each message as n1 sends it (after it is recorded in `sent`). */
-  onSend?: (m: Message) => void;
-  /** The transport's `flushNow`, when the test watches for it. */
-  onFlushNow?: () => void;
-}
+export type CapturedLeaderOptions = Omit<CapturedReplicaOptions, 'raft'>;
 
 export async function startCapturedLeader(opts: CapturedLeaderOptions = {}): Promise<CapturedLeader> {
-  const dir = await mkdtemp(join(tmpdir(), 'quorate-captured-leader-'));
-  const clock = { now: 1_000 };
-  const sent: Array<{ at: number; m: Message }> = [];
-  let deliver: (m: Message) => void = () => {};
-  let tick: () => void = () => {};
-  const addr = { host: '127.0.0.1', port: 1 };
-  const replica = await Replica.start(
-    {
-      id: 'n1',
-      clusterId: 'c',
-      members: { n1: addr, n2: addr, n3: addr },
-      dataDir: dir,
-      stateMachine: opts.stateMachine ?? { apply: () => {}, restore: () => {} },
-      ...(opts.snapshotEvery !== undefined ? { snapshotEvery: opts.snapshotEvery } : {}),
-      raft: { electionTimeoutMin: 400, electionTimeoutMax: 800, heartbeatInterval: 50 },
-      clock: () => clock.now,
-    },
-    {
-      transport: (onMessage) => {
-        deliver = onMessage;
-        return {
-          start: async () => 0,
-          send: (m) => {
-            sent.push({ at: clock.now, m });
-            opts.onSend?.(m);
-          },
-          ...(opts.onFlushNow ? { flushNow: opts.onFlushNow } : {}),
-          close: async () => {},
-        };
-      },
-      timer: (fire) => {
-        tick = fire;
-        return { arm: () => {}, stop: () => {} };
-      },
-    },
-  );
+  const captured = await startCapturedReplica({
+    ...opts,
+    raft: { electionTimeoutMin: 400, electionTimeoutMax: 800, heartbeatInterval: 50 },
+  });
   const leader: CapturedLeader = {
-    replica,
-    sent,
-    clock,
-    deliver: (m) => deliver(m),
-    tick: () => tick(),
-    close: async () => {
-      await replica.close();
-      await rm(dir, { recursive: true, force: true });
-    },
+    replica: captured.replica,
+    sent: captured.sent,
+    clock: captured.clock,
+    deliver: captured.deliver,
+    tick: captured.fire,
+    close: captured.close,
   };
   try {
     await elect(leader);

@@ -61,6 +61,36 @@ describe('RaftCore.nextDeadline', () => {
     expect(c.now).toBeLessThanOrEqual(heardAt + 300 + 2);
   });
 
+  it('five members: the leader wakes when its second-newest answer lapses, not before or after', () => {
+    // a max election timeout off the heartbeat grid (50 ms), so a lapse is never a heartbeat's time
+    const c = new Cluster(['a', 'b', 'c', 'd', 'e'], { electionTimeoutMin: 167, electionTimeoutMax: 333 });
+    c.run(1000);
+    const l = c.leader();
+    const [f1, f2, f3, f4] = c.ids.filter((id) => id !== l) as [string, string, string, string];
+    const core = c.core(l);
+    // the leader stops hearing f1, then f2, then f3, 100 ms apart; f4 answers throughout, so a
+    // majority (itself, f4 and one more) lapses with f3's last answer, the second-newest
+    c.partition([[l, f2, f3, f4], [f1]]);
+    c.run(100);
+    c.partition([[l, f3, f4], [f1], [f2]]);
+    c.run(100);
+    c.partition([[l, f4], [f1], [f2], [f3]]);
+    const cutAt = c.now;
+    for (let i = 0; i < 100 && core.isLeader(); i++) {
+      const next = core.nextDeadline(c.now);
+      // nothing changes before the deadline: it is never later than the lapse
+      expect(core.isQuorate(next - 1)).toBe(true);
+      c.now = next;
+      core.tick(c.now);
+      c.settle();
+    }
+    // it stepped down at the first moment it was not quorate, a max election timeout after f3's
+    // last answer (at most a heartbeat before the cut), while f4 still answered
+    expect(core.isLeader()).toBe(false);
+    expect(c.now).toBeGreaterThan(cutAt + 333 - 50);
+    expect(c.now).toBeLessThanOrEqual(cutAt + 333);
+  });
+
   it("a follower's deadline comes no later than the lapse of its leader's contact", () => {
     // a damaged member does not campaign at its election deadline, it only draws the next one,
     // which can fall after the moment its leader's contact lapses (isQuorate turns false)

@@ -2,19 +2,16 @@
  * The Replica's one timer (docs/cluster-member.md#raft-timer): aimed at the core's next deadline
  * (capped), moved on by the inputs, and a timer that fires far later than armed taken for a stall
  * of this process (the core pauses), not for the peers' silence. The real Replica on a captured
- * transport, a fake clock and a timer that records what it is armed for and fires by hand.
+ * transport, a fake clock and a timer that records what it is armed for and fires by hand
+ * (captured-replica.ts).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import type { Message } from '../../../src/cluster-broker/replication/raft/types.js';
-import { Replica } from '../../../src/cluster-broker/replication/replica.js';
-import { settle } from './captured-leader.js';
+import type { Replica } from '../../../src/cluster-broker/replication/replica.js';
+import { settle, startCapturedReplica } from './captured-replica.js';
 
 interface Follower {
   replica: Replica;
-  sent: Message[];
   clock: { now: number };
   /** When the timer is armed to fire (fake ms), or undefined when it is not armed. */
   dueAt(): number | undefined;
@@ -36,69 +33,24 @@ afterEach(async () => {
  * random draws all 0: an election deadline 150 ms after the last contact, no jitter.
  */
 async function startFollower(): Promise<Follower> {
-  const dir = await mkdtemp(join(tmpdir(), 'quorate-replica-timer-'));
-  const clock = { now: 1_000 };
-  const sent: Message[] = [];
-  let deliver: (m: Message) => void = () => {};
-  let peerLost: (peer: string) => void = () => {};
-  let fire: () => void = () => {};
-  let due: number | undefined;
-  let arms = 0;
-  const addr = { host: '127.0.0.1', port: 1 };
-  const replica = await Replica.start(
-    {
-      id: 'n1',
-      clusterId: 'c',
-      members: { n1: addr, n2: addr, n3: addr },
-      dataDir: dir,
-      stateMachine: { apply: () => {}, restore: () => {} },
-      clock: () => clock.now,
-      raft: { random: () => 0 },
-    },
-    {
-      transport: (onMessage, onPeerLost) => {
-        deliver = onMessage;
-        peerLost = onPeerLost;
-        return { start: async () => 0, send: (m) => sent.push(m), close: async () => {} };
-      },
-      timer: (f) => {
-        fire = () => {
-          due = undefined;
-          f();
-        };
-        return {
-          arm: (ms) => {
-            arms++;
-            due = clock.now + ms;
-          },
-          stop: () => {
-            due = undefined;
-          },
-        };
-      },
-    },
-  );
-  open.push(async () => {
-    await replica.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const c = await startCapturedReplica({ raft: { random: () => 0 } });
+  open.push(c.close);
   return {
-    replica,
-    sent,
-    clock,
-    dueAt: () => due,
-    arms: () => arms,
+    replica: c.replica,
+    clock: c.clock,
+    dueAt: c.dueAt,
+    arms: c.arms,
     fireAt: async (at) => {
-      clock.now = at;
-      fire();
+      c.clock.now = at;
+      c.fire();
       await settle();
     },
     deliver: async (m) => {
-      deliver(m);
+      c.deliver(m);
       await settle();
     },
     peerLost: async (peer) => {
-      peerLost(peer);
+      c.peerLost(peer);
       await settle();
     },
   };

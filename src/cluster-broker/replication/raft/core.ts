@@ -35,6 +35,8 @@ import type {
 
 export type ProposalStatus = 'committed' | 'pending' | 'lost' | 'unknown';
 
+const newestFirst = (a: number, b: number): number => b - a;
+
 export class RaftCore {
   readonly id: string;
   readonly members: readonly string[];
@@ -92,6 +94,8 @@ export class RaftCore {
    * start time: never from the random source, whose draws the simulation's seeds replay.
    */
   private readonly incarnation: number;
+  /** quorumLapsesAt's peers' last-heard times, reused (five members or more). */
+  private readonly heardScratch: number[] = [];
 
   constructor(config: RaftConfig, initial: InitialState, now: number) {
     this.id = config.id;
@@ -211,9 +215,11 @@ export class RaftCore {
     let last = Number.NEGATIVE_INFINITY;
     if (needed === 1) for (const pr of this.progress.values()) last = Math.max(last, pr.lastHeard);
     else {
-      const heard: number[] = [];
+      // five members or more: sorted in a scratch array kept for it (asked once per burst)
+      const heard = this.heardScratch;
+      heard.length = 0;
       for (const pr of this.progress.values()) heard.push(pr.lastHeard);
-      heard.sort((a, b) => b - a);
+      heard.sort(newestFirst);
       last = heard[needed - 1] ?? Number.NEGATIVE_INFINITY;
     }
     // isQuorate counts a peer while now - lastHeard < electionMax: false from this moment
