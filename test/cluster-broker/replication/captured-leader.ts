@@ -6,22 +6,19 @@
  */
 import { expect } from 'vitest';
 import type { Message } from '../../../src/cluster-broker/replication/raft/types.js';
-import type { Replica } from '../../../src/cluster-broker/replication/replica.js';
-import { type CapturedReplicaOptions, settle, startCapturedReplica } from './captured-replica.js';
+import {
+  type CapturedReplica,
+  type CapturedReplicaOptions,
+  settle,
+  startCapturedReplica,
+} from './captured-replica.js';
 
 export { settle };
 
-export interface CapturedLeader {
-  readonly replica: Replica;
-  /** Everything n1 sent, with the fake time it was sent at. */
-  readonly sent: Array<{ at: number; m: Message }>;
-  /** The fake clock: move it forward with `clock.now += ms`. */
-  readonly clock: { now: number };
-  deliver(m: Message): void;
+/** What a leader test uses of the captured replica, with its timer's `fire` named `tick`. */
+export type CapturedLeader = Pick<CapturedReplica, 'replica' | 'sent' | 'clock' | 'deliver' | 'close'> & {
   tick(): void;
-  /** Closes the replica and removes its data dir. */
-  close(): Promise<void>;
-}
+};
 
 export type CapturedLeaderOptions = Omit<CapturedReplicaOptions, 'raft'>;
 
