@@ -7,7 +7,7 @@
  * expiresAt moves by the same amount, so TTL and dedup age only ever use the leader's clock.
  */
 
-import { availableQueues, queuesHeldBy } from '../core/availability.js';
+import { forEachAvailableQueue, queuesHeldBy } from '../core/availability.js';
 import { BrokerState } from '../core/broker-state.js';
 import type { BrokerEvent } from '../core/events.js';
 import type { ApplyResult, ReleaseResult } from '../core/results.js';
@@ -47,6 +47,9 @@ export class ClusterStateMachine implements StateMachine {
   appliedIndex = 0;
 
   constructor(private readonly hooks: ClusterStateHooks = {}) {}
+
+  /** The available hook as one function for every applied entry, not a closure each. */
+  private readonly onAvailable = (queue: string): void => this.hooks.available?.(queue);
 
   apply(entry: Entry): void {
     this.appliedIndex = entry.index;
@@ -100,9 +103,7 @@ export class ClusterStateMachine implements StateMachine {
   private applyEvent(event: BrokerEvent): ApplyResult {
     const held = queuesHeldBy(this.state, event);
     const result = this.state.apply(event);
-    if (this.hooks.available) {
-      for (const q of availableQueues(event, result, held, this.state)) this.hooks.available(q);
-    }
+    if (this.hooks.available) forEachAvailableQueue(event, result, held, this.state, this.onAvailable);
     return result;
   }
 

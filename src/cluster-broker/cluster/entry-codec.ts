@@ -17,6 +17,7 @@
 import { ByteReaderError, VarintReader, VarintWriter } from '../core/binary.js';
 import { eventSizeHint, readEvent, writeEvent } from '../core/event-codec.js';
 import type { BrokerEvent } from '../core/events.js';
+import { RepeatedString } from '../core/repeated-string.js';
 
 export const ENTRY_VERSION = 1;
 const TIME_OFFSET = 1;
@@ -103,16 +104,17 @@ export function stampEntry(request: Uint8Array, leaderTime: number): Uint8Array 
   return stampEntryInPlace(out, leaderTime);
 }
 
+const timeBytes = new Uint8Array(8);
+const timeScratch = new DataView(timeBytes.buffer);
+
 /** Writes `leaderTime` into `request` itself (for bytes nobody else holds); returns it. */
 export function stampEntryInPlace(request: Uint8Array, leaderTime: number): Uint8Array {
   if (request.length < TIME_OFFSET + 8 || request[0] !== ENTRY_VERSION) {
     throw new ByteReaderError('not a cluster entry');
   }
-  new DataView(request.buffer, request.byteOffset, request.byteLength).setFloat64(
-    TIME_OFFSET,
-    leaderTime,
-    false,
-  );
+  // through one shared scratch, not a DataView per proposed entry
+  timeScratch.setFloat64(0, leaderTime, false);
+  request.set(timeBytes, TIME_OFFSET);
   return request;
 }
 
@@ -147,6 +149,9 @@ function eventView(r: VarintReader): BrokerEvent {
   return readEvent(r, 'view');
 }
 
+/** The origin of the entry read last: entries of one submitter follow each other. */
+const lastOrigin = new RepeatedString();
+
 /** The entry layout, an event body read by `event` (from the reader's position to the end). */
 function readEntry<E>(bytes: Uint8Array, event: (r: VarintReader, bytes: Uint8Array) => E): EntryOf<E> {
   const r = new VarintReader(bytes);
@@ -154,7 +159,7 @@ function readEntry<E>(bytes: Uint8Array, event: (r: VarintReader, bytes: Uint8Ar
   if (version !== ENTRY_VERSION) throw new ByteReaderError(`unknown cluster entry version ${version}`);
   const leaderTime = r.f64();
   const kind = r.u8();
-  const origin = r.str();
+  const origin = r.strRepeated(lastOrigin);
   const seq = r.uint();
   let body: EntryOf<E>['body'];
   switch (kind) {

@@ -4,7 +4,7 @@
  * whoever proposed it).
  *
  * Use: `const before = queuesHeldBy(state, event)` BEFORE applying, then
- * `availableQueues(event, result, before, state)` after.
+ * `forEachAvailableQueue(event, result, before, state, visit)` (or `availableQueues`) after.
  */
 import type { BrokerState } from './broker-state.js';
 import type { BrokerEvent } from './events.js';
@@ -31,6 +31,26 @@ export function queuesHeldBy(state: BrokerState, event: BrokerEvent): readonly s
     for (const m of held.values()) names.add(m.queue.name);
   }
   return [...names];
+}
+
+/**
+ * Calls `visit` with each queue `availableQueues` names. A plain enqueue, once per message on
+ * every member, names its queue without an array being made for it.
+ */
+export function forEachAvailableQueue(
+  event: BrokerEvent,
+  result: ApplyResult,
+  heldBefore: readonly string[],
+  state: BrokerState,
+  visit: (queue: string) => void,
+): void {
+  if (result.type === 'enqueue' && event.type === 'enqueue') {
+    if (result.status !== 'enqueued') return;
+    if (result.fannedOut === undefined) visit(event.queue);
+    else for (const q of result.fannedOut) visit(q);
+    return;
+  }
+  for (const q of availableQueues(event, result, heldBefore, state)) visit(q);
 }
 
 /** Queues in which `event` (already applied, with `result`) made messages available. */

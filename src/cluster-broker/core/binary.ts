@@ -9,6 +9,7 @@ import { ByteReader } from '../../common/byte-reader.js';
 import { ByteWriter } from '../../common/byte-writer.js';
 import { utf8Slice } from '../../common/utf8-slice.js';
 import { AmqpEncodeError, AmqpError } from '../../errors.js';
+import type { RepeatedString } from './repeated-string.js';
 
 const textEncoder = new TextEncoder();
 const textDecoder = new TextDecoder('utf-8', { fatal: true });
@@ -104,10 +105,14 @@ export class ByteReaderError extends AmqpError {
   }
 }
 
+/** What a read past the end throws: one function for every reader, not a closure per reader. */
+const truncatedInput = (): Error => new ByteReaderError('truncated input');
+
 /** The common ByteReader with the broker layouts' own encodings (varints, varint-length strings). */
 export class VarintReader extends ByteReader {
   constructor(buf: Uint8Array, offset = 0) {
-    super(buf, () => new ByteReaderError('truncated input'), offset);
+    // a reader is made per replicated entry on every member
+    super(buf, truncatedInput, offset);
   }
 
   get offset(): number {
@@ -137,7 +142,26 @@ export class VarintReader extends ByteReader {
   }
 
   str(): string {
+    return this.text(this.uint());
+  }
+
+  /** str(), giving `last`'s string again when the bytes are the same (no new string). */
+  strRepeated(last: RepeatedString): string {
     const n = this.uint();
+    this.need(n);
+    const start = this.pos;
+    const kept = last.lookup(this.buf, start, n);
+    if (kept !== undefined) {
+      this.pos = start + n;
+      return kept;
+    }
+    const s = this.text(n);
+    last.remember(this.buf, start, n, s);
+    return s;
+  }
+
+  /** The UTF-8 string of the next `n` bytes. */
+  private text(n: number): string {
     this.need(n);
     const start = this.pos;
     this.pos += n;

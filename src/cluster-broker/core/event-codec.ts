@@ -9,6 +9,7 @@
 import { ByteReaderError, VarintReader, VarintWriter } from './binary.js';
 import type { BrokerEvent, EnqueueEvent, SettleEvent, SettleOutcome } from './events.js';
 import { readQueueOptions, writeQueueOptions } from './options-codec.js';
+import { RepeatedString } from './repeated-string.js';
 
 export const EVENT_CODEC_VERSION = 1;
 
@@ -32,6 +33,9 @@ const TYPE_CODES = {
 const ENQ_DEDUP = 1;
 const ENQ_EXPIRES = 2;
 const ENQ_DELIVERY_COUNT = 4;
+
+/** The queue of the enqueue read last: a publisher's messages to one queue follow each other. */
+const lastEnqueueQueue = new RepeatedString();
 
 export class EventDecodeError extends ByteReaderError {
   constructor(description: string) {
@@ -240,7 +244,7 @@ export function readEvent(r: VarintReader, messages: MessageBytes): BrokerEvent 
       break;
     case TYPE_CODES.enqueue: {
       const flags = r.u8();
-      const queue = r.str();
+      const queue = r.strRepeated(lastEnqueueQueue);
       const dedupKey = flags & ENQ_DEDUP ? r.str() : undefined;
       const expiresAt = flags & ENQ_EXPIRES ? r.f64() : undefined;
       const deliveryCount = flags & ENQ_DELIVERY_COUNT ? r.uint() : undefined;

@@ -26,6 +26,17 @@ export function crc32Table(data: Uint8Array, value = 0): number {
   return (c ^ 0xffffffff) >>> 0;
 }
 
+/**
+ * The checksum of `data[start, end)`, continuing `value`: for the few fixed bytes around a
+ * record's payload, where a `subarray` for the native call would be an object per record.
+ */
+export function crc32Range(data: Uint8Array, start: number, end: number, value = 0): number {
+  table ??= makeTable();
+  let c = (value ^ 0xffffffff) >>> 0;
+  for (let i = start; i < end; i++) c = table[(c ^ data[i]!) & 0xff]! ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
 const native = (zlib as unknown as { crc32?: Crc32Fn }).crc32;
 
 export const crc32: Crc32Fn = typeof native === 'function' ? (d, v = 0) => native(d, v) >>> 0 : crc32Table;

@@ -241,7 +241,10 @@ export class FileStorage {
     const truncate = p.truncateFrom === undefined ? undefined : truncateRecord(p.truncateFrom);
     if (p.truncateFrom !== undefined) this.image.apply({ kind: 'truncate', from: p.truncateFrom });
     let size = truncate ? truncate.length : 0;
-    for (const e of p.entries) {
+    // indexed loops: a for-of in this async function made an iterator result per entry
+    const entries = p.entries;
+    for (let k = 0; k < entries.length; k++) {
+      const e = entries[k]!;
       assertEntryFits(e.data); // refused at propose; the last word before a record is written
       size += entryRecordSize(e);
     }
@@ -257,8 +260,8 @@ export class FileStorage {
         at = truncate.length;
         ends?.push(at);
       }
-      for (const e of p.entries) {
-        at = writeEntryRecord(out, at, e);
+      for (let k = 0; k < entries.length; k++) {
+        at = writeEntryRecord(out, at, entries[k]!);
         ends?.push(at);
       }
       if (ends === undefined) {
@@ -271,7 +274,7 @@ export class FileStorage {
         }
       }
     }
-    for (const e of p.entries) this.image.apply({ kind: 'entry', entry: e });
+    for (let k = 0; k < entries.length; k++) this.image.appendEntry(entries[k]!);
     if (p.hardState) await this.writeMeta(p.hardState);
   }
 

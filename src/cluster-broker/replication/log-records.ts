@@ -18,7 +18,7 @@
  * a log past 2 GiB opens like any other.
  */
 import type { ByteSource } from '../files/chunked-reader.js';
-import { crc32 } from '../files/crc32.js';
+import { crc32, crc32Range } from '../files/crc32.js';
 import { RecordTooLargeError } from '../files/errors.js';
 import { MAX_RECORD_BYTES } from '../files/record-bytes.js';
 import type { Entry } from './raft/types.js';
@@ -26,15 +26,22 @@ import { isCountable } from './safe-numbers.js';
 import type { StoreOp } from './store-image.js';
 
 const HEADER = 12;
+/** Fields of an entry record's body before its data: kind, index, term, hasData. */
+const ENTRY_FIELDS = 18;
 const KIND_ENTRY = 1;
 const KIND_TRUNCATE = 2;
 const KIND_BASE = 3;
 
 /** Fills in a record's header for the `bodyLength` bytes written at `at + HEADER`. */
 function sealAt(out: Buffer, at: number, bodyLength: number): void {
+  sealHeader(out, at, bodyLength, crc32(out.subarray(at + HEADER, at + HEADER + bodyLength)));
+}
+
+/** Fills in a record's header, given its body's length and checksum. */
+function sealHeader(out: Buffer, at: number, bodyLength: number, bodyCrc: number): void {
   out.writeUInt32BE(bodyLength, at);
-  out.writeUInt32BE(crc32(out.subarray(at + HEADER, at + HEADER + bodyLength)), at + 4);
-  out.writeUInt32BE(crc32(out.subarray(at, at + 8)), at + 8);
+  out.writeUInt32BE(bodyCrc, at + 4);
+  out.writeUInt32BE(crc32Range(out, at, at + 8), at + 8);
 }
 
 function record(body: Buffer): Buffer {
@@ -58,19 +65,29 @@ export function assertEntryFits(data: Uint8Array | null): void {
 
 /** Bytes of the entry record of `e`. */
 export function entryRecordSize(e: Entry): number {
-  return HEADER + 18 + (e.data ? e.data.length : 0);
+  return HEADER + ENTRY_FIELDS + (e.data ? e.data.length : 0);
 }
 
-/** Writes the entry record of `e` at `at` in `out` (room checked by the caller); returns its end. */
+/**
+ * Writes the entry record of `e` at `at` in `out` (room checked by the caller); returns its end.
+ * Once per replicated entry on every member: the checksums are taken over the entry's own bytes
+ * and over ranges of `out`, not over views made for them (two objects per record otherwise).
+ */
 export function writeEntryRecord(out: Buffer, at: number, e: Entry): number {
   const body = at + HEADER;
   out[body] = KIND_ENTRY;
   out.writeDoubleBE(e.index, body + 1);
   out.writeDoubleBE(e.term, body + 9);
   out[body + 17] = e.data ? 1 : 0;
-  if (e.data) out.set(e.data, body + 18);
-  const length = 18 + (e.data ? e.data.length : 0);
-  sealAt(out, at, length);
+  const fields = crc32Range(out, body, body + ENTRY_FIELDS);
+  let length = ENTRY_FIELDS;
+  let bodyCrc = fields;
+  if (e.data) {
+    out.set(e.data, body + ENTRY_FIELDS);
+    length += e.data.length;
+    bodyCrc = crc32(e.data, fields);
+  }
+  sealHeader(out, at, length, bodyCrc);
   return body + length;
 }
 

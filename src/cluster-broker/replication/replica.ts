@@ -462,7 +462,9 @@ export class Replica extends EventEmitter<ReplicaEvents> {
         w.reject(new ProposalOutcomeError(index, w.term, false, 'replaced by a snapshot'));
       }
     }
-    for (const e of r.apply) this.applyEntry(e);
+    // indexed: a for-of in this async function made an iterator result per applied entry
+    const apply = r.apply;
+    for (let k = 0; k < apply.length; k++) this.applyEntry(apply[k]!);
     if (r.apply.length > 0) this.emit('applied', r.apply[r.apply.length - 1]!.index);
     if (r.truncatedFrom !== undefined) {
       for (const [index, w] of this.waiters) {

@@ -61,20 +61,23 @@ export class StoreImage {
         if (op.from <= this.base.index) this.entries = [];
         else if (op.from <= this.lastIndex()) this.entries.length = op.from - this.base.index - 1;
         break;
-      case 'entry': {
-        const e = op.entry;
-        if (e.index <= this.base.index) break;
-        if (e.index <= this.lastIndex()) this.entries.length = e.index - this.base.index - 1;
-        if (e.index !== this.lastIndex() + 1) {
-          throw new Error(`store: entry ${e.index} does not follow ${this.lastIndex()}`);
-        }
-        this.entries.push(e);
+      case 'entry':
+        this.appendEntry(op.entry);
         break;
-      }
       case 'hard-state':
         this.hardState = op.hardState;
         break;
     }
+  }
+
+  /** apply() of an entry op, for a caller with the entry alone (no op object per entry). */
+  appendEntry(e: Entry): void {
+    if (e.index <= this.base.index) return;
+    if (e.index <= this.lastIndex()) this.entries.length = e.index - this.base.index - 1;
+    if (e.index !== this.lastIndex() + 1) {
+      throw new Error(`store: entry ${e.index} does not follow ${this.lastIndex()}`);
+    }
+    this.entries.push(e);
   }
 
   applyPersist(p: PersistOps): void {

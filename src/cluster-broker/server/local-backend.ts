@@ -8,7 +8,7 @@
  */
 import { EventEmitter } from 'eventemitter3';
 import { sharedInterval } from '../../common/shared-interval.js';
-import { availableQueues, queuesHeldBy } from '../core/availability.js';
+import { forEachAvailableQueue, queuesHeldBy } from '../core/availability.js';
 import { BrokerState } from '../core/broker-state.js';
 import type { BrokerEvent } from '../core/events.js';
 import type { ResultOf } from '../core/results.js';
@@ -79,6 +79,10 @@ export class LocalBackend extends EventEmitter<BrokerBackendEvents> implements B
   private failed: Error | undefined;
   private readonly stopTimer: () => void;
   private lastHousekeeping = 0;
+  /** One function for every submit's available queues, not a closure each. */
+  private readonly emitAvailable = (queue: string): void => {
+    this.emit('available', queue);
+  };
 
   constructor(
     private readonly committer: EventCommitter,
@@ -116,7 +120,7 @@ export class LocalBackend extends EventEmitter<BrokerBackendEvents> implements B
       return Promise.reject(new BackendClosedError('the event store refused the event', { cause: err }));
     }
     const { result, durable } = committed;
-    for (const q of availableQueues(event, result, held, this.committer.state)) this.emit('available', q);
+    forEachAvailableQueue(event, result, held, this.committer.state, this.emitAvailable);
     if (event.type !== 'enqueue' && event.type !== 'settle' && event.type !== 'commit')
       return Promise.resolve(result);
     return durable.then(

@@ -7,7 +7,13 @@ import {
   processOf,
   qualifyConsumer,
 } from '../../../src/cluster-broker/cluster/consumer-keys.js';
-import { decodeEntry, encodeEntry, stampEntry } from '../../../src/cluster-broker/cluster/entry-codec.js';
+import {
+  decodeEntry,
+  decodeEntryAndEvent,
+  encodeEntry,
+  stampEntry,
+  stampEntryInPlace,
+} from '../../../src/cluster-broker/cluster/entry-codec.js';
 import {
   carry,
   decodeApp,
@@ -52,6 +58,26 @@ describe('cluster entries', () => {
       kind: 'federation-owner',
       owner: 'n1@z',
     });
+  });
+
+  it('stamps in place at the time field only, and decodes the entries of several origins in turn', () => {
+    const event = encodeEvent({ type: 'enqueue', leaderTime: 5, queue: 'q', message: new Uint8Array([9]) });
+    const reqs = ['n1@a', 'n1@a', 'n2@b', 'n1@a'].map((o, i) =>
+      encodeEntry(o, i + 1, { kind: 'event', event }),
+    );
+    const times = [1, -2.5, 1_700_000_000_123.25, 0];
+    reqs.forEach((r, i) => {
+      const before = Uint8Array.from(r);
+      expect(stampEntryInPlace(r, times[i]!)).toBe(r);
+      expect(r[0]).toBe(before[0]);
+      expect(r.subarray(9)).toEqual(before.subarray(9));
+    });
+    expect(reqs.map((r) => decodeEntryAndEvent(r)).map((e) => [e.origin, e.seq, e.leaderTime])).toEqual([
+      ['n1@a', 1, 1],
+      ['n1@a', 2, -2.5],
+      ['n2@b', 3, 1_700_000_000_123.25],
+      ['n1@a', 4, 0],
+    ]);
   });
 
   it('refuses bytes that are not an entry', () => {

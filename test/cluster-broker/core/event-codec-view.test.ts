@@ -26,6 +26,15 @@ describe("decodeEvent(bytes, 'view')", () => {
     expect(view.message).toEqual(copy.message);
   });
 
+  it('names the queue of each enqueue when the queue changes from one to the next', () => {
+    const queues = ['q1', 'q1', 'q2', 'q10', 'q1', 'é', 'é', 'q'.repeat(300), 'q'.repeat(300), 'q1'];
+    const decoded = queues.map((queue) => {
+      const bytes = encodeEvent({ type: 'enqueue', leaderTime: 1, queue, message: message(1) });
+      return (decodeEvent(bytes, 'view') as EnqueueEvent).queue;
+    });
+    expect(decoded).toEqual(queues);
+  });
+
   it('a queue keeps its own copy of a message applied from a view', () => {
     const state = stateWith(['q']);
     const bytes = encodeEvent({ type: 'enqueue', leaderTime: 1, queue: 'q', message: message(7) });

@@ -7,7 +7,7 @@ import { BrokerState } from '../../../src/cluster-broker/core/broker-state.js';
 import { encodeEvent } from '../../../src/cluster-broker/core/event-codec.js';
 import type { BrokerEvent } from '../../../src/cluster-broker/core/events.js';
 import { SMALL_STATE_BYTES } from '../../../src/cluster-broker/files/compaction-pace.js';
-import { crc32, crc32Table } from '../../../src/cluster-broker/files/crc32.js';
+import { crc32, crc32Range, crc32Table } from '../../../src/cluster-broker/files/crc32.js';
 import {
   type EventStore,
   openStore,
@@ -77,6 +77,15 @@ describe('crc32', () => {
     expect(crc32(check)).toBe(0xcbf43926);
     const data = new Uint8Array(1000).map((_, i) => (i * 31) & 0xff);
     expect(crc32(data.subarray(500), crc32(data.subarray(0, 500)))).toBe(crc32Table(data));
+  });
+
+  it('over a range of a buffer, alone or continued, is the checksum of that range', () => {
+    const data = new Uint8Array(100).map((_, i) => (i * 31 + 7) & 0xff);
+    expect(crc32Range(data, 0, 100)).toBe(crc32(data));
+    expect(crc32Range(data, 10, 28)).toBe(crc32(data.subarray(10, 28)));
+    expect(crc32Range(data, 50, 50)).toBe(crc32(new Uint8Array(0)));
+    expect(crc32(data.subarray(28, 90), crc32Range(data, 10, 28))).toBe(crc32(data.subarray(10, 90)));
+    expect(crc32Range(data, 28, 90, crc32(data.subarray(10, 28)))).toBe(crc32(data.subarray(10, 90)));
   });
 });
 
