@@ -56,8 +56,13 @@ interface Confirmation {
 export class Delivery<T = MessageBody> implements PublicDelivery<T> {
   /** The outcome the application chose, once it settled (with `tx`: a transactional-state wrapping it). */
   outcome: DeliveryState | undefined = undefined;
-  /** @internal the transfer this message arrived on, and redeliveries bound to it. */
-  readonly transfers: IncomingDelivery[];
+  /** The transfer this message arrived on, until settled. */
+  private transfer: IncomingDelivery | undefined;
+  /**
+   * Redeliveries bound to it while unsettled (failover only): an array only then, none per
+   * delivery (with the transfer above it saves an array and its backing store per message).
+   */
+  private bound: IncomingDelivery[] | undefined = undefined;
   /** @internal its key in its receiver's dedup window (undefined: no dedup). */
   dedupKey: string | undefined = undefined;
   /** @internal its row in that window (ReceiverDedup.admit), checked against the key on use. */
@@ -71,7 +76,16 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
     /** The message, decoded (a message without a body section has `body` undefined). */
     readonly message: ReceivedMessage<T>,
   ) {
-    this.transfers = [transfer];
+    this.transfer = transfer;
+  }
+
+  /**
+   * @internal the transfer this message arrived on and redeliveries bound to it (none once
+   * settled); a fresh array per call, for the rare readers (federation, a transactional settle).
+   */
+  get transfers(): readonly IncomingDelivery[] {
+    if (this.transfer === undefined) return [];
+    return this.bound === undefined ? [this.transfer] : [this.transfer, ...this.bound];
   }
 
   /** True once the application settled it. */
@@ -118,7 +132,8 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
       this.owner.flush();
       return;
     }
-    this.transfers.push(transfer);
+    if (this.bound === undefined) this.bound = [transfer];
+    else this.bound.push(transfer);
   }
 
   /** @internal the broker settled one of our transfers. */
@@ -221,10 +236,14 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
     this.owner.onSettled(this, state);
     // one pass, no array per settlement: nearly every message has one transfer
     const confirm = this.owner.confirmsSettlement;
+    const first = this.transfer;
+    const bound = this.bound;
+    const count = bound === undefined ? 1 : bound.length + 1;
     let live = 0;
     let pending: IncomingDelivery | Set<IncomingDelivery> | undefined;
-    for (const t of this.transfers) {
-      if (!this.owner.isLive(t)) continue;
+    for (let i = 0; i < count; i++) {
+      const t = i === 0 ? first : bound?.[i - 1];
+      if (t === undefined || !this.owner.isLive(t)) continue;
       live++;
       this.apply(t, state);
       if (!confirm || t.remoteSettled) continue;
@@ -232,7 +251,8 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
       else if (pending instanceof Set) pending.add(t);
       else pending = new Set([pending, t]);
     }
-    this.transfers.length = 0;
+    this.transfer = undefined;
+    this.bound = undefined;
     if (live === 0) {
       // the link it came on is gone: the broker already put it back. For release/modify that is
       // what was asked; accept/reject are in doubt (dedup settles the redelivery with this outcome)
@@ -284,7 +304,8 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
     this.outcome = wrapped;
     this.owner.onSettled(this, wrapped);
     tx.afterCommit(() => this.owner.onSettled(this, state));
-    this.transfers.length = 0;
+    this.transfer = undefined;
+    this.bound = undefined;
     for (const t of live) this.apply(t, wrapped);
     // written now, not at the end of the tick: the discharge that commits it must follow it
     this.owner.flush(true);

@@ -194,7 +194,10 @@ export class PhysicalConnection {
     for (;;) {
       const evs = this.engine.pollEvents();
       if (evs.length === 0) return;
-      for (const ev of evs) {
+      // indexed, not for-of: this loop stays unoptimized long enough (it runs once per read) that
+      // the array iterator allocated a result object per event
+      for (let i = 0; i < evs.length; i++) {
+        const ev = evs[i]!;
         if (ev.type === 'remote-open') this.remoteOpen = ev.open;
         if (this.handler) this.handler.onEvent(ev, this);
         else this.queued.push(ev);

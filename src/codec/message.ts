@@ -213,6 +213,8 @@ export function decodeMessage(bytes: Uint8Array): Message {
   const d = messageDecoder.reset(bytes);
   const m: Message = {};
   const o = m as unknown as Obj;
+  // the first data section is kept on its own: an array (and its backing store) only for a second
+  let firstData: Uint8Array | undefined;
   let data: Uint8Array[] | undefined;
   let sequences: AmqpValue[][] | undefined;
   let value: AmqpValue | undefined;
@@ -248,8 +250,9 @@ export function decodeMessage(bytes: Uint8Array): Message {
       case 0x75: {
         const v = readField(d, 'binary', def) as Uint8Array | undefined;
         if (v === undefined) throw decodeError('data section holds null');
-        if (data === undefined) data = [];
-        data.push(v);
+        if (firstData === undefined) firstData = v;
+        else if (data === undefined) data = [firstData, v];
+        else data.push(v);
         break;
       }
       case 0x76: {
@@ -270,14 +273,13 @@ export function decodeMessage(bytes: Uint8Array): Message {
       }
     }
   }
-  const kinds = (data ? 1 : 0) + (sequences ? 1 : 0) + (hasValue ? 1 : 0);
+  const kinds = (firstData ? 1 : 0) + (sequences ? 1 : 0) + (hasValue ? 1 : 0);
   if (kinds > 1) throw decodeError('message mixes body section kinds');
   if (data !== undefined) {
-    if (data.length === 1) m.body = data[0];
-    else {
-      m.body = data;
-      m.bodyType = 'data';
-    }
+    m.body = data;
+    m.bodyType = 'data';
+  } else if (firstData !== undefined) {
+    m.body = firstData;
   } else if (sequences !== undefined) {
     m.body = sequences;
     m.bodyType = 'sequence';

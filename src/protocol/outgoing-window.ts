@@ -1,11 +1,16 @@
 /**
- * A session's outgoing deliveries written and not settled yet, by delivery-id. Ids are allocated
- * in order as transfers are written (session.ts allocDeliveryId), so the live ones sit in an
- * array indexed by `id - base`: tracking, looking up and settling a delivery is index arithmetic,
- * no hash-map entry per delivery, and a disposition range walks a slice. Ids of deliveries never
- * tracked (sent pre-settled) are holes. One delivery left unsettled far behind the rest (more than
- * MAX_SPAN ids older than the newest) moves to a small map, so the array never spans more than
- * MAX_SPAN ids however long a peer keeps one delivery open.
+ * A session's deliveries not settled yet, by delivery-id: its outgoing ones (written, ids
+ * allocated in order as transfers are written, session.ts allocDeliveryId) and its incoming ones
+ * (ids the peer assigns, in order from any well-behaved peer). The live ones sit in an array
+ * indexed by `id - base`: tracking, looking up and settling a delivery is index arithmetic, no
+ * hash-map entry per delivery (a map's entries churn: with deliveries added and settled it
+ * reallocates its table every few hundred of them, measured ~50 bytes per incoming delivery),
+ * and a disposition range walks a slice. Ids of deliveries never tracked (pre-settled) are holes.
+ * One delivery left unsettled far behind the rest (more than MAX_SPAN ids older than the newest)
+ * moves to a small map, so the array never spans more than MAX_SPAN ids however long a peer keeps
+ * one delivery open. Ids out of order (only a misbehaving peer sends them) keep a map's meaning:
+ * an id tracked again replaces the delivery it had, an older one goes to the map, and one far
+ * ahead moves what the array holds to the map rather than filling the gap.
  */
 import { serialDiff } from './conditions.js';
 
@@ -31,19 +36,39 @@ export class OutgoingWindow<T extends Identified> {
     return this.live + (this.stragglers?.size ?? 0);
   }
 
-  /** Tracks `d`; its id is newer than every id tracked (ids are allocated in order). */
+  /** Tracks `d` (replacing a delivery tracked with the same id, as a map would). */
   add(d: T): void {
     if (this.live === 0) {
       this.slots.length = 0;
       this.head = 0;
       this.base = d.id;
     }
-    const at = serialDiff(d.id, this.base);
-    const end = this.slots.length - this.head;
-    if (at < end) {
-      // not the newest id (never happens with ids allocated in order): kept, but apart
+    let at = serialDiff(d.id, this.base);
+    let end = this.slots.length - this.head;
+    // an id that may also sit in the map (an out-of-order peer): one place per id
+    if (this.stragglers !== undefined && this.stragglers.size > 0) this.stragglers.delete(d.id);
+    if (at < 0) {
       this.straggle(d);
       return;
+    }
+    if (at < end) {
+      const i = this.head + at;
+      if (this.slots[i] === undefined) this.live++;
+      this.slots[i] = d;
+      return;
+    }
+    if (at - end >= MAX_SPAN) {
+      // far ahead of everything tracked: the array's deliveries go to the map, the array restarts
+      for (let i = this.head; i < this.slots.length; i++) {
+        const old = this.slots[i];
+        if (old !== undefined) this.straggle(old);
+      }
+      this.slots.length = 0;
+      this.head = 0;
+      this.live = 0;
+      this.base = d.id;
+      at = 0;
+      end = 0;
     }
     for (let i = end; i < at; i++) this.slots.push(undefined);
     this.slots.push(d);
@@ -53,9 +78,13 @@ export class OutgoingWindow<T extends Identified> {
 
   /** The tracked delivery with this id, or undefined. */
   get(id: number): T | undefined {
+    return this.slotAt(id) ?? this.stragglers?.get(id);
+  }
+
+  /** The delivery in the array's slot for this id (undefined: none, or not in the array's span). */
+  private slotAt(id: number): T | undefined {
     const at = serialDiff(id, this.base);
-    if (at >= 0 && at < this.slots.length - this.head) return this.slots[this.head + at];
-    return this.stragglers?.get(id);
+    return at >= 0 && at < this.slots.length - this.head ? this.slots[this.head + at] : undefined;
   }
 
   /** Stops tracking `d` (nothing when it is not tracked). */
@@ -63,7 +92,11 @@ export class OutgoingWindow<T extends Identified> {
     const at = serialDiff(d.id, this.base);
     if (at >= 0 && at < this.slots.length - this.head) {
       const i = this.head + at;
-      if (this.slots[i] !== d) return;
+      if (this.slots[i] !== d) {
+        // not in the array: perhaps in the map (an id older than a restarted array's base)
+        if (this.stragglers?.get(d.id) === d) this.stragglers.delete(d.id);
+        return;
+      }
       this.slots[i] = undefined;
       this.live--;
       if (this.live === 0) {
@@ -92,7 +125,8 @@ export class OutgoingWindow<T extends Identified> {
     const from = Math.max(0, serialDiff(first, base));
     const to = Math.min(serialDiff(last, base), this.slots.length - this.head - 1);
     for (let at = from; at <= to; at++) {
-      const d = this.get((base + at) >>> 0);
+      // the array only: the map's deliveries were walked above
+      const d = this.slotAt((base + at) >>> 0);
       if (d !== undefined) fn(d);
     }
   }

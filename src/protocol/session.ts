@@ -55,7 +55,8 @@ export class Session {
   private readonly remoteLinks = new Map<number, Link>();
   private readonly pendingAttach = new Map<string, Link>();
   private readonly outgoing = new OutgoingWindow<OutgoingDelivery>();
-  private readonly incoming = new Map<number, IncomingDelivery>();
+  /** the same window as outgoing: no map entry (and table churn) per received delivery */
+  private readonly incoming = new OutgoingWindow<IncomingDelivery>();
   private readonly dispositions = new DispositionBatcher();
   private readonly flowLinks = new Set<Link>();
   private windowDirty = false;
@@ -214,11 +215,11 @@ export class Session {
   }
   /** @internal */
   trackIncoming(d: IncomingDelivery): void {
-    this.incoming.set(d.id, d);
+    this.incoming.add(d);
   }
   /** @internal */
   untrackIncoming(d: IncomingDelivery): void {
-    this.incoming.delete(d.id);
+    this.incoming.delete(d);
   }
   /** @internal */
   queueDisposition(role: boolean, id: number, state: DeliveryState | undefined, settled: boolean): void {
@@ -393,29 +394,17 @@ export class Session {
     const count = serialDiff(last, first) + 1;
     if (count <= 0) return;
     const settled = d.settled === true;
-    if (d.role) {
-      // our deliveries: a range walks the window's slice, no lookup per id in a map
-      const state = d.state;
-      this.outgoing.forRange(first, last, (del) => this.applyDisposition(del, state, settled));
-      return;
-    }
-    const map = this.incoming;
+    const state = d.state;
     if (count === 1) {
-      const del = map.get(first);
-      if (del) this.applyDisposition(del, d.state, settled);
+      const del = (d.role ? this.outgoing : this.incoming).get(first);
+      if (del) this.applyDisposition(del, state, settled);
       return;
     }
-    if (count > map.size) {
-      for (const del of [...map.values()]) {
-        if (serialDiff(del.id, first) >= 0 && serialDiff(last, del.id) >= 0)
-          this.applyDisposition(del, d.state, settled);
-      }
-      return;
-    }
-    for (let i = 0, id = first; i < count; i++, id = (id + 1) >>> 0) {
-      const del = map.get(id);
-      if (del) this.applyDisposition(del, d.state, settled);
-    }
+    // a range walks the window's slice, no lookup per id
+    const window: OutgoingWindow<OutgoingDelivery | IncomingDelivery> = d.role
+      ? this.outgoing
+      : this.incoming;
+    window.forRange(first, last, (del) => this.applyDisposition(del, state, settled));
   }
 
   private applyDisposition(
@@ -520,7 +509,7 @@ export class Session {
    */
   private forgetDeliveries(link: Link): void {
     this.outgoing.deleteWhere((d) => d.link === link);
-    for (const [id, d] of this.incoming) if (d.link === link) this.incoming.delete(id);
+    this.incoming.deleteWhere((d) => d.link === link);
   }
 
   private onEnd(error: AmqpErrorBody | undefined): void {

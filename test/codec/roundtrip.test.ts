@@ -97,6 +97,22 @@ describe('round trips (property-based)', () => {
     );
   });
 
+  it('a message whose body mixes data with amqp-value or amqp-sequence sections is refused', () => {
+    const data = encodeMessage({ body: new Uint8Array([1, 2]) });
+    const twoData = encodeMessage({ body: [new Uint8Array([1]), new Uint8Array([2])], bodyType: 'data' });
+    const value = encodeMessage({ body: 'v' });
+    const sequence = encodeMessage({ body: [[1]], bodyType: 'sequence' });
+    for (const bytes of [
+      Buffer.concat([data, value]),
+      Buffer.concat([twoData, value]),
+      Buffer.concat([data, sequence]),
+      Buffer.concat([sequence, data]),
+    ])
+      expect(() => decodeMessage(bytes)).toThrow(/mixes body section kinds|out of order/);
+    // the sections alone decode
+    expect(decodeMessage(Buffer.concat([data]))).toEqual({ body: new Uint8Array([1, 2]) });
+  });
+
   it('messages: decodeMessage(encodeMessage(m)) deep-equals m', () => {
     fc.assert(
       fc.property(message, (m) => {

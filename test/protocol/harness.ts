@@ -16,8 +16,10 @@ import { seededRandom } from '../../src/common/random.js';
 import {
   type EngineEvent,
   type EngineOptions,
+  type LinkOptions,
   ProtocolConnection,
   type ReceiverLink,
+  type SenderLink,
   type Session,
 } from '../../src/protocol/index.js';
 
@@ -167,6 +169,21 @@ export function openSession(p: Pair): Session {
   const s = p.client.engine.begin();
   p.run();
   return s;
+}
+
+/**
+ * A client receiver attached (with `attach`'s options) to the auto-answering server's sending
+ * link, granted `credit`: the session, the receiver and the server's sender link.
+ */
+export function receiverPair(p: Pair, attach: Omit<LinkOptions, 'source'>, credit: number) {
+  autoServer(p);
+  const s = openSession(p);
+  const rcv = s.attachReceiver({ source: { address: 'q' }, ...attach });
+  p.run();
+  const sl = p.server.of('attach-request')[0].link as SenderLink;
+  rcv.flow(credit);
+  p.run();
+  return { s, rcv, sl };
 }
 
 export const tag = (n: number): Uint8Array => Uint8Array.of(n >>> 24, n >>> 16, n >>> 8, n);

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { serialDiff } from '../../src/protocol/conditions.js';
 import { OutgoingWindow } from '../../src/protocol/outgoing-window.js';
 
@@ -69,6 +69,74 @@ describe('OutgoingWindow', () => {
         },
       ),
     );
+  });
+
+  it('ids a peer chooses (repeated, older, far ahead) mean what they mean in a map by id', () => {
+    const byId = (a: D, b: D): number => a.id - b.id;
+    // ids near a start point: some repeat, some go back, some jump past the array's span
+    const peerOp = fc.oneof(
+      fc.record({ t: fc.constant('put' as const), id: fc.integer({ min: 0, max: 40 }) }),
+      fc.record({ t: fc.constant('put' as const), id: fc.integer({ min: 0, max: 20_000 }) }),
+      fc.record({ t: fc.constant('del' as const), pick: fc.nat() }),
+      fc.record({
+        t: fc.constant('range' as const),
+        id: fc.integer({ min: 0, max: 20_000 }),
+        len: fc.nat(9000),
+      }),
+    );
+    fc.assert(
+      fc.property(
+        fc.constantFrom(0, 0xffffffff - 10),
+        fc.array(peerOp, { minLength: 1, maxLength: 200 }),
+        (start, ops) => {
+          const w = new OutgoingWindow<D>();
+          const model = new Map<number, D>();
+          for (const o of ops) {
+            if (o.t === 'put') {
+              const d = { id: (start + o.id) >>> 0 };
+              w.add(d);
+              model.set(d.id, d);
+            } else if (o.t === 'del') {
+              const live = [...model.values()];
+              if (live.length === 0) continue;
+              const d = live[o.pick % live.length]!;
+              w.delete(d);
+              model.delete(d.id);
+            } else {
+              const first = (start + o.id) >>> 0;
+              const last = (first + o.len) >>> 0;
+              const seen: D[] = [];
+              w.forRange(first, last, (d) => {
+                seen.push(d);
+                w.delete(d);
+              });
+              const want = [...model.values()].filter(
+                (d) => serialDiff(d.id, first) >= 0 && serialDiff(last, d.id) >= 0,
+              );
+              expect(seen.sort(byId)).toEqual(want.sort(byId));
+              for (const d of want) model.delete(d.id);
+            }
+            expect(w.size).toBe(model.size);
+            expect(w.values().sort(byId)).toEqual([...model.values()].sort(byId));
+            for (const [id, d] of model) expect(w.get(id)).toBe(d);
+          }
+        },
+      ),
+    );
+  });
+
+  it('an id far ahead of the array does not fill the gap to it', () => {
+    const w = new OutgoingWindow<D>();
+    const old = { id: 0 };
+    w.add(old);
+    const slots = (w as unknown as { slots: unknown[] }).slots;
+    const push = vi.spyOn(slots, 'push');
+    const far = { id: 0x7fff_0000 };
+    w.add(far);
+    expect(push.mock.calls.length).toBeLessThanOrEqual(1);
+    expect(w.get(0)).toBe(old);
+    expect(w.get(0x7fff_0000)).toBe(far);
+    expect(w.size).toBe(2);
   });
 
   it('one delivery left unsettled does not make the window span every id sent since', () => {

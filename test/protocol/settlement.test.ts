@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DeliveryState } from '../../src/codec/index.js';
 import { DispositionBatcher, type SenderLink } from '../../src/protocol/index.js';
-import { autoServer, openSession, pair, tag, utf8 } from './harness.js';
+import { autoServer, openSession, pair, receiverPair, tag, utf8 } from './harness.js';
 
 describe('disposition batching', () => {
   const acc: DeliveryState = { type: 'accepted' };
@@ -159,13 +159,7 @@ describe('settlement modes', () => {
 
   it('rcv-settle-mode second, client receiver: outcome unsettled, sender settles, receiver settles', () => {
     const p = pair();
-    autoServer(p);
-    const s = openSession(p);
-    const rcv = s.attachReceiver({ name: 'r2', source: { address: 'q' }, rcvSettleMode: 1 });
-    p.run();
-    const sl = p.server.of('attach-request')[0].link as SenderLink;
-    rcv.flow(1);
-    p.run();
+    const { sl } = receiverPair(p, { name: 'r2', rcvSettleMode: 1 }, 1);
     const od = sl.send(tag(7), utf8('x'));
     p.run();
     const d = p.client.of('message')[0].delivery;
@@ -180,6 +174,25 @@ describe('settlement modes', () => {
     expect(d.settled).toBe(true);
     const upd = p.client.of('delivery-update');
     expect(upd.map((u) => u.delivery)).toEqual([d]);
+  });
+
+  it('a session tracks received deliveries until settled, and the sender settles a range of them', () => {
+    const p = pair();
+    const { s, sl } = receiverPair(p, { name: 'r4', rcvSettleMode: 1 }, 20);
+    for (let i = 0; i < 20; i++) sl.send(tag(i), utf8('m'));
+    p.run();
+    const ds = p.client.of('message').map((e) => e.delivery);
+    expect(ds).toHaveLength(20);
+    expect(s.unsettledIncoming()).toEqual(ds);
+    // first half: settled in mode first at once (settled flag given); second half: outcome
+    // unsettled, settled by the sender's range disposition
+    for (const d of ds.slice(0, 10)) d.disposition({ type: 'accepted' }, true);
+    expect(s.unsettledIncoming()).toEqual(ds.slice(10));
+    for (const d of ds.slice(10)) d.accept();
+    p.run();
+    expect(p.s2c.of('disposition')).toEqual([{ role: false, first: 10, last: 19, settled: true }]);
+    for (const d of ds) expect(d.settled).toBe(true);
+    expect(s.unsettledIncoming()).toEqual([]);
   });
 
   it('rcv-settle-mode second asked, first granted (as RabbitMQ answers): accept settles at once', () => {

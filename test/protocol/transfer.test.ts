@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { OutgoingDelivery, ReceiverLink, SenderLink } from '../../src/protocol/index.js';
-import { autoServer, openSession, pair, tag, text, utf8 } from './harness.js';
+import type { OutgoingDelivery, ReceiverLink } from '../../src/protocol/index.js';
+import { autoServer, openSession, pair, receiverPair, tag, text, utf8 } from './harness.js';
 
 function bigPayload(n: number): Uint8Array {
   const b = new Uint8Array(n);
@@ -155,13 +155,7 @@ describe('transfers', () => {
 
   it('server-role sender to a client receiver, pre-settled', () => {
     const p = pair();
-    autoServer(p);
-    const s = openSession(p);
-    const rcv = s.attachReceiver({ name: 'in', source: { address: 'q' }, sndSettleMode: 1 });
-    p.run();
-    const sl = p.server.of('attach-request')[0].link as SenderLink;
-    rcv.flow(5);
-    p.run();
+    const { sl } = receiverPair(p, { name: 'in', sndSettleMode: 1 }, 5);
     const d = sl.send(tag(1), utf8('x'), { settled: true });
     expect(d.status).toBe('settled');
     p.run();
