@@ -18,10 +18,10 @@ import type { ProtocolConnection } from './connection.js';
 import type { IncomingDelivery, OutgoingDelivery } from './delivery.js';
 import { DispositionBatcher } from './dispositions.js';
 import type { Link, LinkOptions } from './link.js';
-import { OutgoingWindow } from './outgoing-window.js';
 import { ReceiverLink } from './receiver.js';
 import { SenderLink } from './sender.js';
 import type { BeginOptions } from './types.js';
+import { UnsettledWindow } from './unsettled-window.js';
 
 /** begin-sent: ours out, the peer's not in; mapped: both; end-sent: ours out; ended: both. */
 export type SessionState = 'begin-sent' | 'mapped' | 'end-sent' | 'ended';
@@ -54,9 +54,9 @@ export class Session {
   private readonly links: (Link | undefined)[] = [];
   private readonly remoteLinks = new Map<number, Link>();
   private readonly pendingAttach = new Map<string, Link>();
-  private readonly outgoing = new OutgoingWindow<OutgoingDelivery>();
+  private readonly outgoing = new UnsettledWindow<OutgoingDelivery>();
   /** the same window as outgoing: no map entry (and table churn) per received delivery */
-  private readonly incoming = new OutgoingWindow<IncomingDelivery>();
+  private readonly incoming = new UnsettledWindow<IncomingDelivery>();
   private readonly dispositions = new DispositionBatcher();
   private readonly flowLinks = new Set<Link>();
   private windowDirty = false;
@@ -401,7 +401,7 @@ export class Session {
       return;
     }
     // a range walks the window's slice, no lookup per id
-    const window: OutgoingWindow<OutgoingDelivery | IncomingDelivery> = d.role
+    const window: UnsettledWindow<OutgoingDelivery | IncomingDelivery> = d.role
       ? this.outgoing
       : this.incoming;
     window.forRange(first, last, (del) => this.applyDisposition(del, state, settled));

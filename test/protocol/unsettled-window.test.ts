@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { serialDiff } from '../../src/protocol/conditions.js';
-import { OutgoingWindow } from '../../src/protocol/outgoing-window.js';
+import { UnsettledWindow } from '../../src/protocol/unsettled-window.js';
 
 interface D {
   id: number;
@@ -24,14 +24,14 @@ function modelValues(model: Map<number, D>): D[] {
   return [...model.values()];
 }
 
-describe('OutgoingWindow', () => {
+describe('UnsettledWindow', () => {
   it('tracks, finds, settles and walks ranges exactly as a map by id does (ids wrapping at 2^32)', () => {
     fc.assert(
       fc.property(
         fc.constantFrom(0, 0xffffffff - 5000, 0xffffffff),
         fc.array(op, { minLength: 1, maxLength: 300 }),
         (start, ops) => {
-          const w = new OutgoingWindow<D>();
+          const w = new UnsettledWindow<D>();
           const model = new Map<number, D>();
           let next = start;
           for (const o of ops) {
@@ -89,7 +89,7 @@ describe('OutgoingWindow', () => {
         fc.constantFrom(0, 0xffffffff - 10),
         fc.array(peerOp, { minLength: 1, maxLength: 200 }),
         (start, ops) => {
-          const w = new OutgoingWindow<D>();
+          const w = new UnsettledWindow<D>();
           const model = new Map<number, D>();
           for (const o of ops) {
             if (o.t === 'put') {
@@ -126,7 +126,7 @@ describe('OutgoingWindow', () => {
   });
 
   it('an id far ahead of the array does not fill the gap to it', () => {
-    const w = new OutgoingWindow<D>();
+    const w = new UnsettledWindow<D>();
     const old = { id: 0 };
     w.add(old);
     const slots = (w as unknown as { slots: unknown[] }).slots;
@@ -140,7 +140,7 @@ describe('OutgoingWindow', () => {
   });
 
   it('one delivery left unsettled does not make the window span every id sent since', () => {
-    const w = new OutgoingWindow<D>();
+    const w = new UnsettledWindow<D>();
     const old = { id: 7 };
     w.add(old);
     for (let id = 8; id < 200_000; id++) {
@@ -159,7 +159,7 @@ describe('OutgoingWindow', () => {
   });
 
   it('a range as wide as serial order allows (2^31 ids) costs only what is tracked', () => {
-    const w = new OutgoingWindow<D>();
+    const w = new UnsettledWindow<D>();
     for (let id = 0; id < 5; id++) w.add({ id });
     const seen: number[] = [];
     w.forRange(0, 0x7ffffff0, (d) => seen.push(d.id));

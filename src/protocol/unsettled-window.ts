@@ -21,7 +21,7 @@ interface Identified {
   readonly id: number;
 }
 
-export class OutgoingWindow<T extends Identified> {
+export class UnsettledWindow<T extends Identified> {
   private slots: (T | undefined)[] = [];
   /** Index of the first slot in use. */
   private head = 0;
