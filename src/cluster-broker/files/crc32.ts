@@ -20,10 +20,7 @@ function makeTable(): Uint32Array {
 
 /** The table-driven implementation (exported so tests can check it against the native one). */
 export function crc32Table(data: Uint8Array, value = 0): number {
-  table ??= makeTable();
-  let c = (value ^ 0xffffffff) >>> 0;
-  for (let i = 0; i < data.length; i++) c = table[(c ^ data[i]) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
+  return crc32Range(data, 0, data.length, value);
 }
 
 /**
