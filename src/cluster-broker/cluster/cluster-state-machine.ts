@@ -9,6 +9,7 @@
 
 import { forEachAvailableQueue, queuesHeldBy } from '../core/availability.js';
 import { BrokerState } from '../core/broker-state.js';
+import { EntryViews } from '../core/byte-arena.js';
 import type { BrokerEvent } from '../core/events.js';
 import type { ApplyResult, ReleaseResult } from '../core/results.js';
 import { type Entry, type Snapshot, snapshotBytes } from '../replication/raft/types.js';
@@ -42,7 +43,14 @@ export interface ClusterStateHooks {
 }
 
 export class ClusterStateMachine implements StateMachine {
-  readonly state = new BrokerState();
+  /**
+   * Keeps each queued message as a view of its committed entry's bytes, not a copy
+   * (docs/cluster-member.md#one-copy): an entry's bytes are never written after it is appended
+   * (the leader stamps its time before) and the buffers they lie in are never reused (a
+   * follower's socket reads and framing copies, the backend's entry chunks, a record's copy at
+   * recovery). A snapshot restored is copied (it would pin the whole snapshot).
+   */
+  readonly state = new BrokerState(new EntryViews());
   /** Index of the last entry applied (or of the restored snapshot). */
   appliedIndex = 0;
 
@@ -56,7 +64,7 @@ export class ClusterStateMachine implements StateMachine {
     if (entry.data === null) return; // a new leader's no-op
     let e: DecodedEntry;
     try {
-      // the message bytes stay views of the entry: applyEvent's BrokerState copies what it keeps
+      // the message bytes stay views of the entry, and the state keeps them so (above)
       e = decodeEntryAndEvent(entry.data);
     } catch (err) {
       this.hooks.corrupt?.(entry.index, err as Error);

@@ -8,7 +8,7 @@
  * applies the world may have moved on (the log orders competing proposals).
  */
 
-import { ownCopy, type StoredBytes } from './byte-arena.js';
+import { type ByteArena, type EntryViews, ownCopy, type StoredBytes } from './byte-arena.js';
 import type {
   AcquireEvent,
   BrokerEvent,
@@ -91,6 +91,15 @@ export class BrokerState {
   now = 0;
   /** Events applied since creation or the last restore (diagnostics; not part of the snapshot). */
   appliedCount = 0;
+
+  /**
+   * `views`: keep enqueued messages as views of the events' bytes instead of copies, for a caller
+   * whose event bytes are never written again nor their buffers reused (a cluster member's
+   * committed entries). Without it (the single node: its events' bytes may be views of large
+   * read buffers that a kept view would pin whole) every kept message is copied into its queue's
+   * arena.
+   */
+  constructor(private readonly views?: EntryViews) {}
 
   apply<E extends BrokerEvent>(event: E): ResultOf<E>;
   apply(event: BrokerEvent): ApplyResult {
@@ -392,7 +401,7 @@ export class BrokerState {
       if (e.dedupKey !== undefined) q.dedup.withdraw(e.dedupKey);
       return refused('enqueue', 'amqp:resource-limit-exceeded', full);
     }
-    const m = this.newMessage(q, q.arena.store(e.message), e.expiresAt ?? -1, e.deliveryCount ?? 0);
+    const m = this.newMessage(q, this.keep(e.message, q.arena), e.expiresAt ?? -1, e.deliveryCount ?? 0);
     q.add(m);
     return { type: 'enqueue', status: 'enqueued', seq: m.seq };
   }
@@ -433,9 +442,15 @@ export class BrokerState {
    * would stay alive as long as the slowest holder of any of them).
    */
   private publishedBytes(t: Queue, targets: Queue[], message: Uint8Array): StoredBytes {
-    if (targets.length === 1) return targets[0]!.arena.store(message);
-    if (targets.length === (this.subscriptions.get(t.name)?.length ?? 0)) return t.arena.store(message);
-    return ownCopy(message);
+    if (targets.length === 1) return this.keep(message, targets[0]!.arena);
+    if (targets.length === (this.subscriptions.get(t.name)?.length ?? 0)) return this.keep(message, t.arena);
+    return this.keep(message, undefined);
+  }
+
+  /** An enqueued message's bytes as kept: a view (EntryViews), else a copy into `arena` or of its own. */
+  private keep(message: Uint8Array, arena: ByteArena | undefined): StoredBytes {
+    if (this.views !== undefined) return this.views.keep(message, arena);
+    return arena ? arena.store(message) : ownCopy(message);
   }
 
   /** @internal also used by restore */

@@ -10,6 +10,9 @@
  * neighbours (unsettled, or skipped by every consumer's selector) keeps its chunk, at most
  * CHUNK_BYTES, alive. Dead-lettering copies the bytes into the dead-letter queue's own chunks so a
  * long-lived DLQ never pins its source queue's chunks.
+ *
+ * A cluster member keeps no copy at all where it can (EntryViews, below): its messages arrive in
+ * committed log entries that nothing rewrites, so a message is a place in the entry's buffer.
  */
 
 /** Largest chunk; a queue's first chunks are smaller, so a queue holding little costs little. */
@@ -22,7 +25,7 @@ const LENGTH_MASK = (1 << LENGTH_BITS) - 1;
 /** `at` of a message that owns its whole chunk. */
 export const WHOLE_CHUNK = -1;
 
-const EMPTY = new Uint8Array(0);
+const EMPTY: Uint8Array = new Uint8Array(0);
 
 /** A message's bytes: `chunk`, and where in it (offset << LENGTH_BITS | length, or WHOLE_CHUNK). */
 export interface StoredBytes {
@@ -74,5 +77,38 @@ export class ByteArena {
     this.chunk = EMPTY;
     this.used = 0;
     this.nextSize = FIRST_CHUNK_BYTES;
+  }
+}
+
+/**
+ * The largest buffer a message kept as a view may pin once its neighbours are gone: two arena
+ * chunks. A follower's socket reads (64 KiB), the framing copy of an append spanning two of them
+ * (~65 KB at full speed) and the leader's entry chunks (64 KiB) are kept as views; a catch-up
+ * append's framing copy (up to 1 MiB) is not, so a message left behind pins no more than
+ * about what an arena chunk pins.
+ */
+export const MAX_PINNED_BYTES = 2 * CHUNK_BYTES;
+
+/**
+ * Messages kept as places in the buffers they were decoded from, without a copy (a cluster
+ * member's committed entries: docs/cluster-member.md#one-copy). Only for bytes that nothing
+ * writes into after they are kept and whose buffer is never reused (the caller's promise: see
+ * ClusterStateMachine). A message in a buffer over MAX_PINNED_BYTES is copied into `arena` (or
+ * one of its own) instead.
+ */
+export class EntryViews {
+  /** The buffer of the last kept view, and a Uint8Array over all of it (one per buffer, not per message). */
+  private buffer: ArrayBufferLike | undefined;
+  private whole = EMPTY;
+
+  keep(b: Uint8Array, arena: ByteArena | undefined): StoredBytes {
+    const buffer = b.buffer;
+    if (buffer.byteLength > MAX_PINNED_BYTES) return arena ? arena.store(b) : ownCopy(b);
+    if (b.length > MAX_PACKED_BYTES) return { chunk: b, at: WHOLE_CHUNK };
+    if (buffer !== this.buffer) {
+      this.buffer = buffer;
+      this.whole = new Uint8Array(buffer);
+    }
+    return { chunk: this.whole, at: b.byteOffset * (LENGTH_MASK + 1) + b.length };
   }
 }

@@ -200,7 +200,8 @@ function readOutcome(r: VarintReader): SettleOutcome {
 /**
  * How a decoded enqueue holds its message: `copy` (its own bytes, the default: the event may
  * outlive `bytes`) or `view` (a view of `bytes`, no allocation: for an event handed straight to
- * `BrokerState.apply`, which copies the bytes it keeps into its queues' arenas; byte-arena.ts).
+ * `BrokerState.apply`, which copies the bytes it keeps into its queues' arenas, or on a cluster
+ * member keeps them as views of its committed entry: byte-arena.ts).
  */
 export type MessageBytes = 'copy' | 'view';
 

@@ -145,9 +145,9 @@ export interface EnqueueEvent {
   leaderTime: number;
   queue: string;
   /**
-   * The encoded AMQP message, opaque to the state. Ownership passes to the state on apply: it is
-   * kept as is when it is a whole ArrayBuffer of its own, copied when it is a view into a larger
-   * buffer (so it never pins a socket chunk).
+   * The encoded AMQP message, opaque to the state. The state copies it into its queue's chunks
+   * (byte-arena.ts), except a cluster member's, which keeps it as a view of its committed entry
+   * (EntryViews).
    */
   message: Uint8Array;
   /** Canonical (message-id type, value) string computed by the proposer; undefined = never deduplicated. */

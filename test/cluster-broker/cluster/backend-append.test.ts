@@ -9,20 +9,12 @@ import { ClusterBackend, type ReplicaPort } from '../../../src/cluster-broker/cl
 import { ClusterStateMachine } from '../../../src/cluster-broker/cluster/cluster-state-machine.js';
 import { processKey } from '../../../src/cluster-broker/cluster/consumer-keys.js';
 import { OutcomeUnknownError } from '../../../src/cluster-broker/server/backend.js';
-import { HandAppliedLog } from './hand-applied-log.js';
+import { handAppliedLeader } from './hand-applied-log.js';
 
 const origin = processKey('n1', 'a');
 const enqueue = { type: 'enqueue', leaderTime: 0, queue: 'q', message: Buffer.from('m') } as const;
 
-function leader(): { backend: ClusterBackend; log: HandAppliedLog } {
-  let backend: ClusterBackend | undefined;
-  const sm = new ClusterStateMachine({ applied: (o, seq, outcome) => backend?.onApplied(o, seq, outcome) });
-  backend = new ClusterBackend({ memberId: 'n1', origin, submitTimeoutMs: 60_000 });
-  const log = new HandAppliedLog(sm);
-  backend.attach(sm, log, () => false);
-  backend.setServing(true);
-  return { backend, log };
-}
+const leader = () => handAppliedLeader(origin);
 
 describe('cluster backend: requests appended by the leader', () => {
   it('answers a request with the result, or the error, of its own apply', async () => {

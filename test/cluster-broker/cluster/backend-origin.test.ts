@@ -5,23 +5,16 @@
  * message it never enqueued (lost once the member's own entry fails to commit).
  */
 import { describe, expect, it } from 'vitest';
-import { ClusterBackend } from '../../../src/cluster-broker/cluster/cluster-backend.js';
-import { ClusterStateMachine } from '../../../src/cluster-broker/cluster/cluster-state-machine.js';
 import { processKey } from '../../../src/cluster-broker/cluster/consumer-keys.js';
 import { encodeEntry } from '../../../src/cluster-broker/cluster/entry-codec.js';
 import { encodeEvent } from '../../../src/cluster-broker/core/event-codec.js';
-import { HandAppliedLog } from './hand-applied-log.js';
+import { handAppliedLeader } from './hand-applied-log.js';
 
 const turn = () => new Promise<void>((r) => setImmediate(r));
 
 describe('cluster backend: outcomes by origin', () => {
   it("settles a request only on its own entry's outcome, not on another member's entry with the same number", async () => {
-    let backend: ClusterBackend | undefined;
-    const sm = new ClusterStateMachine({ applied: (o, seq, outcome) => backend?.onApplied(o, seq, outcome) });
-    backend = new ClusterBackend({ memberId: 'n1', origin: processKey('n1', 'a'), submitTimeoutMs: 60_000 });
-    const log = new HandAppliedLog(sm);
-    backend.attach(sm, log, () => false);
-    backend.setServing(true);
+    const { backend, log } = handAppliedLeader(processKey('n1', 'a'));
 
     const declared = backend.submit({ type: 'declare', leaderTime: 0, queue: 'q', options: {} });
     log.apply(log.proposed[0]!);

@@ -1,5 +1,5 @@
-import type { ReplicaPort } from '../../../src/cluster-broker/cluster/cluster-backend.js';
-import type { ClusterStateMachine } from '../../../src/cluster-broker/cluster/cluster-state-machine.js';
+import { ClusterBackend, type ReplicaPort } from '../../../src/cluster-broker/cluster/cluster-backend.js';
+import { ClusterStateMachine } from '../../../src/cluster-broker/cluster/cluster-state-machine.js';
 
 /** A leader's log the test applies by hand: proposals wait until the test applies them. */
 export class HandAppliedLog implements ReplicaPort {
@@ -17,4 +17,19 @@ export class HandAppliedLog implements ReplicaPort {
   apply(data: Uint8Array): void {
     this.sm.apply({ index: ++this.index, term: this.term, data });
   }
+}
+
+/** A serving leader's backend over a HandAppliedLog, its state machine's outcomes wired back to it. */
+export function handAppliedLeader(origin: string): {
+  backend: ClusterBackend;
+  sm: ClusterStateMachine;
+  log: HandAppliedLog;
+} {
+  let backend: ClusterBackend | undefined;
+  const sm = new ClusterStateMachine({ applied: (o, seq, outcome) => backend?.onApplied(o, seq, outcome) });
+  backend = new ClusterBackend({ memberId: 'n1', origin, submitTimeoutMs: 60_000 });
+  const log = new HandAppliedLog(sm);
+  backend.attach(sm, log, () => false);
+  backend.setServing(true);
+  return { backend, sm, log };
 }
