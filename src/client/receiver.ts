@@ -29,7 +29,11 @@ import { publish, receiveChannel } from './diagnostics.js';
 import { isPermanentDetach, type LinkHost, LogicalLink, Waiters } from './link-base.js';
 import { now, type PhysicalConnection } from './physical.js';
 import { type BatchWaiter, type OneWaiter, ReceiveQueue } from './receive-queue.js';
+import { keepShapesOf } from './shape-keeper.js';
 import type { CallOptions, ReceiveBatchOptions, ReceiverOptions, SettleMode } from './types.js';
+
+/** A Receiver holding nothing, for shape-keeper.ts: its fields are its constructor's alone. */
+const receiverTwin = (nothing: object): object => new Receiver(nothing as LinkHost, '', {}, '');
 
 /**
  * A receiving link, from {@link Connection.openReceiver}. Iterate it with `for await`, or call
@@ -63,6 +67,16 @@ export class Receiver<T = MessageBody>
   private readonly awaitingConfirmation = new Set<Delivery<T>>();
   /** A kick to write settlements is queued for the end of this tick. */
   private flushQueued = false;
+  /**
+   * The newest arrival (the Delivery, its message and its transfer), kept until the next one or
+   * the receiver's end. V8 holds an object's hidden class only through its live objects: once
+   * none of a receive's deliveries is alive at a full collection (a quiet spell, the app done
+   * with a batch), their classes die and V8 discards the optimized code of the whole receive
+   * path (--trace-deopt "weak objects"), compiling it again on the next burst. One kept
+   * arrival keeps them; once the receiver ends, a twin holding nothing (shape-keeper.ts).
+   */
+  private newest: Delivery<T> | undefined = undefined;
+  private newestTransfer: IncomingDelivery | undefined = undefined;
 
   /** For a dynamic receiver: true until the broker named its node (then `address` is set). */
   private dynamicUnassigned: boolean;
@@ -353,11 +367,13 @@ export class Receiver<T = MessageBody>
     this.rejectDrains(error);
     this.lostUnderLiveConnection();
     this.endIteration(error);
+    this.forgetNewest();
   }
 
   /** The broker confirms nothing after the detach: settlements still waiting are in doubt. */
   protected override closed(): void {
     for (const d of this.awaitingConfirmation) d.onConnectionLost('receiver closed');
+    this.forgetNewest();
   }
 
   /** Deliveries not handed out are dropped; handed-out ones can no longer be confirmed. */
@@ -400,6 +416,8 @@ export class Receiver<T = MessageBody>
     }
     const delivery = new Delivery<T>(this, t, message as ReceivedMessage<T>);
     t.context = delivery;
+    this.newest = delivery;
+    this.newestTransfer = t;
     const dedup = this.dedup;
     const key = dedup === undefined ? undefined : receiverDedupKey(message.messageId);
     const decision = dedup === undefined || key === undefined ? -1 : dedup.admit(key, delivery, now());
@@ -455,6 +473,15 @@ export class Receiver<T = MessageBody>
     // keep a drain in progress: a top-up must not cancel it
     link.flow(flow.linkCredit, link.draining);
     this.host.kick();
+  }
+
+  /** The receiver ended: its newest arrival goes, a twin of it holding nothing stays (shape-keeper.ts). */
+  private forgetNewest(): void {
+    if (this.newest !== undefined && this.newestTransfer !== undefined) {
+      keepShapesOf(this.newest as Delivery<unknown>, this.newestTransfer, receiverTwin);
+    }
+    this.newest = undefined;
+    this.newestTransfer = undefined;
   }
 
   private dropBuffered(): void {
