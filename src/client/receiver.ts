@@ -68,15 +68,13 @@ export class Receiver<T = MessageBody>
   /** A kick to write settlements is queued for the end of this tick. */
   private flushQueued = false;
   /**
-   * The newest arrival (the Delivery, its message and its transfer), kept until the next one or
-   * the receiver's end. V8 holds an object's hidden class only through its live objects: once
-   * none of a receive's deliveries is alive at a full collection (a quiet spell, the app done
-   * with a batch), their classes die and V8 discards the optimized code of the whole receive
-   * path (--trace-deopt "weak objects"), compiling it again on the next burst. One kept
-   * arrival keeps them; once the receiver ends, a twin holding nothing (shape-keeper.ts).
+   * Whether this receiver's first arrival left its twin (shape-keeper.ts). V8 holds an object's
+   * hidden class only through its live objects: once none of a receive's deliveries is alive at a
+   * full collection (a quiet spell, the app done with a batch), their classes die and V8 discards
+   * the optimized code of the whole receive path (--trace-deopt "weak objects"), compiling it
+   * again on the next burst. A twin of one arrival, holding nothing, keeps those classes.
    */
-  private newest: Delivery<T> | undefined = undefined;
-  private newestTransfer: IncomingDelivery | undefined = undefined;
+  private shapesKept = false;
 
   /** For a dynamic receiver: true until the broker named its node (then `address` is set). */
   private dynamicUnassigned: boolean;
@@ -367,13 +365,11 @@ export class Receiver<T = MessageBody>
     this.rejectDrains(error);
     this.lostUnderLiveConnection();
     this.endIteration(error);
-    this.forgetNewest();
   }
 
   /** The broker confirms nothing after the detach: settlements still waiting are in doubt. */
   protected override closed(): void {
     for (const d of this.awaitingConfirmation) d.onConnectionLost('receiver closed');
-    this.forgetNewest();
   }
 
   /** Deliveries not handed out are dropped; handed-out ones can no longer be confirmed. */
@@ -416,8 +412,6 @@ export class Receiver<T = MessageBody>
     }
     const delivery = new Delivery<T>(this, t, message as ReceivedMessage<T>);
     t.context = delivery;
-    this.newest = delivery;
-    this.newestTransfer = t;
     const dedup = this.dedup;
     const key = dedup === undefined ? undefined : receiverDedupKey(message.messageId);
     const decision = dedup === undefined || key === undefined ? -1 : dedup.admit(key, delivery, now());
@@ -425,6 +419,10 @@ export class Receiver<T = MessageBody>
       // a row, not an object: the window keeps nothing per message but the key
       delivery.dedupKey = key;
       delivery.dedupRow = decision;
+      if (!this.shapesKept) {
+        this.shapesKept = true;
+        keepShapesOf(delivery as Delivery<unknown>, t, receiverTwin);
+      }
       this.queue.push(delivery);
       return;
     }
@@ -473,15 +471,6 @@ export class Receiver<T = MessageBody>
     // keep a drain in progress: a top-up must not cancel it
     link.flow(flow.linkCredit, link.draining);
     this.host.kick();
-  }
-
-  /** The receiver ended: its newest arrival goes, a twin of it holding nothing stays (shape-keeper.ts). */
-  private forgetNewest(): void {
-    if (this.newest !== undefined && this.newestTransfer !== undefined) {
-      keepShapesOf(this.newest as Delivery<unknown>, this.newestTransfer, receiverTwin);
-    }
-    this.newest = undefined;
-    this.newestTransfer = undefined;
   }
 
   private dropBuffered(): void {

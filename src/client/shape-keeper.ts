@@ -6,11 +6,10 @@
  * or builds an object of that class holds the map weakly: once no Delivery, transfer or message
  * of that shape is alive at a full collection, the maps die and V8 throws away the optimized
  * code of the receive path ("weak objects" in --trace-deopt), compiling it again, off the main
- * thread but on the same CPU, on the next burst. A live Receiver keeps its newest arrival for
- * this (receiver.ts); when it ends, this module keeps a twin of that arrival instead: objects
- * built by the same constructors with the same fields in the same order, so of the same maps,
- * whose references point at nothing (a placeholder), so no connection, receiver or payload is
- * kept (docs/architecture.md#client-receive-jit).
+ * thread but on the same CPU, on the next burst. So a receiver's first arrival leaves a twin of
+ * itself here (receiver.ts): objects built by the same constructors with the same fields in the
+ * same order, so of the same maps, whose references point at nothing (a placeholder), so no
+ * connection, receiver or payload is kept (docs/architecture.md#client-receive-jit).
  */
 import type { Message } from '../codec/message.js';
 import { IncomingDelivery, ReceiverLink, type Session } from '../protocol/index.js';
@@ -54,7 +53,7 @@ function transferTwin(t: IncomingDelivery): IncomingDelivery {
 }
 
 /**
- * The twins kept, process-wide: one arrival's worth, replaced by each receiver that ends, and one
+ * The twins kept, process-wide: one arrival's worth, replaced by each receiver's first, and one
  * receiver with its engine link (their classes die too while no receiver is open, as in a process
  * that sends between its receives), built once.
  */
@@ -65,7 +64,7 @@ const kept: {
 } = { delivery: undefined, receiver: undefined, link: undefined };
 
 /**
- * A receiver ends, `newest` its newest arrival and `transfer` the transfer it came on;
+ * A receiver's first arrival `newest`, and `transfer` the transfer it came on (its dedup fields set);
  * `receiverTwin` builds a Receiver holding nothing (receiver.ts: this module imports no Receiver).
  */
 export function keepShapesOf(

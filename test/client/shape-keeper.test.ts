@@ -1,5 +1,5 @@
 /**
- * The twins a closed receiver leaves (client/shape-keeper.ts) exist for one thing: to share V8's
+ * The twins a receiver's first arrival leaves (client/shape-keeper.ts) exist for one thing: to share V8's
  * hidden classes with the deliveries, transfers and messages of the receivers that follow. That
  * is checked in a child Node with --allow-natives-syntax (%HaveSameMap), next to a control whose
  * keys come in another order, which must differ (else the probe proves nothing).
@@ -15,7 +15,7 @@ import { expect, it } from 'vitest';
 const src = (path: string) =>
   pathToFileURL(fileURLToPath(new URL(`../../src/${path}`, import.meta.url))).href;
 
-it("a closed receiver's twins have the hidden classes of the next receiver's delivery, transfer and message", () => {
+it("a receiver's twins have the hidden classes of the next receiver's delivery, transfer and message", () => {
   const dir = mkdtempSync(join(tmpdir(), 'quorate-shape-keeper-'));
   try {
     const probe = join(dir, 'probe.mts');
