@@ -16,6 +16,7 @@
  * clearTimeout per call were most of what a batch receive cost where each read brings one
  * message).
  */
+import { microtask } from '../common/microtask.js';
 import { type Settle, timeoutError } from './deadline.js';
 
 /** A caller's deadline: `expiresAt` on the queue's clock, from its `timeoutMs`. */
@@ -105,7 +106,7 @@ export class ReceiveQueue<D> {
       this.serveWaiting();
     } else if (!this.serveQueued) {
       this.serveQueued = true;
-      queueMicrotask(this.serveWaiting);
+      microtask(this.serveWaiting);
     }
   }
 

@@ -29,7 +29,11 @@ import { publish, receiveChannel } from './diagnostics.js';
 import { isPermanentDetach, type LinkHost, LogicalLink, Waiters } from './link-base.js';
 import { now, type PhysicalConnection } from './physical.js';
 import { type BatchWaiter, type OneWaiter, ReceiveQueue } from './receive-queue.js';
+import { keepShapesOf } from './shape-keeper.js';
 import type { CallOptions, ReceiveBatchOptions, ReceiverOptions, SettleMode } from './types.js';
+
+/** A Receiver holding nothing, for shape-keeper.ts: its fields are its constructor's alone. */
+const receiverTwin = (nothing: object): object => new Receiver(nothing as LinkHost, '', {}, '');
 
 /**
  * A receiving link, from {@link Connection.openReceiver}. Iterate it with `for await`, or call
@@ -63,6 +67,14 @@ export class Receiver<T = MessageBody>
   private readonly awaitingConfirmation = new Set<Delivery<T>>();
   /** A kick to write settlements is queued for the end of this tick. */
   private flushQueued = false;
+  /**
+   * Whether this receiver's first arrival left its twin (shape-keeper.ts). V8 holds an object's
+   * hidden class only through its live objects: once none of a receive's deliveries is alive at a
+   * full collection (a quiet spell, the app done with a batch), their classes die and V8 discards
+   * the optimized code of the whole receive path (--trace-deopt "weak objects"), compiling it
+   * again on the next burst. A twin of one arrival, holding nothing, keeps those classes.
+   */
+  private shapesKept = false;
 
   /** For a dynamic receiver: true until the broker named its node (then `address` is set). */
   private dynamicUnassigned: boolean;
@@ -407,6 +419,10 @@ export class Receiver<T = MessageBody>
       // a row, not an object: the window keeps nothing per message but the key
       delivery.dedupKey = key;
       delivery.dedupRow = decision;
+      if (!this.shapesKept) {
+        this.shapesKept = true;
+        keepShapesOf(delivery as Delivery<unknown>, t, receiverTwin);
+      }
       this.queue.push(delivery);
       return;
     }

@@ -14,6 +14,7 @@
  * cluster-broker/server/).
  */
 import type { Duplex } from 'node:stream';
+import { microtask } from '../common/microtask.js';
 import type { ProtocolConnection } from './connection.js';
 
 /** Batches below this total size are joined into one Buffer; bigger ones use cork/uncork. */
@@ -98,7 +99,7 @@ export class EngineDriver {
     if (this.flushScheduled) return;
     this.flushScheduled = true;
     if (this.batch === 'turn') setImmediate(this.runScheduled);
-    else queueMicrotask(this.batch === 'drained' ? this.afterDrain : this.runScheduled);
+    else microtask(this.batch === 'drained' ? this.afterDrain : this.runScheduled);
   }
 
   /** Write the engine's output now; end the output once the engine closed, else follow its deadline. */

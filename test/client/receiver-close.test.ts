@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { collectGarbage } from '../../bench/lib/full-gc.js';
 import { type BrokerHandle, startBroker } from '../../src/broker.js';
+import { keptTwin } from '../../src/client/shape-keeper.js';
 import { ClientError } from '../../src/errors.js';
 import { type Connection, connect } from '../../src/index.js';
 
@@ -85,4 +86,35 @@ it('a closed receiver is not kept alive by the deadline of its last receive()', 
     collected = ref.deref() === undefined;
   }
   expect(collected).toBe(true);
+});
+
+it("a receiver's first arrival leaves a twin (same keys) holding none of its objects, and is collected while the receiver is open", async () => {
+  const sender = await conn.openSender('close-twin-q');
+  await sender.send({ body: Buffer.alloc(64, 1), messageId: 'close-twin-1', subject: 's' });
+  const receiver = await conn.openReceiver('close-twin-q', { credit: 10 });
+  // in a function of its own: no variable of this test's frame keeps the delivery
+  const receiveOne = async () => {
+    const delivery = await receiver.receive({ timeoutMs: 10_000 });
+    await delivery.accept();
+    return {
+      keys: Object.keys(delivery.message),
+      refs: [new WeakRef(delivery), new WeakRef(delivery.message as object)],
+    };
+  };
+  const { keys, refs } = await receiveOne();
+  const twin = keptTwin();
+  expect(Object.keys(twin?.message ?? {})).toEqual(keys);
+  expect(twin?.message.messageId).toBe('');
+  // the receiver is still open and keeps nothing of the arrival: the application dropped it
+  const deadline = Date.now() + 20_000;
+  let collected = false;
+  while (!collected && Date.now() < deadline) {
+    // a WeakRef's target is kept until the job that read it ends
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    collectGarbage();
+    collected = refs.every((r) => r.deref() === undefined);
+  }
+  expect(collected).toBe(true);
+  await receiver.close();
+  await sender.close();
 });
