@@ -8,7 +8,7 @@
  * applies the world may have moved on (the log orders competing proposals).
  */
 
-import { type ByteArena, type EntryViews, ownCopy, type StoredBytes } from './byte-arena.js';
+import { type ByteArena, type EntryViews, type StoredBytes, storeCopy } from './byte-arena.js';
 import type {
   AcquireEvent,
   BrokerEvent,
@@ -450,7 +450,7 @@ export class BrokerState {
   /** An enqueued message's bytes as kept: a view (EntryViews), else a copy into `arena` or of its own. */
   private keep(message: Uint8Array, arena: ByteArena | undefined): StoredBytes {
     if (this.views !== undefined) return this.views.keep(message, arena);
-    return arena ? arena.store(message) : ownCopy(message);
+    return storeCopy(message, arena);
   }
 
   /** @internal also used by restore */

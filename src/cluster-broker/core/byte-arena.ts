@@ -46,8 +46,13 @@ export function sizeOf(s: StoredBytes): number {
 }
 
 /** An exact copy with its own ArrayBuffer (never a view pinning a larger receive buffer). */
-export function ownCopy(b: Uint8Array): StoredBytes {
+function ownCopy(b: Uint8Array): StoredBytes {
   return { chunk: new Uint8Array(b), at: WHOLE_CHUNK };
+}
+
+/** A copy of `b` into `arena`'s chunks, or with its own buffer where there is no arena. */
+export function storeCopy(b: Uint8Array, arena: ByteArena | undefined): StoredBytes {
+  return arena ? arena.store(b) : ownCopy(b);
 }
 
 /** One queue's chunks: copies messages in, back to back. */
@@ -103,7 +108,7 @@ export class EntryViews {
 
   keep(b: Uint8Array, arena: ByteArena | undefined): StoredBytes {
     const buffer = b.buffer;
-    if (buffer.byteLength > MAX_PINNED_BYTES) return arena ? arena.store(b) : ownCopy(b);
+    if (buffer.byteLength > MAX_PINNED_BYTES) return storeCopy(b, arena);
     if (b.length > MAX_PACKED_BYTES) return { chunk: b, at: WHOLE_CHUNK };
     if (buffer !== this.buffer) {
       this.buffer = buffer;
