@@ -4,7 +4,7 @@
  * whoever proposed it).
  *
  * Use: `const before = queuesHeldBy(state, event)` BEFORE applying, then
- * `forEachAvailableQueue(event, result, before, state, visit)` (or `availableQueues`) after.
+ * `forEachAvailableQueue(event, result, before, state, visit)` after.
  */
 import type { BrokerState } from './broker-state.js';
 import type { BrokerEvent } from './events.js';
@@ -34,8 +34,9 @@ export function queuesHeldBy(state: BrokerState, event: BrokerEvent): readonly s
 }
 
 /**
- * Calls `visit` with each queue `availableQueues` names. A plain enqueue, once per message on
- * every member, names its queue without an array being made for it.
+ * Calls `visit` with each queue in which `event` (already applied, with `result`) made messages
+ * available. A plain enqueue, once per message on every member, names its queue without an array
+ * being made for it; the rarer events go through `otherAvailableQueues`.
  */
 export function forEachAvailableQueue(
   event: BrokerEvent,
@@ -44,56 +45,54 @@ export function forEachAvailableQueue(
   state: BrokerState,
   visit: (queue: string) => void,
 ): void {
-  if (result.type === 'enqueue' && event.type === 'enqueue') {
-    if (result.status !== 'enqueued') return;
+  if (result.type === 'enqueue') {
+    // a publish to a topic: the subscriptions that got it (docs/topics.md)
+    if (result.status !== 'enqueued' || event.type !== 'enqueue') return;
     if (result.fannedOut === undefined) visit(event.queue);
     else for (const q of result.fannedOut) visit(q);
     return;
   }
-  for (const q of availableQueues(event, result, heldBefore, state)) visit(q);
+  for (const q of otherAvailableQueues(event, result, heldBefore, state)) visit(q);
 }
 
-/** Queues in which `event` (already applied, with `result`) made messages available. */
-export function availableQueues(
+/** Every event but an enqueue: each queue named once. */
+function otherAvailableQueues(
   event: BrokerEvent,
   result: ApplyResult,
   heldBefore: readonly string[],
   state: BrokerState,
-): string[] {
+): Iterable<string> {
   switch (result.type) {
     case 'commit': {
-      if (result.status !== 'committed' || event.type !== 'commit') return [];
+      if (result.status !== 'committed' || event.type !== 'commit') return NONE;
       const out = new Set<string>();
+      const add = (q: string): void => {
+        out.add(q);
+      };
       event.events.forEach((e, i) => {
-        for (const q of availableQueues(e, result.results[i]!, heldBefore, state)) out.add(q);
+        forEachAvailableQueue(e, result.results[i]!, heldBefore, state, add);
       });
-      return [...out];
+      return out;
     }
-    case 'enqueue':
-      // a publish to a topic: the subscriptions that got it (docs/topics.md)
-      if (result.status !== 'enqueued' || event.type !== 'enqueue') return [];
-      return result.fannedOut ?? [event.queue];
     case 'settle': {
       const out = new Set<string>();
       if (result.settled.length > 0) for (const q of heldBefore) out.add(q);
       for (const d of result.deadLettered) out.add(d.queue);
-      return [...out];
+      return out;
     }
-    case 'release-consumer':
-      return [
-        ...new Set([
-          ...(result.released.length > 0 ? heldBefore : []),
-          ...(result.deadLettered ?? []).map((d) => d.queue),
-        ]),
-      ];
+    case 'release-consumer': {
+      const out = new Set<string>(result.released.length > 0 ? heldBefore : NONE);
+      for (const d of result.deadLettered ?? []) out.add(d.queue);
+      return out;
+    }
     case 'release-all':
       return result.released.length > 0 || result.deadLettered !== undefined
         ? state
             .listQueues()
             .filter((q) => q.available > 0)
             .map((q) => q.name)
-        : [];
+        : NONE;
     default:
-      return [];
+      return NONE;
   }
 }
