@@ -42,8 +42,10 @@ const SETTLED: Promise<void> = Promise.resolve();
  * A settlement waiting for the broker to settle its transfers (rcv-settle-mode second): nearly
  * always one transfer, kept as it is; a Set only when redeliveries were bound to it.
  */
+type Pending = IncomingDelivery | Set<IncomingDelivery>;
+
 interface Confirmation {
-  pending: IncomingDelivery | Set<IncomingDelivery>;
+  pending: Pending;
   resolve(): void;
   reject(e: Error): void;
 }
@@ -234,22 +236,20 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
     }
     this.outcome = state;
     this.owner.onSettled(this, state);
-    // one pass, no array per settlement: nearly every message has one transfer
-    const confirm = this.owner.confirmsSettlement;
+    // nearly every message has one transfer: it alone, no array per settlement
     const first = this.transfer;
-    const bound = this.bound;
-    const count = bound === undefined ? 1 : bound.length + 1;
     let live = 0;
-    let pending: IncomingDelivery | Set<IncomingDelivery> | undefined;
-    for (let i = 0; i < count; i++) {
-      const t = i === 0 ? first : bound?.[i - 1];
-      if (t === undefined || !this.owner.isLive(t)) continue;
+    let pending: Pending | undefined;
+    if (first !== undefined && this.owner.isLive(first)) {
       live++;
-      this.apply(t, state);
-      if (!confirm || t.remoteSettled) continue;
-      if (pending === undefined) pending = t;
-      else if (pending instanceof Set) pending.add(t);
-      else pending = new Set([pending, t]);
+      pending = this.settleTransfer(first, state, pending);
+    }
+    if (this.bound !== undefined) {
+      for (const t of this.bound) {
+        if (!this.owner.isLive(t)) continue;
+        live++;
+        pending = this.settleTransfer(t, state, pending);
+      }
     }
     this.transfer = undefined;
     this.bound = undefined;
@@ -310,6 +310,19 @@ export class Delivery<T = MessageBody> implements PublicDelivery<T> {
     // written now, not at the end of the tick: the discharge that commits it must follow it
     this.owner.flush(true);
     return SETTLED;
+  }
+
+  /** Settles one live transfer; adds it to `pending` when its settlement is to be confirmed. */
+  private settleTransfer(
+    t: IncomingDelivery,
+    state: DeliveryState,
+    pending: Pending | undefined,
+  ): Pending | undefined {
+    this.apply(t, state);
+    if (!this.owner.confirmsSettlement || t.remoteSettled) return pending;
+    if (pending === undefined) return t;
+    if (pending instanceof Set) return pending.add(t);
+    return new Set([pending, t]);
   }
 
   private apply(t: IncomingDelivery, state: DeliveryState): void {
