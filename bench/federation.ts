@@ -24,6 +24,11 @@
  * east, a delivery from east to the link and a send on west by the link, then the same delivery
  * to the consumer on west: two sends and their deliveries, hence the 2x.
  *
+ * Idle CPU: after the warm-up, every member's CPU is read over IDLE_MS with no traffic. What a
+ * member spends whatever the traffic is counted in a round's CPU per message in proportion to
+ * the round's length, so a slower round (the federated one) carries more of it per message; the
+ * ratio is also printed with each round's share of it taken out.
+ *
  * `--profile [DIR]` runs every member with --cpu-prof (DIR/east, DIR/west; one .cpuprofile per
  * member process, named by pid, printed with its role): the link runs on west's leader.
  *
@@ -39,7 +44,12 @@ import { waitFor } from '../test/support/net.js';
 import { benchEndpoint, memberProcesses } from './lib/broker-processes.js';
 import { type ClusterMemberProcess, type RunningBroker, startOurCluster } from './lib/brokers.js';
 import { loadQuorate } from './lib/built-package.js';
-import { type CountedProcess, formatCpuPerMessage, measureCpu } from './lib/process-cpu.js';
+import {
+  type CountedProcess,
+  formatCpuPerMessage,
+  idleCpuMsPerSecond,
+  measureCpu,
+} from './lib/process-cpu.js';
 import { receiveAll, sendAll, withFlow } from './lib/quorate-flow.js';
 import { defaultWarm, parseWarm } from './lib/warm-option.js';
 
@@ -73,6 +83,13 @@ export interface FederationBenchResult {
    * (west's three members, local round); target <= 2. Null when a member could not be read.
    */
   brokerCpuRatio: number | null;
+  /**
+   * The same ratio with each round's idle CPU taken out (each cluster's idle CPU per second times
+   * the round's length, per message). Null when a member could not be read.
+   */
+  brokerCpuRatioNetOfIdle: number | null;
+  /** CPU ms per second of each cluster's members (summed) with no traffic, after the warm-up. */
+  idleCpuMsPerSec: { east: number | null; west: number | null };
   /** Received per second on west of messages that were all on east before the consumer came. */
   preloadedLinkPerSec?: number;
   /**
@@ -117,6 +134,20 @@ async function federationProcesses(
 }
 
 const FED = 'bench-fed';
+
+/** How long the members' idle CPU is read for, after the warm-up (ms). */
+const IDLE_MS = 3_000;
+
+/** The CPU per second of the members whose label starts with `cluster` (summed); null if one was unreadable. */
+function clusterIdle(idle: ReadonlyMap<string, number | null>, cluster: string): number | null {
+  let total = 0;
+  for (const [label, v] of idle) {
+    if (!label.startsWith(cluster)) continue;
+    if (v === null) return null;
+    total += v;
+  }
+  return Math.round(total * 10) / 10;
+}
 
 /** Where a cluster's clients connect: the member leading it now, and its label (`leader n2`). */
 interface ClientEndpoint {
@@ -306,6 +337,9 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     local: { east: null, west: null },
     federated: { east: null, west: null },
   };
+  /** Wall seconds of each measured round (its share of the idle CPU). */
+  const seconds: Record<'local' | 'federated', number> = { local: 0, federated: 0 };
+  let idleCpu: FederationBenchResult['idleCpuMsPerSec'] = { east: null, west: null };
   /** Which member each round's clients were on (printed with the figures). */
   const placement: FederationBenchResult['clients'] = {};
   try {
@@ -336,6 +370,8 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     const warm = opts.warm ?? cli.warm ?? defaultWarm(n);
     await round(westAt.urls, westAt.urls, 'bench-local', warm, window, body, 'wl');
     await round(eastAt.urls, westAt.urls, FED, warm, window, body, 'wf');
+    const idle = await idleCpuMsPerSecond(await federationProcesses(east.members, west.members), IDLE_MS);
+    idleCpu = { east: clusterIdle(idle, 'east '), west: clusterIdle(idle, 'west ') };
     const measured = async (what: keyof FederationBenchResult['cpuUs'], fn: () => Promise<number>) => {
       const processes = await federationProcesses(east.members, west.members);
       if (profileDir !== undefined)
@@ -350,7 +386,9 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
           fsyncsOf(west.httpUrls),
         ]);
       const before = await counters();
+      const start = performance.now();
       const r = await measureCpu(processes, n, fn);
+      seconds[what] = (performance.now() - start) / 1000;
       const after = await counters();
       cpuUs[what] = Object.fromEntries(r.cpuUs);
       const perMessage = (i: number) => {
@@ -406,6 +444,26 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
   log(
     `broker CPU per moved message / per local send: ${brokerCpuRatio ?? '-'} (${fedBrokers?.toFixed(1) ?? '-'} us, all six members / ${westLocal?.toFixed(1) ?? '-'} us, west's three; target <= 2)`,
   );
+  // each round's idle CPU per message: the clusters' idle CPU per second times the round's length
+  const idleUs = (msPerSec: number | null, round: 'local' | 'federated') =>
+    msPerSec === null ? null : (msPerSec * seconds[round] * 1000) / n;
+  const fedIdle = idleUs(
+    idleCpu.east === null || idleCpu.west === null ? null : idleCpu.east + idleCpu.west,
+    'federated',
+  );
+  const localIdle = idleUs(idleCpu.west, 'local');
+  const brokerCpuRatioNetOfIdle =
+    fedBrokers !== null &&
+    westLocal !== null &&
+    fedIdle !== null &&
+    localIdle !== null &&
+    westLocal > localIdle
+      ? Math.round(((fedBrokers - fedIdle) / (westLocal - localIdle)) * 100) / 100
+      : null;
+  log(
+    `idle CPU (no traffic, after the warm-up): east ${idleCpu.east ?? '-'} ms/s, west ${idleCpu.west ?? '-'} ms/s (members summed); its share per message: local ${localIdle?.toFixed(1) ?? '-'} us (west, ${seconds.local.toFixed(1)} s), federated ${fedIdle?.toFixed(1) ?? '-'} us (both, ${seconds.federated.toFixed(1)} s)`,
+  );
+  log(`broker CPU per moved message / per local send, net of idle CPU: ${brokerCpuRatioNetOfIdle ?? '-'}`);
   const entries = (e: { east: number | null; west: number | null }) =>
     `east ${e.east ?? '-'}, west ${e.west ?? '-'}`;
   log(
@@ -422,6 +480,8 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     federatedPerSec: federated,
     ratio,
     brokerCpuRatio,
+    brokerCpuRatioNetOfIdle,
+    idleCpuMsPerSec: idleCpu,
     logEntries,
     fsyncs,
     clients: placement,

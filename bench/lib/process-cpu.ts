@@ -115,6 +115,29 @@ export function cpuSnapshot(processes: readonly CountedProcess[]): CpuSnapshot {
 }
 
 /**
+ * Each process's CPU ms between two snapshots divided by `per` (> 0), rounded to 0.1 after
+ * scaling by `scale`; null where either snapshot could not read the process, or `per` is not > 0.
+ */
+function cpuDifferences(
+  before: CpuSnapshot,
+  after: CpuSnapshot,
+  per: number,
+  scale: number,
+): Map<string, number | null> {
+  const out = new Map<string, number | null>();
+  for (const [label, a] of after) {
+    const b = before.get(label);
+    out.set(
+      label,
+      a === null || b === null || b === undefined || per <= 0
+        ? null
+        : Math.round(((a - b) * scale * 10) / per) / 10,
+    );
+  }
+  return out;
+}
+
+/**
  * CPU microseconds per message of each process between two snapshots, rounded to 0.1 us; null
  * where either snapshot could not read the process.
  */
@@ -123,17 +146,7 @@ export function cpuPerMessageUs(
   after: CpuSnapshot,
   messages: number,
 ): Map<string, number | null> {
-  const out = new Map<string, number | null>();
-  for (const [label, a] of after) {
-    const b = before.get(label);
-    out.set(
-      label,
-      a === null || b === null || b === undefined || messages <= 0
-        ? null
-        : Math.round(((a - b) * 10_000) / messages) / 10,
-    );
-  }
-  return out;
+  return cpuDifferences(before, after, messages, 1000);
 }
 
 /** Runs `fn` and measures each process's CPU per message over it. */
@@ -145,6 +158,33 @@ export async function measureCpu<T>(
   const before = cpuSnapshot(processes);
   const value = await fn();
   return { value, cpuUs: cpuPerMessageUs(before, cpuSnapshot(processes), messages) };
+}
+
+/**
+ * CPU ms per second of wall time of each process between two snapshots `seconds` apart, rounded
+ * to 0.1 ms; null where either snapshot could not read the process.
+ */
+export function cpuMsPerSecond(
+  before: CpuSnapshot,
+  after: CpuSnapshot,
+  seconds: number,
+): Map<string, number | null> {
+  return cpuDifferences(before, after, seconds, 1);
+}
+
+/**
+ * CPU ms per second of each process over `ms` of wall time in which the bench sends nothing: what
+ * it spends whatever the traffic (heartbeats, status messages, timers), which a round's CPU per
+ * message includes in proportion to how long the round took.
+ */
+export async function idleCpuMsPerSecond(
+  processes: readonly CountedProcess[],
+  ms: number,
+): Promise<Map<string, number | null>> {
+  const before = cpuSnapshot(processes);
+  const start = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  return cpuMsPerSecond(before, cpuSnapshot(processes), (performance.now() - start) / 1000);
 }
 
 /** One line: `client 5.1 us, leader n1 30.2 us, follower n2 12.0 us (total 47.3 us)` per message. */

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
+  cpuMsPerSecond,
   cpuPerMessageUs,
   ownCpuMs,
   ProcStatParseError,
@@ -78,6 +79,21 @@ describe('CPU per process', () => {
       ['client', 25],
       ['leader n1', 65],
       ['follower n2', null],
+    ]);
+  });
+
+  it('divides each process difference by the seconds between the snapshots, null where a side is unreadable', () => {
+    const before = new Map<string, number | null>([
+      ['east leader n1', 500],
+      ['west leader n2', null],
+    ]);
+    const after = new Map<string, number | null>([
+      ['east leader n1', 560],
+      ['west leader n2', 90],
+    ]);
+    expect([...cpuMsPerSecond(before, after, 3)]).toEqual([
+      ['east leader n1', 20],
+      ['west leader n2', null],
     ]);
   });
 });
