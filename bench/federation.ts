@@ -207,10 +207,17 @@ async function round(
 }
 
 /** `n` messages put on east with nobody asking for them, then a consumer on west: the link alone. */
-async function preloadedRound(east: string[], west: string[], n: number, window: number, body: Buffer) {
+async function preloadedRound(
+  east: string[],
+  west: string[],
+  n: number,
+  window: number,
+  body: Buffer,
+  tag: string,
+) {
   const pub = await connect({ urls: east, reconnect: false });
   try {
-    await sendAll(await pub.openSender(FED), n, window, body, 'pre');
+    await sendAll(await pub.openSender(FED), n, window, body, tag);
   } finally {
     await pub.close().catch(() => {});
   }
@@ -344,6 +351,8 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     await round(westAt.urls, westAt.urls, 'bench-local', warm, window, body, 'wl');
     await round(eastAt.urls, westAt.urls, FED, warm, window, body, 'wf');
     for (let r = 1; r <= repeat; r++) {
+      // message ids unique to the repeat: the queues drop a message id they already took
+      const id = (tag: string) => (r === 1 ? tag : `${tag}${r}`);
       const cpuUs: FederationRepeat['cpuUs'] = { local: {}, federated: {} };
       const logEntries: FederationRepeat['logEntries'] = {
         local: { east: null, west: null },
@@ -385,12 +394,12 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
       westAt = await leaderEndpoint(west);
       placement.local = `sender and consumer on west ${westAt.label}`;
       const local = await measured('local', () =>
-        round(westAt.urls, westAt.urls, 'bench-local', n, window, body, 'l'),
+        round(westAt.urls, westAt.urls, 'bench-local', n, window, body, id('l')),
       );
       [eastAt, westAt] = await Promise.all([leaderEndpoint(east), leaderEndpoint(west)]);
       placement.federated = `sender on east ${eastAt.label}, consumer on west ${westAt.label}`;
       const federated = await measured('federated', () =>
-        round(eastAt.urls, westAt.urls, FED, n, window, body, 'f'),
+        round(eastAt.urls, westAt.urls, FED, n, window, body, id('f')),
       );
       placement.link = await linkUpstreamMember(west.httpUrls, east.members);
       // not measured for CPU: its round also fills east before the drain it times
@@ -398,7 +407,7 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
       if (preload) {
         [eastAt, westAt] = await Promise.all([leaderEndpoint(east), leaderEndpoint(west)]);
         placement.preload = `sender on east ${eastAt.label}, consumer on west ${westAt.label}`;
-        preloaded = await preloadedRound(eastAt.urls, westAt.urls, n, window, body);
+        preloaded = await preloadedRound(eastAt.urls, westAt.urls, n, window, body, id('pre'));
       }
       repeats.push({
         localPerSec: local,
