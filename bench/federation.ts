@@ -27,12 +27,20 @@
  * Idle CPU: after the warm-up, every member's CPU is read over IDLE_MS with no traffic. What a
  * member spends whatever the traffic is counted in a round's CPU per message in proportion to
  * the round's length, so a slower round (the federated one) carries more of it per message; the
- * ratio is also printed with each round's share of it taken out.
+ * ratio is also printed with each round's share of it taken out (the target is the plain ratio).
  *
  * `--profile [DIR]` runs every member with --cpu-prof (DIR/east, DIR/west; one .cpuprofile per
  * member process, named by pid, printed with its role): the link runs on west's leader.
  *
+ * `--repeat N` (default 1): the measured rounds (local, federated, then the preloaded one with
+ * `--preload`) N times on the same clusters, after the one warm-up, in that order each time; each
+ * repeat's lines are printed as one run's, then a line per target figure with its median and range
+ * over the repeats, each repeat's own ratio counted. The result's figures (rates, ratios) are then
+ * those medians, its per-process and per-cluster breakdowns (`cpuUs`, `logEntries`, `fsyncs`,
+ * `clients`) the first repeat's, and `repeats` holds every repeat's figures.
+ *
  *   npx tsx bench/run.ts federation [--messages N] [--window W] [--warm N] [--preload] [--profile [DIR]]
+ *     [--repeat N]
  */
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -51,6 +59,7 @@ import {
   measureCpu,
 } from './lib/process-cpu.js';
 import { receiveAll, sendAll, withFlow } from './lib/quorate-flow.js';
+import { formatSpread, parseRepeat, spread } from './lib/repeats.js';
 import { defaultWarm, parseWarm } from './lib/warm-option.js';
 
 const { connect } = await loadQuorate();
@@ -67,11 +76,25 @@ export interface FederationBenchOptions {
   preload?: boolean;
   /** Directory for the members' CPU profiles (DIR/east, DIR/west); undefined: no profiling. */
   profileDir?: string;
+  /** Times the measured rounds run, after the one warm-up. Default 1. */
+  repeat?: number;
 }
 
+/** One repeat's figures (the fields of FederationBenchResult of the same names), and its rounds' lengths. */
+export type FederationRepeat = Omit<
+  FederationBenchResult,
+  'messages' | 'window' | 'repeats' | 'idleCpuMsPerSec'
+> & {
+  /** Wall seconds of each measured round (its share of the idle CPU). */
+  seconds: Record<'local' | 'federated', number>;
+};
+
+/** One run's figures; with `--repeat N` above 1 the rates and ratios are the repeats' medians. */
 export interface FederationBenchResult {
   messages: number;
   window: number;
+  /** Each repeat's figures, in order (one entry without `--repeat`). */
+  repeats: FederationRepeat[];
   /** Received per second on west, sent to west. */
   localPerSec: number;
   /** Received per second on west, sent to east (through the link). */
@@ -149,6 +172,38 @@ function clusterIdle(idle: ReadonlyMap<string, number | null>, cluster: string):
   return Math.round(total * 10) / 10;
 }
 
+type IdleCpu = FederationBenchResult['idleCpuMsPerSec'];
+
+/**
+ * Each round's idle CPU per message (the clusters' idle CPU per second times the round's length,
+ * over the messages: west's for the local round, both for the federated) and the broker CPU
+ * ratio with it taken out; nulls where a member could not be read.
+ */
+function idleShares(
+  idle: IdleCpu,
+  seconds: FederationRepeat['seconds'],
+  cpuUs: FederationRepeat['cpuUs'],
+  n: number,
+): { localUs: number | null; federatedUs: number | null; netRatio: number | null } {
+  const share = (msPerSec: number | null, s: number) =>
+    msPerSec === null ? null : (msPerSec * s * 1000) / n;
+  const localUs = share(idle.west, seconds.local);
+  const federatedUs = share(
+    idle.east === null || idle.west === null ? null : idle.east + idle.west,
+    seconds.federated,
+  );
+  const broker = brokerCpuOf(cpuUs);
+  const netRatio =
+    broker.federatedUs !== null &&
+    broker.localUs !== null &&
+    federatedUs !== null &&
+    localUs !== null &&
+    broker.localUs > localUs
+      ? Math.round(((broker.federatedUs - federatedUs) / (broker.localUs - localUs)) * 100) / 100
+      : null;
+  return { localUs, federatedUs, netRatio };
+}
+
 /** Where a cluster's clients connect: the member leading it now, and its label (`leader n2`). */
 interface ClientEndpoint {
   urls: string[];
@@ -190,6 +245,8 @@ function argsFromCommandLine(argv: string[]): Partial<FederationBenchOptions> {
   if (argv.includes('--preload')) opts.preload = true;
   const warm = parseWarm(value('--warm'));
   if (warm !== undefined) opts.warm = warm;
+  const repeat = parseRepeat(value('--repeat'));
+  if (repeat !== undefined) opts.repeat = repeat;
   const p = argv.indexOf('--profile');
   if (p >= 0) {
     const dir = argv[p + 1];
@@ -219,10 +276,17 @@ async function round(
 }
 
 /** `n` messages put on east with nobody asking for them, then a consumer on west: the link alone. */
-async function preloadedRound(east: string[], west: string[], n: number, window: number, body: Buffer) {
+async function preloadedRound(
+  east: string[],
+  west: string[],
+  n: number,
+  window: number,
+  body: Buffer,
+  tag: string,
+) {
   const pub = await connect({ urls: east, reconnect: false });
   try {
-    await sendAll(await pub.openSender(FED), n, window, body, 'pre');
+    await sendAll(await pub.openSender(FED), n, window, body, tag);
   } finally {
     await pub.close().catch(() => {});
   }
@@ -322,26 +386,12 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     mkdirSync(join(profileDir, cluster), { recursive: true });
     return ['--cpu-prof', '--cpu-prof-dir', join(profileDir, cluster)];
   };
+  const repeat = opts.repeat ?? cli.repeat ?? 1;
   const body = Buffer.alloc(1024, 0x61);
   const clusters: RunningBroker[] = [];
   const dir = await mkdtemp(join(tmpdir(), 'quorate-fed-bench-'));
-  let local = 0;
-  let federated = 0;
-  let preloaded: number | undefined;
-  const cpuUs: FederationBenchResult['cpuUs'] = { local: {}, federated: {} };
-  const logEntries: FederationBenchResult['logEntries'] = {
-    local: { east: null, west: null },
-    federated: { east: null, west: null },
-  };
-  const fsyncs: FederationBenchResult['fsyncs'] = {
-    local: { east: null, west: null },
-    federated: { east: null, west: null },
-  };
-  /** Wall seconds of each measured round (its share of the idle CPU). */
-  const seconds: Record<'local' | 'federated', number> = { local: 0, federated: 0 };
-  let idleCpu: FederationBenchResult['idleCpuMsPerSec'] = { east: null, west: null };
-  /** Which member each round's clients were on (printed with the figures). */
-  const placement: FederationBenchResult['clients'] = {};
+  const repeats: FederationRepeat[] = [];
+  let idleCpu: IdleCpu = { east: null, west: null };
   try {
     const east = await startOurCluster(profileArgs('east'), ['--cluster-id', 'east']);
     clusters.push(east);
@@ -372,55 +422,157 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     await round(eastAt.urls, westAt.urls, FED, warm, window, body, 'wf');
     const idle = await idleCpuMsPerSecond(await federationProcesses(east.members, west.members), IDLE_MS);
     idleCpu = { east: clusterIdle(idle, 'east '), west: clusterIdle(idle, 'west ') };
-    const measured = async (what: keyof FederationBenchResult['cpuUs'], fn: () => Promise<number>) => {
-      const processes = await federationProcesses(east.members, west.members);
-      if (profileDir !== undefined)
-        log(
-          `${what} round, profiled members: ${processes.map((p) => `${p.label} pid ${p.pid ?? process.pid}`).join(', ')}`,
-        );
-      const counters = () =>
-        Promise.all([
-          commitIndexOf(east.httpUrls),
-          commitIndexOf(west.httpUrls),
-          fsyncsOf(east.httpUrls),
-          fsyncsOf(west.httpUrls),
-        ]);
-      const before = await counters();
-      const start = performance.now();
-      const r = await measureCpu(processes, n, fn);
-      seconds[what] = (performance.now() - start) / 1000;
-      const after = await counters();
-      cpuUs[what] = Object.fromEntries(r.cpuUs);
-      const perMessage = (i: number) => {
-        const [b, a] = [before[i], after[i]];
-        return b === null || b === undefined || a === null || a === undefined
-          ? null
-          : Math.round(((a - b) / n) * 1000) / 1000;
+    for (let r = 1; r <= repeat; r++) {
+      // message ids unique to the repeat: the queues drop a message id they already took
+      const id = (tag: string) => (r === 1 ? tag : `${tag}${r}`);
+      const cpuUs: FederationRepeat['cpuUs'] = { local: {}, federated: {} };
+      const logEntries: FederationRepeat['logEntries'] = {
+        local: { east: null, west: null },
+        federated: { east: null, west: null },
       };
-      logEntries[what] = { east: perMessage(0), west: perMessage(1) };
-      fsyncs[what] = { east: perMessage(2), west: perMessage(3) };
-      return r.value;
-    };
-    westAt = await leaderEndpoint(west);
-    placement.local = `sender and consumer on west ${westAt.label}`;
-    local = await measured('local', () =>
-      round(westAt.urls, westAt.urls, 'bench-local', n, window, body, 'l'),
-    );
-    [eastAt, westAt] = await Promise.all([leaderEndpoint(east), leaderEndpoint(west)]);
-    placement.federated = `sender on east ${eastAt.label}, consumer on west ${westAt.label}`;
-    federated = await measured('federated', () => round(eastAt.urls, westAt.urls, FED, n, window, body, 'f'));
-    placement.link = await linkUpstreamMember(west.httpUrls, east.members);
-    // not measured for CPU: its round also fills east before the drain it times
-    if (preload) {
+      const fsyncs: FederationRepeat['fsyncs'] = {
+        local: { east: null, west: null },
+        federated: { east: null, west: null },
+      };
+      /** Which member each round's clients were on (printed with the figures). */
+      const placement: FederationRepeat['clients'] = {};
+      const seconds: FederationRepeat['seconds'] = { local: 0, federated: 0 };
+      const measured = async (what: keyof FederationRepeat['cpuUs'], fn: () => Promise<number>) => {
+        const processes = await federationProcesses(east.members, west.members);
+        if (profileDir !== undefined)
+          log(
+            `${what} round, profiled members: ${processes.map((p) => `${p.label} pid ${p.pid ?? process.pid}`).join(', ')}`,
+          );
+        const counters = () =>
+          Promise.all([
+            commitIndexOf(east.httpUrls),
+            commitIndexOf(west.httpUrls),
+            fsyncsOf(east.httpUrls),
+            fsyncsOf(west.httpUrls),
+          ]);
+        const before = await counters();
+        const start = performance.now();
+        const m = await measureCpu(processes, n, fn);
+        seconds[what] = (performance.now() - start) / 1000;
+        const after = await counters();
+        cpuUs[what] = Object.fromEntries(m.cpuUs);
+        const perMessage = (i: number) => {
+          const [b, a] = [before[i], after[i]];
+          return b === null || b === undefined || a === null || a === undefined
+            ? null
+            : Math.round(((a - b) / n) * 1000) / 1000;
+        };
+        logEntries[what] = { east: perMessage(0), west: perMessage(1) };
+        fsyncs[what] = { east: perMessage(2), west: perMessage(3) };
+        return m.value;
+      };
+      westAt = await leaderEndpoint(west);
+      placement.local = `sender and consumer on west ${westAt.label}`;
+      const local = await measured('local', () =>
+        round(westAt.urls, westAt.urls, 'bench-local', n, window, body, id('l')),
+      );
       [eastAt, westAt] = await Promise.all([leaderEndpoint(east), leaderEndpoint(west)]);
-      placement.preload = `sender on east ${eastAt.label}, consumer on west ${westAt.label}`;
-      preloaded = await preloadedRound(eastAt.urls, westAt.urls, n, window, body);
+      placement.federated = `sender on east ${eastAt.label}, consumer on west ${westAt.label}`;
+      const federated = await measured('federated', () =>
+        round(eastAt.urls, westAt.urls, FED, n, window, body, id('f')),
+      );
+      placement.link = await linkUpstreamMember(west.httpUrls, east.members);
+      // not measured for CPU: its round also fills east before the drain it times
+      let preloaded: number | undefined;
+      if (preload) {
+        [eastAt, westAt] = await Promise.all([leaderEndpoint(east), leaderEndpoint(west)]);
+        placement.preload = `sender on east ${eastAt.label}, consumer on west ${westAt.label}`;
+        preloaded = await preloadedRound(eastAt.urls, westAt.urls, n, window, body, id('pre'));
+      }
+      repeats.push({
+        localPerSec: local,
+        federatedPerSec: federated,
+        ratio: local > 0 ? Math.round((federated / local) * 100) / 100 : 0,
+        brokerCpuRatio: brokerCpuOf(cpuUs).ratio,
+        brokerCpuRatioNetOfIdle: idleShares(idleCpu, seconds, cpuUs, n).netRatio,
+        seconds,
+        logEntries,
+        fsyncs,
+        clients: placement,
+        ...(preloaded !== undefined ? { preloadedLinkPerSec: preloaded } : {}),
+        cpuUs,
+      });
     }
   } finally {
     await Promise.all(clusters.map((c) => c.stop().catch(() => undefined)));
     await rm(dir, { recursive: true, force: true });
   }
-  const ratio = local > 0 ? Math.round((federated / local) * 100) / 100 : 0;
+  repeats.forEach((rep, i) => {
+    if (repeat > 1) log(`repeat ${i + 1} of ${repeat}:`);
+    logRepeat(log, rep, n, window, idleCpu);
+  });
+  const ratio = spread(repeats.map((rep) => rep.ratio));
+  const brokerCpuRatio = spread(repeats.map((rep) => rep.brokerCpuRatio));
+  const netOfIdle = spread(repeats.map((rep) => rep.brokerCpuRatioNetOfIdle));
+  const localRate = spread(repeats.map((rep) => rep.localPerSec));
+  const federatedRate = spread(repeats.map((rep) => rep.federatedPerSec));
+  const preloadedRate = spread(repeats.map((rep) => rep.preloadedLinkPerSec ?? null));
+  if (repeat > 1) {
+    log(`ratio federated / local over ${repeat} repeats: median ${formatSpread(ratio, 2)} (target >= 0.5)`);
+    log(
+      `broker CPU per moved message / per local send over ${repeat} repeats: median ${formatSpread(brokerCpuRatio, 2)} (target <= 2)`,
+    );
+    log(
+      `broker CPU per moved message / per local send, net of idle CPU, over ${repeat} repeats: median ${formatSpread(netOfIdle, 2)}`,
+    );
+  }
+  if (profileDir !== undefined) log(`CPU profiles in ${profileDir}`);
+  const first = repeats[0]!;
+  // medians of two repeats are means: rounded as one repeat's figure is
+  const rounded = (s: { median: number } | null, digits: number) =>
+    s === null ? null : Math.round(s.median * 10 ** digits) / 10 ** digits;
+  const preloadedMedian = rounded(preloadedRate, 0);
+  return {
+    messages: n,
+    window,
+    repeats,
+    localPerSec: rounded(localRate, 0) ?? 0,
+    federatedPerSec: rounded(federatedRate, 0) ?? 0,
+    ratio: rounded(ratio, 2) ?? 0,
+    brokerCpuRatio: rounded(brokerCpuRatio, 2),
+    brokerCpuRatioNetOfIdle: rounded(netOfIdle, 2),
+    idleCpuMsPerSec: idleCpu,
+    logEntries: first.logEntries,
+    fsyncs: first.fsyncs,
+    clients: first.clients,
+    ...(preloadedMedian !== null ? { preloadedLinkPerSec: preloadedMedian } : {}),
+    cpuUs: first.cpuUs,
+  };
+}
+
+/**
+ * Broker CPU per moved message (all six members, federated round) over per local send (west's
+ * three, local round), and both sums (microseconds); null where a member could not be read.
+ */
+function brokerCpuOf(cpuUs: FederationRepeat['cpuUs']): {
+  ratio: number | null;
+  federatedUs: number | null;
+  localUs: number | null;
+} {
+  const federatedUs = brokerCpuUs(cpuUs.federated, () => true);
+  const localUs = brokerCpuUs(cpuUs.local, (label) => label.startsWith('west '));
+  const ratio =
+    federatedUs !== null && localUs !== null && localUs > 0
+      ? Math.round((federatedUs / localUs) * 100) / 100
+      : null;
+  return { ratio, federatedUs, localUs };
+}
+
+/** One repeat's lines, as a run printed them before `--repeat`. */
+function logRepeat(
+  log: (line: string) => void,
+  rep: FederationRepeat,
+  n: number,
+  window: number,
+  idleCpu: IdleCpu,
+) {
+  const { localPerSec: local, federatedPerSec: federated, clients: placement, cpuUs } = rep;
+  const preloaded = rep.preloadedLinkPerSec;
   log(`${n} x 1 KiB, window ${window}, two 3-member clusters (east -> west), durable stores`);
   log(`local send to west, consumer on west:      ${local} msg/s received`);
   log(`send to east, consumer on west (the link): ${federated} msg/s received`);
@@ -429,65 +581,31 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     `clients on each cluster's leader: local: ${placement.local ?? '-'}; federated: ${placement.federated ?? '-'}${placement.preload !== undefined ? `; link alone: ${placement.preload}` : ''}`,
   );
   log(`the link's upstream connection, after the federated round: east ${placement.link ?? '-'}`);
-  log(`ratio federated / local: ${ratio} (target >= 0.5)`);
+  log(`ratio federated / local: ${rep.ratio} (target >= 0.5)`);
   if (preloaded !== undefined && local > 0)
     log(`ratio link alone / local: ${Math.round((preloaded / local) * 100) / 100}`);
   const cpuLine = (us: Record<string, number | null>) => formatCpuPerMessage(new Map(Object.entries(us)));
   log(`CPU per received message, local:     ${cpuLine(cpuUs.local)}`);
   log(`CPU per received message, federated: ${cpuLine(cpuUs.federated)}`);
-  const fedBrokers = brokerCpuUs(cpuUs.federated, () => true);
-  const westLocal = brokerCpuUs(cpuUs.local, (label) => label.startsWith('west '));
-  const brokerCpuRatio =
-    fedBrokers !== null && westLocal !== null && westLocal > 0
-      ? Math.round((fedBrokers / westLocal) * 100) / 100
-      : null;
+  const broker = brokerCpuOf(cpuUs);
   log(
-    `broker CPU per moved message / per local send: ${brokerCpuRatio ?? '-'} (${fedBrokers?.toFixed(1) ?? '-'} us, all six members / ${westLocal?.toFixed(1) ?? '-'} us, west's three; target <= 2)`,
+    `broker CPU per moved message / per local send: ${broker.ratio ?? '-'} (${broker.federatedUs?.toFixed(1) ?? '-'} us, all six members / ${broker.localUs?.toFixed(1) ?? '-'} us, west's three; target <= 2)`,
   );
-  // each round's idle CPU per message: the clusters' idle CPU per second times the round's length
-  const idleUs = (msPerSec: number | null, round: 'local' | 'federated') =>
-    msPerSec === null ? null : (msPerSec * seconds[round] * 1000) / n;
-  const fedIdle = idleUs(
-    idleCpu.east === null || idleCpu.west === null ? null : idleCpu.east + idleCpu.west,
-    'federated',
-  );
-  const localIdle = idleUs(idleCpu.west, 'local');
-  const brokerCpuRatioNetOfIdle =
-    fedBrokers !== null &&
-    westLocal !== null &&
-    fedIdle !== null &&
-    localIdle !== null &&
-    westLocal > localIdle
-      ? Math.round(((fedBrokers - fedIdle) / (westLocal - localIdle)) * 100) / 100
-      : null;
+  const idle = idleShares(idleCpu, rep.seconds, cpuUs, n);
   log(
-    `idle CPU (no traffic, after the warm-up): east ${idleCpu.east ?? '-'} ms/s, west ${idleCpu.west ?? '-'} ms/s (members summed); its share per message: local ${localIdle?.toFixed(1) ?? '-'} us (west, ${seconds.local.toFixed(1)} s), federated ${fedIdle?.toFixed(1) ?? '-'} us (both, ${seconds.federated.toFixed(1)} s)`,
+    `idle CPU (no traffic, after the warm-up): east ${idleCpu.east ?? '-'} ms/s, west ${idleCpu.west ?? '-'} ms/s (members summed); its share per message: local ${idle.localUs?.toFixed(1) ?? '-'} us (west, ${rep.seconds.local.toFixed(1)} s), federated ${idle.federatedUs?.toFixed(1) ?? '-'} us (both, ${rep.seconds.federated.toFixed(1)} s)`,
   );
-  log(`broker CPU per moved message / per local send, net of idle CPU: ${brokerCpuRatioNetOfIdle ?? '-'}`);
+  log(
+    `broker CPU per moved message / per local send, net of idle CPU: ${rep.brokerCpuRatioNetOfIdle ?? '-'}`,
+  );
   const entries = (e: { east: number | null; west: number | null }) =>
     `east ${e.east ?? '-'}, west ${e.west ?? '-'}`;
   log(
-    `log entries per received message, local: ${entries(logEntries.local)}; federated: ${entries(logEntries.federated)}`,
+    `log entries per received message, local: ${entries(rep.logEntries.local)}; federated: ${entries(rep.logEntries.federated)}`,
   );
   log(
-    `log fsyncs per received message (members summed), local: ${entries(fsyncs.local)}; federated: ${entries(fsyncs.federated)}`,
+    `log fsyncs per received message (members summed), local: ${entries(rep.fsyncs.local)}; federated: ${entries(rep.fsyncs.federated)}`,
   );
-  if (profileDir !== undefined) log(`CPU profiles in ${profileDir}`);
-  return {
-    messages: n,
-    window,
-    localPerSec: local,
-    federatedPerSec: federated,
-    ratio,
-    brokerCpuRatio,
-    brokerCpuRatioNetOfIdle,
-    idleCpuMsPerSec: idleCpu,
-    logEntries,
-    fsyncs,
-    clients: placement,
-    ...(preloaded !== undefined ? { preloadedLinkPerSec: preloaded } : {}),
-    cpuUs,
-  };
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

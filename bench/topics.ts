@@ -21,9 +21,15 @@
  * `--messages` (at least 100). The broker compiles its hot code (V8's optimising compiler, on
  * its worker threads) well into the first measured round at that size, and that CPU is counted:
  * a warm-up as large as the round measures the broker at steady state.
+ * `--repeat N` (default 1): the measured rounds N times on the same broker, after the one warm-up,
+ * in the same order each time (fresh queue and topic names per repeat); each repeat's lines are
+ * printed as one run's, then a line per target figure with its median and range over the repeats,
+ * each repeat's own ratio counted. The result's figures (rates, ratios, the broker's CPU per topic
+ * delivery) are then those medians, its per-process CPU (`topicCpuUs`...) the first repeat's, and
+ * `repeats` holds every repeat's figures.
  *
  *   npx tsx bench/run.ts topics [--messages N] [--subscribers K] [--window W] [--profile [DIR]]
- *     [--round topic|queues|sends] [--warm N]
+ *     [--round topic|queues|sends] [--warm N] [--repeat N]
  */
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,6 +42,7 @@ import { loadQuorate } from './lib/built-package.js';
 import { formatCpuPerMessage, measureCpu } from './lib/process-cpu.js';
 import { profiled } from './lib/profile.js';
 import { receiveAll, sendAll } from './lib/quorate-flow.js';
+import { formatSpread, parseRepeat, spread } from './lib/repeats.js';
 import { defaultWarm, parseWarm } from './lib/warm-option.js';
 
 const { connect } = await loadQuorate();
@@ -54,16 +61,27 @@ export interface TopicsOptions {
   round?: RoundName;
   /** Messages of each round's warm-up. Default a tenth of `messages`, at least 100. */
   warm?: number;
+  /** Times the measured rounds run, after the one warm-up. Default 1. */
+  repeat?: number;
 }
 
 /** The rounds: one topic, the same messages to separate queues, those sends with no receiver. */
 export type RoundName = 'topic' | 'queues' | 'sends';
 const ROUND_NAMES: readonly RoundName[] = ['topic', 'queues', 'sends'];
 
+/** One repeat's figures (the fields of TopicsResult of the same names). */
+export type TopicsRepeat = Omit<
+  TopicsResult,
+  'messages' | 'subscribers' | 'window' | 'repeats' | 'profileDir'
+>;
+
+/** One run's figures; with `--repeat N` above 1 the rates and ratios are the repeats' medians. */
 export interface TopicsResult {
   messages: number;
   subscribers: number;
   window: number;
+  /** Each repeat's figures, in order (one entry without `--repeat`). */
+  repeats: TopicsRepeat[];
   /** Deliveries per second (subscribers x messages delivered). */
   topicDeliveredPerSec: number;
   queuesDeliveredPerSec: number;
@@ -98,6 +116,8 @@ function argsFromCommandLine(argv: string[]): Partial<TopicsOptions> {
   if (w !== undefined) opts.window = Number(w);
   const warm = parseWarm(value('--warm'));
   if (warm !== undefined) opts.warm = warm;
+  const repeat = parseRepeat(value('--repeat'));
+  if (repeat !== undefined) opts.repeat = repeat;
   const only = value('--round');
   if (only !== undefined) {
     if (!ROUND_NAMES.includes(only as RoundName))
@@ -201,71 +221,115 @@ export async function run(opts: TopicsOptions = {}): Promise<TopicsResult> {
     mkdirSync(profileDir, { recursive: true });
     log(`CPU profiles into ${profileDir}`);
   }
+  const repeat = opts.repeat ?? cli.repeat ?? 1;
   const body = Buffer.alloc(1024, 0x61);
   let broker: RunningBroker | undefined;
-  let topic = 0;
-  let queues = 0;
-  let topicCpu = new Map<string, number | null>();
-  let queuesCpu = new Map<string, number | null>();
-  let sendCpu = new Map<string, number | null>();
+  const repeats: TopicsRepeat[] = [];
   try {
     broker = await startOurBroker(
       true,
       profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', join(profileDir, 'broker')],
     );
+    const url = broker.url;
     const stamp = Date.now();
     // warm-up (JIT, link and queue paths), by default at a tenth of the size
     const warm = opts.warm ?? cli.warm ?? defaultWarm(n);
-    if (runs('topic')) await topicRound(broker.url, `topic-warm-${stamp}`, warm, k, window, body);
-    if (runs('queues')) await queuesRound(broker.url, `queues-warm-${stamp}`, warm, k, window, body);
-    if (runs('sends')) await sendsRound(broker.url, `sends-warm-${stamp}`, warm, k, window, body);
-    const clientProfile = (name: string) =>
-      profileDir === undefined ? undefined : join(profileDir, `client-${name}.cpuprofile`);
+    if (runs('topic')) await topicRound(url, `topic-warm-${stamp}`, warm, k, window, body);
+    if (runs('queues')) await queuesRound(url, `queues-warm-${stamp}`, warm, k, window, body);
+    if (runs('sends')) await sendsRound(url, `sends-warm-${stamp}`, warm, k, window, body);
     const counted = await benchProcesses(broker);
-    // per delivered message: both rounds deliver n x k
-    if (runs('topic'))
-      ({ value: topic, cpuUs: topicCpu } = await measureCpu(counted, n * k, () =>
-        profiled(clientProfile('topic'), () => topicRound(broker!.url, `topic-${stamp}`, n, k, window, body)),
-      ));
-    if (runs('queues'))
-      ({ value: queues, cpuUs: queuesCpu } = await measureCpu(counted, n * k, () =>
-        profiled(clientProfile('queues'), () =>
-          queuesRound(broker!.url, `queues-${stamp}`, n, k, window, body),
-        ),
-      ));
-    if (runs('sends'))
-      ({ cpuUs: sendCpu } = await measureCpu(counted, n * k, () =>
-        profiled(clientProfile('sends'), () => sendsRound(broker!.url, `sends-${stamp}`, n, k, window, body)),
-      ));
+    for (let r = 1; r <= repeat; r++) {
+      // the first repeat's names as without --repeat
+      const tag = r === 1 ? `${stamp}` : `${stamp}-r${r}`;
+      const clientProfile = (name: string) =>
+        profileDir === undefined
+          ? undefined
+          : join(profileDir, `client-${name}${r === 1 ? '' : `-r${r}`}.cpuprofile`);
+      let topic = 0;
+      let queues = 0;
+      let topicCpu = new Map<string, number | null>();
+      let queuesCpu = new Map<string, number | null>();
+      let sendCpu = new Map<string, number | null>();
+      // per delivered message: both rounds deliver n x k
+      if (runs('topic'))
+        ({ value: topic, cpuUs: topicCpu } = await measureCpu(counted, n * k, () =>
+          profiled(clientProfile('topic'), () => topicRound(url, `topic-${tag}`, n, k, window, body)),
+        ));
+      if (runs('queues'))
+        ({ value: queues, cpuUs: queuesCpu } = await measureCpu(counted, n * k, () =>
+          profiled(clientProfile('queues'), () => queuesRound(url, `queues-${tag}`, n, k, window, body)),
+        ));
+      if (runs('sends'))
+        ({ cpuUs: sendCpu } = await measureCpu(counted, n * k, () =>
+          profiled(clientProfile('sends'), () => sendsRound(url, `sends-${tag}`, n, k, window, body)),
+        ));
+      const delivery = topicDeliveryCpu(topicCpu, sendCpu, k);
+      repeats.push({
+        topicDeliveredPerSec: topic,
+        queuesDeliveredPerSec: queues,
+        ratio: queues > 0 ? Math.round((topic / queues) * 100) / 100 : 0,
+        topicCpuUs: Object.fromEntries(topicCpu),
+        queuesCpuUs: Object.fromEntries(queuesCpu),
+        sendCpuUs: Object.fromEntries(sendCpu),
+        topicDeliveryBrokerUs: delivery.us,
+        topicDeliveryPerSend: delivery.perSend,
+      });
+    }
   } finally {
     await broker?.stop().catch(() => undefined);
   }
-  const ratio = queues > 0 ? Math.round((topic / queues) * 100) / 100 : 0;
-  log(`${n} x 1 KiB to ${k} subscribers, window ${window}, single node, durable store`);
-  log(`topic (1 publish per message):        ${topic} msg/s delivered`);
-  log(`${k} queues (${k} sends per message):    ${queues} msg/s delivered`);
-  log(`ratio topic / queues: ${ratio}x (target >= 5)`);
-  log(`CPU per delivered message, topic:  ${formatCpuPerMessage(topicCpu)}`);
-  log(`CPU per delivered message, queues: ${formatCpuPerMessage(queuesCpu)}`);
-  const delivery = topicDeliveryCpu(topicCpu, sendCpu, k);
-  log(`CPU per send, nobody receiving:    ${formatCpuPerMessage(sendCpu)}`);
-  log(
-    `broker CPU per topic delivery: ${delivery.us ?? '-'} us = ${delivery.perSend ?? '-'} x a send's (target <= 0.33)`,
-  );
+  repeats.forEach((rep, i) => {
+    if (repeat > 1) log(`repeat ${i + 1} of ${repeat}:`);
+    logRepeat(log, rep, n, k, window);
+  });
+  const over = <T>(pick: (rep: TopicsRepeat) => T) => repeats.map(pick);
+  const rates = {
+    topic: spread(over((rep) => rep.topicDeliveredPerSec)),
+    queues: spread(over((rep) => rep.queuesDeliveredPerSec)),
+    ratio: spread(over((rep) => rep.ratio)),
+    us: spread(over((rep) => rep.topicDeliveryBrokerUs)),
+    perSend: spread(over((rep) => rep.topicDeliveryPerSend)),
+  };
+  if (repeat > 1) {
+    log(`ratio topic / queues over ${repeat} repeats: median ${formatSpread(rates.ratio, 2)} (target >= 5)`);
+    log(
+      `broker CPU per topic delivery over ${repeat} repeats: median ${formatSpread(rates.us, 1)} us = median ${formatSpread(rates.perSend, 2)} x a send's (target <= 0.33)`,
+    );
+  }
+  const first = repeats[0]!;
+  // medians of two repeats are means: rounded as one repeat's figure is
+  const round = (s: { median: number } | null, digits: number) =>
+    s === null ? null : Math.round(s.median * 10 ** digits) / 10 ** digits;
   return {
     messages: n,
     subscribers: k,
     window,
-    topicDeliveredPerSec: topic,
-    queuesDeliveredPerSec: queues,
-    ratio,
-    topicCpuUs: Object.fromEntries(topicCpu),
-    queuesCpuUs: Object.fromEntries(queuesCpu),
-    sendCpuUs: Object.fromEntries(sendCpu),
-    topicDeliveryBrokerUs: delivery.us,
-    topicDeliveryPerSend: delivery.perSend,
+    repeats,
+    topicDeliveredPerSec: round(rates.topic, 0) ?? 0,
+    queuesDeliveredPerSec: round(rates.queues, 0) ?? 0,
+    ratio: round(rates.ratio, 2) ?? 0,
+    topicCpuUs: first.topicCpuUs,
+    queuesCpuUs: first.queuesCpuUs,
+    sendCpuUs: first.sendCpuUs,
+    topicDeliveryBrokerUs: round(rates.us, 1),
+    topicDeliveryPerSend: round(rates.perSend, 2),
     ...(profileDir !== undefined ? { profileDir } : {}),
   };
+}
+
+/** One repeat's lines, as a run printed them before `--repeat`. */
+function logRepeat(log: (line: string) => void, rep: TopicsRepeat, n: number, k: number, window: number) {
+  const cpu = (us: Record<string, number | null>) => formatCpuPerMessage(new Map(Object.entries(us)));
+  log(`${n} x 1 KiB to ${k} subscribers, window ${window}, single node, durable store`);
+  log(`topic (1 publish per message):        ${rep.topicDeliveredPerSec} msg/s delivered`);
+  log(`${k} queues (${k} sends per message):    ${rep.queuesDeliveredPerSec} msg/s delivered`);
+  log(`ratio topic / queues: ${rep.ratio}x (target >= 5)`);
+  log(`CPU per delivered message, topic:  ${cpu(rep.topicCpuUs)}`);
+  log(`CPU per delivered message, queues: ${cpu(rep.queuesCpuUs)}`);
+  log(`CPU per send, nobody receiving:    ${cpu(rep.sendCpuUs)}`);
+  log(
+    `broker CPU per topic delivery: ${rep.topicDeliveryBrokerUs ?? '-'} us = ${rep.topicDeliveryPerSend ?? '-'} x a send's (target <= 0.33)`,
+  );
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -6,11 +6,16 @@
 
 /** The value of `--warm` on a command line, checked; undefined when absent. */
 export function parseWarm(raw: string | undefined): number | undefined {
+  return parseCountOption('--warm', raw);
+}
+
+/** The value of a count option (`--warm`, `--repeat`), a positive whole number; undefined when absent. */
+export function parseCountOption(flag: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
-  const warm = Number(raw);
-  if (!Number.isSafeInteger(warm) || warm < 1)
-    throw new Error(`--warm takes a positive whole number, not ${JSON.stringify(raw)}`);
-  return warm;
+  const count = Number(raw);
+  if (!Number.isSafeInteger(count) || count < 1)
+    throw new Error(`${flag} takes a positive whole number, not ${JSON.stringify(raw)}`);
+  return count;
 }
 
 /** The warm-up when none is given: a tenth of a round of `messages`, at least 100. */
