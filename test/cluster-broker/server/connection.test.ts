@@ -43,14 +43,24 @@ class ManualCommitter implements EventCommitter {
   close = () => Promise.resolve();
 }
 
+/** An open pair on `context` with a sender to queue `q` attached (the usual start of a test). */
+async function pairWithSender(
+  context: ReturnType<typeof serverContext>,
+  senderOptions: { desiredCapabilities?: string[] } = {},
+  containerId?: string,
+) {
+  const pair = new InProcessPair(context, containerId);
+  await pair.open();
+  const sender = pair.session.attachSender({ name: 'p', target: { address: 'q' }, ...senderOptions });
+  await pair.settle();
+  return { pair, sender };
+}
+
 describe('publisher: the commit point', () => {
   it('settles accepted only once the enqueue is durable', async () => {
     const committer = new ManualCommitter();
     const backend = new LocalBackend(committer);
-    const pair = new InProcessPair(serverContext(backend));
-    await pair.open();
-    const sender = pair.session.attachSender({ name: 'p', target: { address: 'q' } });
-    await pair.settle();
+    const { pair, sender } = await pairWithSender(serverContext(backend));
     const d: OutgoingDelivery = sender.send(new Uint8Array([1]), msg({ body: 'hello', messageId: 'm1' }));
     await pair.settle();
     expect(d.remoteState).toBeUndefined();
@@ -64,10 +74,7 @@ describe('publisher: the commit point', () => {
   it('never settles on an unknown outcome: the connection is closed with amqp:connection:forced', async () => {
     const committer = new ManualCommitter();
     const backend = new LocalBackend(committer);
-    const pair = new InProcessPair(serverContext(backend));
-    await pair.open();
-    const sender = pair.session.attachSender({ name: 'p', target: { address: 'q' } });
-    await pair.settle();
+    const { pair, sender } = await pairWithSender(serverContext(backend));
     const d = sender.send(new Uint8Array([1]), msg({ body: 'doomed' }));
     await pair.settle();
     committer.fail();
@@ -81,14 +88,9 @@ describe('publisher: the commit point', () => {
 
   it('a sender desiring quorate:dedup: a duplicate message-id is settled accepted and not enqueued again', async () => {
     const backend = memoryBackend();
-    const pair = new InProcessPair(serverContext(backend));
-    await pair.open();
-    const sender = pair.session.attachSender({
-      name: 'p',
-      target: { address: 'q' },
+    const { pair, sender } = await pairWithSender(serverContext(backend), {
       desiredCapabilities: ['quorate:dedup'],
     });
-    await pair.settle();
     expect(sender.remote?.offeredCapabilities).toEqual(['quorate:dedup']);
     const a = sender.send(new Uint8Array([1]), msg({ body: 'one', messageId: 'same' }));
     const b = sender.send(new Uint8Array([2]), msg({ body: 'two', messageId: 'same' }));
@@ -101,10 +103,7 @@ describe('publisher: the commit point', () => {
 
   it('a sender not asking for dedup gets every message enqueued, re-used message-ids included', async () => {
     const backend = memoryBackend();
-    const pair = new InProcessPair(serverContext(backend));
-    await pair.open();
-    const sender = pair.session.attachSender({ name: 'p', target: { address: 'q' } });
-    await pair.settle();
+    const { pair, sender } = await pairWithSender(serverContext(backend));
     expect(sender.remote?.offeredCapabilities).toBeUndefined();
     const a = sender.send(new Uint8Array([1]), msg({ body: 'one', messageId: 'same' }));
     const b = sender.send(new Uint8Array([2]), msg({ body: 'two', messageId: 'same' }));
@@ -117,10 +116,7 @@ describe('publisher: the commit point', () => {
 
   it('with the dedup option (--dedup) every sender is deduplicated', async () => {
     const backend = memoryBackend();
-    const pair = new InProcessPair(serverContext(backend, { dedup: true }));
-    await pair.open();
-    const sender = pair.session.attachSender({ name: 'p', target: { address: 'q' } });
-    await pair.settle();
+    const { pair, sender } = await pairWithSender(serverContext(backend, { dedup: true }));
     sender.send(new Uint8Array([1]), msg({ body: 'one', messageId: 'same' }));
     sender.send(new Uint8Array([2]), msg({ body: 'two', messageId: 'same' }));
     await pair.settle();
@@ -130,10 +126,7 @@ describe('publisher: the commit point', () => {
 
   it('rejects an undecodable message with amqp:decode-error', async () => {
     const backend = memoryBackend();
-    const pair = new InProcessPair(serverContext(backend));
-    await pair.open();
-    const sender = pair.session.attachSender({ name: 'p', target: { address: 'q' } });
-    await pair.settle();
+    const { pair, sender } = await pairWithSender(serverContext(backend));
     const d = sender.send(new Uint8Array([1]), new Uint8Array([0x00, 0x53, 0x70, 0xff]));
     await pair.settle();
     expect(d.remoteState).toMatchObject({ type: 'rejected', error: { condition: 'amqp:decode-error' } });
@@ -145,10 +138,7 @@ describe('consumer', () => {
   it('rcv-settle-mode second: our settlement follows the durable settle event', async () => {
     const committer = new ManualCommitter();
     const backend = new LocalBackend(committer);
-    const pair = new InProcessPair(serverContext(backend));
-    await pair.open();
-    const sender = pair.session.attachSender({ name: 'p', target: { address: 'q' } });
-    await pair.settle();
+    const { pair, sender } = await pairWithSender(serverContext(backend));
     sender.send(new Uint8Array([1]), msg({ body: 'x', messageId: 'x1', durable: true, priority: 3 }));
     await pair.settle();
     committer.release();
@@ -178,10 +168,7 @@ describe('consumer', () => {
 
   it('rewrites only the header: every byte after it is the stored bytes', async () => {
     const backend = memoryBackend();
-    const pair = new InProcessPair(serverContext(backend));
-    await pair.open();
-    const sender = pair.session.attachSender({ name: 'p', target: { address: 'q' } });
-    await pair.settle();
+    const { pair, sender } = await pairWithSender(serverContext(backend));
     const original = msg({
       durable: true,
       messageAnnotations: { 'x-opt-a': 1 },
@@ -208,10 +195,7 @@ describe('consumer', () => {
 
   it('a connection that drops gives its acquired messages back', async () => {
     const backend = memoryBackend();
-    const pair = new InProcessPair(serverContext(backend));
-    await pair.open();
-    const sender = pair.session.attachSender({ name: 'p', target: { address: 'q' } });
-    await pair.settle();
+    const { pair, sender } = await pairWithSender(serverContext(backend));
     for (let i = 0; i < 3; i++) sender.send(new Uint8Array([i]), msg({ body: i }));
     await pair.settle();
     const receiver = pair.session.attachReceiver({ name: 'c', source: { address: 'q' } });
@@ -227,10 +211,7 @@ describe('consumer', () => {
 
   it('stops acquiring while the socket is congested, resumes when it drains', async () => {
     const backend = memoryBackend();
-    const pair = new InProcessPair(serverContext(backend));
-    await pair.open();
-    const sender = pair.session.attachSender({ name: 'p', target: { address: 'q' } });
-    await pair.settle();
+    const { pair, sender } = await pairWithSender(serverContext(backend));
     for (let i = 0; i < 5; i++) sender.send(new Uint8Array([i]), msg({ body: i }));
     await pair.settle();
     pair.backlog = 64 * 1024 * 1024;
@@ -248,10 +229,7 @@ describe('consumer', () => {
 
   it('takes over messages a predecessor elsewhere still holds under the same container-id and name', async () => {
     const backend = memoryBackend();
-    const pair = new InProcessPair(serverContext(backend), 'client-x');
-    await pair.open();
-    const sender = pair.session.attachSender({ name: 'p', target: { address: 'q' } });
-    await pair.settle();
+    const { pair, sender } = await pairWithSender(serverContext(backend), {}, 'client-x');
     for (let i = 0; i < 2; i++) sender.send(new Uint8Array([i]), msg({ body: i }));
     await pair.settle();
     // a half-open predecessor on another member acquired both under the link's identity
