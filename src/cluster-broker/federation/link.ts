@@ -7,7 +7,8 @@
  * - the connection's life: connect, serve, reconnect after the client gave up, until stopped;
  * - credit: the kind says how much to grant given what is outstanding (granted and unused, plus
  *   received and not yet settled upstream, or for a queue link not yet committed here), re-read
- *   every `pollMs`, after every local commit and after every move, in chunks (MIN_CREDIT_CHUNK);
+ *   when the kind says demand freed up here, after every local commit and after every move, and
+ *   every `pollMs` as a fallback, in chunks (MIN_CREDIT_CHUNK);
  * - each delivery moved by move.ts (route check, local commit, then accept upstream), taken from
  *   the receiver a batch at a time so that a batch's local commits share one append round, the
  *   accepts sent in batches (accept-batch.ts) with the credit top-up in the same frame;
@@ -24,7 +25,10 @@ import { moveDelivery } from './move.js';
 import type { Connection, Delivery, Receiver } from './upstream-client.js';
 import { connect, receiveBatch } from './upstream-client.js';
 
-/** How often credit is re-read (ms) when nothing else prompts it. */
+/**
+ * How often credit is re-read (ms) when nothing else prompts it: a fallback (demand reported by
+ * other cluster members' status messages), freed local demand is heard of at once (watchDemand).
+ */
 const DEFAULT_POLL_MS = 50;
 /**
  * Deliveries a link leaves unsettled upstream at most (credit included), whatever its kind asks
@@ -55,6 +59,11 @@ export interface LinkKind {
    * moved message is counted by the local queue's demand itself).
    */
   readonly outstandingUntil: 'settled' | 'committed';
+  /**
+   * Calls `listener` when what `creditToGrant` reads may have grown (a queue link: local demand
+   * freed), so credit follows it at once, not at the next poll; returns the way to stop.
+   */
+  watchDemand?(listener: () => void): () => void;
   /** More upstream credit to grant now, given `outstanding` (0: none). */
   creditToGrant(outstanding: number): number;
   /** Commits an encoded copy here; resolves at the commit point. */
@@ -241,6 +250,7 @@ export class FederationLink {
     // per connection: accepts waiting on a lost one fail with it (the redelivery is deduplicated)
     const accepts = new AcceptBatches(grant);
     const timer = setInterval(grant, this.o.pollMs ?? DEFAULT_POLL_MS);
+    const unwatch = this.k.watchDemand?.(grant);
     try {
       grant();
       const receiving = (async () => {
@@ -254,6 +264,7 @@ export class FederationLink {
       await Promise.race([closed, receiving]);
     } finally {
       clearInterval(timer);
+      unwatch?.();
     }
   }
 

@@ -16,6 +16,11 @@ export interface LocalQueues {
   readonly clusterId: string;
   /** Unused link credit of the local consumers of `queue`. */
   unusedConsumerCredit(queue: string): number;
+  /**
+   * Calls `listener` when that credit may have grown here (a consumer's flow, a delivery taken),
+   * at most once per microtask batch; returns the way to stop.
+   */
+  watchDemand(queue: string, listener: () => void): () => void;
   /** Messages of `queue` a consumer could take now (0 when it does not exist). */
   available(queue: string): number;
   /** Commits `message` (encoded) into `queue`; resolves once committed. */
@@ -42,6 +47,7 @@ export function localQueuesOf(
   return {
     clusterId,
     unusedConsumerCredit: (queue) => server.unusedConsumerCredit(queue) + elsewhere(queue),
+    watchDemand: (queue, listener) => server.watchConsumerDemand(queue, listener),
     available: (queue) => backend.state.queueInfo(queue)?.available ?? 0,
     enqueue: (queue, message) => backend.submit(enqueueEventFor(message, queue, backend.now(), true)),
     publish: async (topic, message) => {

@@ -27,6 +27,7 @@ export function queueLink(o: LinkOptions, queue: string): FederationLink {
         holdUnsettled: true,
         signal,
       }),
+    watchDemand: (listener) => local.watchDemand(queue, listener),
     creditToGrant: (outstanding) =>
       creditToGrant({
         consumerCredit: local.unusedConsumerCredit(queue),

@@ -200,6 +200,14 @@ export class BrokerServer {
     return this.ctx.consumers.unusedCredit(queue);
   }
 
+  /**
+   * Calls `listener` when the unused credit of `queue`'s consumers here may have grown, at most
+   * once per microtask batch (federation re-reads its demand then); returns the way to stop.
+   */
+  watchConsumerDemand(queue: string, listener: () => void): () => void {
+    return this.ctx.consumers.watchDemand(queue, listener);
+  }
+
   /** Every open connection, for monitoring. */
   connections(): ConnectionInfo[] {
     const out: ConnectionInfo[] = [];

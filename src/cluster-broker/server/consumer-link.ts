@@ -141,6 +141,7 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
   }
 
   onCredit(): void {
+    this.host.ctx.consumers.demandFreed(this.queue);
     this.pump();
   }
 
@@ -232,7 +233,9 @@ export class ConsumerLink implements LinkHandler, RegisteredConsumer {
     this.requested += want;
     const answered = (): void => {
       this.acquiring--;
+      // the credit it held back is used (messages sent) or unused again: either way Q's gap grew
       this.requested -= want;
+      consumers.demandFreed(this.queue);
     };
     backend
       .submit(event)

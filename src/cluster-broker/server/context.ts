@@ -37,13 +37,61 @@ export interface ServerCounters {
   linksStolen: number;
 }
 
+/** Adds `value` to the set of `key` (made on first use). */
+function addTo<V>(sets: Map<string, Set<V>>, key: string, value: V): void {
+  let set = sets.get(key);
+  if (!set) {
+    set = new Set();
+    sets.set(key, set);
+  }
+  set.add(value);
+}
+
+/** Removes `value` from the set of `key`, and the set once empty. */
+function removeFrom<V>(sets: Map<string, Set<V>>, key: string, value: V): void {
+  const set = sets.get(key);
+  if (set?.delete(value) && set.size === 0) sets.delete(key);
+}
+
+/**
+ * Queues named during one run of synchronous code, handled once each in a microtask after it
+ * (however many times each was named).
+ */
+class MicrotaskBatch {
+  private pending = new Set<string>();
+  private scheduled = false;
+
+  constructor(private readonly handle: (queue: string) => void) {}
+
+  add(queue: string): void {
+    this.pending.add(queue);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    queueMicrotask(() => {
+      this.scheduled = false;
+      const queues = this.pending;
+      this.pending = new Set();
+      for (const q of queues) this.handle(q);
+    });
+  }
+}
+
 export class ConsumerRegistry {
   private readonly byKey = new Map<string, RegisteredConsumer>();
   private readonly waiting = new Map<string, Set<RegisteredConsumer>>();
   /** Bumped each time a queue gets available messages (an acquire started before saw less). */
   private readonly epochs = new Map<string, number>();
-  private pendingWake = new Set<string>();
-  private wakeScheduled = false;
+  private readonly wakes = new MicrotaskBatch((q) => {
+    const set = this.waiting.get(q);
+    if (!set) return;
+    this.waiting.delete(q);
+    for (const c of set) c.wake();
+  });
+  /** Per queue: who wants to hear that its consumers' unused credit may have grown (federation). */
+  private readonly demandWatchers = new Map<string, Set<() => void>>();
+  private readonly demandNews = new MicrotaskBatch((q) => {
+    for (const listener of this.demandWatchers.get(q) ?? []) listener();
+  });
 
   /** Registers `c`, stealing from a predecessor of the same key. */
   add(c: RegisteredConsumer): void {
@@ -83,43 +131,39 @@ export class ConsumerRegistry {
     return sum;
   }
 
+  /**
+   * Calls `listener` when the unused credit of `queue`'s consumers may have grown (a consumer's
+   * flow, an acquire answered: docs/federation.md#demand), at most once per microtask batch
+   * however many consumers or messages it covers. Returns the way to stop.
+   */
+  watchDemand(queue: string, listener: () => void): () => void {
+    addTo(this.demandWatchers, queue, listener);
+    return () => removeFrom(this.demandWatchers, queue, listener);
+  }
+
+  /** A consumer of `queue` may have more unused credit now: tell its watchers (deferred, coalesced). */
+  demandFreed(queue: string): void {
+    // a queue nobody federates into costs a map lookup
+    if (this.demandWatchers.has(queue)) this.demandNews.add(queue);
+  }
+
   epoch(queue: string): number {
     return this.epochs.get(queue) ?? 0;
   }
 
   /** `c` found its queue empty: wake it on the next availability. */
   wait(c: RegisteredConsumer): void {
-    let set = this.waiting.get(c.queue);
-    if (!set) {
-      set = new Set();
-      this.waiting.set(c.queue, set);
-    }
-    set.add(c);
+    addTo(this.waiting, c.queue, c);
   }
 
   unwait(c: RegisteredConsumer): void {
-    const set = this.waiting.get(c.queue);
-    if (set?.delete(c) && set.size === 0) this.waiting.delete(c.queue);
+    removeFrom(this.waiting, c.queue, c);
   }
 
   /** Backend notification. Deferred to a microtask: it may arrive from inside a submit(). */
   available(queue: string): void {
     this.epochs.set(queue, this.epoch(queue) + 1);
-    if (!this.waiting.has(queue)) return;
-    this.pendingWake.add(queue);
-    if (this.wakeScheduled) return;
-    this.wakeScheduled = true;
-    queueMicrotask(() => {
-      this.wakeScheduled = false;
-      const queues = this.pendingWake;
-      this.pendingWake = new Set();
-      for (const q of queues) {
-        const set = this.waiting.get(q);
-        if (!set) continue;
-        this.waiting.delete(q);
-        for (const c of set) c.wake();
-      }
-    });
+    if (this.waiting.has(queue)) this.wakes.add(queue);
   }
 }
 
