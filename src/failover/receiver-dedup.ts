@@ -16,17 +16,19 @@
  *
  * Storage: no object per id. Every id, pending or remembered, has a row in a pool of parallel
  * arrays (key, state code, token, outcome, last touch, and the prev/next links of the eviction
- * list), reached from its key through one Map<string, row>; freed rows are reused through a free
- * list and the pool only grows (doubling) when every row is taken, so the window allocates nothing
- * per message beyond the key string the decoder already made. Remembered rows are also on a
- * doubly linked list in order of last touch (oldest first): eviction unlinks from its head and a
- * re-touch moves a row to its tail, in O(1), and a pending row is never on it, so however long an
- * id stays pending among many settled ones it is neither evicted nor overwritten. Why: the
- * previous window kept an Entry object per id plus an eviction array; each lived through several
- * young-generation collections and died in the old generation. Measured (docs/status.md, load
- * 5-6): a batch receive's client CPU on our single node 11.7 -> 10.6 us/msg in the e2e bench
- * (spread 2-4 us), mark-compacts in a probe's receives 6 -> 2; once the heap is warm the two
- * windows cost the same, and `dedup: false` is still ~1 us/msg cheaper (the Map and the key).
+ * list), reached from its key through KeyRows (key-rows.ts: its own open-addressing index, cheaper
+ * than a Map<string, row> per message, and how it stands up to ids made to collide); freed rows are
+ * reused through a free list and the pool only grows (doubling) when every row is taken, so the
+ * window allocates nothing per message beyond the key string the decoder already made. Remembered
+ * rows are also on a doubly linked list in order of last touch (oldest first): eviction unlinks
+ * from its head and a re-touch moves a row to its tail, in O(1), and a pending row is never on it,
+ * so however long an id stays pending among many settled ones it is neither evicted nor
+ * overwritten. Why: the previous window kept an Entry object per id plus an eviction array; each
+ * lived through several young-generation collections and died in the old generation. Measured
+ * (docs/status.md, load 5-6): a batch receive's client CPU on our single node 11.7 -> 10.6 us/msg
+ * in the e2e bench (spread 2-4 us), mark-compacts in a probe's receives 6 -> 2; once the heap is
+ * warm the two windows cost the same, and `dedup: false` is still ~1 us/msg cheaper (the index and
+ * the key).
  *
  * `T` is the client's token for a pending delivery (whatever it needs to settle it later).
  * The Receiver keys an id once per delivery (receiverDedupKey), then calls admit(key), which
@@ -36,6 +38,7 @@
  */
 import type { DeliveryState } from '../codec/contract.js';
 import { messageIdKey } from '../codec/message-id.js';
+import { type KeyHash, KeyRows } from './key-rows.js';
 
 export interface ReceiverDedupOptions {
   /** settled ids remembered, default 10,000 */
@@ -88,9 +91,10 @@ export function receiverDedupKey(id: unknown): string | undefined {
 export class ReceiverDedup<T = unknown> {
   readonly maxIds: number;
   readonly maxAgeMs: number;
-  /** key -> row (a small integer: a Map stores it without allocating) */
-  private readonly rows = new Map<string, number>();
-  private keys: (string | undefined)[] = [];
+  /** each row's key (undefined: free), also read by `rows` */
+  private readonly keys: (string | undefined)[] = [];
+  /** key -> row */
+  private readonly rows: KeyRows;
   private tokens: (T | undefined)[] = [];
   /** a remembered row's outcome (the client's shared ACCEPTED, or the rejection it sent) */
   private outcomes: (FinalOutcome | undefined)[] = [];
@@ -106,7 +110,9 @@ export class ReceiverDedup<T = unknown> {
   private remembered = 0;
   private pending = 0;
 
-  constructor(options: ReceiverDedupOptions = {}) {
+  /** @internal `keyHash`: tests give a hash that collides on purpose; the client takes the default. */
+  constructor(options: ReceiverDedupOptions = {}, keyHash?: KeyHash) {
+    this.rows = new KeyRows(this.keys, keyHash);
     this.maxIds = Math.max(0, options.maxIds ?? 10_000);
     this.maxAgeMs = Math.max(0, options.maxAgeMs ?? 600_000);
   }
@@ -114,6 +120,10 @@ export class ReceiverDedup<T = unknown> {
   /** Settled ids remembered now. */
   get rememberedCount(): number {
     return this.remembered;
+  }
+  /** @internal True once the key index has moved to a Map (key-rows.ts: probes ran too long). */
+  get indexFellBack(): boolean {
+    return this.rows.fellBack;
   }
   /** Ids buffered or handed out, not yet settled. */
   get pendingCount(): number {
@@ -127,8 +137,8 @@ export class ReceiverDedup<T = unknown> {
    */
   admit(key: string, token: T, now: number): number | DedupDuplicate<T> {
     this.prune(now);
-    const row = this.rows.get(key);
-    if (row === undefined) return this.add(key, token, BUFFERED);
+    const row = this.rows.find(key);
+    if (row === NIL) return this.add(key, token, BUFFERED);
     const state = this.states[row]!;
     if (state !== REMEMBERED)
       return { action: 'bind', key, pending: this.tokens[row] as T, handedOut: state === HANDED_OUT };
@@ -210,7 +220,7 @@ export class ReceiverDedup<T = unknown> {
   private find(key: string, hint: number): number {
     if (hint >= 0 && hint < this.states.length && this.states[hint] !== FREE && this.keys[hint] === key)
       return hint;
-    return this.rows.get(key) ?? NIL;
+    return this.rows.find(key);
   }
 
   /** A new pending row for `key`, taken from the free list (the pool doubles when none is free). */
@@ -222,7 +232,7 @@ export class ReceiverDedup<T = unknown> {
     this.tokens[r] = token;
     this.states[r] = state;
     this.pending++;
-    this.rows.set(key, r);
+    this.rows.insert(r);
     return r;
   }
 
@@ -235,7 +245,7 @@ export class ReceiverDedup<T = unknown> {
     } else {
       this.pending--;
     }
-    this.rows.delete(this.keys[r]!);
+    this.rows.remove(r);
     this.keys[r] = undefined;
     this.tokens[r] = undefined;
     this.states[r] = FREE;
@@ -284,6 +294,7 @@ export class ReceiverDedup<T = unknown> {
       this.tokens.push(undefined);
       this.outcomes.push(undefined);
     }
+    this.rows.resize(size);
     this.free = old;
   }
 }
