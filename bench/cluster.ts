@@ -20,6 +20,7 @@ import rhea from 'rhea';
 import { ensureClusterSecret } from '../src/cluster-broker/replication/index.js';
 import { freePort } from '../test/support/net.js';
 import { brokerEntryArgs } from './lib/built-package.js';
+import { flagValue } from './lib/flag-value.js';
 import {
   type CountedProcess,
   type CpuSnapshot,
@@ -473,8 +474,8 @@ export async function run(opts: ClusterBenchOptions = {}): Promise<ClusterBenchR
 }
 
 function flag(name: string): number | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : undefined;
+  const raw = flagValue(process.argv, `--${name}`);
+  return raw === undefined ? undefined : Number(raw);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

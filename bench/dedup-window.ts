@@ -13,12 +13,10 @@
  */
 import { cpuUsage } from 'node:process';
 import { ReceiverDedup, receiverDedupKey } from '../src/failover/receiver-dedup.js';
+import { flagValue } from './lib/flag-value.js';
 
 const argv = process.argv.slice(2);
-const value = (flag: string): string | undefined => {
-  const i = argv.indexOf(flag);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
+const value = (flag: string): string | undefined => flagValue(argv, flag);
 const n = Number(value('--messages') ?? 200_000);
 const rounds = Number(value('--rounds') ?? 7);
 const colliding = argv.includes('--colliding');

@@ -50,6 +50,7 @@ import {
   quorateClient,
   rheaClient,
 } from './lib/clients.js';
+import { flagValue } from './lib/flag-value.js';
 import { cpuPerMessageUs } from './lib/process-cpu.js';
 import { profiled } from './lib/profile.js';
 import { defaultWarm, parseWarm } from './lib/warm-option.js';
@@ -156,10 +157,7 @@ export interface E2eResult {
 }
 
 function argsFromCommandLine(argv: string[]): E2eOptions {
-  const value = (flag: string) => {
-    const i = argv.indexOf(flag);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
+  const value = (flag: string) => flagValue(argv, flag);
   const opts: E2eOptions = {};
   const n = value('--messages');
   if (n !== undefined) opts.messages = Number(n);

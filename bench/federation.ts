@@ -52,6 +52,7 @@ import { waitFor } from '../test/support/net.js';
 import { benchEndpoint, memberProcesses } from './lib/broker-processes.js';
 import { type ClusterMemberProcess, type RunningBroker, startOurCluster } from './lib/brokers.js';
 import { loadQuorate } from './lib/built-package.js';
+import { flagValue } from './lib/flag-value.js';
 import {
   type CountedProcess,
   formatCpuPerMessage,
@@ -233,10 +234,7 @@ function brokerCpuUs(us: Record<string, number | null>, counts: (label: string) 
 }
 
 function argsFromCommandLine(argv: string[]): Partial<FederationBenchOptions> {
-  const value = (flag: string) => {
-    const i = argv.indexOf(flag);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
+  const value = (flag: string) => flagValue(argv, flag);
   const opts: Partial<FederationBenchOptions> = {};
   const m = value('--messages');
   if (m !== undefined) opts.messages = Number(m);

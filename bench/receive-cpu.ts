@@ -22,6 +22,7 @@ import {
   startRabbitBroker,
 } from './lib/brokers.js';
 import { loadQuorate } from './lib/built-package.js';
+import { flagValue } from './lib/flag-value.js';
 import { collectGarbage } from './lib/full-gc.js';
 import { profiled } from './lib/profile.js';
 import { receiveAccepting } from './lib/receive-loop.js';
@@ -29,10 +30,7 @@ import { receiveAccepting } from './lib/receive-loop.js';
 const { connect } = await loadQuorate();
 
 const argv = process.argv.slice(2);
-const value = (flag: string): string | undefined => {
-  const i = argv.indexOf(flag);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
+const value = (flag: string): string | undefined => flagValue(argv, flag);
 const target = value('--target') ?? 'single';
 const n = Number(value('--messages') ?? 20_000);
 const window = Number(value('--window') ?? 1000);

@@ -17,14 +17,12 @@ import { encodeAmqpFrame } from '../src/codec/index.js';
 import { encodeMessage } from '../src/codec/message.js';
 import { connect } from '../src/index.js';
 import { type EngineEvent, ProtocolConnection } from '../src/protocol/index.js';
+import { flagValue } from './lib/flag-value.js';
 import { profiled } from './lib/profile.js';
 import { receiveAccepting } from './lib/receive-loop.js';
 
 const argv = process.argv.slice(2);
-const value = (flag: string): string | undefined => {
-  const i = argv.indexOf(flag);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
+const value = (flag: string): string | undefined => flagValue(argv, flag);
 const n = Number(value('--messages') ?? 20_000);
 const window = Number(value('--window') ?? 1000);
 const rounds = Number(value('--rounds') ?? 3);

@@ -39,6 +39,7 @@ import type { Receiver, Sender } from '../src/index.js';
 import { benchProcesses } from './lib/broker-processes.js';
 import { type RunningBroker, startOurBroker } from './lib/brokers.js';
 import { loadQuorate } from './lib/built-package.js';
+import { flagValue } from './lib/flag-value.js';
 import { formatCpuPerMessage, measureCpu } from './lib/process-cpu.js';
 import { profiled } from './lib/profile.js';
 import { receiveAll, sendAll } from './lib/quorate-flow.js';
@@ -104,10 +105,7 @@ export interface TopicsResult {
 
 function argsFromCommandLine(argv: string[]): Partial<TopicsOptions> {
   const opts: Partial<TopicsOptions> = {};
-  const value = (flag: string) => {
-    const i = argv.indexOf(flag);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
+  const value = (flag: string) => flagValue(argv, flag);
   const m = value('--messages');
   if (m !== undefined) opts.messages = Number(m);
   const s = value('--subscribers');
