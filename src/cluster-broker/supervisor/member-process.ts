@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { SupervisorError } from './errors.js';
+import { withMemberV8Flags } from './member-v8-flags.js';
 import type { MemberCommand, MemberReadyLine, SupervisorLogger } from './types.js';
 
 export interface MemberProcessExit {
@@ -65,7 +66,9 @@ export class MemberProcess {
     logger: SupervisorLogger | undefined,
     onOutput?: MemberOutputHandler,
   ) {
-    this.child = spawn(command.command, [...command.args], {
+    // the members' V8 flags are added here, the one spawn every member goes through
+    const launch = withMemberV8Flags(command);
+    this.child = spawn(launch.command, [...launch.args], {
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
       env: command.env ?? process.env,

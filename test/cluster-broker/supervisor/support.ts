@@ -23,6 +23,8 @@ export function standInCommand(env: NodeJS.ProcessEnv = {}): (member: ClusterMem
 export interface StandInStatus {
   id: string;
   pid: number;
+  /** The stand-in's `process.execArgv`: the Node flags the supervisor started it with. */
+  execArgv: string[];
   reach: Record<string, boolean>;
 }
 

@@ -12,6 +12,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ClusterHandle } from '../../../../src/cluster-broker/api.js';
+import { MEMBER_V8_FLAGS } from '../../../../src/cluster-broker/supervisor/member-v8-flags.js';
 import { isProcessStopped, processAlive } from '../../../../src/cluster-broker/supervisor/process-state.js';
 import { startCluster } from '../../../../src/cluster-broker/supervisor/start-cluster.js';
 import { Supervisor } from '../../../../src/cluster-broker/supervisor/supervisor.js';
@@ -72,6 +73,23 @@ describe('startCluster with stand-in members', () => {
     await expectReachability(handle, () => true, 'full mesh');
     // Peers really talk through the proxies, not directly.
     expect(handle.mesh.stats().every((link) => link.bytesToTarget > 0)).toBe(true);
+  });
+
+  it("starts every member with the members' V8 flags, before the command's own (which win)", async () => {
+    const base = standInCommand();
+    const handle = await cluster({
+      nodes: 2,
+      // an operator's flag for the member's Node, as `quorate-broker cluster` forwards its execArgv
+      memberCommand: (member) => {
+        const c = base(member);
+        return { ...c, args: ['--initial-old-space-size=64', ...c.args] };
+      },
+    });
+    for (const m of handle.members()) {
+      // read in the spawned process itself, not from the command the supervisor was given
+      const { execArgv } = await readStatus(m.amqpPort);
+      expect(execArgv).toEqual([...MEMBER_V8_FLAGS, '--initial-old-space-size=64']);
+    }
   });
 
   it('partitions: one member alone, then heal', async () => {
