@@ -9,7 +9,8 @@ import type { MemberCommand } from './types.js';
  * against that limit, so with the default it ran a full collection every ~10 MB of buffers
  * (9-21 per follower in a bench run; with the flag 2, as many as the leader). Measured in
  * docs/cluster-member.md#member-initial-old-space: a follower's CPU per message sent 8.0 against
- * 12.0 us, follower/leader 0.55 against 0.71, peak RSS unchanged.
+ * 12.0 us, follower/leader 0.55 against 0.71, at ~40 MB more peak RSS a member (dead buffers wait
+ * longer for their collection); V8's heap ceiling, and so the memory alarm's default, unchanged.
  *
  * Placed before the command's own arguments, so a flag the operator gives the supervisor's Node
  * (forwarded by `quorate-broker cluster`) comes later and wins.
