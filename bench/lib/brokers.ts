@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { MEMBER_V8_FLAGS } from '../../src/cluster-broker/supervisor/member-v8-flags.js';
 import { declareQuorumQueue, quorumQueueLeader } from '../../test/support/failover-load.js';
 import { startRabbit } from '../../test/support/rabbitmq.js';
 import { quorumQueueProcesses } from './broker-processes.js';
@@ -92,8 +93,17 @@ export function stopChild(child: ChildProcess): Promise<void> {
 }
 
 /**
- * `nodeArgs` go to Node before the entry (e.g. `--cpu-prof`); `http`: also serve the monitoring
- * endpoints (`--http-port 0`, named in `httpUrl`).
+ * The Node flags the bench starts the single node with: the cluster members' V8 flags first (so
+ * the cluster/single ratios compare brokers run alike: without them the single node ran ~10x the
+ * full collections, docs/cluster-member.md#single-node-initial-old-space), then `nodeArgs`, which win.
+ */
+export function singleNodeNodeArgs(nodeArgs: readonly string[]): string[] {
+  return [...MEMBER_V8_FLAGS, ...nodeArgs];
+}
+
+/**
+ * `nodeArgs` go to Node before the entry (e.g. `--cpu-prof`), after {@link singleNodeNodeArgs}'s
+ * flags; `http`: also serve the monitoring endpoints (`--http-port 0`, named in `httpUrl`).
  */
 export async function startOurBroker(
   durable = true,
@@ -102,7 +112,7 @@ export async function startOurBroker(
 ): Promise<RunningBroker> {
   const dir = await mkdtemp(join(tmpdir(), 'qb-bench-'));
   const { child, port, httpPort } = await spawnReady(process.execPath, [
-    ...nodeArgs,
+    ...singleNodeNodeArgs(nodeArgs),
     ...(await brokerEntryArgs()),
     '--port',
     '0',
