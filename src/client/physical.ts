@@ -1,7 +1,8 @@
 /**
  * One physical connection: a port (a net/tls socket or a custom `dial`'s stream through SocketPort,
  * or a browser's WebSocket through WebSocketPort) driving one sans-I/O ProtocolConnection through the shared adapter loop (protocol/engine-driver.ts):
- * output coalesced into one write once the microtask queue is drained, a timer following engine.nextDeadline() for
+ * output coalesced into one write once the microtask queue is drained (after a read that filled its buffer: once
+ * the next read is handled, at most at the end of the turn), a timer following engine.nextDeadline() for
  * heartbeats and the idle timeout. What is the client's own stays here: engine events go to a
  * handler (until one is set, between the remote Open and the logical connection taking over, they
  * are queued so nothing is lost in that gap), a lost socket is a LostSocket, and a failure before
@@ -99,6 +100,8 @@ export class PhysicalConnection {
   readonly port: BytePort;
   private readonly driver: EngineDriver;
   private readonly guard: UnresponsiveGuard | undefined;
+  /** False while a read that filled its buffer awaits the next one: writes wait (holdWritesForNextRead). */
+  private readsCaughtUp = true;
 
   constructor(
     openPort: OpenPort,
@@ -126,10 +129,12 @@ export class PhysicalConnection {
       onAsyncWork: () => this.pump(),
     });
     this.port = openPort({
-      data: (chunk, at) => {
+      data: (chunk, at, more) => {
         if (this.lostError) return;
         this.guard?.heard(at);
         this.engine.receive(chunk, at);
+        if (more) this.holdWritesForNextRead();
+        else this.readsCaughtUp = true;
         this.pump();
       },
       error: (err) => this.lose(new LostSocket(`connection to ${this.url} failed`, err)),
@@ -143,6 +148,7 @@ export class PhysicalConnection {
           this.engine.tick(at);
           this.dispatch();
         },
+        beforeFlush: () => this.readsCaughtUp,
       },
       { clock: now, batch: 'drained' },
     );
@@ -163,6 +169,25 @@ export class PhysicalConnection {
     for (const ev of q) handler.onEvent(ev, this);
     if (this.lostError) handler.onLost(this, this.lostError, this.lostByPeerClose);
   }
+
+  /**
+   * A read filled its buffer, so the rest of what the broker sent (a burst of deliveries) is read
+   * next, in this same turn: what we write in answer (dispositions, a credit top-up) waits for
+   * that read, so a burst read in several reads is answered in one write, and the broker takes
+   * one read and, in a cluster, proposes one settle for it rather than one per read
+   * (docs/cluster-member.md#receive-writes). At most until the end of this turn.
+   */
+  private holdWritesForNextRead(): void {
+    if (!this.readsCaughtUp) return;
+    this.readsCaughtUp = false;
+    setImmediate(this.endReadHold);
+  }
+
+  private readonly endReadHold = (): void => {
+    if (this.readsCaughtUp) return;
+    this.readsCaughtUp = true;
+    this.driver.scheduleFlush();
+  };
 
   /** Something may have produced output or events: handle events now, write at the end of the batch. */
   pump(): void {

@@ -17,9 +17,13 @@ const SLAB_BYTES = 256 * 1024;
 /** A read is never offered less room than this: a new slab starts once the tail is smaller. */
 const MIN_READ_BYTES = 64 * 1024;
 
-/** The socket a read is handed to: its 'data' listeners run as for a stream read. */
+/**
+ * The socket a read is handed to: its 'data' listeners run as for a stream read, with a second
+ * argument, true when the read filled the room it was offered (more bytes are most likely
+ * waiting and are read next, in the same turn of the event loop).
+ */
 interface DataEmitter {
-  emit(event: 'data', chunk: Uint8Array): boolean;
+  emit(event: 'data', chunk: Uint8Array, filled: boolean): boolean;
 }
 
 /** The `onread` option of `net.connect`, for the socket `target()` returns once it exists. */
@@ -43,7 +47,7 @@ export function slabReads(target: () => DataEmitter | undefined): SlabReads {
     },
     callback: (bytesRead, buffer) => {
       used += bytesRead;
-      target()?.emit('data', buffer.subarray(0, bytesRead));
+      target()?.emit('data', buffer.subarray(0, bytesRead), bytesRead === buffer.length);
       return true;
     },
   };

@@ -79,9 +79,9 @@ export const connectPhysical: typeof NodeConnectPhysical = (opts: AttemptOptions
               { clock: now },
               {
                 ...events,
-                data: (chunk, at) => {
+                data: (chunk, at, more) => {
                   firstByte.heard();
-                  events.data(chunk, at);
+                  events.data(chunk, at, more);
                 },
               },
             );

@@ -143,8 +143,11 @@ export class EngineDriver {
 
 /** A connected stream's events, as the role handles them. */
 export interface SocketEvents {
-  /** Bytes arrived, at `now` (the port's clock). */
-  data(chunk: Uint8Array, now: number): void;
+  /**
+   * Bytes arrived, at `now` (the port's clock). `more`: the read filled its buffer, so the next
+   * read most likely follows in the same turn (a port that cannot tell passes false).
+   */
+  data(chunk: Uint8Array, now: number, more: boolean): void;
   /** The backlog drained (resume what paused on congestion). */
   drain?(): void;
   /** The stream failed; 'close' follows. */
@@ -173,7 +176,8 @@ export class SocketPort implements EngineOutput {
     // file imports no Node module (the barrel feeds the browser build too)
     (socket as Partial<{ setNoDelay(on: boolean): unknown }>).setNoDelay?.(true);
     const clock = options.clock;
-    socket.on('data', (chunk: Uint8Array) => events.data(chunk, clock()));
+    // `filled` comes from the client's slab reads (client/slab-reads.ts); a plain stream has none
+    socket.on('data', (chunk: Uint8Array, filled?: boolean) => events.data(chunk, clock(), filled === true));
     if (events.drain) socket.on('drain', events.drain);
     socket.on('error', (err: Error) => events.error(err));
     socket.on('close', () => {

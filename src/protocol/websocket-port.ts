@@ -52,7 +52,7 @@ export class WebSocketPort {
         fail(new WebSocketStreamError('a text message (AMQP over WebSocket is binary only)'));
         return;
       }
-      if (bytes.length > 0) events.data(bytes, clock());
+      if (bytes.length > 0) events.data(bytes, clock(), false);
     });
     ws.addEventListener('close', (ev) => {
       if (ev.code === NORMAL_CLOSURE || ev.code === NO_STATUS) {

@@ -31,49 +31,93 @@ afterEach(async () => {
   for (const p of peers.splice(0)) await p.stop().catch(() => undefined);
 });
 
+/**
+ * A raw connection to a fresh rhea peer with a sender attached and `credit` granted, its socket's
+ * writes counted from now on (`original` puts the socket's own write back).
+ */
+async function countedSender(containerId: string, address: string, credit: number) {
+  const p = await peer();
+  const phys: PhysicalConnection = await connectPhysical({
+    server: parseServerUrl(p.url),
+    containerId,
+    idleTimeoutMs: 0,
+    maxFrameSize: 65536,
+    timeoutMs: 5000,
+  });
+  phys.setHandler({ onEvent: () => undefined, onLost: () => undefined });
+  const link = phys.engine.begin().attachSender({ name: 's', target: { address }, source: {} });
+  phys.pump();
+  await waitFor(() => link.state === 'attached' && link.credit >= credit, {
+    timeoutMs: 10_000,
+    what: 'credit',
+    intervalMs: 10,
+  });
+  const socket = (phys.port as SocketPort).socket;
+  const original = socket.write.bind(socket);
+  const writes = { count: 0 };
+  socket.write = ((...args: Parameters<typeof socket.write>) => {
+    writes.count++;
+    return original(...args);
+  }) as typeof socket.write;
+  return { p, phys, link, socket, original, writes };
+}
+
+/** The peer got bodies 0..n-1 in order; then the socket's own write is back and the connection closed. */
+async function receivedInOrderThenClose(
+  { p, phys, socket, original }: Awaited<ReturnType<typeof countedSender>>,
+  n: number,
+): Promise<void> {
+  await waitFor(() => p.received.length === n, {
+    timeoutMs: 10_000,
+    what: `${n} messages at the peer`,
+    intervalMs: 10,
+  });
+  expect(p.received.map((r) => r.m.message.body)).toEqual([...Array(n).keys()]);
+  socket.write = original;
+  phys.close();
+  await waitFor(() => phys.isLost, { timeoutMs: 10_000, what: 'close', intervalMs: 10 });
+}
+
 describe('client transport', () => {
   it('coalesces every frame of a microtask batch into one socket write', async () => {
-    const p = await peer();
-    const phys: PhysicalConnection = await connectPhysical({
-      server: parseServerUrl(p.url),
-      containerId: 'coalesce',
-      idleTimeoutMs: 0,
-      maxFrameSize: 65536,
-      timeoutMs: 5000,
-    });
-    phys.setHandler({ onEvent: () => undefined, onLost: () => undefined });
-    const link = phys.engine.begin().attachSender({ name: 's', target: { address: 'c' }, source: {} });
-    phys.pump();
-    await waitFor(() => link.state === 'attached' && link.credit >= 50, {
-      timeoutMs: 10_000,
-      what: 'credit',
-      intervalMs: 10,
-    });
-    const socket = (phys.port as SocketPort).socket;
-    const original = socket.write.bind(socket);
-    let writes = 0;
-    socket.write = ((...args: Parameters<typeof socket.write>) => {
-      writes++;
-      return original(...args);
-    }) as typeof socket.write;
+    const sender = await countedSender('coalesce', 'c', 50);
+    const { phys, link, writes } = sender;
     for (let i = 0; i < 50; i++) {
       link.send(new Uint8Array([i]), encodeMessage({ body: i }));
       phys.pump();
     }
-    expect(writes).toBe(0); // nothing written synchronously
+    expect(writes.count).toBe(0); // nothing written synchronously
     // the client writes once the microtask queue is drained ('drained' batching: engine-driver.ts),
     // which is before the event loop's next phase
     await new Promise<void>((resolve) => setImmediate(resolve));
-    expect(writes).toBe(1);
-    await waitFor(() => p.received.length === 50, {
-      timeoutMs: 10_000,
-      what: '50 messages at the peer',
-      intervalMs: 10,
-    });
-    expect(p.received.map((r) => r.m.message.body)).toEqual([...Array(50).keys()]);
-    socket.write = original;
-    phys.close();
-    await waitFor(() => phys.isLost, { timeoutMs: 10_000, what: 'close', intervalMs: 10 });
+    expect(writes.count).toBe(1);
+    await receivedInOrderThenClose(sender, 50);
+  });
+
+  it('a read that filled its buffer holds the writes until the next read, at most to the turn end', async () => {
+    const sender = await countedSender('read-hold', 'h', 20);
+    const { phys, link, socket, writes } = sender;
+    /** Writes so far, read in the check phase of this turn (queued before any hold's own end). */
+    const writesAtTurnEnd = () => new Promise<number>((resolve) => setImmediate(() => resolve(writes.count)));
+    const sendTen = (from: number) => {
+      for (let i = from; i < from + 10; i++) link.send(new Uint8Array([i]), encodeMessage({ body: i }));
+      phys.pump();
+    };
+    // a read that filled its slab (slab-reads.ts says so with its second argument): the output
+    // made after it is not written when the microtasks drain but at the end of the turn
+    let seen = writesAtTurnEnd();
+    socket.emit('data', new Uint8Array(0), true);
+    sendTen(0);
+    expect(await seen).toBe(0);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(writes.count).toBe(1);
+    // the next read, not filled, ends the hold: one write for both reads' output, at once
+    seen = writesAtTurnEnd();
+    socket.emit('data', new Uint8Array(0), true);
+    sendTen(10);
+    socket.emit('data', new Uint8Array(0), false);
+    expect(await seen).toBe(2);
+    await receivedInOrderThenClose(sender, 20);
   });
 
   it('amqps:// with a CA works; an untrusted certificate does not', async () => {
