@@ -18,9 +18,10 @@
  * broker's profile, which spans its whole life, holds one kind of work (not `--only`: that is
  * bench/report.ts's flag, and this bench reads the whole command line).
  * `--warm N`: publishes (and sends per queue) of each round's warm-up; default a tenth of
- * `--messages` (at least 100). The broker compiles its hot code (V8's optimising compiler, on
- * its worker threads) well into the first measured round at that size, and that CPU is counted:
- * a warm-up as large as the round measures the broker at steady state.
+ * `--messages` (at least 100), run twice over (all rounds, then all again: WARM_PASSES). The broker
+ * compiles its hot code (V8's optimising compiler, on its worker threads) well into the first
+ * measured round at that size, and that CPU is counted: a warm-up as large as the round measures
+ * the broker at steady state.
  * `--repeat N` (default 1): the measured rounds N times on the same broker, after the one warm-up,
  * in the same order each time (fresh queue and topic names per repeat); each repeat's lines are
  * printed as one run's, then a line per target figure with its median and range over the repeats,
@@ -44,7 +45,7 @@ import { formatCpuPerMessage, measureCpu } from './lib/process-cpu.js';
 import { profiled } from './lib/profile.js';
 import { receiveAll, sendAll } from './lib/quorate-flow.js';
 import { formatSpread, parseRepeat, spread } from './lib/repeats.js';
-import { defaultWarm, parseWarm } from './lib/warm-option.js';
+import { defaultWarm, parseWarm, warmUpPasses } from './lib/warm-option.js';
 
 const { connect } = await loadQuorate();
 
@@ -230,11 +231,13 @@ export async function run(opts: TopicsOptions = {}): Promise<TopicsResult> {
     );
     const url = broker.url;
     const stamp = Date.now();
-    // warm-up (JIT, link and queue paths), by default at a tenth of the size
+    // warm-up (JIT, link and queue paths), by default at a tenth of the size, the rounds in
+    // their measured order, twice (WARM_PASSES)
     const warm = opts.warm ?? cli.warm ?? defaultWarm(n);
-    if (runs('topic')) await topicRound(url, `topic-warm-${stamp}`, warm, k, window, body);
-    if (runs('queues')) await queuesRound(url, `queues-warm-${stamp}`, warm, k, window, body);
-    if (runs('sends')) await sendsRound(url, `sends-warm-${stamp}`, warm, k, window, body);
+    const roundOf = { topic: topicRound, queues: queuesRound, sends: sendsRound };
+    await warmUpPasses(ROUND_NAMES.filter(runs), async (round, pass) => {
+      await roundOf[round](url, `${round}-warm${pass}-${stamp}`, warm, k, window, body);
+    });
     const counted = await benchProcesses(broker);
     for (let r = 1; r <= repeat; r++) {
       // the first repeat's names as without --repeat

@@ -22,3 +22,20 @@ export function parseCountOption(flag: string, raw: string | undefined): number 
 export function defaultWarm(messages: number): number {
   return Math.max(100, Math.floor(messages / 10));
 }
+
+/**
+ * How many times a warm-up runs a bench's rounds. Rounds that share the broker's code (the topics
+ * bench's topic, queues and sends rounds: links, store, output) need two passes: after one, the
+ * first measured topic round (the first to follow the queues and sends rounds) was the dearest of
+ * every run (docs/benchmarks.md#topic-first-repeat).
+ */
+export const WARM_PASSES = 2;
+
+/** A bench's warm-up: its `rounds` in their measured order, `passes` times over. */
+export async function warmUpPasses<R>(
+  rounds: readonly R[],
+  run: (round: R, pass: number) => Promise<void>,
+  passes = WARM_PASSES,
+): Promise<void> {
+  for (let pass = 1; pass <= passes; pass++) for (const round of rounds) await run(round, pass);
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultWarm, parseWarm } from '../../bench/lib/warm-option.js';
+import { defaultWarm, parseWarm, warmUpPasses } from '../../bench/lib/warm-option.js';
 
 describe('the benches\u2019 --warm option', () => {
   it('takes a positive whole number and refuses anything else', () => {
@@ -13,5 +13,15 @@ describe('the benches\u2019 --warm option', () => {
     expect(defaultWarm(20_000)).toBe(2_000);
     expect(defaultWarm(500)).toBe(100);
     expect(defaultWarm(1_005)).toBe(100);
+  });
+});
+
+describe('warmUpPasses', () => {
+  it('runs the rounds in their order, twice by default, so each has run after all the others', async () => {
+    const ran: string[] = [];
+    await warmUpPasses(['topic', 'queues', 'sends'], async (round, pass) => {
+      ran.push(`${round}${pass}`);
+    });
+    expect(ran).toEqual(['topic1', 'queues1', 'sends1', 'topic2', 'queues2', 'sends2']);
   });
 });
