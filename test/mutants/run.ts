@@ -103,8 +103,8 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     name: 'broker-dedup-off',
-    file: 'src/cluster-broker/core/broker-state.ts',
-    find: "if (e.dedupKey !== undefined && q.dedup.has(e.dedupKey, this.now))\n      return { type: 'enqueue', status: 'duplicate' };",
+    file: 'src/cluster-broker/core/enqueue.ts',
+    find: "if (e.dedupKey !== undefined && !q.dedup.admit(e.dedupKey, s.now))\n    return { type: 'enqueue', status: 'duplicate' };",
     replace: '',
     promise: 'a re-sent transfer whose settlement was lost is enqueued once (broker dedup by message-id)',
     tests: ['test/integration/cluster-broker/server/lost-settlement.test.ts'],

@@ -42,7 +42,7 @@ export class Queue {
    * Acquired messages, in acquisition order (not observable: its readers sort by seq). A list
    * through the messages themselves, not a map by seq: an acquisition and a settlement then cost
    * two pointer updates here, no hash-table entry (settle finds a message through its consumer's
-   * map, broker-state.ts).
+   * map, settle.ts).
    */
   readonly acquired = new MessageList();
   messageCount = 0;

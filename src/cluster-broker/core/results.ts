@@ -123,3 +123,12 @@ export type ResultOf<E extends BrokerEvent> = E['type'] extends 'release-consume
   : E['type'] extends 'owner-attached' | 'owner-lost'
     ? OwnerResult
     : Extract<ApplyResult, { type: E['type'] }>;
+
+/** An enqueue (alone, or in a transaction) that is not applied, and why. */
+export function refused<T extends 'enqueue' | 'commit'>(
+  type: T,
+  condition: string,
+  description: string,
+): { type: T; status: 'refused'; condition: string; description: string } {
+  return { type, status: 'refused', condition, description };
+}

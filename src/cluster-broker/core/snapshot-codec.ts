@@ -21,8 +21,10 @@ import { ByteReaderError, VarintReader, VarintWriter } from './binary.js';
 import type { BrokerState } from './broker-state.js';
 import type { StoredBytes } from './byte-arena.js';
 import { ExpiryHeap } from './expiry-heap.js';
+import { heldBy, hold, newMessage } from './message-life.js';
 import { readQueueOptions, writeQueueOptions } from './options-codec.js';
 import { Queue } from './queue.js';
+import { addQueue } from './queue-lifecycle.js';
 import type { QueuedMessage } from './queued-message.js';
 
 const MAGIC = [0x51, 0x42, 0x53, 0x31]; // 'QBS1'
@@ -237,7 +239,7 @@ export function readSnapshot(s: BrokerState, bytes: Uint8Array): void {
   for (let qi = 0; qi < queueCount; qi++) {
     const name = r.str();
     const q = new Queue(name, readQueueOptions(r));
-    s.addQueue(q);
+    addQueue(s, q);
     const n = r.uint();
     for (let i = 0; i < n; i++) {
       const seq = r.uint();
@@ -267,13 +269,13 @@ export function readSnapshot(s: BrokerState, bytes: Uint8Array): void {
         bytes = q.arena.store(r.bytesView());
         bytesBySeq.set(seq, bytes);
       }
-      const m = s.newMessage(q, bytes, expiresAt, deliveryCount, seq);
+      const m = newMessage(s, q, bytes, expiresAt, deliveryCount, seq);
       m.acquiredBefore = (flags & F_ACQUIRED_BEFORE) !== 0;
       m.undeliverable = undeliverable;
       m.deadLetter = deadLetter;
       q.messageCount++;
       q.byteCount += m.size;
-      if (owner !== undefined) s.restoreAcquired(q, m, owner);
+      if (owner !== undefined) hold(q, m, owner, heldBy(s, owner));
       else q.available.pushBack(m);
     }
     const d = r.uint();
