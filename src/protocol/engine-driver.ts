@@ -36,7 +36,8 @@ export interface DriverHooks {
   onDeadline(now: number): void;
   /**
    * Before a scheduled batch is taken: handle the engine's pending events (handlers may send).
-   * False: the connection ended, nothing is written.
+   * False: nothing is written now: the connection ended, or the role holds its output and
+   * schedules a flush itself when the hold ends (the client after a read that filled its buffer).
    */
   beforeFlush?(): boolean;
 }
