@@ -30,7 +30,18 @@
  * ratio is also printed with each round's share of it taken out (the target is the plain ratio).
  *
  * `--profile [DIR]` runs every member with --cpu-prof (DIR/east, DIR/west; one .cpuprofile per
- * member process, named by pid, printed with its role): the link runs on west's leader.
+ * member process, named by pid, printed with its role): the link runs on west's leader. Each
+ * measured round's start and end are printed on the monotonic clock (microseconds), the clock of
+ * the profiles' `startTime` and sample times, so a profile can be cut into its rounds.
+ *
+ * `--control` adds a control round after the federated one (bench/lib/federation-control.ts):
+ * west's local round and an equal, independent local round on east (its own sender and consumer
+ * on east's `bench-local`, no federation) at the same time, both from this process. Six members
+ * and the client are then as busy as in the federated round, with none of the link's work: west's
+ * CPU per message there, against the plain local round and the federated one, says how much of
+ * the federated round's cost is the machine (contention, each cluster at a lower rate) and how
+ * much is federation's own. Each cluster's members are counted per message of their own cluster;
+ * the client's figure is per west message and covers both flows.
  *
  * `--repeat N` (default 1): the measured rounds (local, federated, then the preloaded one with
  * `--preload`) N times on the same clusters, after the one warm-up, in that order each time; each
@@ -40,7 +51,7 @@
  * `clients`) the first repeat's, and `repeats` holds every repeat's figures.
  *
  *   npx tsx bench/run.ts federation [--messages N] [--window W] [--warm N] [--preload] [--profile [DIR]]
- *     [--repeat N]
+ *     [--repeat N] [--control]
  */
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -52,6 +63,13 @@ import { waitFor } from '../test/support/net.js';
 import { benchEndpoint, memberProcesses } from './lib/broker-processes.js';
 import { type ClusterMemberProcess, type RunningBroker, startOurCluster } from './lib/brokers.js';
 import { loadQuorate } from './lib/built-package.js';
+import {
+  type ControlFigures,
+  type ControlRatios,
+  controlFigures,
+  formatControlFigures,
+  medianControlRatios,
+} from './lib/federation-control.js';
 import { flagValue } from './lib/flag-value.js';
 import {
   type CountedProcess,
@@ -79,7 +97,13 @@ export interface FederationBenchOptions {
   profileDir?: string;
   /** Times the measured rounds run, after the one warm-up. Default 1. */
   repeat?: number;
+  /** Also run the control round (local sends on west and on east at once). Default false. */
+  control?: boolean;
 }
+
+/** A figure of each measured round; the control round's only with `--control`. */
+type PerRound<T> = Record<'local' | 'federated', T> & { control?: T };
+type Round = keyof PerRound<unknown>;
 
 /** One repeat's figures (the fields of FederationBenchResult of the same names), and its rounds' lengths. */
 export type FederationRepeat = Omit<
@@ -87,7 +111,9 @@ export type FederationRepeat = Omit<
   'messages' | 'window' | 'repeats' | 'idleCpuMsPerSec'
 > & {
   /** Wall seconds of each measured round (its share of the idle CPU). */
-  seconds: Record<'local' | 'federated', number>;
+  seconds: PerRound<number>;
+  /** The control round's rates (received per second on each cluster) and figures, with `--control`. */
+  control?: { westPerSec: number; eastPerSec: number; figures: ControlFigures };
 };
 
 /** One run's figures; with `--repeat N` above 1 the rates and ratios are the repeats' medians. */
@@ -121,28 +147,27 @@ export interface FederationBenchResult {
    * (this process: sender and consumer) and every member of both clusters, by role
    * (`east leader n1`, `west follower n2`...).
    */
-  cpuUs: {
-    local: Record<string, number | null>;
-    federated: Record<string, number | null>;
-  };
+  cpuUs: PerRound<Record<string, number | null>>;
   /**
    * Raft log entries committed per received message in each cluster in each round (the commit
    * index's growth over the round / messages): what the replication of a round costs, independent
    * of the machine's load. Null when no member answered.
    */
-  logEntries: Record<'local' | 'federated', { east: number | null; west: number | null }>;
+  logEntries: PerRound<{ east: number | null; west: number | null }>;
   /**
    * Log fsyncs per received message in each cluster in each round, all its members summed (one
    * per append round a member takes): how well the rounds batched, independent of the load.
    * Null when a member did not answer.
    */
-  fsyncs: Record<'local' | 'federated', { east: number | null; west: number | null }>;
+  fsyncs: PerRound<{ east: number | null; west: number | null }>;
   /**
    * Which member each round's clients were on (`sender and consumer on west leader n2`): always
    * the member leading its cluster as the round starts, as in the e2e bench. `link`: the east
    * member west's link was connected to after the federated round (the client picks one at random).
    */
-  clients: { local?: string; federated?: string; preload?: string; link?: string };
+  clients: { local?: string; federated?: string; control?: string; preload?: string; link?: string };
+  /** With `--control`: the control round's ratios (ControlFigures), medians over the repeats. */
+  controlRatios?: ControlRatios;
 }
 
 /** The client and the six members, labelled by cluster and role as the round starts. */
@@ -241,6 +266,7 @@ function argsFromCommandLine(argv: string[]): Partial<FederationBenchOptions> {
   const w = value('--window');
   if (w !== undefined) opts.window = Number(w);
   if (argv.includes('--preload')) opts.preload = true;
+  if (argv.includes('--control')) opts.control = true;
   const warm = parseWarm(value('--warm'));
   if (warm !== undefined) opts.warm = warm;
   const repeat = parseRepeat(value('--repeat'));
@@ -271,6 +297,22 @@ async function round(
     await Promise.all([receiveAll(receiver, n), sendAll(sender, n, window, body, tag)]);
     return Math.round((n / (performance.now() - t0)) * 1000);
   });
+}
+
+/**
+ * The control round: `n` sent to west's `bench-local` and received on west, and at the same time
+ * `n` sent to east's `bench-local` and received on east; each cluster's rate.
+ */
+async function controlRound(
+  urls: { east: string[]; west: string[] },
+  flow: { n: number; window: number; body: Buffer; tag: string },
+): Promise<{ westPerSec: number; eastPerSec: number }> {
+  const { n, window, body, tag } = flow;
+  const [westPerSec, eastPerSec] = await Promise.all([
+    round(urls.west, urls.west, 'bench-local', n, window, body, `${tag}w`),
+    round(urls.east, urls.east, 'bench-local', n, window, body, `${tag}e`),
+  ]);
+  return { westPerSec, eastPerSec };
 }
 
 /** `n` messages put on east with nobody asking for them, then a consumer on west: the link alone. */
@@ -385,6 +427,7 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     return ['--cpu-prof', '--cpu-prof-dir', join(profileDir, cluster)];
   };
   const repeat = opts.repeat ?? cli.repeat ?? 1;
+  const control = opts.control ?? cli.control ?? false;
   const body = Buffer.alloc(1024, 0x61);
   const clusters: RunningBroker[] = [];
   const dir = await mkdtemp(join(tmpdir(), 'quorate-fed-bench-'));
@@ -418,6 +461,8 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     const warm = opts.warm ?? cli.warm ?? defaultWarm(n);
     await round(westAt.urls, westAt.urls, 'bench-local', warm, window, body, 'wl');
     await round(eastAt.urls, westAt.urls, FED, warm, window, body, 'wf');
+    if (control)
+      await controlRound({ east: eastAt.urls, west: westAt.urls }, { n: warm, window, body, tag: 'wc' });
     const idle = await idleCpuMsPerSecond(await federationProcesses(east.members, west.members), IDLE_MS);
     idleCpu = { east: clusterIdle(idle, 'east '), west: clusterIdle(idle, 'west ') };
     for (let r = 1; r <= repeat; r++) {
@@ -435,7 +480,7 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
       /** Which member each round's clients were on (printed with the figures). */
       const placement: FederationRepeat['clients'] = {};
       const seconds: FederationRepeat['seconds'] = { local: 0, federated: 0 };
-      const measured = async (what: keyof FederationRepeat['cpuUs'], fn: () => Promise<number>) => {
+      const measured = async <T>(what: Round, fn: () => Promise<T>): Promise<T> => {
         const processes = await federationProcesses(east.members, west.members);
         if (profileDir !== undefined)
           log(
@@ -450,8 +495,12 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
           ]);
         const before = await counters();
         const start = performance.now();
+        const clockStart = process.hrtime.bigint() / 1000n;
         const m = await measureCpu(processes, n, fn);
         seconds[what] = (performance.now() - start) / 1000;
+        // the members' profiles time their samples on the same monotonic clock (microseconds)
+        if (profileDir !== undefined)
+          log(`${what} round ran ${clockStart}-${process.hrtime.bigint() / 1000n} us on the monotonic clock`);
         const after = await counters();
         cpuUs[what] = Object.fromEntries(m.cpuUs);
         const perMessage = (i: number) => {
@@ -475,6 +524,20 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
         round(eastAt.urls, westAt.urls, FED, n, window, body, id('f')),
       );
       placement.link = await linkUpstreamMember(west.httpUrls, east.members);
+      let controlled: FederationRepeat['control'];
+      if (control) {
+        [eastAt, westAt] = await Promise.all([leaderEndpoint(east), leaderEndpoint(west)]);
+        placement.control = `sender and consumer on west ${westAt.label}, and on east ${eastAt.label}`;
+        const rates = await measured('control', () =>
+          controlRound({ east: eastAt.urls, west: westAt.urls }, { n, window, body, tag: id('c') }),
+        );
+        const figures = controlFigures({
+          local: cpuUs.local,
+          federated: cpuUs.federated,
+          control: cpuUs.control ?? {},
+        });
+        controlled = { ...rates, figures };
+      }
       // not measured for CPU: its round also fills east before the drain it times
       let preloaded: number | undefined;
       if (preload) {
@@ -493,6 +556,7 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
         fsyncs,
         clients: placement,
         ...(preloaded !== undefined ? { preloadedLinkPerSec: preloaded } : {}),
+        ...(controlled !== undefined ? { control: controlled } : {}),
         cpuUs,
       });
     }
@@ -519,6 +583,16 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
       `broker CPU per moved message / per local send, net of idle CPU, over ${repeat} repeats: median ${formatSpread(netOfIdle, 2)}`,
     );
   }
+  const controls = repeats.flatMap((rep) => (rep.control === undefined ? [] : [rep.control.figures]));
+  if (controls.length > 0 && repeat > 1) {
+    const of = (pick: (f: ControlFigures) => number | null) => formatSpread(spread(controls.map(pick)), 2);
+    log(
+      `control over ${repeat} repeats: west's members per message, control / local median ${of((f) => f.westControlOverLocal)}, federated / control median ${of((f) => f.westFederatedOverControl)}`,
+    );
+    log(
+      `control over ${repeat} repeats: two local sends side by side / one alone median ${of((f) => f.sideBySideRatio)}; moved message / two side by side median ${of((f) => f.federatedOverSideBySide)}`,
+    );
+  }
   if (profileDir !== undefined) log(`CPU profiles in ${profileDir}`);
   const first = repeats[0]!;
   // medians of two repeats are means: rounded as one repeat's figure is
@@ -539,6 +613,7 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     fsyncs: first.fsyncs,
     clients: first.clients,
     ...(preloadedMedian !== null ? { preloadedLinkPerSec: preloadedMedian } : {}),
+    ...(controls.length > 0 ? { controlRatios: medianControlRatios(controls) } : {}),
     cpuUs: first.cpuUs,
   };
 }
@@ -585,6 +660,13 @@ function logRepeat(
   const cpuLine = (us: Record<string, number | null>) => formatCpuPerMessage(new Map(Object.entries(us)));
   log(`CPU per received message, local:     ${cpuLine(cpuUs.local)}`);
   log(`CPU per received message, federated: ${cpuLine(cpuUs.federated)}`);
+  if (rep.control !== undefined && cpuUs.control !== undefined) {
+    log(
+      `control (local sends on west and on east at once): west ${rep.control.westPerSec} msg/s, east ${rep.control.eastPerSec} msg/s received; ${placement.control ?? '-'}`,
+    );
+    log(`CPU per received message, control:   ${cpuLine(cpuUs.control)}`);
+    for (const line of formatControlFigures(rep.control.figures)) log(line);
+  }
   const broker = brokerCpuOf(cpuUs);
   log(
     `broker CPU per moved message / per local send: ${broker.ratio ?? '-'} (${broker.federatedUs?.toFixed(1) ?? '-'} us, all six members / ${broker.localUs?.toFixed(1) ?? '-'} us, west's three; target <= 2)`,
@@ -598,11 +680,13 @@ function logRepeat(
   );
   const entries = (e: { east: number | null; west: number | null }) =>
     `east ${e.east ?? '-'}, west ${e.west ?? '-'}`;
+  const controlEntries = (e: { east: number | null; west: number | null } | undefined) =>
+    e === undefined ? '' : `; control: ${entries(e)}`;
   log(
-    `log entries per received message, local: ${entries(rep.logEntries.local)}; federated: ${entries(rep.logEntries.federated)}`,
+    `log entries per received message, local: ${entries(rep.logEntries.local)}; federated: ${entries(rep.logEntries.federated)}${controlEntries(rep.logEntries.control)}`,
   );
   log(
-    `log fsyncs per received message (members summed), local: ${entries(rep.fsyncs.local)}; federated: ${entries(rep.fsyncs.federated)}`,
+    `log fsyncs per received message (members summed), local: ${entries(rep.fsyncs.local)}; federated: ${entries(rep.fsyncs.federated)}${controlEntries(rep.fsyncs.control)}`,
   );
 }
 
