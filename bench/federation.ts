@@ -52,34 +52,38 @@
  *
  *   npx tsx bench/run.ts federation [--messages N] [--window W] [--warm N] [--preload] [--profile [DIR]]
  *     [--repeat N] [--control]
+ *
+ * The result's types, the CPU ratios and the printed lines: bench/lib/federation-figures.ts; what
+ * is read from the members' monitoring endpoints: bench/lib/federation-monitor.ts.
  */
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { FederationLinkState } from '../src/broker.js';
 import { waitFor } from '../test/support/net.js';
 import { benchEndpoint, memberProcesses } from './lib/broker-processes.js';
 import { type ClusterMemberProcess, type RunningBroker, startOurCluster } from './lib/brokers.js';
 import { loadQuorate } from './lib/built-package.js';
+import { type ControlFigures, controlFigures, medianControlRatios } from './lib/federation-control.js';
 import {
-  type ControlFigures,
-  type ControlRatios,
-  controlFigures,
-  formatControlFigures,
-  medianControlRatios,
-} from './lib/federation-control.js';
+  brokerCpuOf,
+  clusterIdle,
+  type FederationBenchResult,
+  type FederationRepeat,
+  type IdleCpu,
+  idleShares,
+  logRepeat,
+  type Round,
+} from './lib/federation-figures.js';
+import { anyLinkRunning, commitIndexOf, fsyncsOf, linkUpstreamMember } from './lib/federation-monitor.js';
 import { flagValue } from './lib/flag-value.js';
-import {
-  type CountedProcess,
-  formatCpuPerMessage,
-  idleCpuMsPerSecond,
-  measureCpu,
-} from './lib/process-cpu.js';
+import { type CountedProcess, idleCpuMsPerSecond, measureCpu } from './lib/process-cpu.js';
 import { receiveAll, sendAll, withFlow } from './lib/quorate-flow.js';
 import { formatSpread, parseRepeat, spread } from './lib/repeats.js';
 import { defaultWarm, parseWarm } from './lib/warm-option.js';
+
+export type { FederationBenchResult, FederationRepeat };
 
 const { connect } = await loadQuorate();
 
@@ -101,75 +105,6 @@ export interface FederationBenchOptions {
   control?: boolean;
 }
 
-/** A figure of each measured round; the control round's only with `--control`. */
-type PerRound<T> = Record<'local' | 'federated', T> & { control?: T };
-type Round = keyof PerRound<unknown>;
-
-/** One repeat's figures (the fields of FederationBenchResult of the same names), and its rounds' lengths. */
-export type FederationRepeat = Omit<
-  FederationBenchResult,
-  'messages' | 'window' | 'repeats' | 'idleCpuMsPerSec'
-> & {
-  /** Wall seconds of each measured round (its share of the idle CPU). */
-  seconds: PerRound<number>;
-  /** The control round's rates (received per second on each cluster) and figures, with `--control`. */
-  control?: { westPerSec: number; eastPerSec: number; figures: ControlFigures };
-};
-
-/** One run's figures; with `--repeat N` above 1 the rates and ratios are the repeats' medians. */
-export interface FederationBenchResult {
-  messages: number;
-  window: number;
-  /** Each repeat's figures, in order (one entry without `--repeat`). */
-  repeats: FederationRepeat[];
-  /** Received per second on west, sent to west. */
-  localPerSec: number;
-  /** Received per second on west, sent to east (through the link). */
-  federatedPerSec: number;
-  /** federated / local (target >= 0.5). */
-  ratio: number;
-  /**
-   * Broker CPU per moved message (the six members, federated round) / broker CPU per local send
-   * (west's three members, local round); target <= 2. Null when a member could not be read.
-   */
-  brokerCpuRatio: number | null;
-  /**
-   * The same ratio with each round's idle CPU taken out (each cluster's idle CPU per second times
-   * the round's length, per message). Null when a member could not be read.
-   */
-  brokerCpuRatioNetOfIdle: number | null;
-  /** CPU ms per second of each cluster's members (summed) with no traffic, after the warm-up. */
-  idleCpuMsPerSec: { east: number | null; west: number | null };
-  /** Received per second on west of messages that were all on east before the consumer came. */
-  preloadedLinkPerSec?: number;
-  /**
-   * CPU per received message (microseconds, from the OS) of each process in each round: `client`
-   * (this process: sender and consumer) and every member of both clusters, by role
-   * (`east leader n1`, `west follower n2`...).
-   */
-  cpuUs: PerRound<Record<string, number | null>>;
-  /**
-   * Raft log entries committed per received message in each cluster in each round (the commit
-   * index's growth over the round / messages): what the replication of a round costs, independent
-   * of the machine's load. Null when no member answered.
-   */
-  logEntries: PerRound<{ east: number | null; west: number | null }>;
-  /**
-   * Log fsyncs per received message in each cluster in each round, all its members summed (one
-   * per append round a member takes): how well the rounds batched, independent of the load.
-   * Null when a member did not answer.
-   */
-  fsyncs: PerRound<{ east: number | null; west: number | null }>;
-  /**
-   * Which member each round's clients were on (`sender and consumer on west leader n2`): always
-   * the member leading its cluster as the round starts, as in the e2e bench. `link`: the east
-   * member west's link was connected to after the federated round (the client picks one at random).
-   */
-  clients: { local?: string; federated?: string; control?: string; preload?: string; link?: string };
-  /** With `--control`: the control round's ratios (ControlFigures), medians over the repeats. */
-  controlRatios?: ControlRatios;
-}
-
 /** The client and the six members, labelled by cluster and role as the round starts. */
 async function federationProcesses(
   east: readonly ClusterMemberProcess[],
@@ -187,49 +122,6 @@ const FED = 'bench-fed';
 /** How long the members' idle CPU is read for, after the warm-up (ms). */
 const IDLE_MS = 3_000;
 
-/** The CPU per second of the members whose label starts with `cluster` (summed); null if one was unreadable. */
-function clusterIdle(idle: ReadonlyMap<string, number | null>, cluster: string): number | null {
-  let total = 0;
-  for (const [label, v] of idle) {
-    if (!label.startsWith(cluster)) continue;
-    if (v === null) return null;
-    total += v;
-  }
-  return Math.round(total * 10) / 10;
-}
-
-type IdleCpu = FederationBenchResult['idleCpuMsPerSec'];
-
-/**
- * Each round's idle CPU per message (the clusters' idle CPU per second times the round's length,
- * over the messages: west's for the local round, both for the federated) and the broker CPU
- * ratio with it taken out; nulls where a member could not be read.
- */
-function idleShares(
-  idle: IdleCpu,
-  seconds: FederationRepeat['seconds'],
-  cpuUs: FederationRepeat['cpuUs'],
-  n: number,
-): { localUs: number | null; federatedUs: number | null; netRatio: number | null } {
-  const share = (msPerSec: number | null, s: number) =>
-    msPerSec === null ? null : (msPerSec * s * 1000) / n;
-  const localUs = share(idle.west, seconds.local);
-  const federatedUs = share(
-    idle.east === null || idle.west === null ? null : idle.east + idle.west,
-    seconds.federated,
-  );
-  const broker = brokerCpuOf(cpuUs);
-  const netRatio =
-    broker.federatedUs !== null &&
-    broker.localUs !== null &&
-    federatedUs !== null &&
-    localUs !== null &&
-    broker.localUs > localUs
-      ? Math.round(((broker.federatedUs - federatedUs) / (broker.localUs - localUs)) * 100) / 100
-      : null;
-  return { localUs, federatedUs, netRatio };
-}
-
 /** Where a cluster's clients connect: the member leading it now, and its label (`leader n2`). */
 interface ClientEndpoint {
   urls: string[];
@@ -245,17 +137,6 @@ async function leaderEndpoint(cluster: RunningBroker): Promise<ClientEndpoint> {
   const at = await benchEndpoint(cluster);
   const leader = at.processes.find((p) => p.label.startsWith('leader'));
   return { urls: [at.url.toString()], label: leader?.label ?? at.url.host };
-}
-
-/** The summed CPU per message of the members whose label `counts` (not the client); null if one is unread. */
-function brokerCpuUs(us: Record<string, number | null>, counts: (label: string) => boolean): number | null {
-  let total = 0;
-  for (const [label, v] of Object.entries(us)) {
-    if (label === 'client' || !counts(label)) continue;
-    if (v === null) return null;
-    total += v;
-  }
-  return total;
 }
 
 function argsFromCommandLine(argv: string[]): Partial<FederationBenchOptions> {
@@ -339,79 +220,6 @@ async function preloadedRound(
   } finally {
     await sub.close().catch(() => {});
   }
-}
-
-/** The highest commit index the members of a cluster report (`GET /api/overview`); null: none answered. */
-async function commitIndexOf(httpUrls: readonly string[]): Promise<number | null> {
-  const indexes = await Promise.all(
-    httpUrls.map(async (url) => {
-      try {
-        const res = await fetch(new URL('/api/overview', url), { signal: AbortSignal.timeout(2_000) });
-        const doc = (await res.json()) as { commitIndex?: unknown };
-        return typeof doc.commitIndex === 'number' ? doc.commitIndex : null;
-      } catch {
-        return null;
-      }
-    }),
-  );
-  const known = indexes.filter((i): i is number => i !== null);
-  return known.length > 0 ? Math.max(...known) : null;
-}
-
-/**
- * The log fsyncs the members of a cluster made so far, summed (`quorate_fsync_duration_seconds_count`
- * of each member's `GET /metrics`); null when one did not answer. Every append round a member
- * takes costs it one, so their growth per message says how well a round's entries were batched.
- */
-async function fsyncsOf(httpUrls: readonly string[]): Promise<number | null> {
-  const counts = await Promise.all(
-    httpUrls.map(async (url) => {
-      try {
-        const res = await fetch(new URL('/metrics', url), { signal: AbortSignal.timeout(2_000) });
-        const line = /^quorate_fsync_duration_seconds_count(?:\{\})? (\d+)$/m.exec(await res.text());
-        return line === null ? null : Number(line[1]);
-      } catch {
-        return null;
-      }
-    }),
-  );
-  return counts.some((c) => c === null) ? null : counts.reduce<number>((a, c) => a + (c ?? 0), 0);
-}
-
-/** The federation links a member reports (`GET /api/federation`); undefined: it did not answer. */
-async function federationLinks(httpUrl: string): Promise<FederationLinkState[] | undefined> {
-  try {
-    const res = await fetch(new URL('/api/federation', httpUrl), { signal: AbortSignal.timeout(1_000) });
-    return ((await res.json()) as { links: FederationLinkState[] }).links;
-  } catch {
-    return undefined; // not answering (yet)
-  }
-}
-
-/**
- * The upstream member west's running link is connected to (`n2`): that member delivers to the
- * link and, when it is not its cluster's leader, forwards every acquire and accept to the leader,
- * so which member it is shapes the upstream's CPU figures.
- */
-async function linkUpstreamMember(
-  httpUrls: readonly string[],
-  upstream: readonly ClusterMemberProcess[],
-): Promise<string | undefined> {
-  for (const url of httpUrls) {
-    const at = (await federationLinks(url))?.find((l) => l.state === 'running')?.upstreamMember;
-    if (at === undefined) continue;
-    const host = new URL(at).host;
-    return upstream.find((m) => new URL(m.url).host === host)?.id ?? host;
-  }
-  return undefined;
-}
-
-/** True when one of the members (their monitoring endpoints) runs a federation link. */
-async function anyLinkRunning(httpUrls: string[]): Promise<boolean> {
-  for (const url of httpUrls) {
-    if ((await federationLinks(url))?.some((l) => l.state === 'running')) return true;
-  }
-  return false;
 }
 
 export async function run(opts: FederationBenchOptions = {}): Promise<FederationBenchResult> {
@@ -616,78 +424,6 @@ export async function run(opts: FederationBenchOptions = {}): Promise<Federation
     ...(controls.length > 0 ? { controlRatios: medianControlRatios(controls) } : {}),
     cpuUs: first.cpuUs,
   };
-}
-
-/**
- * Broker CPU per moved message (all six members, federated round) over per local send (west's
- * three, local round), and both sums (microseconds); null where a member could not be read.
- */
-function brokerCpuOf(cpuUs: FederationRepeat['cpuUs']): {
-  ratio: number | null;
-  federatedUs: number | null;
-  localUs: number | null;
-} {
-  const federatedUs = brokerCpuUs(cpuUs.federated, () => true);
-  const localUs = brokerCpuUs(cpuUs.local, (label) => label.startsWith('west '));
-  const ratio =
-    federatedUs !== null && localUs !== null && localUs > 0
-      ? Math.round((federatedUs / localUs) * 100) / 100
-      : null;
-  return { ratio, federatedUs, localUs };
-}
-
-/** One repeat's lines, as a run printed them before `--repeat`. */
-function logRepeat(
-  log: (line: string) => void,
-  rep: FederationRepeat,
-  n: number,
-  window: number,
-  idleCpu: IdleCpu,
-) {
-  const { localPerSec: local, federatedPerSec: federated, clients: placement, cpuUs } = rep;
-  const preloaded = rep.preloadedLinkPerSec;
-  log(`${n} x 1 KiB, window ${window}, two 3-member clusters (east -> west), durable stores`);
-  log(`local send to west, consumer on west:      ${local} msg/s received`);
-  log(`send to east, consumer on west (the link): ${federated} msg/s received`);
-  if (preloaded !== undefined) log(`link alone (${n} waiting on east):        ${preloaded} msg/s received`);
-  log(
-    `clients on each cluster's leader: local: ${placement.local ?? '-'}; federated: ${placement.federated ?? '-'}${placement.preload !== undefined ? `; link alone: ${placement.preload}` : ''}`,
-  );
-  log(`the link's upstream connection, after the federated round: east ${placement.link ?? '-'}`);
-  log(`ratio federated / local: ${rep.ratio} (target >= 0.5)`);
-  if (preloaded !== undefined && local > 0)
-    log(`ratio link alone / local: ${Math.round((preloaded / local) * 100) / 100}`);
-  const cpuLine = (us: Record<string, number | null>) => formatCpuPerMessage(new Map(Object.entries(us)));
-  log(`CPU per received message, local:     ${cpuLine(cpuUs.local)}`);
-  log(`CPU per received message, federated: ${cpuLine(cpuUs.federated)}`);
-  if (rep.control !== undefined && cpuUs.control !== undefined) {
-    log(
-      `control (local sends on west and on east at once): west ${rep.control.westPerSec} msg/s, east ${rep.control.eastPerSec} msg/s received; ${placement.control ?? '-'}`,
-    );
-    log(`CPU per received message, control:   ${cpuLine(cpuUs.control)}`);
-    for (const line of formatControlFigures(rep.control.figures)) log(line);
-  }
-  const broker = brokerCpuOf(cpuUs);
-  log(
-    `broker CPU per moved message / per local send: ${broker.ratio ?? '-'} (${broker.federatedUs?.toFixed(1) ?? '-'} us, all six members / ${broker.localUs?.toFixed(1) ?? '-'} us, west's three; target <= 2)`,
-  );
-  const idle = idleShares(idleCpu, rep.seconds, cpuUs, n);
-  log(
-    `idle CPU (no traffic, after the warm-up): east ${idleCpu.east ?? '-'} ms/s, west ${idleCpu.west ?? '-'} ms/s (members summed); its share per message: local ${idle.localUs?.toFixed(1) ?? '-'} us (west, ${rep.seconds.local.toFixed(1)} s), federated ${idle.federatedUs?.toFixed(1) ?? '-'} us (both, ${rep.seconds.federated.toFixed(1)} s)`,
-  );
-  log(
-    `broker CPU per moved message / per local send, net of idle CPU: ${rep.brokerCpuRatioNetOfIdle ?? '-'}`,
-  );
-  const entries = (e: { east: number | null; west: number | null }) =>
-    `east ${e.east ?? '-'}, west ${e.west ?? '-'}`;
-  const controlEntries = (e: { east: number | null; west: number | null } | undefined) =>
-    e === undefined ? '' : `; control: ${entries(e)}`;
-  log(
-    `log entries per received message, local: ${entries(rep.logEntries.local)}; federated: ${entries(rep.logEntries.federated)}${controlEntries(rep.logEntries.control)}`,
-  );
-  log(
-    `log fsyncs per received message (members summed), local: ${entries(rep.fsyncs.local)}; federated: ${entries(rep.fsyncs.federated)}${controlEntries(rep.fsyncs.control)}`,
-  );
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
