@@ -10,7 +10,8 @@
  *   when the kind says demand freed up here, after every local commit and after every move, and
  *   every `pollMs` as a fallback, in chunks (MIN_CREDIT_CHUNK);
  * - each delivery moved by move.ts (route check, local commit, then accept upstream), taken from
- *   the receiver a batch at a time so that a batch's local commits share one append round, the
+ *   the receiver a batch at a time (a burst split over several reads of one turn taken as one,
+ *   upstream-client.ts receiveBatch) so that a batch's local commits share one append round, the
  *   accepts sent in batches (accept-batch.ts) with the credit top-up in the same frame;
  * - an upstream whose Open reports our own cluster id is refused for good.
  */

@@ -29,8 +29,24 @@ export function encodedMessage(d: Delivery): Uint8Array {
  * layer's (which sends what was proposed so far), so every local commit of a move would go to
  * the followers in an append of its own (docs/federation.md#receive-batches). A batch's moves all
  * propose in one turn: one append for all of them.
+ *
+ * A burst the upstream wrote at once is often read in several socket reads, all in one turn, and
+ * the first read's deliveries are handed out before the next is read: so the batch is topped up
+ * once, a turn later (setImmediate runs after every read of this turn's poll phase), with what
+ * arrived meanwhile (docs/federation.md#burst-batches). Its moves wait that one turn at most.
  */
 export async function receiveBatch(receiver: Receiver, max: number): Promise<Delivery[] | undefined> {
+  const batch = await receiveBuffered(receiver, max);
+  if (batch === undefined || batch.length >= max) return batch;
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  const room = max - batch.length;
+  if (receiver.buffered === 0) return batch;
+  const more = await receiveBuffered(receiver, room);
+  return more === undefined ? batch : batch.concat(more);
+}
+
+/** What is buffered (at most `max`, waiting for the first), or undefined once `receiver` closed cleanly. */
+async function receiveBuffered(receiver: Receiver, max: number): Promise<Delivery[] | undefined> {
   try {
     return await receiver.receive({ max });
   } catch (err) {
