@@ -82,6 +82,8 @@ export class Receiver<T = MessageBody>
   /** A topic subscription, and whether it is durable (docs/topics.md). */
   private readonly subscribes: 'durable' | 'non-durable' | undefined;
   private readonly holdUnsettled: boolean;
+  /** ReceiverOptions.copyBodies: small bodies copied out of the read slab, not handed out as views */
+  private readonly copyBodies: boolean;
 
   /** @internal use Connection.openReceiver(). */
   constructor(
@@ -99,6 +101,7 @@ export class Receiver<T = MessageBody>
     this.dynamicUnassigned = options.dynamic === true;
     this.selector = options.selector;
     this.holdUnsettled = options.holdUnsettled === true;
+    this.copyBodies = options.copyBodies === true;
     this.subscribes =
       options.topic === true ? (options.durable === true ? 'durable' : 'non-durable') : undefined;
   }
@@ -308,6 +311,7 @@ export class Receiver<T = MessageBody>
       ...(this.holdUnsettled ? { desiredCapabilities: [HOLD_UNSETTLED_CAPABILITY] } : {}),
       ...(this.attachProperties ? { properties: this.attachProperties } : {}),
     });
+    link.keepPayloadViews = !this.copyBodies;
     link.context = this;
     session.context = this;
     this.link = link;

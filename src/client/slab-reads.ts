@@ -7,8 +7,9 @@
  * The buffers are not reused: each read lands in the unused tail of a slab, and a full slab is
  * left to the views that still point into it. Every view the decoder keeps past the read (a
  * partial frame, a delivery tag, a payload handed out as a view) therefore stays intact, as it
- * does with the stream's own chunks; ownedBytes() copies small payloads so that a kept message
- * does not pin a slab.
+ * does with the stream's own chunks. Payloads are handed out as views too (a kept message keeps
+ * its slab), unless the receiver copies them (ReceiverOptions.copyBodies): a copy per message
+ * doubled the ArrayBuffer bytes that bring V8's full collections on (docs/architecture.md#client-reads).
  */
 import { Buffer } from 'node:buffer';
 

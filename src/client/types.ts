@@ -249,6 +249,15 @@ export interface ReceiverOptions extends CallOptions {
    * See docs/delivery-contract.md#held-unsettled.
    */
   holdUnsettled?: boolean;
+  /**
+   * Copy each small message body out of the read buffer it arrived in, so that a delivery kept
+   * for long holds only its own bytes. Default false: a body is a view of the client's read slab
+   * (256 KiB, shared by the messages of a few reads), which halves the ArrayBuffer bytes a message
+   * costs and with them the full collections they bring on
+   * (docs/architecture.md#client-receive-allocations); a delivery kept long then keeps its whole
+   * slab in memory. Set it when deliveries are held for long, or copy the bodies you keep.
+   */
+  copyBodies?: boolean;
 }
 
 /** An AMQP error as carried in a rejected outcome. */

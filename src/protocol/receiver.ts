@@ -29,7 +29,8 @@ export class ReceiverLink extends Link {
    * Hand single-frame payloads out as views of the socket chunk they arrived in, small ones too.
    * Default false: a small payload is copied (ownedBytes), so that a message kept for long does
    * not pin a much larger chunk. For a handler that copies what it keeps anyway (the broker's
-   * publisher links store a rewritten copy of every message).
+   * publisher links store a rewritten copy of every message), and for the client's receivers
+   * unless ReceiverOptions.copyBodies (docs/architecture.md#client-reads).
    */
   keepPayloadViews = false;
 

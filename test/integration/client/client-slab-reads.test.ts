@@ -38,4 +38,19 @@ describe('client reads into slabs', () => {
       expect(Buffer.from(d.message.body as Uint8Array).equals(Buffer.from(body(i, sizes[i]!)))).toBe(true);
     });
   });
+
+  it('hands small bodies out as views of the read slab, or as copies with copyBodies', async () => {
+    const { conn } = env;
+    const firstBody = async (queue: string, copyBodies: boolean) => {
+      const sender = await conn.openSender(queue);
+      await sender.send({ messageId: queue, body: body(3, 1024) });
+      const receiver = await conn.openReceiver(queue, { credit: 1, copyBodies });
+      const [d] = await receiver.receive({ max: 1, timeoutMs: 10_000 });
+      expect(Buffer.from(d!.message.body as Uint8Array).equals(Buffer.from(body(3, 1024)))).toBe(true);
+      return d!.message.body as Uint8Array;
+    };
+    // a view shares its read's slab (256 KiB); a copy lives in Node's 8 KiB buffer pool
+    expect((await firstBody('slab-view-q', false)).buffer.byteLength).toBeGreaterThanOrEqual(64 * 1024);
+    expect((await firstBody('slab-copy-q', true)).buffer.byteLength).toBeLessThanOrEqual(Buffer.poolSize);
+  });
 });
