@@ -90,6 +90,15 @@ describe('FrameReader', () => {
     expect(f.payload.buffer).toBe(chunk.buffer);
   });
 
+  it('payload is a Buffer view, so decoding its message wraps it in no further view', () => {
+    const r = new FrameReader({ maxFrameSize: 1024 });
+    r.push(FRAMES[5]);
+    const f = r.next() as { payload: Uint8Array };
+    expect(Buffer.isBuffer(f.payload)).toBe(true);
+    expect(f.payload.buffer).toBe(FRAMES[5].buffer);
+    expect([...f.payload.subarray(0, 3)]).toEqual([0, 1, 2]);
+  });
+
   it('rejects SIZE < 8, DOFF < 2, SIZE < DOFF*4, oversized frames and empty SASL frames', () => {
     const bad = (hex: string, condition = 'amqp:connection:framing-error') => {
       const r = new FrameReader();

@@ -50,7 +50,7 @@ describe('round trips (property-based)', () => {
             const got = r.next();
             expect(got).toEqual(
               isTransfer
-                ? { kind: 'amqp', channel, performative: p, payload }
+                ? { kind: 'amqp', channel, performative: p, payload: Buffer.from(payload) }
                 : { kind: 'amqp', channel, performative: p },
             );
             expect(r.next()).toBeUndefined();
