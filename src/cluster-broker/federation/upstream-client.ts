@@ -3,6 +3,7 @@
  * what it returns, from the client's own modules (not the package root, which sits above the
  * broker). The only arrow from the broker to `client/` (docs/architecture.md#layers).
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Delivery, Receiver } from '../../client/api.js';
 import { Delivery as ClientDelivery } from '../../client/delivery.js';
 import { ClientError } from '../../errors.js';
@@ -38,11 +39,11 @@ export function encodedMessage(d: Delivery): Uint8Array {
 export async function receiveBatch(receiver: Receiver, max: number): Promise<Delivery[] | undefined> {
   const batch = await receiveBuffered(receiver, max);
   if (batch === undefined || batch.length >= max) return batch;
-  await new Promise<void>((resolve) => setImmediate(resolve));
-  const room = max - batch.length;
+  await nextTurn();
   if (receiver.buffered === 0) return batch;
-  const more = await receiveBuffered(receiver, room);
-  return more === undefined ? batch : batch.concat(more);
+  const more = await receiveBuffered(receiver, max - batch.length);
+  if (more !== undefined) batch.push(...more);
+  return batch;
 }
 
 /** What is buffered (at most `max`, waiting for the first), or undefined once `receiver` closed cleanly. */
