@@ -114,6 +114,7 @@ rl.on('line', (line) => {
         applied: replica.appliedIndex,
         last: replica.lastIndex,
         quorate: replica.isQuorate(),
+        recovering: replica.recovering,
         count: values.length,
         restores,
       });

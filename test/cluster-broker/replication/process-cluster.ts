@@ -27,6 +27,8 @@ export interface Status extends Reply {
   applied: number;
   last: number;
   quorate: boolean;
+  /** Why the member is still recovering (it neither votes nor counts toward commit), or null. */
+  recovering: string | null;
   count: number;
   restores: number;
 }
@@ -55,6 +57,8 @@ export class MemberProcess {
   private pending = new Map<number, (r: Reply) => void>();
   private exitPromise: Promise<void> = Promise.resolve();
   readonly stderr: string[] = [];
+  /** The member's last events (role changes, errors, its exit), for a failed wait's message. */
+  readonly events: string[] = [];
 
   constructor(
     readonly id: string,
@@ -93,6 +97,7 @@ export class MemberProcess {
         return;
       }
       if (msg.event === 'ready') onReady();
+      if (typeof msg.event === 'string') this.remember(line);
       if (typeof msg.id === 'number') {
         const cb = this.pending.get(msg.id);
         this.pending.delete(msg.id);
@@ -111,11 +116,23 @@ export class MemberProcess {
     } finally {
       clearTimeout(timer);
     }
-    child.once('exit', () => {
+    child.once('exit', (code, signal) => {
+      this.remember(`exited: code ${code} signal ${signal}`);
       if (this.child === child) this.child = undefined;
       for (const cb of this.pending.values()) cb({ id: -1, ok: false, error: 'exited' });
       this.pending.clear();
     });
+  }
+
+  /** What this member said and did lately, for a failed wait's message. */
+  describe(): string {
+    const err = this.stderr.join('').slice(-500);
+    return `${this.id} (${this.running ? 'running' : 'not running'}): ${this.events.join(' | ')}${err ? ` stderr: ${err}` : ''}`;
+  }
+
+  private remember(event: string): void {
+    this.events.push(event);
+    if (this.events.length > 8) this.events.shift();
   }
 
   request<T extends Reply = Reply>(cmd: Record<string, unknown>): Promise<T> {
@@ -214,14 +231,18 @@ export class ProcessCluster {
   /** Poll the running members until one is a quorate leader that committed in its term. */
   async waitLeader(timeoutMs = 20_000, exclude?: string): Promise<MemberProcess> {
     const deadline = Date.now() + timeoutMs;
+    let seen: string[] = [];
     while (Date.now() < deadline) {
       const running = this.members.filter((m) => m.running && m.id !== exclude);
       const st = await Promise.all(running.map((m) => m.status()));
+      seen = st.map((s, k) => `${running[k]!.id} ${JSON.stringify({ ...s, id: undefined })}`);
       const i = st.findIndex((s) => s.ok && s.role === 'leader' && s.quorate);
       if (i >= 0) return running[i]!;
       await new Promise((r) => setTimeout(r, 10));
     }
-    throw new Error(`no leader within ${timeoutMs} ms`);
+    throw new Error(
+      `no leader within ${timeoutMs} ms; last statuses ${seen.join(', ')}; ${this.members.map((m) => m.describe()).join('; ')}`,
+    );
   }
 
   /** Propose through the current leader, retrying on "not leader" until the deadline. */
@@ -234,15 +255,21 @@ export class ProcessCluster {
     }
   }
 
-  /** Wait until every running member applied at least `count` values. */
+  /**
+   * Wait until every running member applied at least `count` values and takes part in votes: a
+   * member that started blank votes only once a leader has told it it caught up, a round trip
+   * after its entries, and a test that stops a member next needs every other one voting.
+   */
   async waitApplied(count: number, timeoutMs = 20_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       const st = await Promise.all(this.members.filter((m) => m.running).map((m) => m.status()));
-      if (st.every((s) => s.ok && s.count >= count)) return;
+      if (st.every((s) => s.ok && s.count >= count && s.recovering === null)) return;
       await new Promise((r) => setTimeout(r, 20));
     }
-    throw new Error(`members did not apply ${count} values within ${timeoutMs} ms`);
+    throw new Error(
+      `members did not apply ${count} values and vote within ${timeoutMs} ms; ${this.members.map((m) => m.describe()).join('; ')}`,
+    );
   }
 
   async destroy(): Promise<void> {
