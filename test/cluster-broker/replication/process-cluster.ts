@@ -245,11 +245,14 @@ export class ProcessCluster {
     );
   }
 
-  /** Propose through the current leader, retrying on "not leader" until the deadline. */
-  async propose(data: string, timeoutMs = 20_000): Promise<Reply> {
+  /**
+   * Propose through the current leader (never `exclude`), retrying on "not leader" until the
+   * deadline: on a loaded host a starved leader can lose its place between two proposals.
+   */
+  async propose(data: string, timeoutMs = 20_000, exclude?: string): Promise<Reply> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const leader = await this.waitLeader(Math.max(1, deadline - Date.now()));
+      const leader = await this.waitLeader(Math.max(1, deadline - Date.now()), exclude);
       const r = await leader.request({ op: 'propose', data });
       if (r.ok || r.error !== 'amqp:not-allowed' || Date.now() > deadline) return r;
     }

@@ -63,12 +63,13 @@ describe('replication: partitions through a proxy', () => {
     const refused = await old.request({ op: 'propose', data: 'lost?' });
     expect(refused.ok).toBe(false);
 
-    const leader = await cluster.waitLeader(20_000, old.id);
+    await cluster.waitLeader(20_000, old.id);
     for (let i = 0; i < 10; i++) {
-      const r = await leader.request({ op: 'propose', data: `b${i}` });
-      expect(r.ok).toBe(true);
+      const r = await cluster.propose(`b${i}`, 20_000, old.id);
+      expect(r.ok, JSON.stringify(r)).toBe(true);
       acked.push(`b${i}`);
     }
+    const leader = await cluster.waitLeader(20_000, old.id);
     const termBefore = (await leader.status()).term;
     // pre-vote: isolated, the old leader never raised its term past the majority's
     expect((await old.status()).term).toBeLessThanOrEqual(termBefore);
