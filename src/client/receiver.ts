@@ -418,7 +418,9 @@ export class Receiver<T = MessageBody>
     t.context = delivery;
     const dedup = this.dedup;
     const key = dedup === undefined ? undefined : receiverDedupKey(message.messageId);
-    const decision = dedup === undefined || key === undefined ? -1 : dedup.admit(key, delivery, now());
+    // seen when its bytes arrived: the read's time stamp, not one more clock call per delivery
+    const decision =
+      dedup === undefined || key === undefined ? -1 : dedup.admit(key, delivery, t.link.session.conn.clock);
     if (typeof decision === 'number') {
       // a row, not an object: the window keeps nothing per message but the key
       delivery.dedupKey = key;

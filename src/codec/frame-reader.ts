@@ -6,7 +6,13 @@
  */
 import { AmqpDecodeError } from '../errors.js';
 import type { Frame, ProtocolId } from './contract.js';
-import { decodeFrame, framingError, MIN_MAX_FRAME_SIZE, parseProtocolHeader } from './frames.js';
+import {
+  decodeFrame,
+  framingError,
+  MIN_MAX_FRAME_SIZE,
+  parseProtocolHeader,
+  ReusedTransferFrame,
+} from './frames.js';
 
 export interface ProtocolHeaderFrame {
   kind: 'protocol-header';
@@ -19,6 +25,12 @@ export interface ProtocolHeaderFrame {
 export interface FrameReaderOptions {
   /** the largest frame accepted; 512 (MIN-MAX-FRAME-SIZE) until the engine raises it */
   maxFrameSize?: number;
+  /**
+   * @internal Every transfer frame is the same object, filled anew by the next `next()`
+   * (frames.ts ReusedTransferFrame): for a caller done with each frame before it reads the next
+   * and that keeps no frame, performative or transfer body (the engine without a frame trace).
+   */
+  reuseTransferFrames?: boolean;
 }
 
 export class FrameReader {
@@ -29,9 +41,11 @@ export class FrameReader {
   private maxFrameSize: number;
   private headerExpected = false;
   private failed: AmqpDecodeError | undefined;
+  private readonly reusedTransfer: ReusedTransferFrame | undefined;
 
   constructor(opts: FrameReaderOptions = {}) {
     this.maxFrameSize = opts.maxFrameSize ?? MIN_MAX_FRAME_SIZE;
+    this.reusedTransfer = opts.reuseTransferFrames === true ? new ReusedTransferFrame() : undefined;
   }
 
   /** accept frames up to n bytes (n >= 512) from now on */
@@ -89,7 +103,7 @@ export class FrameReader {
     if (this.available < size) return undefined;
     const bytes = this.take(size);
     const start = this.takenAt;
-    return decodeFrame(bytes, start, size);
+    return decodeFrame(bytes, start, size, this.reusedTransfer);
   }
 
   private peekSize(): number {

@@ -9,8 +9,15 @@
 import { AmqpDecodeError } from '../errors.js';
 import { readCompositeBody, readDescriptor } from './composite-decode.js';
 import { writeComposite, writeDescriptor } from './composite-encode.js';
-import { BY_NAME, type CompositeDef } from './composites.js';
-import type { Frame, Performative, ProtocolId, SaslPerformative } from './contract.js';
+import { BY_NAME, type CompositeDef, TRANSFER } from './composites.js';
+import type {
+  DeliveryState,
+  Frame,
+  Performative,
+  ProtocolId,
+  SaslPerformative,
+  Transfer,
+} from './contract.js';
 import { Decoder, decodeError } from './decoder.js';
 import { beginCompound, endCompound, writeBinary, writeUint } from './encode.js';
 import { scratch, type Writer } from './writer.js';
@@ -189,27 +196,93 @@ export function parseProtocolHeader(b: Uint8Array): ProtocolHeader {
  */
 const frameDecoder = new Decoder(new Uint8Array(0));
 
-/** decode a performative from bytes [start, end) with frameDecoder, whose `pos` ends after it */
+/**
+ * A transfer's fields, all of them present (undefined when the frame leaves them out), in one
+ * order: a body read into it always has the same shape, whatever fields a peer sends.
+ */
+class TransferFields implements Transfer {
+  handle = 0;
+  deliveryId: number | undefined = undefined;
+  deliveryTag: Uint8Array | undefined = undefined;
+  messageFormat: number | undefined = undefined;
+  settled: boolean | undefined = undefined;
+  more: boolean | undefined = undefined;
+  rcvSettleMode: number | undefined = undefined;
+  state: DeliveryState | undefined = undefined;
+  resume: boolean | undefined = undefined;
+  aborted: boolean | undefined = undefined;
+  batchable: boolean | undefined = undefined;
+
+  /** Forget the last frame's fields (the decoder sets only those a frame carries). */
+  clear(): void {
+    this.handle = 0;
+    this.deliveryId = undefined;
+    this.deliveryTag = undefined;
+    this.messageFormat = undefined;
+    this.settled = undefined;
+    this.more = undefined;
+    this.rcvSettleMode = undefined;
+    this.state = undefined;
+    this.resume = undefined;
+    this.aborted = undefined;
+    this.batchable = undefined;
+  }
+}
+
+/**
+ * @internal One transfer frame object that decodeFrame fills again for every transfer it reads
+ * with it: the frame, its performative and the transfer body are the same three objects each
+ * time, so a received message costs none of them (~190 bytes of garbage). For a reader whose
+ * caller is done with a frame before it asks for the next (the engine; FrameReaderOptions
+ * reuseTransferFrames). The payload is a new view per frame, as always (it is kept).
+ */
+export class ReusedTransferFrame {
+  readonly kind = 'amqp';
+  channel = 0;
+  readonly performative: { readonly type: 'transfer'; readonly body: TransferFields } = {
+    type: 'transfer',
+    body: new TransferFields(),
+  };
+  payload: Uint8Array | undefined = undefined;
+}
+
+/**
+ * decode a performative from bytes [start, end) with frameDecoder, whose `pos` ends after it; a
+ * transfer goes into `reuse` when given
+ */
 function readPerformative(
   bytes: Uint8Array,
   start: number,
   end: number,
   kind: 'performative' | 'sasl',
+  reuse?: ReusedTransferFrame,
 ): Performative | SaslPerformative {
   const d = frameDecoder.reset(bytes, start, end);
   if (d.u8() !== 0x00) throw decodeError(`frame body is not a described ${kind}`);
   const def = readDescriptor(d);
   if (def === undefined || def.kind !== kind)
     throw decodeError(`frame body: unknown or unexpected ${kind} descriptor`);
+  if (def === TRANSFER && reuse !== undefined) {
+    const p = reuse.performative;
+    p.body.clear();
+    readCompositeBody(d, def, p.body as unknown as Record<string, unknown>);
+    return p;
+  }
   const body = readCompositeBody(d, def);
   return { type: def.name, body } as unknown as Performative;
 }
 
 /**
  * Decode one whole frame held in bytes [start, start + size) (size already validated against
- * the max frame size). Payload views point into `bytes`.
+ * the max frame size). Payload views point into `bytes`. With `reuse` (@internal), a transfer is
+ * returned as that object, filled anew (ReusedTransferFrame).
  */
-export function decodeFrame(bytes: Uint8Array, start: number, size: number): Frame {
+export function decodeFrame(
+  bytes: Uint8Array,
+  start: number,
+  size: number,
+  reuse?: ReusedTransferFrame,
+): Frame {
   if (size < 8) throw framingError(`frame size ${size} < 8`);
   const doff = bytes[start + 4];
   if (doff < 2) throw framingError(`frame data offset ${doff} < 2`);
@@ -220,13 +293,16 @@ export function decodeFrame(bytes: Uint8Array, start: number, size: number): Fra
   if (type === FRAME_TYPE_AMQP) {
     const channel = (bytes[start + 6] << 8) | bytes[start + 7];
     if (bodyStart === end) return { kind: 'heartbeat', channel };
-    const performative = readPerformative(bytes, bodyStart, end, 'performative') as Performative;
+    const performative = readPerformative(bytes, bodyStart, end, 'performative', reuse) as Performative;
     if (performative.type === 'transfer') {
       const at = frameDecoder.pos;
       // a Buffer view, not a plain Uint8Array: decodeMessage's Decoder then reads it as it is
       // instead of wrapping it in one more view (~95 bytes of garbage per received message)
       const payload = Buffer.from(bytes.buffer, bytes.byteOffset + at, end - at);
-      return { kind: 'amqp', channel, performative, payload };
+      if (reuse === undefined) return { kind: 'amqp', channel, performative, payload };
+      reuse.channel = channel;
+      reuse.payload = payload;
+      return reuse as Frame;
     }
     return { kind: 'amqp', channel, performative };
   }

@@ -95,7 +95,11 @@ export class ProtocolConnection {
     if (o.desiredCapabilities) open.desiredCapabilities = o.desiredCapabilities;
     if (o.properties) open.properties = o.properties;
     this.localOpen = open;
-    this.reader = new FrameReader({ maxFrameSize: MIN_MAX_FRAME_SIZE });
+    // a trace may keep the frames it is shown; nothing else here keeps a transfer past its frame
+    this.reader = new FrameReader({
+      maxFrameSize: MIN_MAX_FRAME_SIZE,
+      reuseTransferFrames: this.traceFrame === undefined,
+    });
     this.reader.expectProtocolHeader();
     this.handshake = new Handshake({
       role: this.role,
@@ -137,6 +141,15 @@ export class ProtocolConnection {
     this.lastReceived = this.now;
     this.reader.push(chunk);
     this.process();
+  }
+
+  /**
+   * The clock (ms) as of the last receive() or tick(): while the events of a read are handled,
+   * when its bytes arrived. Reading it costs no clock call (the client's dedup window stamps
+   * every delivery with it).
+   */
+  get clock(): number {
+    return this.now;
   }
 
   /** Advance the clock: sends heartbeats, closes on the peer's silence. */

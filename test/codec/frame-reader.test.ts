@@ -173,4 +173,55 @@ describe('FrameReader', () => {
     r.push(Buffer.from('GET / HTTP/1.1\r\n'));
     expect(() => r.next()).toThrow(AmqpDecodeError);
   });
+
+  it('with reuseTransferFrames, reads each transfer anew into the one object, fields of the last one gone', () => {
+    const tag = Uint8Array.of(7, 7);
+    const state = { type: 'received', sectionNumber: 1, sectionOffset: 2 } as const;
+    const r = new FrameReader({ maxFrameSize: 1024, reuseTransferFrames: true });
+    r.push(
+      concat([
+        encodeAmqpFrame(
+          3,
+          {
+            type: 'transfer',
+            body: { handle: 1, deliveryId: 9, deliveryTag: tag, settled: true, more: true, state },
+          },
+          Uint8Array.of(1, 2, 3),
+        ),
+        encodeAmqpFrame(0, {
+          type: 'flow',
+          body: { nextIncomingId: 1, incomingWindow: 5, nextOutgoingId: 0, outgoingWindow: 5 },
+        }),
+        encodeAmqpFrame(4, { type: 'transfer', body: { handle: 2 } }, Uint8Array.of(4)),
+      ]),
+    );
+    type Read = {
+      kind: string;
+      channel: number;
+      performative: { type: string; body: unknown };
+      payload: Uint8Array;
+    };
+    const first = r.next() as Read;
+    expect(first.channel).toBe(3);
+    expect(first.performative.type).toBe('transfer');
+    expect(first.performative.body).toMatchObject({
+      handle: 1,
+      deliveryId: 9,
+      settled: true,
+      more: true,
+      state,
+    });
+    expect([...first.payload]).toEqual([1, 2, 3]);
+    const flow = r.next() as Read;
+    expect(flow).not.toBe(first);
+    expect(flow.performative.type).toBe('flow');
+    const second = r.next() as Read;
+    expect(second).toBe(first);
+    expect(second.channel).toBe(4);
+    expect([...second.payload]).toEqual([4]);
+    const body = second.performative.body as Record<string, unknown>;
+    expect(body.handle).toBe(2);
+    for (const k of ['deliveryId', 'deliveryTag', 'settled', 'more', 'state'])
+      expect(body[k]).toBeUndefined();
+  });
 });

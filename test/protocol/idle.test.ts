@@ -60,4 +60,17 @@ describe('idle timeout and heartbeats (fake clock)', () => {
     expect(ev.find((e) => e.type === 'closed')).toMatchObject({ byPeer: false });
     expect(server.nextDeadline()).toBeUndefined();
   });
+
+  it('clock: the time of the last receive() or tick(), as the events of a read are handled', () => {
+    const server = new ProtocolConnection({ role: 'server', open: { containerId: 's' }, now: 1000 });
+    expect(server.clock).toBe(1000);
+    const raw = new RawPeer(server).header(0).frame(0, { type: 'open', body: { containerId: 'raw' } });
+    raw.read();
+    server.receive(new Uint8Array([0, 0, 0, 8, 2, 0, 0, 0]), 2900);
+    expect(server.clock).toBe(2900);
+    server.receive(new Uint8Array([0, 0, 0, 8, 2, 0, 0, 0]));
+    expect(server.clock).toBe(2900);
+    server.tick(3100);
+    expect(server.clock).toBe(3100);
+  });
 });
