@@ -2,7 +2,10 @@
  * The client's receive CPU alone, ours against rhea's, on one broker at a time: each round sends
  * N x 1 KiB and receives them with credit `window`, each accepted, with rhea, our `for await` and
  * our `receive({ max })` in turn (the order rotates every round, so none always follows another),
- * and prints the median CPU time of this process per received message and rhea / ours.
+ * and prints the median CPU time of this process per received message and rhea / ours, and how
+ * often the process went to sleep waiting for the broker per message (its voluntary context
+ * switches): a receive fed slowly wakes the client often, and on some machines each wake-up
+ * costs far more CPU than the messages it brings, for both clients (docs/benchmarks.md#receive-cpu).
  *
  *   npm run bench -- receive-cpu [--target single|rabbitmq|proton] [--messages N] [--window W]
  *        [--rounds R] [--only rhea|iterator|batch] [--profile file.cpuprofile]
@@ -41,10 +44,30 @@ const profileFile = value('--profile');
 // a loaded machine can stall the broker past the silence watch; nothing here fails over
 const connectOptions = { reconnect: false, unresponsiveTimeoutMs: false } as const;
 
-/** CPU milliseconds (user + system) of this process since `from`. */
-const cpuMs = (from: NodeJS.CpuUsage): number => {
-  const d = process.cpuUsage(from);
-  return (d.user + d.system) / 1000;
+/** What one measured receive cost this process: CPU ms (user + system) and its sleeps. */
+interface ReceiveCost {
+  ms: number;
+  wakeups: number;
+}
+
+/** Where a measure starts: CPU time and voluntary context switches so far. */
+interface Mark {
+  cpu: NodeJS.CpuUsage;
+  switches: number;
+}
+
+const mark = (): Mark => ({
+  cpu: process.cpuUsage(),
+  switches: process.resourceUsage().voluntaryContextSwitches,
+});
+
+/** The cost since `from`. */
+const costSince = (from: Mark): ReceiveCost => {
+  const d = process.cpuUsage(from.cpu);
+  return {
+    ms: (d.user + d.system) / 1000,
+    wakeups: process.resourceUsage().voluntaryContextSwitches - from.switches,
+  };
 };
 
 /** Puts `count` x 1 KiB on `queue` (not measured). */
@@ -68,8 +91,8 @@ async function fill(url: URL, queue: string, count: number): Promise<void> {
   }
 }
 
-/** Receives `count` from `queue`, each accepted; returns the CPU ms of the receive alone. */
-type Receive = (url: URL, queue: string, count: number) => Promise<number>;
+/** Receives `count` from `queue`, each accepted; returns what the receive alone cost. */
+type Receive = (url: URL, queue: string, count: number) => Promise<ReceiveCost>;
 
 const rheaReceive: Receive = (url, queue, count) =>
   new Promise((resolve, reject) => {
@@ -83,18 +106,18 @@ const rheaReceive: Receive = (url, queue, count) =>
     } as rhea.ConnectionOptions);
     conn.on('connection_error', (ctx) => reject(new Error(JSON.stringify(ctx.connection.error))));
     let got = 0;
-    let c0: NodeJS.CpuUsage | undefined;
+    let c0: Mark | undefined;
     const receiver = conn.open_receiver({ source: queue, credit_window: window });
     receiver.on('receiver_open', () => {
       collectGarbage();
-      c0 = process.cpuUsage();
+      c0 = mark();
     });
     receiver.on('message', () => {
       if (++got === count) {
         collectGarbage();
-        const ms = cpuMs(c0!);
+        const cost = costSince(c0!);
         conn.close();
-        resolve(ms);
+        resolve(cost);
       }
     });
   });
@@ -106,12 +129,12 @@ const ourReceive =
     try {
       const receiver = await conn.openReceiver(queue, { credit: window, confirmAccept: false });
       collectGarbage();
-      const c0 = process.cpuUsage();
+      const c0 = mark();
       await receiveAccepting(receiver, count, mode, window);
       collectGarbage();
-      const ms = cpuMs(c0);
+      const cost = costSince(c0);
       await receiver.close();
-      return ms;
+      return cost;
     } finally {
       await conn.close();
     }
@@ -140,6 +163,7 @@ export async function run(opts: { log?: (line: string) => void } = {}) {
   const broker = await start();
   try {
     const us: Record<string, number[]> = Object.fromEntries(clients.map(([name]) => [name, []]));
+    const wakeups: Record<string, number[]> = Object.fromEntries(clients.map(([name]) => [name, []]));
     const once = async (name: string, receive: Receive, round: number, count: number) => {
       const queue = `rc-${name}-${round}-${Date.now()}`;
       await fill(broker.url, queue, count);
@@ -151,17 +175,21 @@ export async function run(opts: { log?: (line: string) => void } = {}) {
     for (let r = 0; r < rounds; r++) {
       for (let k = 0; k < clients.length; k++) {
         const [name, receive] = clients[(k + r) % clients.length]!;
-        const ms = await once(name, receive, r, n);
-        us[name]!.push(Math.round((ms * 1000 * 10) / n) / 10);
+        const cost = await once(name, receive, r, n);
+        us[name]!.push(Math.round((cost.ms * 1000 * 10) / n) / 10);
+        wakeups[name]!.push(Math.round((cost.wakeups * 1000) / n) / 1000);
       }
     }
     const rheaUs = median(us.rhea ?? []);
-    const result: Record<string, { us: number[]; median: number }> = {};
+    const result: Record<string, { us: number[]; median: number; wakeupsPerMsg: number }> = {};
     for (const [name] of clients) {
       const m = median(us[name]!);
+      const w = median(wakeups[name]!);
       const vs = rheaUs > 0 && name !== 'rhea' ? `, rhea / ours ${(rheaUs / m).toFixed(2)}x` : '';
-      log(`${target} ${name}: receive CPU ${m} us/msg (${us[name]!.join(', ')})${vs}`);
-      result[name] = { us: us[name]!, median: m };
+      log(
+        `${target} ${name}: receive CPU ${m} us/msg (${us[name]!.join(', ')})${vs}; wake-ups ${w}/msg (${wakeups[name]!.join(', ')})`,
+      );
+      result[name] = { us: us[name]!, median: m, wakeupsPerMsg: w };
     }
     return result;
   } finally {
