@@ -18,7 +18,7 @@
  * arrays (key, state code, token, outcome, last touch, and the prev/next links of the eviction
  * list), reached from its key through KeyRows (key-rows.ts: its own open-addressing index, cheaper
  * than a Map<string, row> per message, and how it stands up to ids made to collide); freed rows are
- * reused through a free list and the pool only grows (doubling) when every row is taken, so the
+ * reused through a free list and the pool only grows (in steps) when every row is taken, so the
  * window allocates nothing per message beyond the key string the decoder already made. Remembered
  * rows are also on a doubly linked list in order of last touch (oldest first): eviction unlinks
  * from its head and a re-touch moves a row to its tail, in O(1), and a pending row is never on it,
@@ -109,12 +109,15 @@ export class ReceiverDedup<T = unknown> {
   private free = NIL;
   private remembered = 0;
   private pending = 0;
+  /** the pool grows fourfold up to this many rows, then doubles (grow) */
+  private readonly fullRows: number;
 
   /** @internal `keyHash`: tests give a hash that collides on purpose; the client takes the default. */
   constructor(options: ReceiverDedupOptions = {}, keyHash?: KeyHash) {
     this.rows = new KeyRows(this.keys, keyHash);
     this.maxIds = Math.max(0, options.maxIds ?? 10_000);
     this.maxAgeMs = Math.max(0, options.maxAgeMs ?? 600_000);
+    this.fullRows = poolRowsFor(this.maxIds);
   }
 
   /** Settled ids remembered now. */
@@ -279,24 +282,38 @@ export class ReceiverDedup<T = unknown> {
     else this.prev[n] = p;
   }
 
-  /** Double the pool (rows are only ever added here, so this is amortised O(1) per row). */
+  /**
+   * Grow the pool (rows are only ever added here, so this is amortised O(1) per row): fourfold
+   * while that stays within the rows a full window of maxIds needs, then doubling. A new
+   * receiver's pool climbs to its full size (16,384 rows for the default 10,000 ids) in five
+   * steps instead of ten, each step copying every array and re-placing every row in the index;
+   * the key, token and outcome arrays take their new length at once, not a push per row (a push
+   * that outgrew its backing store copied it).
+   */
   private grow(): void {
     const old = this.states.length;
-    const size = Math.max(16, old * 2);
+    const fourfold = Math.max(16, old * 4);
+    const size = fourfold <= this.fullRows ? fourfold : Math.max(16, old * 2);
     this.states = extend(this.states, new Uint8Array(size));
     this.touched = extend(this.touched, new Float64Array(size));
     this.prev = extend(this.prev, new Int32Array(size));
     this.next = extend(this.next, new Int32Array(size));
     // the new rows, in order, become the free list
-    for (let r = old; r < size; r++) {
-      this.next[r] = r + 1 < size ? r + 1 : this.free;
-      this.keys.push(undefined);
-      this.tokens.push(undefined);
-      this.outcomes.push(undefined);
-    }
+    for (let r = old; r < size; r++) this.next[r] = r + 1 < size ? r + 1 : this.free;
+    // in place (KeyRows reads `keys`); a hole reads as undefined, a free row
+    this.keys.length = size;
+    this.tokens.length = size;
+    this.outcomes.length = size;
     this.rows.resize(size);
     this.free = old;
   }
+}
+
+/** The pool size (a power of two) that holds `maxIds` remembered ids and one more row. */
+function poolRowsFor(maxIds: number): number {
+  let rows = 16;
+  while (rows <= maxIds) rows *= 2;
+  return rows;
 }
 
 function extend<A extends Uint8Array | Float64Array | Int32Array>(from: A, to: A): A {

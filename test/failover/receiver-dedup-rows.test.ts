@@ -51,6 +51,23 @@ describe('ReceiverDedup rows', () => {
     expect(d.admit('p297', -1, 2002)).toBeTypeOf('number');
   });
 
+  it('keeps every id through the pool growing fourfold to a full window, then doubling', () => {
+    // default maxIds 10,000: rows 16 -> 64 -> ... -> 16,384 fourfold, then 32,768 and 65,536
+    const d = new ReceiverDedup<number>();
+    const n = 40_000;
+    const rows: number[] = [];
+    for (let i = 0; i < n; i++) rows.push(d.admit(`m${i}`, i, 0) as number);
+    expect(new Set(rows).size).toBe(n);
+    expect(d.pendingCount).toBe(n);
+    for (let i = 0; i < n; i += 997)
+      expect(d.admit(`m${i}`, -1, 1)).toMatchObject({ action: 'bind', pending: i });
+    for (let i = 0; i < n; i++) d.onSettled(`m${i}`, ACCEPTED, 2, rows[i]);
+    expect(d.pendingCount).toBe(0);
+    expect(d.rememberedCount).toBe(10_000);
+    expect(d.admit(`m${n - 1}`, -1, 3)).toMatchObject({ action: 'settle', outcome: ACCEPTED });
+    expect(d.admit(`m${n - 10_001}`, -1, 3)).toBeTypeOf('number'); // evicted
+  });
+
   it('takes a row back only while it still holds the same key (a freed row reused by another id)', () => {
     const d = new ReceiverDedup<string>();
     const a = d.admit('a', 'ta', 0) as number;
