@@ -43,13 +43,7 @@ describe('replication: partitions through a proxy', () => {
     // caught up, and that news comes a round trip after its entries; cut off before it, a blank
     // survivor and a full one can never elect each other (seen in CI: both survivors
     // pre-campaigning until the deadline, one of them still 'blank' with every value applied)
-    await waitFor(
-      async () =>
-        (await Promise.all(cluster.members.map((m) => m.status()))).every(
-          (s) => s.count >= acked.length && s.recovering === null,
-        ),
-      { timeoutMs: 20_000, what: 'every member to catch up and vote', intervalMs: 20 },
-    );
+    await cluster.waitApplied(acked.length);
     mesh.partition([[old.id]]);
 
     // check-quorum: the cut-off leader notices it has no majority and stops serving
@@ -91,15 +85,7 @@ describe('replication: partitions through a proxy', () => {
   it('a minority side cannot commit; the majority side can', async () => {
     const leader = await cluster.waitLeader();
     // the follower left with the leader must count toward its majority
-    await waitFor(
-      async () =>
-        (await Promise.all(cluster.members.map((m) => m.status()))).every((s) => s.recovering === null),
-      {
-        timeoutMs: 20_000,
-        what: 'every member to vote',
-        intervalMs: 20,
-      },
-    );
+    await cluster.waitApplied(0);
     const others = cluster.members.filter((m) => m.id !== leader.id);
     // leader + one follower keep the majority, the other follower is alone
     mesh.partition([[leader.id, others[0]!.id], [others[1]!.id]]);
