@@ -1,15 +1,22 @@
 /**
  * CPU time per process, from the OS, for the benches' "where does the CPU go" tables: the client
- * (this process, `process.cpuUsage()`) and every broker process (its `/proc/<pid>/stat` utime +
- * stime, children that exited and were waited for included through cutime + cstime). A bench
- * takes a snapshot before and after its timed phase and divides the difference by the messages:
- * CPU time, not wall time, so a process waiting on the disk or on another costs nothing here.
+ * (this process, `process.cpuUsage()`) and every broker process: the sum of its threads' time on
+ * a CPU in nanoseconds (`/proc/<pid>/task/<tid>/schedstat`), plus the cutime + cstime of children
+ * that exited and were waited for (`/proc/<pid>/stat`). A bench takes a snapshot before and after
+ * its timed phase and divides the difference by the messages: CPU time, not wall time, so a
+ * process waiting on the disk or on another costs nothing here.
+ *
+ * Why schedstat and not stat's utime + stime: stat counts in clock ticks (10 ms), and a broker's
+ * share of a 20,000-message phase is a few of them, so one tick more or less moved a follower /
+ * leader ratio by a tenth. A thread that exits between the two snapshots takes its time with it
+ * (schedstat is per live thread); the brokers the benches count keep their threads for life
+ * (Node's V8 and libuv pools, the Erlang schedulers, the Proton broker's one thread).
  *
  * Linux only (the benches' machine); on a system without /proc a broker reads as null, and the
  * tables print "-" for it rather than a made-up zero.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** The CPU fields of one `/proc/<pid>/stat` line, in clock ticks (proc(5)). */
 export interface ProcStat {
@@ -83,10 +90,57 @@ export function statCpuMs(stat: ProcStat, ticks = clockTicksPerSecond()): number
   return ((stat.utime + stat.stime + stat.cutime + stat.cstime) * 1000) / ticks;
 }
 
-/** The process's CPU ms so far from /proc, or null when it is gone or /proc is not there. */
+/**
+ * The time on a CPU in a `/proc/<pid>/task/<tid>/schedstat` line, in nanoseconds (its first field;
+ * the kernel's scheduler statistics, docs: sched-stats), or null when the line is not one.
+ */
+export function schedstatCpuNs(line: string): number | null {
+  const first = line.trim().split(' ', 1)[0] ?? '';
+  if (!/^\d+$/.test(first)) return null;
+  const ns = Number(first);
+  return Number.isSafeInteger(ns) ? ns : null;
+}
+
+/**
+ * The CPU ms of a process's live threads so far, summed from their schedstat lines; null when the
+ * task list or every thread could not be read. A thread gone between the listing and its read is
+ * left out: it has no time left to count.
+ */
+export function threadsCpuMs(pid: number): number | null {
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return null;
+  }
+  let ns = 0;
+  let read = 0;
+  for (const tid of tids) {
+    let line: string;
+    try {
+      line = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8');
+    } catch {
+      continue;
+    }
+    const threadNs = schedstatCpuNs(line);
+    if (threadNs === null) return null;
+    ns += threadNs;
+    read++;
+  }
+  return read === 0 ? null : ns / 1e6;
+}
+
+/**
+ * The process's CPU ms so far from /proc: its threads' schedstat time plus its waited-for
+ * children's (stat); stat's utime + stime alone where the kernel has no schedstat; null when the
+ * process is gone or /proc is not there.
+ */
 export function processCpuMs(pid: number): number | null {
   try {
-    return statCpuMs(parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8')));
+    const stat = parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    const threads = threadsCpuMs(pid);
+    if (threads === null) return statCpuMs(stat);
+    return threads + ((stat.cutime + stat.cstime) * 1000) / clockTicksPerSecond();
   } catch {
     return null;
   }

@@ -7,7 +7,9 @@ import {
   ProcStatParseError,
   parseProcStat,
   processCpuMs,
+  schedstatCpuNs,
   statCpuMs,
+  threadsCpuMs,
 } from '../../bench/lib/process-cpu.js';
 import {
   REPORT_END,
@@ -47,21 +49,43 @@ describe('parseProcStat', () => {
   });
 });
 
+/** Spends `ms` of this process's CPU (a deadline, not a fixed wait, bounds it on a busy machine). */
+function burnCpu(ms: number): void {
+  const start = ownCpuMs();
+  const deadline = Date.now() + 30_000;
+  let x = 0;
+  while (ownCpuMs() - start < ms && Date.now() < deadline) x += Math.sqrt(x + 1);
+  expect(x).toBeGreaterThan(0);
+}
+
 describe('CPU per process', () => {
   it("follows this process's CPU as the OS counts it", () => {
     const before = processCpuMs(process.pid);
     expect(before).not.toBeNull();
-    // burn 200 ms of CPU (the kernel counts in 10 ms ticks); a deadline, not a fixed wait
-    const start = ownCpuMs();
-    const deadline = Date.now() + 30_000;
-    let x = 0;
-    while (ownCpuMs() - start < 200 && Date.now() < deadline) x += Math.sqrt(x + 1);
-    expect(x).toBeGreaterThan(0);
+    burnCpu(200);
     expect(processCpuMs(process.pid)! - before!).toBeGreaterThanOrEqual(150);
   });
 
   it('reads null for a process that is not there', () => {
     expect(processCpuMs(2 ** 22 + 12_345)).toBeNull();
+    expect(threadsCpuMs(2 ** 22 + 12_345)).toBeNull();
+  });
+
+  it("reads a schedstat line's time on a CPU in nanoseconds, and nothing from a line that is not one", () => {
+    expect(schedstatCpuNs('257004168 231328033 221\n')).toBe(257_004_168);
+    expect(schedstatCpuNs('')).toBeNull();
+    expect(schedstatCpuNs('12x 3 4')).toBeNull();
+  });
+
+  it("sums this process's threads to below a clock tick, and counts the CPU it burns", () => {
+    const before = threadsCpuMs(process.pid);
+    expect(before).not.toBeNull();
+    burnCpu(30);
+    const after = threadsCpuMs(process.pid)!;
+    expect(after - before!).toBeGreaterThanOrEqual(25);
+    // stat's ticks are whole 10 ms; nanoseconds summed are not (a whole ms has a 1e-6 chance)
+    expect(Number.isInteger(after)).toBe(false);
+    expect(Number.isInteger(processCpuMs(process.pid)!)).toBe(false);
   });
 
   it('divides each process difference by the messages, null where a side is unreadable', () => {
