@@ -111,7 +111,7 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     name: 'commit-old-term-by-count',
-    file: 'src/cluster-broker/replication/raft/core.ts',
+    file: 'src/cluster-broker/replication/raft/leader-side.ts',
     find: 'if (this.unsafe.commitOldTermsByCount !== true && this.log.term(n) !== this.term) return false;',
     replace: '',
     promise: 'a leader commits only entries of its own term by counting (Raft figure 8)',
@@ -119,7 +119,7 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     name: 'leader-counts-own-unsynced',
-    file: 'src/cluster-broker/replication/raft/core.ts',
+    file: 'src/cluster-broker/replication/raft/leader-side.ts',
     find: 'const matches = [this.log.durable];',
     replace: 'const matches = [this.log.lastIndex()];',
     promise: 'the leader counts its own log toward a commit only once it is durable',

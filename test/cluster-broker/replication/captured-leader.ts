@@ -53,7 +53,7 @@ async function elect({ replica, sent, clock, deliver, tick }: CapturedLeader): P
       await settle();
     }
   };
-  // a blank claim counts as the answer to n1's current round of requests (core.ts, noteBlankPeer)
+  // a blank claim counts as the answer to n1's current round of requests (raft/recovery.ts, noteBlankPeer)
   const round = (): number | undefined => {
     const asked = sent.filter((s) => s.m.type === 'vote').at(-1)?.m;
     return asked?.type === 'vote' ? asked.blankRound : undefined;

@@ -24,7 +24,7 @@ export class Progress {
   recoveryTarget = 0;
   /**
    * The entry we appended when we learned it is recovering: once a majority without it has
-   * committed that entry, we are no stale leader (core.ts, maybeEndRecovery).
+   * committed that entry, we are no stale leader (recovery.ts, maybeEndRecovery).
    */
   recoveryProof = 0;
   /** We told it (in this term) that it has caught up; it may not have heard yet. */

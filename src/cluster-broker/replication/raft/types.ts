@@ -1,7 +1,7 @@
 /**
  * Types of the sans-I/O replication core (Raft). The core knows no sockets, files or clocks:
  * it takes messages and the time and hands back a `Ready` (what to persist, then what to send,
- * then what to apply). See core.ts for the rules.
+ * then what to apply). See core.ts and the layers it extends (README.md) for the rules.
  */
 
 /** One log entry. `data === null` is the no-op a new leader appends to commit its term. */
@@ -63,7 +63,7 @@ export interface HardState {
    * Set while the member is recovering (see RecoveryReason): it grants no vote, does not stand,
    * and its acknowledgements do not count toward commit, until a leader that committed a fresh
    * entry without it tells it that it has caught up (a blank one also when every member says it
-   * is blank: a new cluster; core.ts). Durable, so a restart in the middle of catching up does not forget it.
+   * is blank: a new cluster; recovery.ts). Durable, so a restart in the middle of catching up does not forget it.
    */
   readonly recovering?: RecoveryReason;
 }
