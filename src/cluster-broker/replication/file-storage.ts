@@ -10,7 +10,7 @@
  * store is moved to `quarantineDir/<time>/`, the intact part is written back, and the member
  * starts recovering (HardState.recovering = 'damaged'): it may have lost votes it cast or entries
  * it acknowledged, so it takes no part in votes or commits until it has caught up from a leader
- * (core.ts). A store that does not exist yet starts as 'blank' (docs/production.md).
+ * (raft/recovery.ts). A store that does not exist yet starts as 'blank' (docs/production.md).
  *
  * `persist(ops)` makes one Ready's writes durable: the snapshot (if any) first, then the log
  * records in ONE write and ONE fdatasync (group commit: every entry the core batched into the
