@@ -8,10 +8,12 @@
  * costs far more CPU than the messages it brings, for both clients (docs/benchmarks.md#receive-cpu).
  *
  *   npm run bench -- receive-cpu [--target single|rabbitmq|proton] [--messages N] [--window W]
- *        [--rounds R] [--only rhea|iterator|batch] [--profile file.cpuprofile]
+ *        [--rounds R] [--only rhea|iterator|batch] [--profile file.cpuprofile] [--threads]
  *
  * `--only` runs one client; `--profile` writes a V8 CPU profile of its measured receives (the
- * last round's). CPU time, not wall time: on a shared machine it follows the client's own work;
+ * last round's); `--threads` prints each measured receive's msg/s, CPU per thread (main and
+ * V8's workers, user and system), context switches and socket reads and writes per message
+ * (bench/lib/thread-cpu.ts). CPU time, not wall time: on a shared machine it follows the client's own work;
  * the broker runs in another process, and the queue is filled before the measure starts. Each
  * client's receive starts after a full collection (the fill's garbage is no receive's) and ends
  * with one, counted (docs/benchmarks.md#phase-garbage).
@@ -29,6 +31,7 @@ import { flagValue } from './lib/flag-value.js';
 import { collectGarbage } from './lib/full-gc.js';
 import { profiled } from './lib/profile.js';
 import { receiveAccepting } from './lib/receive-loop.js';
+import { formatThreadCost, type ThreadMark, threadCostSince, threadMark } from './lib/thread-cpu.js';
 
 const { connect } = await loadQuorate();
 
@@ -41,6 +44,8 @@ const rounds = Number(value('--rounds') ?? 3);
 const only = value('--only');
 /** write a V8 CPU profile of the measured receives (not the fills) to this file */
 const profileFile = value('--profile');
+/** print each receive's CPU per thread, its context switches and its socket reads and writes */
+const showThreads = argv.includes('--threads');
 // a loaded machine can stall the broker past the silence watch; nothing here fails over
 const connectOptions = { reconnect: false, unresponsiveTimeoutMs: false } as const;
 
@@ -48,23 +53,29 @@ const connectOptions = { reconnect: false, unresponsiveTimeoutMs: false } as con
 interface ReceiveCost {
   ms: number;
   wakeups: number;
+  /** `--threads`: where the CPU went, per thread, and the socket's reads and writes */
+  threads?: string;
 }
 
 /** Where a measure starts: CPU time and voluntary context switches so far. */
 interface Mark {
   cpu: NodeJS.CpuUsage;
   switches: number;
+  threads?: ThreadMark;
 }
 
 const mark = (): Mark => ({
+  ...(showThreads ? { threads: threadMark() } : {}),
   cpu: process.cpuUsage(),
   switches: process.resourceUsage().voluntaryContextSwitches,
 });
 
 /** The cost since `from`. */
-const costSince = (from: Mark): ReceiveCost => {
+const costSince = (from: Mark, messages: number): ReceiveCost => {
   const d = process.cpuUsage(from.cpu);
+  const threads = from.threads ? formatThreadCost(threadCostSince(from.threads, messages)) : undefined;
   return {
+    ...(threads !== undefined ? { threads } : {}),
     ms: (d.user + d.system) / 1000,
     wakeups: process.resourceUsage().voluntaryContextSwitches - from.switches,
   };
@@ -115,7 +126,7 @@ const rheaReceive: Receive = (url, queue, count) =>
     receiver.on('message', () => {
       if (++got === count) {
         collectGarbage();
-        const cost = costSince(c0!);
+        const cost = costSince(c0!, count);
         conn.close();
         resolve(cost);
       }
@@ -132,7 +143,7 @@ const ourReceive =
       const c0 = mark();
       await receiveAccepting(receiver, count, mode, window);
       collectGarbage();
-      const cost = costSince(c0);
+      const cost = costSince(c0, count);
       await receiver.close();
       return cost;
     } finally {
@@ -176,6 +187,8 @@ export async function run(opts: { log?: (line: string) => void } = {}) {
       for (let k = 0; k < clients.length; k++) {
         const [name, receive] = clients[(k + r) % clients.length]!;
         const cost = await once(name, receive, r, n);
+        if (cost.threads !== undefined)
+          log(`  ${name} ${Math.round((cost.ms * 1e4) / n) / 10} us/msg: ${cost.threads}`);
         us[name]!.push(Math.round((cost.ms * 1000 * 10) / n) / 10);
         wakeups[name]!.push(Math.round((cost.wakeups * 1000) / n) / 1000);
       }
