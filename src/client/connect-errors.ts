@@ -184,3 +184,9 @@ export function beforeOpenFailure(
     return notAmqpFailure(server.host, server.port, error);
   return error;
 }
+
+/** A connect() ended by its deadline or signal: the deadline's error as is, else `quorate:aborted`. */
+export function connectAbortError(reason: unknown, cause: unknown): Error {
+  if (reason instanceof ClientError) return reason;
+  return new ClientError('quorate:aborted', 'connect aborted', { cause: reason ?? cause });
+}

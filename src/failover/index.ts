@@ -34,15 +34,7 @@ export {
 } from './replay-journal.js';
 export { mayFollowScheme, strongestScheme } from './scheme-policy.js';
 export * from './server-address.js';
-export {
-  type IgnoredMembers,
-  MAX_LEARNED_MEMBERS,
-  type NextServer,
-  type NotQuorateBackoff,
-  type PoolChange,
-  type ServerListAction,
-  ServerPool,
-  type ServerPoolOptions,
-  type ServerStats,
-} from './server-pool.js';
+export { type PoolChange, ServerPool } from './server-pool.js';
+export * from './server-pool-options.js';
+export type { NextServer, ServerStats } from './server-rotation.js';
 export { type SilenceVerdict, SilenceWatch, type SilenceWatchOptions } from './silence-watch.js';

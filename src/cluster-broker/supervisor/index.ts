@@ -22,7 +22,8 @@ export {
   type StartClusterOptions,
   startCluster,
 } from './start-cluster.js';
-export { Supervisor, type SupervisorMemberSpec, type SupervisorOptions } from './supervisor.js';
+export { Supervisor, type SupervisorMemberSpec } from './supervisor.js';
+export type { SupervisorOptions } from './supervisor-options.js';
 export {
   DEFAULT_RESTART_POLICY,
   type MemberCommand,

@@ -9,6 +9,7 @@ import {
 } from './member-record.js';
 import { waitForProcessState } from './process-state.js';
 import { giveUpReason } from './restart-limit.js';
+import type { SupervisorOptions } from './supervisor-options.js';
 import {
   DEFAULT_RESTART_POLICY,
   type MemberInfo,
@@ -24,27 +25,6 @@ import {
 } from './types.js';
 
 export type { SupervisorMemberSpec };
-
-export interface SupervisorOptions {
-  members: readonly SupervisorMemberSpec[];
-  /**
-   * Restart a member that dies unexpectedly (crash, or killed by PID from outside), with
-   * exponential backoff. Default true. Members killed through `kill(id)` stay down regardless,
-   * unless `kill(id, { restart: true })`.
-   */
-  autoRestart?: boolean;
-  restartPolicy?: Partial<RestartPolicy>;
-  /** A member without a ready line this long after its spawn is killed (a crash). Default 60_000. */
-  readyTimeoutMs?: number;
-  /** SIGTERM grace before SIGKILL in `stop()` and `restart(id)`. Default 10_000. */
-  stopTimeoutMs?: number;
-  logger?: SupervisorLogger;
-  /**
-   * Receives members' stdout (other than the ready line) and stderr lines. Default: the logger
-   * (stdout at debug, stderr at info, with `{ member, pid, line }`).
-   */
-  onMemberOutput?: MemberOutputHandler;
-}
 
 /**
  * Runs one OS process per cluster member and keeps them running: parses each member's ready
