@@ -4,7 +4,10 @@
  * the first section after the message annotations on) passes through untouched, and only the two
  * sections a move changes are written anew in front of it:
  *
- * - the header, without delivery-count and first-acquirer (a new enqueue here: its own count);
+ * - the header, without delivery-count (a new enqueue here: its own count), with first-acquirer
+ *   set: the copy is written in the form the queue stores a new message in (publisher-link.ts
+ *   storedForm), so the enqueue keeps it as it is instead of rewriting the header into a second
+ *   copy (docs/federation.md#stored-form);
  * - the message annotations, with the route extended (route.ts);
  *
  * and the delivery annotations are dropped (they are for one hop only). No decode and re-encode of
@@ -49,9 +52,9 @@ interface PlainFront {
 }
 let lastPlainFront: PlainFront | undefined;
 
-/** Header (durable, priority, ttl: not delivery-count or first-acquirer) and annotations, encoded. */
+/** Header (durable, priority, ttl; first-acquirer set, no delivery-count) and annotations, encoded. */
 function encodeFront(m: Message, messageAnnotations: Record<string, AmqpValue>): Uint8Array {
-  const head: Message = { messageAnnotations };
+  const head: Message = { firstAcquirer: true, messageAnnotations };
   if (m.durable !== undefined) head.durable = m.durable;
   if (m.priority !== undefined) head.priority = m.priority;
   if (m.ttl !== undefined) head.ttl = m.ttl;

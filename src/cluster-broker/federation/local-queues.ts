@@ -23,10 +23,13 @@ export interface LocalQueues {
   watchDemand(queue: string, listener: () => void): () => void;
   /** Messages of `queue` a consumer could take now (0 when it does not exist). */
   available(queue: string): number;
-  /** Commits `message` (encoded) into `queue`; resolves once committed. */
+  /**
+   * Commits `message` (encoded, a buffer of the caller's own: kept by the event as it is when its
+   * header already has first-acquirer set, copy.ts) into `queue`; resolves once committed.
+   */
   enqueue(queue: string, message: Uint8Array): Promise<EnqueueResult>;
   /**
-   * Commits one publish of `message` (encoded) to `topic` (declared first when it does not exist
+   * Commits one publish of `message` (encoded, the caller's own, as for `enqueue`) to `topic` (declared first when it does not exist
    * yet): it reaches every subscription existing when it commits; resolves once committed.
    */
   publish(topic: string, message: Uint8Array): Promise<EnqueueResult>;
@@ -49,7 +52,8 @@ export function localQueuesOf(
     unusedConsumerCredit: (queue) => server.unusedConsumerCredit(queue) + elsewhere(queue),
     watchDemand: (queue, listener) => server.watchConsumerDemand(queue, listener),
     available: (queue) => backend.state.queueInfo(queue)?.available ?? 0,
-    enqueue: (queue, message) => backend.submit(enqueueEventFor(message, queue, backend.now(), true)),
+    // the link's copy is its own buffer, already in the stored form (copy.ts): kept as it is
+    enqueue: (queue, message) => backend.submit(enqueueEventFor(message, queue, backend.now(), true, true)),
     publish: async (topic, message) => {
       const info = backend.state.queueInfo(topic);
       if (info !== undefined && info.options.topic !== true)
@@ -70,7 +74,7 @@ export function localQueuesOf(
             options: topicOptions(queueDefaults),
           })
           .catch(() => undefined);
-      return backend.submit(enqueueEventFor(message, topic, backend.now(), true));
+      return backend.submit(enqueueEventFor(message, topic, backend.now(), true, true));
     },
   };
 }

@@ -184,15 +184,23 @@ export class PublisherLink implements LinkHandler {
 /**
  * The enqueue event of one encoded message sent to `queue` (a publisher's, or one a federation
  * link moves): the stored form, the dedup key of its message-id when `dedup`, its expiry from
- * ttl / absolute-expiry-time, its delivery-count.
+ * ttl / absolute-expiry-time, its delivery-count. `owned`: `bytes` are the caller's own (not a
+ * view of a socket chunk), so when they are already in the stored form they are kept as they are
+ * (a federation link's copy, federation/copy.ts).
  */
-export function enqueueEventFor(bytes: Uint8Array, queue: string, now: number, dedup: boolean): EnqueueEvent {
+export function enqueueEventFor(
+  bytes: Uint8Array,
+  queue: string,
+  now: number,
+  dedup: boolean,
+  owned = false,
+): EnqueueEvent {
   const { header, properties, headerEnd } = peekMessage(bytes);
   const event: EnqueueEvent = {
     type: 'enqueue',
     leaderTime: now,
     queue,
-    message: storedForm(bytes, header, headerEnd),
+    message: owned && header?.firstAcquirer === true ? bytes : storedForm(bytes, header, headerEnd),
   };
   const key = dedup ? messageIdKey(properties?.messageId) : undefined;
   if (key !== undefined) event.dedupKey = key;

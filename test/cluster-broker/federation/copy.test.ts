@@ -1,6 +1,7 @@
 /** The copy a federation link commits (docs/federation.md#the-copy): the bare message passes through. */
 import { describe, expect, it } from 'vitest';
 import { bareMessageStart, movedCopy } from '../../../src/cluster-broker/federation/copy.js';
+import { enqueueEventFor } from '../../../src/cluster-broker/server/publisher-link.js';
 import { AmqpDecodeError } from '../../../src/codec/index.js';
 import { decodeMessage, encodeMessage, type Message } from '../../../src/codec/message.js';
 
@@ -34,10 +35,18 @@ describe('movedCopy', () => {
       true,
     );
     expect(encoded.subarray(bareMessageStart(encoded))).toEqual(bareBytes);
-    // a new enqueue: no delivery-count, no first-acquirer, no delivery annotations (one hop only)
+    // a new enqueue in its stored form: no delivery-count, first-acquirer set, no delivery
+    // annotations (one hop only)
     expect(decodeMessage(copy)).toEqual(
       decodeMessage(
-        encodeMessage({ durable: true, priority: 7, ttl: 60_000, messageAnnotations: annotations, ...bare }),
+        encodeMessage({
+          durable: true,
+          priority: 7,
+          ttl: 60_000,
+          firstAcquirer: true,
+          messageAnnotations: annotations,
+          ...bare,
+        }),
       ),
     );
   });
@@ -48,6 +57,7 @@ describe('movedCopy', () => {
     const copy = movedCopy(encoded, decodeMessage(encoded), [], 'A');
     expect(decodeMessage(copy)).toEqual({
       ...decodeMessage(encoded),
+      firstAcquirer: true,
       messageAnnotations: { 'x-opt-quorate-route': ['A'] },
     });
   });
@@ -67,7 +77,12 @@ describe('movedCopy', () => {
       const encoded = encodeMessage({ ...header, ...bare });
       expect(decodeMessage(movedCopy(encoded, decodeMessage(encoded), [], from))).toEqual(
         decodeMessage(
-          encodeMessage({ ...header, messageAnnotations: { 'x-opt-quorate-route': [from] }, ...bare }),
+          encodeMessage({
+            ...header,
+            firstAcquirer: true,
+            messageAnnotations: { 'x-opt-quorate-route': [from] },
+            ...bare,
+          }),
         ),
       );
     };
@@ -82,8 +97,24 @@ describe('movedCopy', () => {
     expect(bareMessageStart(encoded)).toBe(encoded.length);
     expect(decodeMessage(movedCopy(encoded, decodeMessage(encoded), [], 'A'))).toEqual({
       durable: true,
+      firstAcquirer: true,
       messageAnnotations: { k: 'v', 'x-opt-quorate-route': ['A'] },
     });
+  });
+
+  it("is the stored form: the link's enqueue keeps it as it is, no second copy", () => {
+    for (const original of [
+      bare,
+      { durable: true, ttl: 5_000, ...bare },
+      { messageAnnotations: { k: 'v' }, ...bare },
+    ]) {
+      const encoded = encodeMessage(original);
+      const copy = movedCopy(encoded, decodeMessage(encoded), [], 'A');
+      // the link's own buffer (owned): the event carries the copy itself
+      expect(enqueueEventFor(copy, 'q', 0, true, true).message).toBe(copy);
+      // and it is what the queue would store for it anyway
+      expect(enqueueEventFor(copy, 'q', 0, true).message).toEqual(copy);
+    }
   });
 
   it('refuses bytes that are not message sections with AmqpDecodeError', () => {
