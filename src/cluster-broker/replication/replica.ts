@@ -3,7 +3,8 @@
  * and handles each Ready in the required order: persist (FileStorage, fsync) -> send (TCP) ->
  * apply (the application's StateMachine) -> advance. While one Ready is being made durable, new
  * proposals and messages accumulate in the core and go into the next Ready together: that is the
- * group commit.
+ * group commit. What depends on no write (the leader's appends and heartbeats, a follower's
+ * heartbeat answers: RaftCore.takeEagerMessages) goes out at once, and before each Ready is taken.
  */
 import { randomInt } from 'node:crypto';
 import { EventEmitter } from 'eventemitter3';
@@ -406,7 +407,7 @@ export class Replica extends EventEmitter<ReplicaEvents> {
       const now = this.clock();
       this.lastAwakeAt = now;
       this.heartbeatIfDue(now);
-      for (const m of withoutSupersededAnswers(this.core.takeEagerMessages())) this.send(m);
+      this.sendEagerMessages();
       if (!this.busy && this.core.hasReady()) this.loopDone = this.loop();
       this.noteQuorate(now);
       this.rearmIfMoved(now);
@@ -432,7 +433,14 @@ export class Replica extends EventEmitter<ReplicaEvents> {
   private async loop(): Promise<void> {
     this.busy = true;
     try {
-      while (!this.closed && this.core.hasReady()) await this.handle(this.core.takeReady());
+      while (!this.closed && this.core.hasReady()) {
+        // Entries proposed from an apply's continuation land after the last Ready and before a
+        // kick queued behind this loop: their appends depend on no write, and held in the next
+        // Ready until its write is durable they would reach a follower after the appends of later
+        // entries, which go out at once: a gap, a rejection, the pipeline sent again.
+        this.sendEagerMessages();
+        await this.handle(this.core.takeReady());
+      }
     } catch (err) {
       this.opts.logger?.error?.({ err }, 'replication: storage failed, stopping this member');
       this.emit('error', err as Error);
@@ -440,6 +448,15 @@ export class Replica extends EventEmitter<ReplicaEvents> {
     } finally {
       this.busy = false;
     }
+  }
+
+  /**
+   * What the core says may go out now, before any pending write is durable (takeEagerMessages:
+   * the leader's appends, heartbeats and snapshots, a follower's heartbeat answers), without the
+   * answers a later one covers.
+   */
+  private sendEagerMessages(): void {
+    for (const m of withoutSupersededAnswers(this.core.takeEagerMessages())) this.send(m);
   }
 
   private async handle(r: Ready): Promise<void> {
@@ -508,7 +525,7 @@ export class Replica extends EventEmitter<ReplicaEvents> {
     this.wasRecovering = recovering;
     this.maybeCompact();
     // advancing may commit (leader): tell followers now rather than with the next heartbeat
-    for (const m of this.core.takeEagerMessages()) this.send(m);
+    this.sendEagerMessages();
   }
 
   /**
@@ -573,7 +590,7 @@ export class Replica extends EventEmitter<ReplicaEvents> {
     const started = this.clock();
     if (this.core.isLeader()) {
       this.core.heartbeatNow(started);
-      for (const m of this.core.takeEagerMessages()) this.send(m);
+      this.sendEagerMessages();
       this.transport.flushNow?.();
     }
     this.core.compact(applied, sm.snapshot());

@@ -10,7 +10,7 @@
  * - a successful append-response to the same leader in the same term whose `matchIndex` is at
  *   least as high ("I hold your log up to N" says everything "up to M <= N" does). Only those of
  *   a member that is not recovering: a recovering member's answers drive the leader's recovery
- *   rules (raft/core.ts), which see each one;
+ *   rules (raft/recovery.ts), which see each one;
  * - a heartbeat-response to the same leader in the same term (they carry nothing else).
  *
  * Raft allows any message to be lost (the transport is best effort, replica-seams.ts, and the

@@ -86,3 +86,24 @@ async function elect({ replica, sent, clock, deliver, tick }: CapturedLeader): P
   await settle();
   expect(replica.isLeader()).toBe(true);
 }
+
+/** The last log index the leader has sent `to` in its appends (0 before any). */
+export function lastAppendedTo(sent: CapturedLeader['sent'], to: string): number {
+  let last = 0;
+  for (const { m } of sent) if (m.type === 'append' && m.to === to) last = Math.max(last, m.prevIndex + m.entries.length);
+  return last;
+}
+
+/** `from` acknowledges every entry the leader has sent it so far, as a follower that holds them. */
+export function acknowledge({ replica, sent, deliver }: CapturedLeader, from = 'n2'): void {
+  deliver({
+    type: 'append-response',
+    from,
+    to: 'n1',
+    term: replica.term,
+    success: true,
+    matchIndex: lastAppendedTo(sent, from),
+    rejectedPrev: 0,
+    hintIndex: 0,
+  });
+}

@@ -6,12 +6,12 @@
  * by hand and a fake clock.
  */
 import { expect, it } from 'vitest';
-import type { Message, SnapshotData } from '../../../src/cluster-broker/replication/raft/types.js';
-import { startCapturedLeader } from './captured-leader.js';
+import type { SnapshotData } from '../../../src/cluster-broker/replication/raft/types.js';
+import { acknowledge, startCapturedLeader } from './captured-leader.js';
 
 it('a leader heartbeats every follower and flushes before it compacts', async () => {
   const events: string[] = [];
-  const { replica, sent, clock, deliver, close } = await startCapturedLeader({
+  const leader = await startCapturedLeader({
     stateMachine: {
       apply: () => {},
       restore: () => {},
@@ -27,35 +27,16 @@ it('a leader heartbeats every follower and flushes before it compacts', async ()
   try {
     // entries until a compaction is due (every 5), each acknowledged by n2 so they commit
     events.length = 0;
-    const lastAppended = () =>
-      Math.max(
-        0,
-        ...sent
-          .filter((x) => x.m.type === 'append')
-          .map((x) => {
-            const ap = x.m as Extract<Message, { type: 'append' }>;
-            return ap.prevIndex + ap.entries.length;
-          }),
-      );
     for (let i = 0; i < 8 && !events.includes('snapshot'); i++) {
       let committed = false;
-      void replica.propose(new Uint8Array([i])).then(() => {
+      void leader.replica.propose(new Uint8Array([i])).then(() => {
         committed = true;
       });
       // the leader's own write goes to the real file system: wait for it in small real steps
       for (let j = 0; j < 400 && !committed; j++) {
         await new Promise((resolve) => setTimeout(resolve, 5));
-        clock.now += 5;
-        deliver({
-          type: 'append-response',
-          from: 'n2',
-          to: 'n1',
-          term: replica.term,
-          success: true,
-          matchIndex: lastAppended(),
-          rejectedPrev: 0,
-          hintIndex: 0,
-        });
+        leader.clock.now += 5;
+        acknowledge(leader);
       }
       expect(committed).toBe(true);
     }
@@ -68,6 +49,6 @@ it('a leader heartbeats every follower and flushes before it compacts', async ()
     const justBefore = before.slice(0, lastFlush).slice(-2).sort();
     expect(justBefore).toEqual(['heartbeat:n2', 'heartbeat:n3']);
   } finally {
-    await close();
+    await leader.close();
   }
 });
