@@ -7,8 +7,9 @@
  * switches): a receive fed slowly wakes the client often, and on some machines each wake-up
  * costs far more CPU than the messages it brings, for both clients (docs/benchmarks.md#receive-cpu).
  *
- *   npm run bench -- receive-cpu [--target single|rabbitmq|proton] [--messages N] [--window W]
+ *   npm run bench -- receive-cpu [--target single|rabbitmq|proton|paced] [--messages N] [--window W]
  *        [--rounds R] [--only rhea|iterator|batch] [--profile file.cpuprofile] [--threads]
+ *        [--pace R] [--tick-ms T]
  *
  * `--only` runs one client; `--profile` writes a V8 CPU profile of its measured receives (the
  * last round's); `--threads` prints each measured receive's msg/s, CPU per thread (main and
@@ -17,12 +18,18 @@
  * the broker runs in another process, and the queue is filled before the measure starts. Each
  * client's receive starts after a full collection (the fill's garbage is no receive's) and ends
  * with one, counted (docs/benchmarks.md#phase-garbage).
+ *
+ * `--target paced` is no broker but a source of our own (bench/lib/paced-peer.ts, its own process)
+ * that sends the same 1 KiB messages, unsettled, at `--pace R` msg/s (0 or absent: as fast as
+ * credit allows) in one write every `--tick-ms T` ms (default 1): how the receive's cost per
+ * message moves with the pace a broker feeds it at, the same for both clients.
  */
 import rhea from 'rhea';
 import {
   buildProtonBroker,
   type RunningBroker,
   startOurBroker,
+  startPacedPeer,
   startProtonBroker,
   startRabbitBroker,
 } from './lib/brokers.js';
@@ -42,6 +49,9 @@ const n = Number(value('--messages') ?? 20_000);
 const window = Number(value('--window') ?? 1000);
 const rounds = Number(value('--rounds') ?? 3);
 const only = value('--only');
+/** `--target paced`: the source's msg/s (0: as fast as credit allows) and how often it sends */
+const pace = Number(value('--pace') ?? 0);
+const tickMs = Number(value('--tick-ms') ?? 1);
 /** write a V8 CPU profile of the measured receives (not the fills) to this file */
 const profileFile = value('--profile');
 /** print each receive's CPU per thread, its context switches and its socket reads and writes */
@@ -163,7 +173,8 @@ async function start(): Promise<RunningBroker> {
   if (target === 'single') return startOurBroker(true);
   if (target === 'rabbitmq') return startRabbitBroker();
   if (target === 'proton') return startProtonBroker(buildProtonBroker());
-  throw new Error(`--target ${target}: single, rabbitmq or proton`);
+  if (target === 'paced') return startPacedPeer(pace, tickMs);
+  throw new Error(`--target ${target}: single, rabbitmq, proton or paced`);
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? 0;
@@ -177,7 +188,7 @@ export async function run(opts: { log?: (line: string) => void } = {}) {
     const wakeups: Record<string, number[]> = Object.fromEntries(clients.map(([name]) => [name, []]));
     const once = async (name: string, receive: Receive, round: number, count: number) => {
       const queue = `rc-${name}-${round}-${Date.now()}`;
-      await fill(broker.url, queue, count);
+      if (target !== 'paced') await fill(broker.url, queue, count); // the paced source makes its own
       return round < 0
         ? receive(broker.url, queue, count)
         : profiled(profileFile, () => receive(broker.url, queue, count));
@@ -193,6 +204,7 @@ export async function run(opts: { log?: (line: string) => void } = {}) {
         wakeups[name]!.push(Math.round((cost.wakeups * 1000) / n) / 1000);
       }
     }
+    const label = target === 'paced' ? `paced ${pace > 0 ? `${pace} msg/s` : 'unpaced'}` : target;
     const rheaUs = median(us.rhea ?? []);
     const result: Record<string, { us: number[]; median: number; wakeupsPerMsg: number }> = {};
     for (const [name] of clients) {
@@ -200,7 +212,7 @@ export async function run(opts: { log?: (line: string) => void } = {}) {
       const w = median(wakeups[name]!);
       const vs = rheaUs > 0 && name !== 'rhea' ? `, rhea / ours ${(rheaUs / m).toFixed(2)}x` : '';
       log(
-        `${target} ${name}: receive CPU ${m} us/msg (${us[name]!.join(', ')})${vs}; wake-ups ${w}/msg (${wakeups[name]!.join(', ')})`,
+        `${label} ${name}: receive CPU ${m} us/msg (${us[name]!.join(', ')})${vs}; wake-ups ${w}/msg (${wakeups[name]!.join(', ')})`,
       );
       result[name] = { us: us[name]!, median: m, wakeupsPerMsg: w };
     }

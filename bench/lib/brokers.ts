@@ -130,6 +130,27 @@ export async function startOurBroker(
   };
 }
 
+/**
+ * The paced source (bench/lib/paced-peer.ts) as its own process: `pace` msg/s (0: as fast as
+ * credit allows), released every `tickMs` ms. It sends messages of its own, so nothing fills it.
+ */
+export async function startPacedPeer(pace: number, tickMs: number): Promise<RunningBroker> {
+  const { child, port } = await spawnReady(process.execPath, [
+    '--import',
+    'tsx',
+    join(root, 'bench', 'lib', 'paced-peer.ts'),
+    '--pace',
+    String(pace),
+    '--tick-ms',
+    String(tickMs),
+  ]);
+  return {
+    url: new URL(`amqp://127.0.0.1:${port}`),
+    ...(child.pid !== undefined ? { pid: child.pid } : {}),
+    stop: () => stopChild(child),
+  };
+}
+
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
