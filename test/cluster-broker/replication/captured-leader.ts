@@ -90,7 +90,8 @@ async function elect({ replica, sent, clock, deliver, tick }: CapturedLeader): P
 /** The last log index the leader has sent `to` in its appends (0 before any). */
 export function lastAppendedTo(sent: CapturedLeader['sent'], to: string): number {
   let last = 0;
-  for (const { m } of sent) if (m.type === 'append' && m.to === to) last = Math.max(last, m.prevIndex + m.entries.length);
+  for (const { m } of sent)
+    if (m.type === 'append' && m.to === to) last = Math.max(last, m.prevIndex + m.entries.length);
   return last;
 }
 
