@@ -5,11 +5,16 @@
  * re-granted by the contract's rule. Redeliveries are deduplicated by message-id (ReceiverDedup).
  * It asks for rcv-settle-mode second (confirmed accept) and falls back to first where the
  * broker refuses it; `settleMode` / `confirmedAccept` tell which is in force.
+ *
+ * This file is its link-facing side (attach, engine events, arrivals, settlement, failure); the
+ * class is a chain, one job per file, so the per-delivery paths stay plain method calls on one
+ * object: receiver-fields.ts (every field, the constructor) and receiver-api.ts (credit, drain,
+ * receive, iteration).
  */
-import type { AmqpErrorBody, DeliveryState, Fields, Source } from '../codec/contract.js';
+import type { AmqpErrorBody, DeliveryState, Source } from '../codec/contract.js';
 import { decodeMessage, type Message, type MessageBody } from '../codec/message.js';
-import { ArgumentRangeError, ArgumentTypeError, ClientError } from '../errors.js';
-import { type CreditFlow, CreditWindow, ReceiverDedup, receiverDedupKey } from '../failover/index.js';
+import { ClientError } from '../errors.js';
+import { type CreditFlow, receiverDedupKey } from '../failover/index.js';
 import {
   type EngineEvent,
   type IncomingDelivery,
@@ -23,14 +28,13 @@ import {
   TOPIC_CAPABILITY,
 } from '../wire-extensions.js';
 import type { Receiver as PublicReceiver, ReceivedMessage } from './api.js';
-import { waitQueued } from './deadline.js';
 import { Delivery, type DeliveryOwner } from './delivery.js';
 import { publish, receiveChannel } from './diagnostics.js';
-import { isPermanentDetach, type LinkHost, LogicalLink, Waiters } from './link-base.js';
+import { isPermanentDetach, type LinkHost } from './link-base.js';
 import { now, type PhysicalConnection } from './physical.js';
-import { type BatchWaiter, type OneWaiter, ReceiveQueue } from './receive-queue.js';
+import type { BatchWaiter, OneWaiter } from './receive-queue.js';
+import { ReceiverApi } from './receiver-api.js';
 import { keepShapesOf } from './shape-keeper.js';
-import type { CallOptions, ReceiveBatchOptions, ReceiverOptions, SettleMode } from './types.js';
 
 /** A Receiver holding nothing, for shape-keeper.ts: its fields are its constructor's alone. */
 const receiverTwin = (nothing: object): object => new Receiver(nothing as LinkHost, '', {}, '');
@@ -43,201 +47,9 @@ const receiverTwin = (nothing: object): object => new Receiver(nothing as LinkHo
  * deliveries typed `Delivery<T>`, a type-level promise (openReceiver<T>()).
  */
 export class Receiver<T = MessageBody>
-  extends LogicalLink<ReceiverLink>
+  extends ReceiverApi<T>
   implements AsyncIterable<Delivery<T>>, DeliveryOwner, PublicReceiver<T>
 {
-  /** The receiver settle mode in force: 'second' when the broker confirms our outcomes. */
-  settleMode: SettleMode = 'first';
-  /** @internal link properties of the attach (the management pair's `paired`). */
-  attachProperties: Fields | undefined;
-  /** Messages handed out and suppressed as duplicates so far (for observability and tests). */
-  duplicatesSuppressed = 0;
-  private readonly credit: CreditWindow;
-  private readonly dedup: ReceiverDedup<Delivery<T>> | undefined;
-  /** Ask for rcv-settle-mode second on the next attach. */
-  private wantSecond: boolean;
-  private askedSecond = false;
-  private readonly queue = new ReceiveQueue<Delivery<T>>((d) => this.handOut(d), now);
-  private readonly drainWaiters = new Waiters();
-  /**
-   * Settled by the application, the broker's confirmation still awaited: those fail if the
-   * connection dies. Only these are tracked (a delivery not settled yet, or settled with nothing
-   * to wait for, has nothing to fail): no Set entry per delivery in rcv-settle-mode first.
-   */
-  private readonly awaitingConfirmation = new Set<Delivery<T>>();
-  /** A kick to write settlements is queued for the end of this tick. */
-  private flushQueued = false;
-  /**
-   * Whether this receiver's first arrival left its twin (shape-keeper.ts). V8 holds an object's
-   * hidden class only through its live objects: once none of a receive's deliveries is alive at a
-   * full collection (a quiet spell, the app done with a batch), their classes die and V8 discards
-   * the optimized code of the whole receive path (--trace-deopt "weak objects"), compiling it
-   * again on the next burst. A twin of one arrival, holding nothing, keeps those classes.
-   */
-  private shapesKept = false;
-
-  /** For a dynamic receiver: true until the broker named its node (then `address` is set). */
-  private dynamicUnassigned: boolean;
-  private readonly selector: string | undefined;
-  /** A topic subscription, and whether it is durable (docs/topics.md). */
-  private readonly subscribes: 'durable' | 'non-durable' | undefined;
-  private readonly holdUnsettled: boolean;
-  /** ReceiverOptions.copyBodies: small bodies copied out of the read slab, not handed out as views */
-  private readonly copyBodies: boolean;
-
-  /** @internal use Connection.openReceiver(). */
-  constructor(
-    host: LinkHost,
-    /** The address (queue name) the link receives from; for a dynamic receiver, the broker's name for its node once attached. */
-    public address: string,
-    options: ReceiverOptions,
-    name: string,
-    private readonly attachFilter?: (phys: PhysicalConnection) => boolean,
-  ) {
-    super(host, 'receiver', subscriptionName(address, options) ?? options.name ?? name);
-    this.credit = new CreditWindow({ credit: options.credit ?? 100 });
-    this.dedup = options.dedup === false ? undefined : new ReceiverDedup<Delivery<T>>(options.dedup ?? {});
-    this.wantSecond = options.confirmAccept !== false;
-    this.dynamicUnassigned = options.dynamic === true;
-    this.selector = options.selector;
-    this.holdUnsettled = options.holdUnsettled === true;
-    this.copyBodies = options.copyBodies === true;
-    this.subscribes =
-      options.topic === true ? (options.durable === true ? 'durable' : 'non-durable') : undefined;
-  }
-
-  /** A durable subscription outlives close(); unsubscribe() ends it. */
-  protected override get closesTerminus(): boolean {
-    return this.subscribes !== 'durable';
-  }
-
-  /**
-   * End this receiver's topic subscription: detach with closed=true, so the broker deletes the
-   * subscription and its messages (for a durable one the only way; close() keeps it).
-   */
-  unsubscribe(options?: CallOptions): Promise<void> {
-    return this.detachForGood(true, options);
-  }
-
-  /** True when accept() resolves only after the broker confirmed it (rcv-settle-mode second). */
-  get confirmedAccept(): boolean {
-    return this.settleMode === 'second';
-  }
-
-  /** Deliveries received and not yet handed out. */
-  get buffered(): number {
-    return this.queue.length;
-  }
-
-  /** @internal Settlements waiting for the broker's confirmation (tests check it drains). */
-  get awaitingConfirmationCount(): number {
-    return this.awaitingConfirmation.size;
-  }
-
-  /** Link credit as we granted it on the current link. */
-  get linkCredit(): number {
-    return this.credit.linkCredit;
-  }
-
-  // ------------------------------------------------------------------ public API
-
-  /** Grant `n` more messages (receivers opened with `credit: 0`). */
-  addCredit(n: number): void {
-    this.applyFlow(this.credit.addCredit(n));
-  }
-
-  /**
-   * Ask the broker to use up the credit now: it sends what it has for the credit granted, then
-   * sets the credit to zero. Resolves when it answered (every message it had is in `buffered`,
-   * ready for receive()); a prefetch window is then granted again. Rejects at the deadline, or
-   * when the link is lost first.
-   */
-  drain(options?: CallOptions): Promise<void> {
-    const link = this.link;
-    if (link?.state !== 'attached' || this.state !== 'attached') {
-      return Promise.reject(
-        this.failure ?? new ClientError('quorate:illegal-state', `receiver '${this.name}' is not attached`),
-      );
-    }
-    return this.drainWaiters.wait(options, 'drain', () => {
-      link.flow(link.credit, true);
-      this.host.kick();
-    });
-  }
-
-  /**
-   * With `max`: waits until at least one delivery is buffered, then resolves at once with every
-   * buffered delivery up to `max` (in arrival order; 1..max of them, never waiting for more).
-   * At the deadline with nothing buffered it rejects with the `quorate:timeout` error a single
-   * receive() gives; it rejects as receive() does when the receiver fails or closes.
-   */
-  receive(options: ReceiveBatchOptions): Promise<Delivery<T>[]>;
-  /** The next delivery (waits for one). Rejects at the deadline, or when the receiver fails. */
-  receive(options?: CallOptions): Promise<Delivery<T>>;
-  async receive(options?: CallOptions | ReceiveBatchOptions): Promise<Delivery<T> | Delivery<T>[]> {
-    if (options !== undefined && 'max' in options && options.max !== undefined) {
-      const max = checkMax(options.max);
-      // buffered, nobody ahead: answered now, without a deadline (its timer) or a queued waiter
-      const ready = options.signal?.aborted ? undefined : this.queue.takeUpTo(max);
-      if (ready !== undefined) return ready;
-      if (options.signal === undefined) {
-        // a deadline alone: the queue's shared timer keeps it (no Deadline, timer or closures per call)
-        const deadline = this.queue.deadline(options.timeoutMs);
-        const batch = await new Promise<Delivery<T>[] | undefined>((resolve, reject) =>
-          this.next({ max, resolve, reject, ...deadline }),
-        );
-        if (batch === undefined) throw this.closedError();
-        return batch;
-      }
-      let waiter: BatchWaiter<Delivery<T>> | undefined;
-      const batch = await waitQueued<Delivery<T>[] | undefined>(
-        options,
-        'receive',
-        (settle) => {
-          waiter = { max, resolve: settle.resolve, reject: settle.reject };
-          this.next(waiter);
-        },
-        () => {
-          if (waiter) this.queue.cancel(waiter);
-        },
-      );
-      if (batch === undefined) throw this.closedError();
-      return batch;
-    }
-    const ready = options?.signal?.aborted ? undefined : this.queue.shift();
-    if (ready !== undefined) return ready;
-    if (options?.signal === undefined) {
-      const deadline = this.queue.deadline(options?.timeoutMs);
-      const r = await new Promise<IteratorResult<Delivery<T>, undefined>>((resolve, reject) =>
-        this.next({ resolve, reject, ...deadline }),
-      );
-      if (r.done) throw this.closedError();
-      return r.value;
-    }
-    const r = await waitQueued<IteratorResult<Delivery<T>, undefined>>(
-      options,
-      'receive',
-      (w) => this.next(w),
-      (w) => this.queue.cancel(w),
-    );
-    if (r.done) throw this.closedError();
-    return r.value;
-  }
-
-  /** Deliveries as they come; ends when the receiver closes. Breaking out of the loop does not close it. */
-  [Symbol.asyncIterator](): AsyncIterator<Delivery<T>> {
-    return {
-      next: () => {
-        // one buffered: no waiter (and its closures) needed
-        const d = this.queue.shift();
-        return d !== undefined
-          ? Promise.resolve({ done: false, value: d })
-          : new Promise<IteratorResult<Delivery<T>>>((resolve, reject) => this.next({ resolve, reject }));
-      },
-      return: async () => ({ done: true, value: undefined }),
-    };
-  }
-
   // ------------------------------------------------------------------ DeliveryOwner
 
   /** @internal */
@@ -443,7 +255,7 @@ export class Receiver<T = MessageBody>
     this.applyFlow(this.credit.onSuppressed());
   }
 
-  private next(w: OneWaiter<Delivery<T>> | BatchWaiter<Delivery<T>>): void {
+  protected next(w: OneWaiter<Delivery<T>> | BatchWaiter<Delivery<T>>): void {
     if (this.queue.serveNow(w)) return;
     if (this.failure) {
       w.reject(this.failure);
@@ -456,11 +268,11 @@ export class Receiver<T = MessageBody>
     this.queue.wait(w);
   }
 
-  private closedError(): Error {
+  protected closedError(): Error {
     return this.failure ?? new ClientError('quorate:closed', `receiver '${this.name}' closed`);
   }
 
-  private handOut(d: Delivery<T>): Delivery<T> {
+  protected handOut(d: Delivery<T>): Delivery<T> {
     publish(receiveChannel, () => ({
       message: d.message,
       address: this.address,
@@ -471,7 +283,7 @@ export class Receiver<T = MessageBody>
     return d;
   }
 
-  private applyFlow(flow: CreditFlow | undefined): void {
+  protected applyFlow(flow: CreditFlow | undefined): void {
     const link = this.link;
     if (!flow || !link || link.state !== 'attached') return;
     // keep a drain in progress: a top-up must not cancel it
@@ -495,17 +307,6 @@ export class Receiver<T = MessageBody>
   }
 }
 
-/** receive()'s `max`: a positive integer. */
-function checkMax(max: unknown): number {
-  if (typeof max !== 'number') {
-    throw new ArgumentTypeError('ERR_INVALID_ARG_TYPE', `options.max must be a number, got ${typeof max}`);
-  }
-  if (!Number.isInteger(max) || max < 1) {
-    throw new ArgumentRangeError(`options.max must be a positive integer, got ${max}`);
-  }
-  return max;
-}
-
 /**
  * The source we attach with: a dynamic node not yet named, or an address; a selector as a
  * filter; a topic subscription's capability and durability (docs/topics.md).
@@ -524,13 +325,4 @@ function receiverSource(
     source.expiryPolicy = EXPIRY_NEVER;
   }
   return source;
-}
-
-/**
- * The link name a topic subscription is found again by: `subscription`, else `name`, else (for a
- * durable one) the topic's address; undefined: the generated name.
- */
-function subscriptionName(address: string, options: ReceiverOptions): string | undefined {
-  if (options.topic !== true) return undefined;
-  return options.subscription ?? options.name ?? (options.durable === true ? address : undefined);
 }
