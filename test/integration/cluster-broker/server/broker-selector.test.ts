@@ -122,6 +122,14 @@ describe('rhea', () => {
         what: 'all green messages',
         intervalMs: 20,
       });
+      // the last message (red) is looked at only by the scan that the 20th accept's credit starts,
+      // which can come after the 20th green arrived: wait for every message to be evaluated once,
+      // then no more (re-evaluation on every pump would be far past 40 by then)
+      await waitFor(() => spy.mock.calls.length >= 40, {
+        timeoutMs: 10_000,
+        what: 'every message evaluated',
+        intervalMs: 20,
+      });
       expect(spy.mock.calls.length).toBe(40);
       green.link.close();
     } finally {
