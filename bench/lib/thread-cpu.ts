@@ -10,7 +10,7 @@
  * thread). Linux only; 10 ms ticks, so a phase should take a few hundred ms of CPU.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { parseProcStat } from './process-cpu.js';
+import { clockTicksPerSecond, parseProcStat } from './process-cpu.js';
 
 interface ThreadSample {
   utime: number;
@@ -52,8 +52,6 @@ export interface ThreadCost {
   bytesPerWrite: number;
 }
 
-const USER_HZ = 100;
-
 const readIo = (path: string): IoSample => {
   const fields = new Map<string, number>();
   for (const line of readFileSync(path, 'utf8').split('\n')) {
@@ -89,7 +87,7 @@ export function threadCostSince(from: ThreadMark, messages: number): ThreadCost 
   const group = (): ThreadGroupCost => ({ userUs: 0, sysUs: 0, switches: 0, writes: 0 });
   const main = group();
   const others = group();
-  const tickUs = 1e6 / USER_HZ;
+  const tickUs = 1e6 / clockTicksPerSecond();
   for (const [tid, t] of now.threads) {
     const f = from.threads.get(tid) ?? { utime: 0, stime: 0, switches: 0, writes: 0 };
     const g = tid === process.pid ? main : others;
