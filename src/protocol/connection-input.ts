@@ -56,7 +56,7 @@ export abstract class ConnectionInput extends ConnectionOutput {
     }
   }
 
-  protected onDecodeError(e: unknown): void {
+  private onDecodeError(e: unknown): void {
     const err = e as { condition?: unknown; description?: unknown; message?: unknown };
     const condition = typeof err.condition === 'string' ? err.condition : Condition.decodeError;
     const description =
@@ -87,7 +87,7 @@ export abstract class ConnectionInput extends ConnectionOutput {
     this.emit({ type: 'closed', error: this.error, byPeer });
   }
 
-  protected onAmqp(channel: number, p: Performative, payload: Uint8Array | undefined): void {
+  private onAmqp(channel: number, p: Performative, payload: Uint8Array | undefined): void {
     if (this.phase !== 'amqp') {
       this.terminate(Condition.framingError, `unexpected AMQP frame ${p.type}`);
       return;
@@ -125,7 +125,7 @@ export abstract class ConnectionInput extends ConnectionOutput {
     }
   }
 
-  protected onOpen(o: Open): void {
+  private onOpen(o: Open): void {
     this.remoteOpen = o;
     const remoteMax = o.maxFrameSize ?? UINT_MAX;
     if (remoteMax < MIN_MAX_FRAME_SIZE) {
@@ -146,7 +146,7 @@ export abstract class ConnectionInput extends ConnectionOutput {
     }
   }
 
-  protected onClose(error: AmqpErrorBody | undefined): void {
+  private onClose(error: AmqpErrorBody | undefined): void {
     const byPeer = this.state !== 'close-sent';
     if (byPeer) {
       if (error) this.error = error;

@@ -55,7 +55,7 @@ export abstract class ConnectionOutput extends ConnectionFields {
   }
 
   /** A frame's encoded head and its payload into the output. */
-  protected append(head: EncodedHead, payload: Uint8Array | undefined): void {
+  private append(head: EncodedHead, payload: Uint8Array | undefined): void {
     if (payload !== undefined && payload.length >= COPY_LIMIT) {
       // large payloads go out as their own buffer (writev), never copied
       this.out.copy(head);
