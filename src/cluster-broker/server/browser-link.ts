@@ -10,11 +10,11 @@
  */
 import type { OutgoingDelivery, SenderLink } from '../../protocol/index.js';
 import type { Selector } from '../selector/index.js';
-import { rewriteHeader } from './consumer-link.js';
 import type { RegisteredConsumer } from './context.js';
 import { scopedLinkKey } from './identity.js';
 import type { LinkHandler, LinkHost } from './link-host.js';
 import { CongestionPause, DeliveryTags } from './outgoing-link.js';
+import { rewriteHeader } from './rewrite-header.js';
 
 /** Messages copied per look at the state at most (a huge credit is served in batches). */
 const MAX_BROWSE_BATCH = 256;

@@ -10,7 +10,6 @@ export {
 export { BrokerConnection, type ConnectionInfo, type ConnectionIo } from './broker-connection.js';
 export { BrokerServer, type BrokerServerStats } from './broker-server.js';
 export { BrokerConfigError } from './config-error.js';
-export { rewriteHeader } from './consumer-link.js';
 export { ConsumerRegistry, newCounters, type ServerContext, type ServerCounters } from './context.js';
 export { DEFAULT_DYNAMIC_GRACE_MS, DynamicNodes, TEMP_QUEUE_PREFIX } from './dynamic-nodes.js';
 export {
@@ -58,6 +57,7 @@ export {
   ResourceAlarm,
   systemMemory,
 } from './resource-alarm.js';
+export { rewriteHeader } from './rewrite-header.js';
 export { makeAuthenticator, type PeerInfo, type SaslPolicy, saslMechanisms } from './sasl-policy.js';
 export { loadUsersFile, PasswordChecker, parseUsers, type UserTable, withUserLine } from './users.js';
 export type { VirtualSource, VirtualSourceAttach, VirtualSourceSink } from './virtual-source.js';
