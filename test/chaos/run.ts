@@ -23,122 +23,23 @@
  *
  * `runChaos(options)` is the same run as a function (test/integration/chaos-ci.test.ts).
  */
-import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { MemberFederationLink } from '../../src/broker.js';
 import type { Connection, Receiver } from '../../src/index.js';
-import { checkTotalQueue, passesRun, type TotalQueueResult } from './checker.js';
+import { checkRun } from './check-run.js';
+import { injectFaults } from './fault-injection.js';
 import { History } from './history.js';
-import { type NemesisEvent, runNemesis } from './nemesis.js';
+import type { NemesisEvent } from './nemesis.js';
+import { printReport } from './print-report.js';
 import { startQueueConsumers } from './queue-consumers.js';
-import { FAULT_KINDS, type FaultKind, type NemesisStep, parseFaults, randomSchedule } from './schedule.js';
+import { type ChaosOptions, type ChaosReport, DEFAULT_FAULTS } from './run-types.js';
+import { FAULT_KINDS, parseFaults } from './schedule.js';
 import { startSides } from './sides.js';
 import type { ChaosTarget } from './target.js';
 import { sleep } from './target.js';
-import {
-  CHAOS_TOPIC,
-  type SubscriptionResult,
-  subscribeTopic,
-  type TopicSummary,
-  type TopicWorkload,
-} from './topics.js';
+import { CHAOS_TOPIC, subscribeTopic, type TopicWorkload } from './topics.js';
 import { type ConsumerInfo, connectWorker, type ProducerStats, runProducer } from './workers.js';
-
-/** The fault families of a seeded schedule when none are named. */
-export const DEFAULT_FAULTS: readonly FaultKind[] = ['kill', 'pause', 'partition', 'corrupt'];
-
-export interface ChaosOptions {
-  /** the system under test. Default 'quorate' (the reference cluster). */
-  target?: 'quorate' | 'rabbitmq';
-  /** members (quorate: 3 or 5; rabbitmq: always 3). Default 3. */
-  nodes?: number;
-  /** how long producers send while the nemesis runs, ms */
-  durationMs: number;
-  /** seeds the nemesis schedule (and the proxies' lossy links). Default 1. */
-  seed?: number;
-  /** fault families for a seeded schedule. Default: kill, pause, partition, corrupt. */
-  faults?: readonly FaultKind[];
-  /**
-   * A fixed schedule instead of a seeded one (CI). It runs to its end: the producers go on past
-   * `durationMs` until its last fault is over (on a loaded machine each wait for a member to serve
-   * again takes longer, and a schedule cut short would leave faults out of the run).
-   */
-  schedule?: readonly NemesisStep[];
-  /** time before the first fault, ms. Default 2_000. */
-  warmupMs?: number;
-  /** producer connections. Default 3. */
-  producers?: number;
-  /** queues; each has one consumer connection (two with competingConsumers). Default 2. */
-  queues?: number;
-  competingConsumers?: boolean;
-  /** two federated quorate clusters instead of one (federation.ts). Default false. */
-  federation?: boolean;
-  /**
-   * federation: consumers on both clusters (the issue's scenario; default) or on the downstream
-   * only (every message crosses the link: what docs/federation.md#exactly-once promises)
-   */
-  consumersOn?: 'both' | 'downstream';
-  /** federation: the downstream's fixed schedule (default: `schedule`, or one drawn from seed + 1) */
-  downstreamSchedule?: readonly NemesisStep[];
-  /**
-   * federation: the producers also publish to a topic west federates, read by a durable
-   * subscription on each cluster (topics.ts). Default false.
-   */
-  topic?: boolean;
-  /** messages per second per producer. Default 40. */
-  rate?: number;
-  /** sends in flight per producer. Default 8. */
-  window?: number;
-  /** each send's deadline, ms. Default 60_000. */
-  sendTimeoutMs?: number;
-  /** the drain ends when everything acknowledged arrived and nothing came for quietMs. Default 3_000. */
-  quietMs?: number;
-  /** the drain gives up after this long, ms. Default 120_000. */
-  drainTimeoutMs?: number;
-  log?: (line: string) => void;
-}
-
-export interface ChaosRunSummary {
-  target: string;
-  nodes: number;
-  seed: number;
-  faults: string[];
-  durationMs: number;
-  wallMs: number;
-  enqueue: { invoked: number; ok: number; fail: number; info: number };
-  dequeued: number;
-  /** receiver dedup: redeliveries suppressed, and duplicates before/after it (single consumer per queue) */
-  receiverDedup: { suppressed: number; duplicatedBeforeDedup: number; duplicatedAfterDedup: number };
-  failovers: number;
-  /** every cluster's nemesis; with federation each event's fault is prefixed `east:` / `west:` */
-  nemesis: NemesisEvent[];
-  /** federation: messages handed out by each cluster's consumers */
-  receivedPerCluster?: Record<string, number>;
-  /** `topic`: the publishes and each subscription's counts */
-  topic?: TopicSummary;
-  /** federation: the downstream's links at the end of the drain, as each member reports them */
-  federationLinks?: MemberFederationLink[];
-  drained: boolean;
-  recovered: boolean;
-  /** each consumer (and subscriber) at the end of the drain (diagnoses a stalled one) */
-  consumers: ConsumerInfo[];
-}
-
-export interface ChaosReport {
-  result: TotalQueueResult;
-  summary: ChaosRunSummary;
-  /** `topic`: each subscription's check, its lists included */
-  subscriptions?: SubscriptionResult[];
-  /**
-   * valid with lost 0, unexpected 0, duplicated 0, and at least one acknowledged enqueue: the
-   * queues' check and every subscription's
-   */
-  passed: boolean;
-  history: History;
-  /** `topic`: the publishes and the subscriptions' hand-outs (on the same clock as `history`) */
-  topicHistory?: History;
-}
 
 export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const log = o.log ?? (() => undefined);
@@ -238,43 +139,23 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     );
     const publishers = topic?.publish({ conns: producerConns, ...pace }) ?? [];
 
-    // the nemesis of each cluster: a fixed schedule, or one drawn from the seed (seed + i for side i)
-    const stepsOf = (i: number): readonly NemesisStep[] =>
-      (i > 0 ? (o.downstreamSchedule ?? o.schedule) : o.schedule) ??
-      randomSchedule({
-        seed: seed + i,
-        faults,
-        ids: sides[i]!.target.ids,
-        durationMs: Math.max(0, o.durationMs - (o.warmupMs ?? 2_000)),
-      });
-    log(`nemesis schedule: ${sides.map((_, i) => stepsOf(i).length).join(' + ')} step(s)`);
-    const abort = new AbortController();
-    // a seeded schedule stops at the end of the run; a fixed one runs to its end
-    const stopTimer = fixedSchedule
-      ? undefined
-      : setTimeout(() => abort.abort(), Math.max(0, stopAt - Date.now()));
-    await sleep(o.warmupMs ?? 2_000);
+    // the faults (fault-injection.ts): each cluster's nemesis, after the warm-up, while the producers send
     const producerMember = () => {
       const url = producerConns[0]?.url;
       return url ? target.memberOfUrl(url) : undefined;
     };
-    const perSide = await Promise.all(
-      sides.map((side, i) =>
-        runNemesis({
-          target: side.target,
-          steps: stepsOf(i),
-          clientMember: side.clientMember ?? producerMember,
-          now: () => history.now(),
-          signal: abort.signal,
-          log: side.name ? (line) => log(`${side.name} ${line}`) : log,
-        }).then((events) =>
-          side.name ? events.map((e) => ({ ...e, fault: `${side.name}: ${e.fault}` })) : events,
-        ),
-      ),
-    );
-    nemesisEvents = perSide.flat().sort((a, b) => a.start - b.start);
+    nemesisEvents = await injectFaults({
+      o,
+      sides,
+      seed,
+      faults,
+      stopAt,
+      fixedSchedule,
+      producerMember,
+      now: () => history.now(),
+      log,
+    });
     nemesisDone = true;
-    clearTimeout(stopTimer);
 
     // heal everything, let the producers finish (their sends settle or reach their deadline)
     for (const side of sides) await side.target.recover();
@@ -310,73 +191,27 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     await stop().catch((e: unknown) => log(`stopping the target failed: ${String(e)}`));
   }
 
-  // federation: consumers on both clusters compete, and without receiver dedup a redelivery after
-  // an accept in doubt is at-least-once; either way only a hand-out after a confirmed accept is a duplicate
-  const result = checkTotalQueue(history.ops, {
-    singleConsumerPerQueue: !o.competingConsumers && !o.federation,
-  });
-  const topicCheck = topic?.check();
-  const suppressed = receivers.reduce((n, r) => n + r.duplicatesSuppressed, 0);
-  const summary: ChaosRunSummary = {
-    target: o.federation ? 'quorate federation (east -> west)' : target.name,
+  return checkRun({
+    o,
+    target,
     nodes,
     seed,
-    faults: [...faults],
-    durationMs: o.durationMs,
-    wallMs: Date.now() - wallStart,
-    enqueue: {
-      invoked: history.count('invoke', 'enqueue'),
-      ok: history.count('ok', 'enqueue'),
-      fail: history.count('fail', 'enqueue'),
-      info: history.count('info', 'enqueue'),
-    },
-    dequeued: history.count('ok', 'dequeue'),
-    receiverDedup: {
-      suppressed,
-      duplicatedBeforeDedup: result.details.rawDuplicatedCount + suppressed,
-      duplicatedAfterDedup: result.details.rawDuplicatedCount,
-    },
+    faults,
+    wallStart,
+    history,
+    topic,
+    receivers,
     failovers,
-    nemesis: nemesisEvents,
-    ...(o.federation ? { receivedPerCluster } : {}),
-    ...(topicCheck ? { topic: topicCheck.summary } : {}),
-    ...(federationLinks ? { federationLinks } : {}),
+    nemesisEvents,
+    receivedPerCluster,
+    federationLinks,
     drained,
     recovered,
-    consumers: consumerInfo,
-  };
-  const subscriptions = topicCheck?.subscriptions;
-  const passed = passesRun(result) && (subscriptions ?? []).every((s) => passesRun(s.result));
-  return {
-    result,
-    summary,
-    passed,
-    history,
-    ...(topic && subscriptions ? { subscriptions, topicHistory: topic.history } : {}),
-  };
+    consumerInfo,
+  });
 }
 
 // ------------------------------------------------------------------ CLI
-
-const LIST_CAP = 50;
-
-/** The checker result with its detail lists capped (a bad run can lose thousands). */
-export function printableResult(r: TotalQueueResult): unknown {
-  const cap = <T>(xs: T[]) =>
-    xs.length > LIST_CAP ? [...xs.slice(0, LIST_CAP), `... ${xs.length - LIST_CAP} more`] : xs;
-  const d = r.details;
-  return {
-    ...r,
-    details: {
-      ...d,
-      lost: cap(d.lost.map(String)),
-      unexpected: cap(d.unexpected.map(String)),
-      duplicated: cap(d.duplicated.map(String)),
-      recovered: cap(d.recovered.map(String)),
-      dequeuedAfterFail: cap(d.dequeuedAfterFail.map(String)),
-    },
-  };
-}
 
 function consumersOn(v: string): 'both' | 'downstream' {
   if (v !== 'both' && v !== 'downstream') throw new Error(`--consumers-on both|downstream, got ${v}`);
@@ -429,20 +264,7 @@ async function main(argv: string[]): Promise<number> {
     topic: values.topic,
     log,
   });
-  if (values.history) {
-    // with --topic both histories, under their names; else the queue history alone, as always
-    const topicOps = report.topicHistory?.ops;
-    const ops = report.history.ops;
-    writeFileSync(values.history, JSON.stringify(topicOps ? { queues: ops, topic: topicOps } : ops));
-  }
-  process.stderr.write(`${JSON.stringify(report.summary, null, 2)}\n`);
-  // a failed subscription's lists (the summary has its counts only)
-  for (const s of report.subscriptions ?? []) {
-    if (!passesRun(s.result)) {
-      process.stderr.write(`subscription ${s.name}: ${JSON.stringify(printableResult(s.result), null, 2)}\n`);
-    }
-  }
-  process.stdout.write(`${JSON.stringify(printableResult(report.result), null, 2)}\n`);
+  printReport(report, values.history);
   log(report.passed ? 'PASS' : 'FAIL');
   return report.passed ? 0 : 1;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../src/common/random.js';
-import { DEFAULT_FAULTS } from './run.js';
+import { DEFAULT_FAULTS } from './run-types.js';
 import { parseFaults, randomFault, randomSchedule } from './schedule.js';
 
 const ids5 = ['n1', 'n2', 'n3', 'n4', 'n5'];

@@ -6,7 +6,9 @@
  * longer runs are the soak: `npm run chaos -- --duration 600 ...` (README).
  */
 import { expect, it } from 'vitest';
-import { type ChaosOptions, type ChaosReport, printableResult, runChaos } from '../chaos/run.js';
+import { printableResult } from '../chaos/print-report.js';
+import { runChaos } from '../chaos/run.js';
+import type { ChaosOptions, ChaosReport } from '../chaos/run-types.js';
 import type { NemesisStep } from '../chaos/schedule.js';
 
 function expectPassed(report: ChaosReport): void {

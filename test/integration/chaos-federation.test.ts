@@ -17,7 +17,9 @@
  */
 import { expect, it } from 'vitest';
 import type { TotalQueueResult } from '../chaos/checker.js';
-import { type ChaosReport, printableResult, runChaos } from '../chaos/run.js';
+import { printableResult } from '../chaos/print-report.js';
+import { runChaos } from '../chaos/run.js';
+import type { ChaosReport } from '../chaos/run-types.js';
 
 /** The counts a check must have at 0 (`valid` true), named by what was checked. */
 const verdict = (check: string, r: TotalQueueResult) => ({

@@ -1,8 +1,7 @@
 /** The store's torn-tail rule and repair, on files built byte by byte (the CLI test is in integration/). */
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { encodeEvent } from '../../../src/cluster-broker/core/event-codec.js';
 import type { BrokerEvent } from '../../../src/cluster-broker/core/events.js';
 import { BufferSource } from '../../../src/cluster-broker/files/chunked-reader.js';
@@ -11,17 +10,10 @@ import { openStore, type StoreOptions } from '../../../src/cluster-broker/store/
 import { frameRecord } from '../../../src/cluster-broker/store/record-format.js';
 import { SEGMENT_HEADER_BYTES, segmentHeader } from '../../../src/cluster-broker/store/segment-header.js';
 import { segmentName } from '../../../src/cluster-broker/store/segments.js';
+import { useTempDirs } from '../../support/temp-dirs.js';
 import { bytes } from '../core/helpers.js';
 
-const dirs: string[] = [];
-async function tempDir(): Promise<string> {
-  const d = await mkdtemp(join(tmpdir(), 'quorate-damage-'));
-  dirs.push(d);
-  return d;
-}
-afterAll(async () => {
-  for (const d of dirs) await rm(d, { recursive: true, force: true });
-});
+const tempDir = useTempDirs('quorate-damage-');
 
 function declare(i: number): BrokerEvent {
   return { type: 'declare', leaderTime: i, queue: `q${i}`, options: {} };
