@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { BenchCluster, measure, waitLeader } from './cluster.js';
+import { BenchCluster, waitLeader } from './lib/cluster-processes.js';
+import { measure } from './lib/cluster-throughput.js';
 
 export interface ClusterAuthBenchOptions {
   trials?: number;

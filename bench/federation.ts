@@ -54,7 +54,8 @@
  *     [--repeat N] [--control]
  *
  * The result's types, the CPU ratios and the printed lines: bench/lib/federation-figures.ts; what
- * is read from the members' monitoring endpoints: bench/lib/federation-monitor.ts.
+ * is read from the members' monitoring endpoints: bench/lib/federation-monitor.ts; the rounds and
+ * where their clients connect: bench/lib/federation-rounds.ts.
  */
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -62,9 +63,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from '../test/support/net.js';
-import { benchEndpoint, memberProcesses } from './lib/broker-processes.js';
-import { type ClusterMemberProcess, type RunningBroker, startOurCluster } from './lib/brokers.js';
-import { loadQuorate } from './lib/built-package.js';
+import { type RunningBroker, startOurCluster } from './lib/brokers.js';
 import { type ControlFigures, controlFigures, medianControlRatios } from './lib/federation-control.js';
 import {
   brokerCpuOf,
@@ -77,15 +76,20 @@ import {
   type Round,
 } from './lib/federation-figures.js';
 import { anyLinkRunning, commitIndexOf, fsyncsOf, linkUpstreamMember } from './lib/federation-monitor.js';
+import {
+  controlRound,
+  FED,
+  federationProcesses,
+  leaderEndpoint,
+  preloadedRound,
+  round,
+} from './lib/federation-rounds.js';
 import { flagValue } from './lib/flag-value.js';
-import { type CountedProcess, idleCpuMsPerSecond, measureCpu } from './lib/process-cpu.js';
-import { receiveAll, sendAll, withFlow } from './lib/quorate-flow.js';
+import { idleCpuMsPerSecond, measureCpu } from './lib/process-cpu.js';
 import { formatSpread, parseRepeat, spread } from './lib/repeats.js';
 import { defaultWarm, parseWarm } from './lib/warm-option.js';
 
 export type { FederationBenchResult, FederationRepeat };
-
-const { connect } = await loadQuorate();
 
 export interface FederationBenchOptions {
   log?: (line: string) => void;
@@ -105,39 +109,8 @@ export interface FederationBenchOptions {
   control?: boolean;
 }
 
-/** The client and the six members, labelled by cluster and role as the round starts. */
-async function federationProcesses(
-  east: readonly ClusterMemberProcess[],
-  west: readonly ClusterMemberProcess[],
-): Promise<CountedProcess[]> {
-  return [
-    { label: 'client' },
-    ...(await memberProcesses(east, 'east ')),
-    ...(await memberProcesses(west, 'west ')),
-  ];
-}
-
-const FED = 'bench-fed';
-
 /** How long the members' idle CPU is read for, after the warm-up (ms). */
 const IDLE_MS = 3_000;
-
-/** Where a cluster's clients connect: the member leading it now, and its label (`leader n2`). */
-interface ClientEndpoint {
-  urls: string[];
-  label: string;
-}
-
-/**
- * The cluster's leader, as the e2e bench connects (benchEndpoint): a client on a follower would
- * add that follower's forwarding to the leader to the round's cost, and whether the first URL is
- * a follower is chance, so the local and federated rounds would not compare like for like.
- */
-async function leaderEndpoint(cluster: RunningBroker): Promise<ClientEndpoint> {
-  const at = await benchEndpoint(cluster);
-  const leader = at.processes.find((p) => p.label.startsWith('leader'));
-  return { urls: [at.url.toString()], label: leader?.label ?? at.url.host };
-}
 
 function argsFromCommandLine(argv: string[]): Partial<FederationBenchOptions> {
   const value = (flag: string) => flagValue(argv, flag);
@@ -159,67 +132,6 @@ function argsFromCommandLine(argv: string[]): Partial<FederationBenchOptions> {
       dir !== undefined && !dir.startsWith('--') ? dir : mkdtempSync(join(tmpdir(), 'quorate-fed-prof-'));
   }
   return opts;
-}
-
-/** Sends `n` to `queue` on `sendUrls`, received on `receiveUrls`: messages per second received. */
-async function round(
-  sendUrls: string[],
-  receiveUrls: string[],
-  queue: string,
-  n: number,
-  window: number,
-  body: Buffer,
-  tag: string,
-): Promise<number> {
-  return withFlow(sendUrls, receiveUrls, queue, window, async (sender, receiver) => {
-    const t0 = performance.now();
-    // together: a failed send is the error reported (the receiver's end, when the connections
-    // close after it, is not left unhandled)
-    await Promise.all([receiveAll(receiver, n), sendAll(sender, n, window, body, tag)]);
-    return Math.round((n / (performance.now() - t0)) * 1000);
-  });
-}
-
-/**
- * The control round: `n` sent to west's `bench-local` and received on west, and at the same time
- * `n` sent to east's `bench-local` and received on east; each cluster's rate.
- */
-async function controlRound(
-  urls: { east: string[]; west: string[] },
-  flow: { n: number; window: number; body: Buffer; tag: string },
-): Promise<{ westPerSec: number; eastPerSec: number }> {
-  const { n, window, body, tag } = flow;
-  const [westPerSec, eastPerSec] = await Promise.all([
-    round(urls.west, urls.west, 'bench-local', n, window, body, `${tag}w`),
-    round(urls.east, urls.east, 'bench-local', n, window, body, `${tag}e`),
-  ]);
-  return { westPerSec, eastPerSec };
-}
-
-/** `n` messages put on east with nobody asking for them, then a consumer on west: the link alone. */
-async function preloadedRound(
-  east: string[],
-  west: string[],
-  n: number,
-  window: number,
-  body: Buffer,
-  tag: string,
-) {
-  const pub = await connect({ urls: east, reconnect: false });
-  try {
-    await sendAll(await pub.openSender(FED), n, window, body, tag);
-  } finally {
-    await pub.close().catch(() => {});
-  }
-  const sub = await connect({ urls: west, reconnect: false });
-  try {
-    const t0 = performance.now();
-    const receiver = await sub.openReceiver(FED, { credit: window, confirmAccept: false });
-    await receiveAll(receiver, n);
-    return Math.round((n / (performance.now() - t0)) * 1000);
-  } finally {
-    await sub.close().catch(() => {});
-  }
 }
 
 export async function run(opts: FederationBenchOptions = {}): Promise<FederationBenchResult> {

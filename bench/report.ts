@@ -16,7 +16,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ALL_TARGETS, type TargetName } from './e2e.js';
+import { ALL_TARGETS, type TargetName } from './lib/e2e-targets.js';
 import { renderReport, replaceGenerated, type SuiteReport } from './lib/report-page.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { followerOverLeaderCpu } from '../../bench/e2e.js';
+import { followerOverLeaderCpu } from '../../bench/lib/e2e-figures.js';
 
 describe('followerOverLeaderCpu', () => {
   it('divides the costlier follower by the leader, medians over the rounds', () => {
