@@ -51,7 +51,7 @@ const REPLICA_TESTS = [
 export const MUTANTS: readonly Mutant[] = [
   {
     name: 'store-no-datasync',
-    file: 'src/cluster-broker/store/event-store.ts',
+    file: 'src/cluster-broker/store/file-event-store.ts',
     find: 'await this.fsyncLatency.time(() => this.fh.datasync());',
     replace: 'await this.fsyncLatency.time(async () => {});',
     promise: "single-node store: an event's `durable` resolves only once it survives a power loss",

@@ -14,163 +14,33 @@
  *
  * Clock and timers are options (default Date.now and setTimeout) so that the broker simulation
  * (test/cluster-broker/cluster/sim/broker-sim.ts) runs this very code on every simulated member.
+ *
+ * This file is its broker-facing side (submit, request, the replica's and state machine's hooks,
+ * close); the class is a chain, one job per file, so the per-message paths stay plain method calls
+ * on one object: cluster-backend-fields.ts (every field, the constructor) and
+ * cluster-backend-routing.ts (entry bytes, proposing or forwarding, parked requests, deadlines).
+ * Its options and ports are in cluster-backend-options.ts.
  */
-import { EventEmitter } from 'eventemitter3';
 import { copyWith } from '../../common/copy-with.js';
 import { notQuorateDescription } from '../../wire-extensions.js';
-import { VarintWriter } from '../core/binary.js';
 import type { BrokerState } from '../core/broker-state.js';
-import { ByteArena, MAX_PACKED_BYTES, viewOf } from '../core/byte-arena.js';
+import { viewOf } from '../core/byte-arena.js';
 import type { BrokerEvent } from '../core/events.js';
 import type { ResultOf } from '../core/results.js';
 import { assertEntryFits, MAX_ENTRY_DATA_BYTES } from '../replication/log-records.js';
 import type { SoftState } from '../replication/raft/types.js';
-import {
-  BackendClosedError,
-  type BrokerBackend,
-  type BrokerBackendEvents,
-  OutcomeUnknownError,
-} from '../server/backend.js';
+import { BackendClosedError, type BrokerBackend, OutcomeUnknownError } from '../server/backend.js';
 import { assertRecordFits, recordBytesAtLeast } from '../store/record-limit.js';
+import type { AppSender, ReplicaPort } from './cluster-backend-options.js';
+import { ClusterBackendRouting } from './cluster-backend-routing.js';
 import type { ClusterStateMachine, EntryOutcome } from './cluster-state-machine.js';
 import { linkKeyOf, processOf, qualifyConsumer } from './consumer-keys.js';
-import {
-  type EntryRequest,
-  encodeEntry,
-  entrySizeHint,
-  stampEntryInPlace,
-  writeEntry,
-} from './entry-codec.js';
-import type { AppMessage } from './peer-wire.js';
+import { type EntryRequest, stampEntryInPlace } from './entry-codec.js';
 
-/** The part of Replica the backend drives. */
-export interface ReplicaPort {
-  isLeader(): boolean;
-  readonly leaderId: string | null;
-  readonly term: number;
-  /**
-   * Appends `data` to the log as leader (throws at once if it cannot). Nothing waits on it: the
-   * backend learns the entry's fate from its own apply (onApplied), a change of leader or term
-   * (onRole) or the request's deadline, as it does for a request it forwarded.
-   */
-  append(data: Uint8Array): unknown;
-}
+// the options and ports, for the importers that name them from here
+export type * from './cluster-backend-options.js';
 
-/** Sends a member-to-member message; false when the peer is not connected (nothing sent). */
-export type AppSender = (m: AppMessage) => boolean;
-
-/** The timers the backend arms (the deterministic simulation passes simulated ones). */
-export interface BackendTimers {
-  set(fn: () => void, ms: number): unknown;
-  clear(handle: unknown): void;
-}
-
-/** The scratch writer's size: a small entry's (byte-arena.ts MAX_PACKED_BYTES) and some room. */
-const SCRATCH_BYTES = 2 * MAX_PACKED_BYTES;
-
-const processTimers: BackendTimers = {
-  set: (fn, ms) => setTimeout(fn, ms),
-  clear: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
-
-/**
- * Deliberately broken rules, so the broker simulation (test/cluster-broker/cluster/sim-broker.test.ts) can show
- * that its checks catch them. Never set outside tests.
- */
-export interface BackendUnsafeFlags {
-  /** Settle a pending request on an applied entry with its number whatever the entry's origin. */
-  readonly skipOriginCheck?: boolean;
-  /** The leader answers an enqueue `enqueued` once it appended it, before commit + apply. */
-  readonly ackOnAppend?: boolean;
-}
-
-export interface ClusterBackendOptions {
-  memberId: string;
-  /** `<member>@<incarnation>` of this process. */
-  origin: string;
-  /** Reject a request not applied within this (outcome unknown). Default 5000 ms. */
-  submitTimeoutMs?: number;
-  /** The leader's clock for stamping. Default Date.now. */
-  clock?: () => number;
-  /** Default: the process's setTimeout / clearTimeout. */
-  timers?: BackendTimers;
-  unsafe?: BackendUnsafeFlags;
-}
-
-/**
- * The deadline of the requests made at one reading of the clock: one timer for all of them, not
- * one per request (a publisher's window arrives in a few turns, each with many requests). The
- * timer is cleared once none of them is pending any more, as each request's own was.
- */
-interface DeadlineGroup {
-  /** The clock when the group's first request was made. */
-  readonly at: number;
-  /** The armed timer; undefined once cleared or fired. */
-  handle: unknown;
-  /** Requests of the group still pending. */
-  open: number;
-}
-
-interface Pending {
-  bytes: Uint8Array;
-  resolve: (result: unknown) => void;
-  reject: (e: Error) => void;
-  deadline: DeadlineGroup;
-  /**
-   * For a claim or acquire: the link key it is for (dropped unsent if the link goes). A settle
-   * has none: it carries the client's decision, which must reach the log before the link's
-   * release does (a dropped accept would bring the message back).
-   */
-  linkFor?: string;
-  /** Where and in which term it was sent (undefined: not sent yet). */
-  sentTo?: string;
-  sentTerm?: number;
-}
-
-export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements BrokerBackend {
-  serving = false;
-  notServingReason: string | undefined = notQuorateDescription('starting');
-  readonly origin: string;
-  private sm: ClusterStateMachine | undefined;
-  private replica: ReplicaPort | undefined;
-  private send: AppSender | undefined;
-  private seq = 0;
-  private readonly pending = new Map<number, Pending>();
-  /** Requests waiting for a reachable leader, in submission order. */
-  private parked: number[] = [];
-  /** retryParked is sending (see there). */
-  private draining = false;
-  private retryTimer: unknown;
-  /** Link keys with a live consumer here -> whether our claim for it has applied. */
-  private readonly links = new Map<string, boolean>();
-  private closed = false;
-  private readonly timeoutMs: number;
-  private readonly clock: () => number;
-  private readonly timers: BackendTimers;
-  private readonly unsafe: BackendUnsafeFlags;
-  private lastLeader: string | null = null;
-  private lastTerm = 0;
-  /** The newest deadline group: requests made at the same clock reading join it. */
-  private deadlineGroup: DeadlineGroup | undefined;
-  /** Where small entries are encoded before their copy into `entryChunks`. */
-  private scratch = new VarintWriter(SCRATCH_BYTES);
-  /**
-   * Small entries' bytes (this member's own requests, and on the leader the followers' forwarded
-   * ones), back to back in shared chunks rather than a buffer each (a buffer is an allocation and
-   * a GC-tracked backing store per message). They live in the Raft log until it is compacted, in
-   * log order, so the chunks free in turn.
-   */
-  private readonly entryChunks = new ByteArena();
-
-  constructor(private readonly opts: ClusterBackendOptions) {
-    super();
-    this.origin = opts.origin;
-    this.timeoutMs = opts.submitTimeoutMs ?? 5000;
-    this.clock = opts.clock ?? Date.now;
-    this.timers = opts.timers ?? processTimers;
-    this.unsafe = opts.unsafe ?? {};
-  }
-
+export class ClusterBackend extends ClusterBackendRouting implements BrokerBackend {
   /** Wires the replicated parts in (the state machine exists before the replica starts). */
   attach(sm: ClusterStateMachine, replica: ReplicaPort, send: AppSender): void {
     this.sm = sm;
@@ -326,119 +196,6 @@ export class ClusterBackend extends EventEmitter<BrokerBackendEvents> implements
   }
 
   // ---- internals ----
-
-  /** The entry of a request: a small one in the shared chunks, a large one in its own buffer. */
-  private encode(seq: number, body: EntryRequest): Uint8Array {
-    if (entrySizeHint(this.origin, body) > MAX_PACKED_BYTES) return encodeEntry(this.origin, seq, body);
-    const w = this.scratch;
-    w.pos = 0;
-    writeEntry(w, this.origin, seq, body);
-    const bytes = viewOf(this.entryChunks.store(w.written()));
-    // a hint that fell short grew the scratch buffer: do not keep a large one
-    if (w.buf.length > SCRATCH_BYTES) this.scratch = new VarintWriter(SCRATCH_BYTES);
-    return bytes;
-  }
-
-  /**
-   * Sends request `seq` on its way, behind any request still parked: this member's requests
-   * reach the log in submission order (a link's settle before its release, a release before the
-   * next acquire), so one that cannot leave now holds back the ones after it.
-   */
-  private route(seq: number): void {
-    if (this.parked.length === 0 && this.dispatch(seq)) return;
-    this.parked.push(seq);
-    this.retryParked();
-  }
-
-  /** Proposes (as leader) or forwards request `seq`; false when no leader can be reached now. */
-  private dispatch(seq: number): boolean {
-    const p = this.pending.get(seq);
-    const r = this.replica;
-    if (!p) return true; // answered or failed meanwhile: nothing to send
-    if (!r) return false;
-    if (r.isLeader()) {
-      p.sentTo = this.opts.memberId;
-      p.sentTerm = r.term;
-      try {
-        // p.bytes is ours alone and is never sent anywhere else once proposed here
-        r.append(stampEntryInPlace(p.bytes, this.clock()));
-      } catch (err) {
-        this.fail(seq, new OutcomeUnknownError(`proposal failed: ${(err as Error).message}`, { cause: err }));
-      }
-      return true;
-    }
-    const leader = r.leaderId;
-    if (leader !== null && leader !== this.opts.memberId && this.send) {
-      const sent = this.send({ kind: 'forward', from: this.opts.memberId, to: leader, request: p.bytes });
-      if (sent) {
-        p.sentTo = leader;
-        p.sentTerm = r.term;
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /** Sends the parked requests in order up to the first that still cannot leave; retries later. */
-  private retryParked(): void {
-    // a request submitted from within a send (re-entrant) joins the end of the line: the loop
-    // below sends it in its turn; a second loop would send the ones before it again
-    if (this.draining) return;
-    this.draining = true;
-    let sent = 0;
-    try {
-      while (sent < this.parked.length && this.dispatch(this.parked[sent]!)) sent++;
-    } finally {
-      this.draining = false;
-      if (sent > 0) this.parked.splice(0, sent);
-    }
-    if (this.parked.length === 0 || this.retryTimer !== undefined || this.closed) return;
-    this.retryTimer = this.timers.set(() => {
-      this.retryTimer = undefined;
-      this.retryParked();
-    }, 25);
-  }
-
-  private fail(seq: number, err: Error): void {
-    const p = this.pending.get(seq);
-    if (!p) return;
-    this.pending.delete(seq);
-    this.leaveDeadline(p.deadline);
-    p.reject(err);
-  }
-
-  /**
-   * The deadline group of a request made now: the current one when it began at this clock
-   * reading and still has a pending request, else a new one with its own timer. Node's timers
-   * already start from the event loop's cached time, so requests of one clock reading sharing a
-   * timer expire when theirs would have.
-   */
-  private joinDeadline(): DeadlineGroup {
-    const now = this.clock();
-    let g = this.deadlineGroup;
-    if (g === undefined || g.at !== now || g.handle === undefined) {
-      const group: DeadlineGroup = { at: now, handle: undefined, open: 0 };
-      group.handle = this.timers.set(() => this.expire(group), this.timeoutMs);
-      this.deadlineGroup = g = group;
-    }
-    g.open++;
-    return g;
-  }
-
-  /** A request of `g` is no longer pending: the last one clears the group's timer. */
-  private leaveDeadline(g: DeadlineGroup): void {
-    g.open--;
-    if (g.open > 0 || g.handle === undefined) return;
-    this.timers.clear(g.handle);
-    g.handle = undefined;
-  }
-
-  /** `g`'s timer fired: its requests still pending have an unknown outcome. */
-  private expire(g: DeadlineGroup): void {
-    g.handle = undefined;
-    const late = [...this.pending].filter(([, p]) => p.deadline === g).map(([seq]) => seq);
-    for (const seq of late) this.fail(seq, new OutcomeUnknownError(`no commit within ${this.timeoutMs} ms`));
-  }
 
   /** The ackOnAppend bug (BackendUnsafeFlags): a request this leader proposed, answered now. */
   private ackIfAppended(seq: number): void {
