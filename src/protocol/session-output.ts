@@ -103,7 +103,7 @@ export abstract class SessionOutput extends SessionFields {
     this.conn.writeFrame(this.channel, { type: 'transfer', body: t }, payload);
   }
 
-  /** @internal the first (or only) transfer of a delivery without a delivery state (connection.ts writeDeliveryStart). */
+  /** @internal the first (or only) transfer of a delivery without a delivery state (connection-output.ts writeDeliveryStart). */
   writeDeliveryStart(handle: number, d: OutgoingDelivery, more: boolean, payload: Uint8Array): void {
     if (this.state !== 'mapped') return;
     this.nextOutgoingId = (this.nextOutgoingId + 1) >>> 0;

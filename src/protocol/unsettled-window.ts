@@ -1,6 +1,6 @@
 /**
  * A session's deliveries not settled yet, by delivery-id: its outgoing ones (written, ids
- * allocated in order as transfers are written, session.ts allocDeliveryId) and its incoming ones
+ * allocated in order as transfers are written, session-output.ts allocDeliveryId) and its incoming ones
  * (ids the peer assigns, in order from any well-behaved peer). The live ones sit in an array
  * indexed by `id - base`: tracking, looking up and settling a delivery is index arithmetic, no
  * hash-map entry per delivery (a map's entries churn: with deliveries added and settled it

@@ -220,7 +220,7 @@ export function enqueueEventFor(
 /**
  * What the queue stores: the message with first-acquirer set in its header (only the header
  * changes), so the first delivery goes out as stored, with no rewrite; later ones rewrite the
- * header (consumer-link.ts).
+ * header (rewrite-header.ts).
  *
  * The result only lives as long as the event that carries it: applying an enqueue copies the bytes
  * into the queue's own memory (core/byte-arena.ts), so a socket chunk is never kept by a queued

@@ -27,7 +27,7 @@
  * record-limit.ts) before it is applied or written; the store goes on.
  *
  * Compaction: when the log since the last snapshot passes `segmentBytes` and pays for a snapshot of the live
- * message bytes (see rollDue), the state is snapshotted (sync, at the current index, as parts that reference
+ * message bytes (see rollDue, file-event-store.ts), the state is snapshotted (sync, at the current index, as parts that reference
  * the stored message bytes rather than copy them), a new segment is started, the snapshot is
  * written atomically in the background, and only once it is durable are the older segments
  * deleted.

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { Delivery, Receiver } from '../../../src/cluster-broker/federation/upstream-client.js';
 import { receiveBatch } from '../../../src/cluster-broker/federation/upstream-client.js';
 
-/** A receiver's buffer and receive({ max }) as the client's behave (receiver.ts), over stand-in deliveries. */
+/** A receiver's buffer and receive({ max }) as the client's behave (receiver-api.ts, receive-queue.ts), over stand-in deliveries. */
 function fakeReceiver() {
   const queue: Delivery[] = [];
   let waiting: ((batch: Delivery[]) => void) | undefined;
