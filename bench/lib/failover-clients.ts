@@ -3,10 +3,11 @@
  * in flight, on our client (failover built in) or on rhea (its reconnect, rotating over the
  * members' ports by hand), and what the kill loop asks of each.
  */
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import rhea from 'rhea';
 import { connect } from '../../src/index.js';
 import { portOf } from './failover-healthy.js';
-import { sleep } from './sleep.js';
 
 /** What a client under test offers the kill loop. */
 export interface ClientUnderTest {

@@ -2,9 +2,10 @@
  * The end of a failover run (bench/failover.ts): the queue's depth as each member reports it, and
  * the raw drain (no receiver dedup) that counts lost and duplicated messages.
  */
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClusterHandle } from '../../src/broker.js';
 import { connect, type Delivery } from '../../src/index.js';
-import { sleep } from './sleep.js';
 
 /**
  * What the raw drain saw. A copy that arrives on the same drain connection as an earlier one is

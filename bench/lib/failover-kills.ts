@@ -3,12 +3,13 @@
  * member to serve, kill -9 (or SIGSTOP) the member the client is on, and time the next accepted
  * send; and which member leads, as the members name it in their Open.
  */
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClusterHandle } from '../../src/broker.js';
 import { connect } from '../../src/index.js';
 import { failoverListFromOpenProperties } from '../../src/wire-extensions.js';
 import { waitClusterServing } from '../../test/chaos/quorate-target.js';
 import type { ClientUnderTest } from './failover-clients.js';
-import { sleep } from './sleep.js';
 
 const KILL_TO_ACCEPT_TIMEOUT_MS = 30_000;
 

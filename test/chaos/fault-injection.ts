@@ -3,11 +3,11 @@
  * runs its schedule (fixed, or drawn from the seed: seed + i for side i) while the producers send.
  */
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type NemesisEvent, runNemesis } from './nemesis.js';
 import type { ChaosOptions } from './run-types.js';
 import { type FaultKind, type NemesisStep, randomSchedule } from './schedule.js';
 import type { Side } from './sides.js';
-import { sleep } from './target.js';
 
 export interface FaultInjection {
   /** the run's options: its schedules, duration and warm-up */

@@ -5,12 +5,13 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type ClusterHandle, type StartClusterOptions, startCluster } from '../../src/broker.js';
 import { connect } from '../../src/index.js';
 import { failoverListFromOpenProperties } from '../../src/wire-extensions.js';
 import type { StoreFile } from './schedule.js';
 import type { ChaosTarget } from './target.js';
-import { portOf, sleep } from './target.js';
+import { portOf } from './target.js';
 
 /** Does the member at `url` serve clients (quorate, caught up)? One short-lived connection. */
 export async function memberServes(url: string, timeoutMs = 3_000): Promise<boolean> {

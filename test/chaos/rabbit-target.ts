@@ -4,12 +4,14 @@
  * restart on the node's data, SIGSTOP/SIGCONT, a restart of every node. There are no proxies
  * between RabbitMQ nodes, so partitions and link faults are not supported (skipped, reported).
  */
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import amqplib from 'amqplib';
 import { connect } from '../../src/index.js';
 import { type RabbitCluster, type RabbitNode, startRabbit } from '../support/rabbitmq.js';
 import type { Fault } from './schedule.js';
 import type { ChaosTarget } from './target.js';
-import { portOf, sleep } from './target.js';
+import { portOf } from './target.js';
 
 /** Does the node at `url` complete an AMQP 1.0 Open? */
 async function nodeAnswers(url: string): Promise<boolean> {

@@ -23,6 +23,8 @@
  *
  * `runChaos(options)` is the same run as a function (test/integration/chaos-ci.test.ts).
  */
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { MemberFederationLink } from '../../src/broker.js';
@@ -37,7 +39,6 @@ import { type ChaosOptions, type ChaosReport, DEFAULT_FAULTS } from './run-types
 import { FAULT_KINDS, parseFaults } from './schedule.js';
 import { startSides } from './sides.js';
 import type { ChaosTarget } from './target.js';
-import { sleep } from './target.js';
 import { CHAOS_TOPIC, subscribeTopic, type TopicWorkload } from './topics.js';
 import { type ConsumerInfo, connectWorker, type ProducerStats, runProducer } from './workers.js';
 

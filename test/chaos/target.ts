@@ -50,7 +50,3 @@ export function portOf(url: string): number {
   const u = new URL(url);
   return Number(u.port || 5672);
 }
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}

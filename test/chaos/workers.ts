@@ -4,6 +4,8 @@
  * accept() was confirmed). Each worker has its own connection (its own failover, replay journal
  * and receiver dedup), as independent applications would.
  */
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type Connection,
   type ConnectOptions,
@@ -13,7 +15,6 @@ import {
   type Sender,
 } from '../../src/index.js';
 import type { History } from './history.js';
-import { sleep } from './target.js';
 
 export interface WorkerConnectOptions {
   urls: string[];
