@@ -17,17 +17,22 @@
  * Ready), then the metadata. With `groupCommit: false` every entry gets its own write + fsync
  * (for comparison in the benchmark).
  *
- * Every file operation goes through a `DurableFs` (../store/durable-fs.ts), whose contract says
+ * Every file operation goes through a `DurableFs` (../files/durable-fs.ts), whose contract says
  * what survives a power loss: a file's bytes after its sync, a directory entry after the
  * directory's sync. Tests run this storage on a model that drops everything else.
+ *
+ * The options and the damage report are in file-storage-types.ts, `meta.json`'s encoding in
+ * file-storage-meta.ts, the snapshot file's in file-storage-snapshot.ts, and the reads of missing
+ * or large files in file-storage-reads.ts.
  */
 import path from 'node:path';
-import type { Logger } from '../../common/logger.js';
-import { ChunkedReader, readStateChunks } from '../files/chunked-reader.js';
-import { crc32 } from '../files/crc32.js';
 import { type DurableFile, type DurableFs, nodeDurableFs, writeFileAtomic } from '../files/durable-fs.js';
 import { LatencyHistogram } from '../files/latency-histogram.js';
 import { ReplicationError } from './errors.js';
+import { decodeMeta, encodeMeta, type Meta } from './file-storage-meta.js';
+import { isMissing, readChunkedIfExists, readIfExists } from './file-storage-reads.js';
+import { encodeSnapshot, readSnapshot } from './file-storage-snapshot.js';
+import type { FileStorageOptions, StoreDamage } from './file-storage-types.js';
 import {
   assertEntryFits,
   baseRecord,
@@ -38,154 +43,12 @@ import {
   truncateRecord,
   writeEntryRecord,
 } from './log-records.js';
-import type { HardState, InitialState, PersistOps, RecoveryReason, Snapshot } from './raft/types.js';
-import { isCountable } from './safe-numbers.js';
+import type { HardState, InitialState, PersistOps, Snapshot } from './raft/types.js';
 import { StoreImage } from './store-image.js';
 
-export interface FileStorageOptions {
-  readonly dir: string;
-  readonly clusterId: string;
-  readonly memberId: string;
-  /** Default true. */
-  readonly groupCommit?: boolean;
-  readonly logger?: Logger;
-  /** Where damaged files are moved (a `<time>/` directory per recovery). Default `<dir>/quarantine`. */
-  readonly quarantineDir?: string;
-  /** Every file operation goes through this. Default: node:fs/promises (tests inject a power-loss model). */
-  readonly fs?: DurableFs;
-}
-
-interface Meta {
-  clusterId: string;
-  memberId: string;
-  term: number;
-  vote: string | null;
-  recovering?: RecoveryReason;
-}
-
-/** What recovery found damaged, and where it put the damaged files. */
-export interface StoreDamage {
-  readonly file: 'meta.json' | 'snapshot' | 'log';
-  /** Byte offset of the first bad log record. */
-  readonly offset?: number;
-  readonly reason: string;
-  readonly quarantinedTo: string;
-}
+export type { FileStorageOptions, StoreDamage } from './file-storage-types.js';
 
 const STORE_FILES = ['meta.json', 'snapshot', 'log'] as const;
-
-function metaCrc(m: Meta): number {
-  // over the JSON's UTF-8 bytes (the checksum zlib.crc32 gives the string itself)
-  return crc32(Buffer.from(JSON.stringify([m.clusterId, m.memberId, m.term, m.vote, m.recovering ?? null])));
-}
-
-function encodeMeta(m: Meta): Buffer {
-  return Buffer.from(JSON.stringify({ ...m, crc: metaCrc(m) }));
-}
-
-/** The metadata, or why it cannot be trusted. */
-function decodeMeta(b: Buffer): Meta | string {
-  let v: unknown;
-  try {
-    v = JSON.parse(b.toString('utf8'));
-  } catch {
-    return 'not valid JSON';
-  }
-  const o = v as Partial<Meta> & { crc?: unknown };
-  if (typeof o !== 'object' || o === null) return 'not an object';
-  if (typeof o.clusterId !== 'string' || typeof o.memberId !== 'string') return 'no cluster or member id';
-  if (typeof o.term !== 'number' || !isCountable(o.term))
-    return `term ${String(o.term)} is not a safe integer`;
-  if (o.vote !== null && typeof o.vote !== 'string') return 'bad vote';
-  if (o.recovering !== undefined && o.recovering !== 'damaged' && o.recovering !== 'blank')
-    return 'bad recovering mark';
-  const meta: Meta = {
-    clusterId: o.clusterId,
-    memberId: o.memberId,
-    term: o.term,
-    vote: o.vote ?? null,
-    ...(o.recovering ? { recovering: o.recovering } : {}),
-  };
-  if (o.crc !== metaCrc(meta)) return 'checksum mismatch';
-  return meta;
-}
-
-function isMissing(err: unknown): boolean {
-  return (err as NodeJS.ErrnoException).code === 'ENOENT';
-}
-
-/** `file` whole (meta.json: a few hundred bytes), or undefined when it is missing. */
-async function readIfExists(fs: DurableFs, file: string): Promise<Buffer | undefined> {
-  try {
-    const data = await fs.readFile(file);
-    return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  } catch (err) {
-    if (isMissing(err)) return undefined;
-    throw err;
-  }
-}
-
-/**
- * Runs `use` on `file` read in bounded chunks (the log and the snapshot may be past 2 GiB, where
- * one readFile fails: docs/production.md#store-size), or returns undefined when it is missing.
- */
-async function readChunkedIfExists<T>(
-  fs: DurableFs,
-  file: string,
-  use: (reader: ChunkedReader) => Promise<T>,
-): Promise<T | undefined> {
-  let reader: ChunkedReader;
-  try {
-    reader = await ChunkedReader.open(fs, file);
-  } catch (err) {
-    if (isMissing(err)) return undefined;
-    throw err;
-  }
-  try {
-    return await use(reader);
-  } finally {
-    await reader.close();
-  }
-}
-
-/**
- * The snapshot file as parts: [crc32, index, term] then the state itself, referenced rather
- * than copied (a deep queue's state is tens of MiB; two copies of it showed in profiles).
- */
-function encodeSnapshot(s: Snapshot): Uint8Array[] {
-  const head = Buffer.allocUnsafe(20);
-  head.writeDoubleBE(s.index, 4);
-  head.writeDoubleBE(s.term, 12);
-  const parts = s.data instanceof Uint8Array ? [s.data] : s.data;
-  let crc = crc32(head.subarray(4));
-  for (const p of parts) crc = crc32(p, crc);
-  head.writeUInt32BE(crc, 0);
-  return [head, ...parts];
-}
-
-const SNAPSHOT_HEAD = 20;
-
-/**
- * The snapshot file read in chunks, or why it cannot be trusted: its state read into one buffer
- * (the state machine restores from one), the checksum computed as the chunks come.
- */
-async function readSnapshot(reader: ChunkedReader, file: string): Promise<Snapshot | string> {
-  if (reader.size < SNAPSHOT_HEAD) return 'checksum mismatch';
-  const head = Buffer.from(await reader.bytes(0, SNAPSHOT_HEAD));
-  const { state, crc } = await readStateChunks(
-    reader,
-    SNAPSHOT_HEAD,
-    reader.size - SNAPSHOT_HEAD,
-    file,
-    crc32(head.subarray(4)),
-  );
-  if (crc !== head.readUInt32BE(0)) return 'checksum mismatch';
-  const index = head.readDoubleBE(4);
-  const term = head.readDoubleBE(12);
-  if (!isCountable(index) || !isCountable(term))
-    return `index ${index} / term ${term} outside the safe integers`;
-  return { index, term, data: state };
-}
 
 /** The largest record buffer a store keeps between Readies (a bigger Ready gets one of its own). */
 const STAGING_KEPT = 8 * 1024 * 1024;

@@ -13,14 +13,17 @@
  * Framing: framing.ts (u32 header, messages above MEMBER_MAX_FRAME cut into fragments).
  * Messages to a peer that is not connected are dropped (Raft retransmits), and writes of one
  * event-loop turn are coalesced into one socket write.
+ *
+ * The options are in tcp-transport-options.ts, peer addresses and their parsing in
+ * peer-address.ts, a dialled connection's state and staging buffer in tcp-outbound.ts, and what
+ * is logged about connections in tcp-connection-log.ts.
  */
 import { constants as bufferConstants } from 'node:buffer';
 import net from 'node:net';
 import tls from 'node:tls';
 import { backoffDelay, type ExponentialBackoff } from '../../common/backoff.js';
-import { ByteWriter } from '../../common/byte-writer.js';
-import type { Logger } from '../../common/logger.js';
-import { type ClusterTlsOptions, clusterTlsClientOptions, clusterTlsServerOptions } from './cluster-tls.js';
+import type { ByteWriter } from '../../common/byte-writer.js';
+import { clusterTlsClientOptions, clusterTlsServerOptions } from './cluster-tls.js';
 import { ReplicationError } from './errors.js';
 import { FrameSplitter, fragments, frame, MEMBER_MAX_FRAME, Reassembler } from './framing.js';
 import {
@@ -32,166 +35,16 @@ import {
 } from './handshake.js';
 import type { Message } from './raft/types.js';
 import type { ReplicaTransport } from './replica-seams.js';
-import type { WireCodec } from './wire.js';
+import { DropLog, ROUTINE_ERRORS, remoteOf } from './tcp-connection-log.js';
+import { Outbound } from './tcp-outbound.js';
+import { HANDSHAKE_TIMEOUT_MS, type TcpTransportOptions } from './tcp-transport-options.js';
 
 export { FrameSplitter, frame } from './framing.js';
-
-/** Where a member listens for the other members (its cluster port). */
-export interface PeerAddress {
-  /** Host or IP address. */
-  readonly host: string;
-  /** TCP port. */
-  readonly port: number;
-}
-
-/** Default for `handshakeTimeoutMs`: a connection is closed within 2 s unless authenticated. */
-export const HANDSHAKE_TIMEOUT_MS = 1800;
-
-export interface TcpTransportOptions {
-  readonly id: string;
-  readonly clusterId: string;
-  /** Where to listen (port 0: any free port). */
-  readonly listen: PeerAddress;
-  /** Address to dial for every other member. */
-  readonly peers: Readonly<Record<string, PeerAddress>>;
-  readonly codec: WireCodec;
-  readonly onMessage: (m: Message) => void;
-  /** An authenticated connection from `peer` closed (it may be dead: Raft may campaign sooner). */
-  readonly onPeerLost?: (peer: string) => void;
-  /** The cluster secret every member proves it holds; absent: none (loopback-only clusters). */
-  readonly secret?: Uint8Array;
-  /** Mutual TLS on the cluster port (both sides present and verify certificates). */
-  readonly tls?: ClusterTlsOptions;
-  /** Close a connection not authenticated this long after it opened. Default HANDSHAKE_TIMEOUT_MS. */
-  readonly handshakeTimeoutMs?: number;
-  readonly logger?: Logger;
-  /** Reconnect backoff, ms (doubling, with jitter). Defaults 20 / 1000. */
-  readonly reconnectMin?: number;
-  readonly reconnectMax?: number;
-  /** Largest frame after the handshake (larger messages are fragmented). Default MEMBER_MAX_FRAME. */
-  readonly maxFrame?: number;
-  /** Largest reassembled message (a snapshot). Default: the largest Buffer Node allows. */
-  readonly maxMessage?: number;
-  /** Drop messages while this many bytes are queued on a socket. Default 64 MiB. */
-  readonly maxQueued?: number;
-}
-
-/** Connection errors that are the normal life of a cluster (a peer down or restarting). */
-const ROUTINE_ERRORS = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-]);
+export { type PeerAddress, parsePeers } from './peer-address.js';
+export { HANDSHAKE_TIMEOUT_MS, type TcpTransportOptions } from './tcp-transport-options.js';
 
 /** Longest a staged message waits for its turn's flush while sends keep coming (ms). */
 const FLUSH_WAIT_MAX_MS = 20;
-
-/** First size of a connection's staging buffer, and the largest kept for reuse after a flush. */
-const STAGING_FIRST = 64 * 1024;
-const STAGING_KEPT = 8 * 1024 * 1024;
-
-/**
- * Where a connection's messages are encoded, framed, back to back: one buffer reused from flush
- * to flush once the socket has written all of it, instead of a buffer per message (fresh memory
- * is far slower to fill than memory already in use). Staged bytes leave as views (`cut`).
- */
-class Staging {
-  private w: ByteWriter | undefined;
-  /** Start of the staged bytes not cut yet. */
-  private cutAt = 0;
-  /** What was cut went to the socket: the buffer is reusable once the socket wrote it all. */
-  private handedOver = false;
-
-  /** The writer to append to (the same buffer again only when `socket` holds none of it). */
-  writer(socket: net.Socket): ByteWriter {
-    if (this.w && this.handedOver) {
-      this.handedOver = false;
-      if (socket.writableLength === 0 && this.w.buf.length <= STAGING_KEPT) {
-        this.w.pos = 0;
-        this.cutAt = 0;
-      } else {
-        // still queued in the socket (or too big to keep): leave it to the socket
-        this.w = undefined;
-      }
-    }
-    if (this.w === undefined) {
-      this.w = new ByteWriter(STAGING_FIRST);
-      this.cutAt = 0;
-    }
-    return this.w;
-  }
-
-  /** The bytes staged since the last cut up to `end` (default: all), as a view; empty: undefined. */
-  cut(end = this.w?.pos ?? 0): Buffer | undefined {
-    const w = this.w;
-    if (w === undefined || end <= this.cutAt) return undefined;
-    const bytes = w.buf.subarray(this.cutAt, end);
-    this.cutAt = end;
-    return bytes;
-  }
-
-  /** Skip the staged bytes up to the writer's position (they left as views of their own). */
-  skip(): void {
-    if (this.w) this.cutAt = this.w.pos;
-  }
-
-  /** The cut bytes were handed to the socket. */
-  handed(): void {
-    this.handedOver = true;
-  }
-
-  /** The connection is gone: start afresh on the next one. */
-  drop(): void {
-    this.w = undefined;
-    this.cutAt = 0;
-    this.handedOver = false;
-  }
-}
-
-class Outbound {
-  socket: net.Socket | undefined;
-  /** Authenticated: messages may go out. */
-  connected = false;
-  /** Chunks waiting for the next flush, in order (the staging writer's bytes join at the flush). */
-  pending: Buffer[] = [];
-  flushScheduled = false;
-  /** When the pending flush was scheduled (performance.now()). */
-  flushScheduledAt = 0;
-  /** Where this turn's messages are encoded (codecs with encodeInto). */
-  readonly staging = new Staging();
-  /** Failed dials since the last authenticated connection: the backoff's exponent. */
-  failures = 0;
-  timer: NodeJS.Timeout | undefined;
-  constructor(
-    readonly peer: string,
-    readonly addr: PeerAddress,
-  ) {}
-}
-
-function remoteOf(s: net.Socket): string {
-  // A TLS socket refused during its handshake may be closed already: its address is then only
-  // on the TCP socket it wraps (`_parent`, kept by Node for exactly this).
-  const parent = (s as net.Socket & { _parent?: net.Socket | null })._parent;
-  const from = s.remoteAddress === undefined && parent ? parent : s;
-  return `${from.remoteAddress ?? '?'}:${from.remotePort ?? '?'}`;
-}
-
-/** Logs the first of a run of dropped messages on a connection, then at most one summary per 5 s. */
-class DropLog {
-  private count = 0;
-  private lastAt = 0;
-  constructor(private readonly log: (fields: Record<string, unknown>) => void) {}
-  note(fields: Record<string, unknown>): void {
-    this.count++;
-    const now = Date.now();
-    if (this.count > 1 && now - this.lastAt < 5000) return;
-    this.log({ ...fields, dropped: this.count });
-    this.lastAt = now;
-  }
-}
 
 export class TcpTransport implements ReplicaTransport {
   private server: net.Server | undefined;
@@ -484,21 +337,4 @@ export class TcpTransport implements ReplicaTransport {
       }
     });
   }
-}
-
-/** Parse `n1=127.0.0.1:6672,n2=host:port,...` into ids and addresses. */
-export function parsePeers(spec: string): Record<string, PeerAddress> {
-  const out: Record<string, PeerAddress> = {};
-  for (const part of spec.split(',')) {
-    const p = part.trim();
-    if (!p) continue;
-    const eq = p.indexOf('=');
-    const colon = p.lastIndexOf(':');
-    if (eq <= 0 || colon <= eq) throw new Error(`bad peer "${p}" (want id=host:port)`);
-    const host = p.slice(eq + 1, colon).replace(/^\[|\]$/g, '');
-    const port = Number(p.slice(colon + 1));
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`bad port in "${p}"`);
-    out[p.slice(0, eq)] = { host, port };
-  }
-  return out;
 }

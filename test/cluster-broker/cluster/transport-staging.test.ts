@@ -1,6 +1,6 @@
 /**
  * The transport encodes each turn's messages into one staging buffer and reuses it only once the
- * socket has written all of it (tcp-transport.ts). Here the peer stops reading (a proxy in
+ * socket has written all of it (tcp-outbound.ts). Here the peer stops reading (a proxy in
  * between pauses), so writes stay queued in the sending socket across turns while new messages
  * are staged; once it reads again every message must arrive intact and in order, fragments of
  * messages larger than a frame included.
