@@ -57,7 +57,7 @@ export const MUTANTS: readonly Mutant[] = [
   },
   {
     name: 'replica-send-before-persist',
-    file: 'src/cluster-broker/replication/replica.ts',
+    file: 'src/cluster-broker/replication/replica-ready.ts',
     // the answers go out as soon as the Ready is taken, before its write is durable
     find: 'if (this.unsafe.sendBeforePersist === true) for (const m of messages) this.send(m);\n    const persistStart = this.clock();\n    await this.storage.persist(r.persist);\n    if (this.closed) return;\n    this.notePersistTime(this.clock() - persistStart, r);\n    if (this.unsafe.sendBeforePersist !== true) for (const m of messages) this.send(m);',
     replace:

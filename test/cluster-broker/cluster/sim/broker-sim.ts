@@ -330,7 +330,7 @@ export class BrokerSimulation {
     }
   }
 
-  /** The Ready's writes are durable: the rest of it, in Replica's order (replica.ts, `handle`). */
+  /** The Ready's writes are durable: the rest of it, in Replica's order (replica-ready.ts, `handle`). */
   private completeFsync(i: number, epoch: number): void {
     const node = this.nodes[i]!;
     if (!node.up || node.epoch !== epoch || !node.inflight) return;

@@ -3,7 +3,7 @@
  * loop the simulation runs (broker-sim.ts). As with Replica's `append`, nothing waits on an
  * appended entry here: the backend learns its fate from the member's apply, its role changes and
  * its deadlines, which the simulation drives at the same points of the loop as Replica's
- * (src/cluster-broker/replication/replica.ts, `handle`).
+ * (src/cluster-broker/replication/replica-ready.ts, `handle`).
  */
 import type { ReplicaPort } from '../../../../src/cluster-broker/cluster/cluster-backend.js';
 import { NotLeaderError } from '../../../../src/cluster-broker/replication/errors.js';

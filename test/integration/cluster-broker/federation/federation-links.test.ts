@@ -40,7 +40,7 @@ class HeldCommits extends ToggleBackend {
 /**
  * A real in-memory backend that counts the turns (runs of synchronous code, up to the next
  * microtask) in which enqueues were submitted: a cluster's leader sends what was proposed in one
- * such turn to its followers as one append (replication/replica.ts kick()).
+ * such turn to its followers as one append (replication/replica-inputs.ts kick()).
  */
 class EnqueueTurns extends ToggleBackend {
   enqueues = 0;
