@@ -1,5 +1,5 @@
 /**
- * The broker simulation's clients (broker-sim.ts): what an AMQP server asks of its member's
+ * The broker simulation's clients (broker-sim-workload.ts): what an AMQP server asks of its member's
  * ClusterBackend, through `backend.submit()` only. Producers (with in-doubt re-sends of the same
  * message-id) and competing consumers (acquire, settle with every outcome, detach; the same link
  * keys on every member, so a re-attach elsewhere claims). An enqueue counts as acknowledged only

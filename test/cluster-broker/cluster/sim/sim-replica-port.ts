@@ -1,6 +1,6 @@
 /**
  * The ReplicaPort a simulated member gives its ClusterBackend: the member's RaftCore, whose Ready
- * loop the simulation runs (broker-sim.ts). As with Replica's `append`, nothing waits on an
+ * loop the simulation runs (broker-sim-members.ts). As with Replica's `append`, nothing waits on an
  * appended entry here: the backend learns its fate from the member's apply, its role changes and
  * its deadlines, which the simulation drives at the same points of the loop as Replica's
  * (src/cluster-broker/replication/replica-ready.ts, `handle`).
