@@ -22,6 +22,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 export interface ProcStat {
   pid: number;
   ppid: number;
+  /** Field 10: minor page faults (a page mapped without reading the disk, e.g. a first touch). */
+  minflt: number;
   /** Field 14: time scheduled in user mode. */
   utime: number;
   /** Field 15: time scheduled in kernel mode. */
@@ -63,6 +65,7 @@ export function parseProcStat(line: string): ProcStat {
   return {
     pid,
     ppid: field(4),
+    minflt: field(10),
     utime: field(14),
     stime: field(15),
     cutime: field(16),

@@ -1,6 +1,6 @@
 /**
  * Where this process's CPU goes, per thread, and how it reads its socket: a snapshot of every
- * thread's user and system ticks, voluntary context switches and write syscalls
+ * thread's user and system ticks, voluntary context switches, write syscalls and minor page faults
  * (`/proc/self/task/<tid>/stat`, `status`, `io`) and of the process's read and write syscalls
  * and bytes (`/proc/self/io`), taken before and after a measured phase (receive-cpu's
  * `--threads`). Node 20 names every thread `node`, so threads are told apart by id: `main` (its
@@ -17,6 +17,7 @@ interface ThreadSample {
   stime: number;
   switches: number;
   writes: number;
+  faults: number;
 }
 
 interface IoSample {
@@ -33,12 +34,13 @@ export interface ThreadMark {
   at: number;
 }
 
-/** Per message since a mark: CPU us (user, system), voluntary switches and writes, per group. */
+/** Per message since a mark: CPU us (user, system), voluntary switches, writes and minor faults, per group. */
 export interface ThreadGroupCost {
   userUs: number;
   sysUs: number;
   switches: number;
   writes: number;
+  faults: number;
 }
 
 export interface ThreadCost {
@@ -74,7 +76,13 @@ export function threadMark(): ThreadMark {
       const status = readFileSync(`/proc/self/task/${tid}/status`, 'utf8');
       const switches = Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
       const writes = readIo(`/proc/self/task/${tid}/io`).syscw;
-      threads.set(Number(tid), { utime: stat.utime, stime: stat.stime, switches, writes });
+      threads.set(Number(tid), {
+        utime: stat.utime,
+        stime: stat.stime,
+        switches,
+        writes,
+        faults: stat.minflt,
+      });
     } catch {
       // a thread that ended between the listing and the read
     }
@@ -84,17 +92,18 @@ export function threadMark(): ThreadMark {
 
 export function threadCostSince(from: ThreadMark, messages: number): ThreadCost {
   const now = threadMark();
-  const group = (): ThreadGroupCost => ({ userUs: 0, sysUs: 0, switches: 0, writes: 0 });
+  const group = (): ThreadGroupCost => ({ userUs: 0, sysUs: 0, switches: 0, writes: 0, faults: 0 });
   const main = group();
   const others = group();
   const tickUs = 1e6 / clockTicksPerSecond();
   for (const [tid, t] of now.threads) {
-    const f = from.threads.get(tid) ?? { utime: 0, stime: 0, switches: 0, writes: 0 };
+    const f = from.threads.get(tid) ?? { utime: 0, stime: 0, switches: 0, writes: 0, faults: 0 };
     const g = tid === process.pid ? main : others;
     g.userUs += ((t.utime - f.utime) * tickUs) / messages;
     g.sysUs += ((t.stime - f.stime) * tickUs) / messages;
     g.switches += (t.switches - f.switches) / messages;
     g.writes += (t.writes - f.writes) / messages;
+    g.faults += (t.faults - f.faults) / messages;
   }
   const reads = now.io.syscr - from.io.syscr;
   const writes = now.io.syscw - from.io.syscw;
@@ -112,7 +121,7 @@ export function threadCostSince(from: ThreadMark, messages: number): ThreadCost 
 /** One line: `main u 4.3 s 1.8 vcs 0.118 w 0.002; others ...; reads ...; writes ...`. */
 export function formatThreadCost(c: ThreadCost): string {
   const g = (name: string, x: ThreadGroupCost) =>
-    `${name} u ${x.userUs.toFixed(1)} s ${x.sysUs.toFixed(1)} vcs ${x.switches.toFixed(3)} w ${x.writes.toFixed(3)}`;
+    `${name} u ${x.userUs.toFixed(1)} s ${x.sysUs.toFixed(1)} vcs ${x.switches.toFixed(3)} w ${x.writes.toFixed(3)} pf ${x.faults.toFixed(3)}`;
   return [
     `${Math.round(c.msgPerSec)} msg/s`,
     g('main', c.main),

@@ -20,14 +20,22 @@ import {
   replaceGenerated,
 } from '../../bench/lib/report-page.js';
 
-// fields 3..52 of a real line, with utime 1234, stime 567, cutime 8, cstime 9 (fields 14-17)
+// fields 3..52 of a real line, with minflt 18224 (field 10), utime 1234, stime 567, cutime 8, cstime 9 (fields 14-17)
 const TAIL =
   'S 4242 4243 4243 0 -1 4194304 18224 0 0 0 1234 567 8 9 20 0 11 0 987654 1277112320 25061 18446744073709551615 1 1 0 0 0 0 0 16781312 17922 0 0 0 17 1 0 0 0 0 0';
 
 describe('parseProcStat', () => {
   it('counts the fields from the last parenthesis, so a command name with spaces and parentheses does not shift them', () => {
     const s = parseProcStat(`31337 (node (worker) a b) ${TAIL}\n`);
-    expect(s).toEqual({ pid: 31337, ppid: 4242, utime: 1234, stime: 567, cutime: 8, cstime: 9 });
+    expect(s).toEqual({
+      pid: 31337,
+      ppid: 4242,
+      minflt: 18224,
+      utime: 1234,
+      stime: 567,
+      cutime: 8,
+      cstime: 9,
+    });
   });
 
   it('reads this process from /proc', () => {

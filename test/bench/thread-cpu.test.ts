@@ -14,8 +14,18 @@ describe('thread-cpu (receive-cpu --threads)', () => {
     expect(cost.main.userUs + cost.main.sysUs).toBeGreaterThanOrEqual(4_000);
     expect(cost.main.userUs + cost.main.sysUs).toBeGreaterThan(cost.others.userUs + cost.others.sysUs);
     expect(formatThreadCost(cost)).toMatch(
-      /^\d+ msg\/s; main u [\d.]+ s [\d.]+ vcs [\d.]+ w [\d.]+; others /,
+      /^\d+ msg\/s; main u [\d.]+ s [\d.]+ vcs [\d.]+ w [\d.]+ pf [\d.]+; others /,
     );
+  });
+
+  it('counts the page faults of fresh memory touched on the main thread', () => {
+    const from = threadMark();
+    // 16 MiB written for the first time: each page (or huge page) faults once
+    const fresh = Buffer.allocUnsafeSlow(16 << 20);
+    fresh.fill(1);
+    expect(fresh[fresh.length - 1]).toBe(1);
+    const cost = threadCostSince(from, 1);
+    expect(cost.main.faults).toBeGreaterThanOrEqual(1);
   });
 
   it('counts this process read syscalls and bytes', async () => {
