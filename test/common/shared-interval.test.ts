@@ -3,10 +3,11 @@
  * is awake anyway (runDueIntervals, a cluster member's heartbeats) runs them then instead
  * (docs/cluster-member.md#timers). Real timers, short runs, generous bounds.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, expect, it } from 'vitest';
 import { runDueIntervals, sharedInterval } from '../../src/common/shared-interval.js';
+import { waitFor } from '../support/net.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const stops: Array<() => void> = [];
 afterEach(() => {
   for (const stop of stops.splice(0)) stop();
@@ -25,7 +26,11 @@ it('runs the jobs of one period in one callback, however far apart they were add
   );
   await sleep(17); // a setInterval added now would fire 17 ms after the first, for good
   stops.push(sharedInterval(40, () => together.push(inCallback)));
-  await sleep(300);
+  await waitFor(() => together.length >= 3, {
+    timeoutMs: 10_000,
+    what: 'three rounds of the second job',
+    intervalMs: 10,
+  });
   expect(together.length).toBeGreaterThanOrEqual(3);
   expect(together.every((t) => t)).toBe(true);
 });
@@ -64,7 +69,10 @@ it('rounds run from runDueIntervals once it is called regularly, whatever the ph
 it('runDueIntervals runs nothing that is not due', async () => {
   let runs = 0;
   stops.push(sharedInterval(200, () => runs++));
-  for (let i = 0; i < 10; i++) {
+  // calls in the first half of the job's 200 ms period (a round may run at most 40 ms early): none
+  // may run it. Bounded by the clock, not by a count of sleeps, which a busy machine stretches.
+  const until = performance.now() + 100;
+  while (performance.now() < until) {
     runDueIntervals();
     await sleep(10);
   }
@@ -74,11 +82,12 @@ it('runDueIntervals runs nothing that is not due', async () => {
 it('stops the timer with the last job', async () => {
   let runs = 0;
   const stop = sharedInterval(20, () => runs++);
-  await sleep(70);
+  await waitFor(() => runs > 0, { timeoutMs: 10_000, what: 'a first round', intervalMs: 5 });
   stop();
   stop(); // twice is harmless
   const after = runs;
   expect(after).toBeGreaterThan(0);
+  // a stopped timer's round would have come within these four periods: none may
   await sleep(80);
   runDueIntervals();
   expect(runs).toBe(after);

@@ -5,6 +5,7 @@
  */
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import tls from 'node:tls';
 import type { AmqpErrorBody } from '../../codec/index.js';
 import { sharedInterval } from '../../common/shared-interval.js';
@@ -251,7 +252,7 @@ export class BrokerServer {
     ]);
     this.closeAll({ condition: 'amqp:connection:forced', description: 'broker stopping' });
     const deadline = Date.now() + 2000;
-    while (this.sockets.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    while (this.sockets.size > 0 && Date.now() < deadline) await sleep(10);
     for (const s of this.sockets) s.destroy();
     this.wsListener?.terminate();
     await closed;

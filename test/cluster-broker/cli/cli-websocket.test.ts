@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { runCli } from '../../../src/cluster-broker/cli/run-cli.js';
 import { connect } from '../../../src/index.js';
+import { waitFor } from '../../support/net.js';
 
 function sink(): { lines: string[]; write(s: string): boolean } {
   return {
@@ -41,7 +42,11 @@ describe('quorate-broker --ws-port', () => {
       signals,
     });
     try {
-      while (out.lines.length === 0) await new Promise((r) => setTimeout(r, 10));
+      await waitFor(() => out.lines.length > 0, {
+        timeoutMs: 30_000,
+        what: 'the ready line',
+        intervalMs: 10,
+      });
       const ready = JSON.parse(out.lines[0]!) as { ready: boolean; amqpPort: number; wsPort: number };
       expect(ready.wsPort).toEqual(expect.any(Number));
       expect(ready.wsPort).not.toBe(ready.amqpPort);
@@ -61,7 +66,7 @@ describe('quorate-broker --ws-port', () => {
     const out = sink();
     const signals = new EventEmitter();
     const done = runCli(['--port', '0'], { stdout: out, stderr: sink(), signals });
-    while (out.lines.length === 0) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => out.lines.length > 0, { timeoutMs: 30_000, what: 'the ready line', intervalMs: 10 });
     signals.emit('SIGTERM');
     expect(await done).toBe(0);
     expect(JSON.parse(out.lines[0]!)).not.toHaveProperty('wsPort');

@@ -9,6 +9,7 @@ import { parseSingleNodeArgs } from '../../../src/cluster-broker/cli/single-node
 import { brokerOptionsFromArgs } from '../../../src/cluster-broker/cli/single-node-command.js';
 import { hashPassword } from '../../../src/cluster-broker/server/password-hash.js';
 import { parseUsers, withUserLine } from '../../../src/cluster-broker/server/users.js';
+import { waitFor } from '../../support/net.js';
 import { closeConnection, connect } from '../server/rhea-client.js';
 
 function sink() {
@@ -177,7 +178,7 @@ describe('quorate-broker flags', () => {
     const out = sink();
     const signals = new EventEmitter();
     const done = runCli(['--port', '0', '--data-dir', dir], { stdout: out, stderr: sink(), signals });
-    while (out.lines.length === 0) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => out.lines.length > 0, { timeoutMs: 30_000, what: 'the ready line', intervalMs: 10 });
     const ready = JSON.parse(out.lines[0]!) as { ready: boolean; amqpPort: number; pid: number };
     expect(ready).toEqual({ ready: true, amqpPort: ready.amqpPort, pid: process.pid });
     const c = await connect({ port: ready.amqpPort });
@@ -195,7 +196,7 @@ describe('logging', () => {
     const err = sink();
     const signals = new EventEmitter();
     const done = runCli(['--port', '0', ...extra], { stdout: out, stderr: err, signals });
-    while (out.lines.length === 0) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => out.lines.length > 0, { timeoutMs: 30_000, what: 'the ready line', intervalMs: 10 });
     signals.emit('SIGTERM');
     expect(await done).toBe(0);
     return err.lines.join('');

@@ -6,6 +6,7 @@
  * two followers restart on what their disks kept, elect a leader, and it must hold every
  * acknowledged entry. A member that answers an append before its write is durable fails this.
  */
+import { setTimeout as later } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { DurableFile, DurableFs } from '../../../src/cluster-broker/files/durable-fs.js';
 import { Replica } from '../../../src/cluster-broker/replication/replica.js';
@@ -16,8 +17,6 @@ import { freePorts } from './process-cluster.js';
 const IDS = ['n1', 'n2', 'n3'] as const;
 /** How long a sync takes in this model. */
 const SYNC_LATENCY_MS = 4;
-
-const later = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** A file system whose file syncs take SYNC_LATENCY_MS before they happen. */
 function slowSyncs(fs: PowerLossFs): DurableFs {

@@ -24,6 +24,7 @@ describe('client failover (rhea peers)', () => {
       third = true;
       return r;
     });
+    // the third send must not end while the buffer is full: give it time to (wrongly) do so
     await new Promise((r) => setTimeout(r, 200));
     expect(third).toBe(false);
     expect(conn.stats().buffered.messages).toBe(2);

@@ -85,7 +85,12 @@ describe('client failover (rhea peers)', () => {
     await disconnected;
     // while no member is up, these are buffered, never written
     const later = [sender.send({ messageId: 'q1', body: 2 }), sender.send({ messageId: 'q2', body: 3 })];
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => conn.stats().buffered.messages === 3, {
+      timeoutMs: 15_000,
+      what: 'the in-doubt send and the two new ones in the buffer',
+      describe: () => JSON.stringify(conn.stats().buffered),
+      intervalMs: 10,
+    });
     const b = await peer({ port: bPort });
     const results = await Promise.all([first, ...later]);
     expect(results.map((r) => r.resent)).toEqual([true, false, false]);

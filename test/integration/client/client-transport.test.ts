@@ -165,6 +165,7 @@ describe('client transport', () => {
     conn.on('disconnected', () => {
       disconnected = true;
     });
+    // nothing to wait for: the connection must stay up for several idle timeouts of quiet
     await new Promise((r) => setTimeout(r, 1_500));
     expect(disconnected).toBe(false);
     expect(conn.state).toBe('open');

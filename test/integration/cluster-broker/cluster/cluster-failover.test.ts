@@ -33,7 +33,8 @@ async function drain(id: string, address: string, n: number): Promise<string[]> 
   try {
     const c = new Collector(o.conn, address);
     await c.until(n, 30_000);
-    // nothing more than expected arrives
+    // nothing more than expected arrives: a copy too many would come after the n-th, so this
+    // waits for one that must not come (the n-th itself was awaited above)
     await new Promise((r) => setTimeout(r, 300));
     return c.bodies;
   } finally {

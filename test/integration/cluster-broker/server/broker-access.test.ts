@@ -107,6 +107,7 @@ describe('limits', () => {
     await withBroker({ idleTimeoutMs: 300 }, async (b) => {
       // rhea answers our idle-time-out with heartbeats (the silent case: broker-hostile)
       const alive = await connect({ port: b.port });
+      // nothing to wait for: the connection must stay open for three idle timeouts
       await new Promise((r) => setTimeout(r, 900));
       expect(alive.is_open()).toBe(true);
       await closeConnection(alive);
@@ -117,6 +118,7 @@ describe('limits', () => {
     await withBroker({}, async (b) => {
       const c = await connect({ port: b.port, idleTimeoutMs: 300 });
       const gone = closed(c);
+      // nothing to wait for: the connection must outlive five of the client's idle timeouts
       const outcome = await Promise.race([
         gone.then(() => 'closed'),
         new Promise((r) => setTimeout(() => r('alive'), 1500)),
