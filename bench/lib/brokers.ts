@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { MEMBER_V8_FLAGS } from '../../src/cluster-broker/supervisor/member-v8-flags.js';
+import { memberV8Flags } from '../../src/cluster-broker/supervisor/member-v8-flags.js';
 import { declareQuorumQueue, quorumQueueLeader } from '../../test/support/failover-load.js';
 import { startRabbit } from '../../test/support/rabbitmq.js';
 import { quorumQueueProcesses } from './broker-processes.js';
@@ -93,12 +93,13 @@ export function stopChild(child: ChildProcess): Promise<void> {
 }
 
 /**
- * The Node flags the bench starts the single node with: the cluster members' V8 flags first (so
- * the cluster/single ratios compare brokers run alike: without them the single node ran ~10x the
- * full collections, docs/cluster-member.md#single-node-initial-old-space), then `nodeArgs`, which win.
+ * The Node flags the bench starts the single node with: the V8 flags a supervisor gives a member,
+ * by the same rule for the one broker on this host (so the cluster/single ratios compare brokers
+ * run alike: without them the single node ran ~10x the full collections,
+ * docs/cluster-member.md#single-node-initial-old-space), then `nodeArgs`, which win.
  */
 export function singleNodeNodeArgs(nodeArgs: readonly string[]): string[] {
-  return [...MEMBER_V8_FLAGS, ...nodeArgs];
+  return [...memberV8Flags(1), ...nodeArgs];
 }
 
 /**

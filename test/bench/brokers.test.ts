@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { singleNodeNodeArgs } from '../../bench/lib/brokers.js';
-import { MEMBER_V8_FLAGS } from '../../src/cluster-broker/supervisor/member-v8-flags.js';
+import { memberV8Flags } from '../../src/cluster-broker/supervisor/member-v8-flags.js';
 
 describe('singleNodeNodeArgs', () => {
-  it("starts the single node with the cluster members' V8 flags, so the bench compares them alike", () => {
-    expect(singleNodeNodeArgs([])).toEqual([...MEMBER_V8_FLAGS]);
+  it("starts the single node with a member's V8 flags for one broker on this host, so the bench compares them alike", () => {
+    expect(singleNodeNodeArgs([])).toEqual([...memberV8Flags(1)]);
   });
 
   it("puts the caller's Node flags after them, so a flag given for this run wins", () => {
     expect(singleNodeNodeArgs(['--initial-old-space-size=64', '--cpu-prof'])).toEqual([
-      ...MEMBER_V8_FLAGS,
+      ...memberV8Flags(1),
       '--initial-old-space-size=64',
       '--cpu-prof',
     ]);

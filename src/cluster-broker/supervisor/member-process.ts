@@ -60,14 +60,16 @@ export class MemberProcess {
   private readonly child: ChildProcess;
   private hasExited = false;
 
+  /** `hostMembers`: how many members the supervisor runs on this host (their V8 flags follow it). */
   constructor(
     id: string,
     command: MemberCommand,
+    hostMembers: number,
     logger: SupervisorLogger | undefined,
     onOutput?: MemberOutputHandler,
   ) {
     // the members' V8 flags are added here, the one spawn every member goes through
-    const launch = withMemberV8Flags(command);
+    const launch = withMemberV8Flags(command, hostMembers);
     this.child = spawn(launch.command, [...launch.args], {
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,

@@ -209,7 +209,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     };
     let proc: MemberProcess;
     try {
-      proc = new MemberProcess(id, record.spec.command(), this.logger, onOutput);
+      proc = new MemberProcess(id, record.spec.command(), this.records.size, this.logger, onOutput);
     } catch (err) {
       this.logger?.error?.({ member: id, err }, 'cannot compute or spawn member command');
       record.process = undefined;
