@@ -20,6 +20,9 @@ interface ThreadSample {
   faults: number;
 }
 
+/** A thread that started after the first mark: everything it did counts. */
+const NO_SAMPLE: ThreadSample = { utime: 0, stime: 0, switches: 0, writes: 0, faults: 0 };
+
 interface IoSample {
   syscr: number;
   syscw: number;
@@ -97,7 +100,7 @@ export function threadCostSince(from: ThreadMark, messages: number): ThreadCost 
   const others = group();
   const tickUs = 1e6 / clockTicksPerSecond();
   for (const [tid, t] of now.threads) {
-    const f = from.threads.get(tid) ?? { utime: 0, stime: 0, switches: 0, writes: 0, faults: 0 };
+    const f = from.threads.get(tid) ?? NO_SAMPLE;
     const g = tid === process.pid ? main : others;
     g.userUs += ((t.utime - f.utime) * tickUs) / messages;
     g.sysUs += ((t.stime - f.stime) * tickUs) / messages;
