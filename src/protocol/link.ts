@@ -153,6 +153,6 @@ export abstract class Link {
   onDetached(): void {}
   /** @internal the peer's flow for this link. */
   abstract onFlow(flow: Flow): void;
-  /** @internal fills the link part of a flow frame we send. */
-  abstract fillFlow(flow: Flow): void;
+  /** @internal fills the link part of a flow frame we send; false: nothing to send for this link now. */
+  abstract fillFlow(flow: Flow): boolean;
 }

@@ -230,7 +230,7 @@ export class ReceiverLink extends Link {
     this.session.conn.emit({ type: 'link-flow', link: this, drained });
   }
 
-  override fillFlow(flow: Flow): void {
+  override fillFlow(flow: Flow): boolean {
     flow.handle = this.handle;
     flow.deliveryCount = this.deliveryCount;
     flow.linkCredit = this.credit;
@@ -239,6 +239,7 @@ export class ReceiverLink extends Link {
       flow.echo = true;
       this.echoRequested = false;
     }
+    return true;
   }
 
   protected override onLocalAttach(_a: Attach): void {}

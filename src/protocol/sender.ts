@@ -27,6 +27,10 @@ export class SenderLink extends Link {
   drainPending = false;
   /** The receiver's last flow had drain set. */
   drain = false;
+  /** Fetches by the link's owner that may still bring messages (holdDrain). */
+  private drainHolds = 0;
+  /** The receiver's flow asked for ours back (echo): answer even while a drain is held. */
+  private echoAsked = false;
   private queue: (OutgoingDelivery | undefined)[] = [];
   private head = 0;
 
@@ -218,7 +222,10 @@ export class SenderLink extends Link {
       this.drainPending = true;
       this.session.markFlow(this);
     }
-    if (flow.echo) this.session.markFlow(this);
+    if (flow.echo) {
+      this.echoAsked = true;
+      this.session.markFlow(this);
+    }
     this.pump();
     this.session.conn.emit({ type: 'link-credit', link: this, drain: this.drain });
   }
@@ -228,22 +235,43 @@ export class SenderLink extends Link {
     if (this.drainPending) this.session.markFlow(this);
   }
 
-  override fillFlow(flow: Flow): void {
+  /**
+   * The link's owner started fetching messages for it that arrive later (a cluster member's
+   * acquire goes through its log): a drain is not answered while a hold is left, so the answer
+   * does not use up credit the fetch is about to send on. Each hold is released once
+   * (releaseDrain), whatever the fetch brought.
+   */
+  holdDrain(): void {
+    this.drainHolds++;
+  }
+
+  /** A fetch holdDrain() announced is over: a drain waiting for it is answered at the next flush. */
+  releaseDrain(): void {
+    if (this.drainHolds === 0) return;
+    if (--this.drainHolds === 0 && this.drainPending) this.session.markFlow(this);
+  }
+
+  override fillFlow(flow: Flow): boolean {
     if (this.drainPending) {
       this.drainPending = false; // so pump() does not queue another flow for this one
       this.pump();
-      if (this.credit > 0 && this.queued > 0) {
-        // still sending: the drain completes when credit or the queue runs out (see pump)
+      if (this.credit > 0 && (this.queued > 0 || this.drainHolds > 0)) {
+        // still sending or fetching: the drain is answered when the credit or the queue runs out
+        // (pump) or the last hold goes (releaseDrain). No flow until then: one saying drain with
+        // credit left would read as a drain answered wrongly (rhea logs it as an error).
         this.drainPending = true;
+        if (!this.echoAsked) return false;
       } else {
         this.deliveryCount = (this.deliveryCount + this.credit) >>> 0;
         this.credit = 0;
       }
     }
+    this.echoAsked = false;
     flow.handle = this.handle;
     flow.deliveryCount = this.deliveryCount;
     flow.linkCredit = this.credit;
     flow.available = this.queued;
     if (this.drain) flow.drain = true;
+    return true;
   }
 }

@@ -132,30 +132,35 @@ export abstract class SessionOutput extends SessionFields {
       for (const link of links) {
         if (link.state !== 'attached') continue;
         const f = this.sessionFlow();
-        link.fillFlow(f);
-        this.conn.writeFrame(this.channel, { type: 'flow', body: f });
+        // a link with nothing to tell yet (a drain still held) marks itself again when it has
+        if (link.fillFlow(f)) this.writeFlow(f);
       }
-      this.windowDirty = false;
     }
     if (this.windowDirty || this.echoRequested) {
-      this.windowDirty = false;
       const flow = this.sessionFlow();
       if (this.echoRequested) {
         flow.echo = true;
         this.echoPending = true;
       }
       this.echoRequested = false;
-      this.conn.writeFrame(this.channel, { type: 'flow', body: flow });
+      this.writeFlow(flow);
     }
   }
 
+  /** The session part of a flow we send: our window opened to its maximum again. */
   private sessionFlow(): Flow {
-    this.incomingWindow = this.maxIncomingWindow;
     return {
       nextIncomingId: this.nextIncomingId,
-      incomingWindow: this.incomingWindow,
+      incomingWindow: this.maxIncomingWindow,
       nextOutgoingId: this.nextOutgoingId,
       outgoingWindow: this.local.outgoingWindow,
     };
+  }
+
+  /** Every flow carries the session's window: once one is written, the peer knows it is open again. */
+  private writeFlow(f: Flow): void {
+    this.incomingWindow = f.incomingWindow;
+    this.windowDirty = false;
+    this.conn.writeFrame(this.channel, { type: 'flow', body: f });
   }
 }

@@ -304,6 +304,65 @@ describe('credit and drain', () => {
     expect(p.client.of('link-flow').at(-1)?.drained).toBe(true);
   });
 
+  it('a drain held by the link owner (a fetch in flight) is answered after what the fetch brings', () => {
+    const p = pair();
+    autoServer(p);
+    let sl: SenderLink | undefined;
+    p.server.onEvent = ((prev) => (e) => {
+      prev?.(e);
+      // a cluster member answers credit with an acquire through its log: the messages come later
+      if (e.type === 'link-credit' && sl === undefined) {
+        sl = e.link;
+        sl.holdDrain();
+      }
+    })(p.server.onEvent);
+    const s = openSession(p);
+    const rcv = s.attachReceiver({ name: 'held', source: { address: 'q' } });
+    p.run();
+    rcv.flow(10, true);
+    p.run();
+    // no answer while the fetch is out, and no flow saying drain with credit left either
+    expect(p.s2c.of('flow').filter((f) => f.drain)).toEqual([]);
+    expect(rcv.credit).toBe(10);
+    // an echo asked meanwhile is answered with the state as it is
+    rcv.flow(10, true, true);
+    p.run();
+    expect(p.s2c.of('flow').at(-1)).toMatchObject({ linkCredit: 10, drain: true });
+    expect(p.client.of('link-flow').some((e) => e.drained)).toBe(false);
+    for (let i = 0; i < 3; i++) sl!.send(tag(i), utf8(`f${i}`));
+    sl!.releaseDrain();
+    p.run();
+    expect(p.client.of('message')).toHaveLength(3);
+    expect(p.client.of('link-flow').at(-1)?.drained).toBe(true);
+    expect(rcv.credit).toBe(0);
+    expect(rcv.deliveryCount).toBe(10);
+    expect(sl!.credit).toBe(0);
+    // one answer for the drain, after the messages
+    expect(p.s2c.of('flow').filter((f) => f.drain && f.linkCredit === 0)).toHaveLength(1);
+  });
+
+  it('a drain held while the credit runs out is answered at once (nothing left to fetch for)', () => {
+    const p = pair();
+    autoServer(p);
+    const s = openSession(p);
+    const rcv = s.attachReceiver({ name: 'held-full', source: { address: 'q' } });
+    p.run();
+    const sl = p.server.of('attach-request')[0].link as SenderLink;
+    sl.holdDrain();
+    rcv.flow(2, true);
+    p.run();
+    sl.send(tag(1), utf8('a'));
+    sl.send(tag(2), utf8('b'));
+    p.run();
+    expect(p.client.of('message')).toHaveLength(2);
+    expect(p.client.of('link-flow').at(-1)?.drained).toBe(true);
+    // the hold's release later finds no drain to answer: no second answer
+    const answers = p.s2c.of('flow').length;
+    sl.releaseDrain();
+    p.run();
+    expect(p.s2c.of('flow')).toHaveLength(answers);
+  });
+
   it('echo: a flow with echo gets the sender state back (available)', () => {
     const p = pair();
     autoServer(p);

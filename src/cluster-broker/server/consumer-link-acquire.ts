@@ -95,11 +95,15 @@ export abstract class ConsumerLinkAcquire extends ConsumerLinkSettle {
     }
     this.acquiring++;
     this.requested += want;
+    // a drain asked while this is in the log waits for what it brings (answered at a flush)
+    this.link.holdDrain();
     const answered = (): void => {
       this.acquiring--;
       // the credit it held back is used (messages sent) or unused again: either way Q's gap grew
       this.requested -= want;
       consumers.demandFreed(this.queue);
+      this.link.releaseDrain();
+      if (this.link.drainPending) this.host.scheduleFlush();
     };
     backend
       .submit(event)
@@ -120,11 +124,6 @@ export abstract class ConsumerLinkAcquire extends ConsumerLinkSettle {
           }
           consumers.wait(this);
           this.wakeAtLapse();
-          // a drain is answered once no acquire is left that could still bring messages
-          if (this.link.drain && this.acquiring === 0) {
-            this.link.completeDrain();
-            this.host.scheduleFlush();
-          }
         },
         (err: unknown) => {
           answered();

@@ -206,6 +206,25 @@ export class Collector {
     return this.waitFor(() => this.bodies.length >= n, `${n} messages`, timeoutMs);
   }
 
+  /**
+   * Grants `credit` more with drain set and resolves at the broker's answer with how many
+   * messages had arrived by then (the answer comes after everything the broker had for the credit).
+   */
+  drain(credit: number, timeoutMs = 30_000): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(
+        () => reject(new Error(`no drain answer within ${timeoutMs} ms: got ${this.bodies.length}`)),
+        timeoutMs,
+      );
+      this.link.once('receiver_drained', () => {
+        clearTimeout(t);
+        resolve(this.bodies.length);
+      });
+      this.link.add_credit(credit);
+      this.link.drain_credit();
+    });
+  }
+
   /** Resolves once a message with this body arrived. */
   untilBody(body: string, timeoutMs = 30_000): Promise<void> {
     return this.waitFor(() => this.bodies.includes(body), `the message ${body}`, timeoutMs);

@@ -3,9 +3,18 @@
  * membership in every Open, the $cluster/membership feed, and messages sent on one member and
  * consumed on others, with competing consumers on two members never getting the same message.
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterHandle } from '../../../../src/broker.js';
-import { type CloseError, Collector, closeConn, open } from '../../../cluster-broker/cluster/amqp-helpers.js';
+import { connect } from '../../../../src/index.js';
+import {
+  type CloseError,
+  Collector,
+  closeConn,
+  open,
+  url2port,
+} from '../../../cluster-broker/cluster/amqp-helpers.js';
 import {
   parseList,
   portOf,
@@ -171,5 +180,68 @@ describe('a 3-member cluster', () => {
       await closeConn(first.conn);
       await closeConn(second.conn);
     }
+  });
+});
+
+/**
+ * A member acquires a consumer's messages through the log, so a drain usually meets an acquire
+ * still in flight: the answer must wait for what it brings, on the leader and on followers.
+ */
+describe('drain on a member', () => {
+  /** On each member in turn: 5 messages sent via the leader to a fresh queue, then `drainOn` them there. */
+  async function onEachMember(
+    client: string,
+    drainOn: (url: string, queue: string, bodies: string[]) => Promise<void>,
+  ): Promise<void> {
+    const leader = await waitLeader(handle);
+    for (const member of handle.members()) {
+      const queue = `q-drain-${client}-${member.id}`;
+      const bodies = range(`${client}-${member.id}`, 5);
+      await sendVia(handle, leader, queue, bodies);
+      await drainOn(member.url, queue, bodies);
+    }
+  }
+
+  it('rhea: every message the queue holds arrives before the drain answer', async () => {
+    await onEachMember('rhea', async (url, queue, bodies) => {
+      const o = await open(url2port(url));
+      try {
+        const c = new Collector(o.conn, queue, { exactly: 0 });
+        expect(await c.drain(10)).toBe(5);
+        expect(c.bodies).toEqual(bodies);
+        // nothing went missing with the answer: new credit finds the queue empty
+        expect(await c.drain(10)).toBe(5);
+      } finally {
+        await closeConn(o.conn);
+      }
+    });
+  });
+
+  it('Qpid Proton Python: every message the queue holds arrives before the drain answer', async () => {
+    await onEachMember('proton', async (url, queue, bodies) => {
+      const { stdout } = await promisify(execFile)(
+        '/usr/bin/python3',
+        ['test/support/proton_drain.py', url, queue, '10'],
+        { timeout: 60_000 },
+      );
+      expect(JSON.parse(stdout.trim().split('\n').pop()!)).toEqual({ received: bodies, credit: 0 });
+    });
+  });
+
+  it('the quorate client: drain() resolves with every message the queue holds buffered', async () => {
+    await onEachMember('client', async (url, queue, bodies) => {
+      const conn = await connect({ urls: [url] });
+      try {
+        const r = await conn.openReceiver<string>(queue, { credit: 0 });
+        r.addCredit(10);
+        await r.drain();
+        expect(r.buffered).toBe(5);
+        const got = await r.receive({ max: 10 });
+        expect(got.map((d) => d.message.body)).toEqual(bodies);
+        await Promise.all(got.map((d) => d.accept()));
+      } finally {
+        await conn.close();
+      }
+    });
   });
 });
