@@ -148,8 +148,9 @@ export function sendAll(
     sender.on('sender_close', (ctx) => {
       if (done < messages.length) reject(new Error(`sender closed: ${JSON.stringify(ctx.sender.error)}`));
     });
-    conn.once('connection_close', () => {
-      if (done < messages.length) reject(new Error('connection closed'));
+    conn.once('connection_close', (ctx) => {
+      if (done < messages.length)
+        reject(new Error(`connection closed: ${JSON.stringify(ctx.connection.error)}`));
     });
     conn.once('disconnected', () => {
       if (done < messages.length) reject(new Error('disconnected'));

@@ -1,8 +1,9 @@
 /**
- * rhea 3.0.5 against our single-node broker, consumers and links: competing consumers, many links,
- * detached or dropped consumers giving messages back, link stealing, drain.
+ * rhea 3.0.5 against our broker, the single node and a cluster follower (rhea-broker.ts), consumers
+ * and links: competing consumers, many links, detached or dropped consumers giving messages back,
+ * link stealing, drain.
  */
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import {
   closeConnection,
   connect,
@@ -10,21 +11,19 @@ import {
   TestReceiver,
 } from '../../../cluster-broker/server/rhea-client.js';
 import { waitFor } from '../../../support/net.js';
-import { broker, conn, fresh, useRheaBroker } from './rhea-broker.js';
+import { fresh, onEachTarget, waitCounts } from './rhea-broker.js';
 
-useRheaBroker();
-
-describe('rhea client against the broker', () => {
+onEachTarget('rhea client against the broker', (t, it) => {
   it('competing consumers share a queue in FIFO order without overlap', async () => {
     const q = fresh('compete');
     const n = 200;
     await sendAll(
-      conn,
+      t.conn,
       q,
       Array.from({ length: n }, (_, i) => ({ body: i, message_id: `c-${i}` })),
     );
-    const r1 = new TestReceiver(conn, q);
-    const r2 = new TestReceiver(conn, q);
+    const r1 = new TestReceiver(t.conn, q);
+    const r2 = new TestReceiver(t.conn, q);
     const seen: number[] = [];
     const take = async (r: TestReceiver) => {
       for (;;) {
@@ -54,14 +53,14 @@ describe('rhea client against the broker', () => {
     const sent = await Promise.all(
       qs.map((q) =>
         sendAll(
-          conn,
+          t.conn,
           q,
           Array.from({ length: per }, (_, i) => ({ body: `${q}:${i}` })),
         ),
       ),
     );
     for (const s of sent) expect(s.every((o) => o.state === 'accepted')).toBe(true);
-    const receivers = qs.map((q) => new TestReceiver(conn, q));
+    const receivers = qs.map((q) => new TestReceiver(t.conn, q));
     const got = await Promise.all(receivers.map((r) => r.next(per)));
     got.forEach((batch, k) => {
       expect(batch.map((g) => g.message.body)).toEqual(
@@ -74,12 +73,12 @@ describe('rhea client against the broker', () => {
 
   it('a detached consumer gives its unsettled messages back, each a delivery more (delivery-count 1)', async () => {
     const q = fresh('detach');
-    await sendAll(conn, q, [{ body: 'h1' }, { body: 'h2' }]);
-    const r1 = new TestReceiver(conn, q);
+    await sendAll(t.conn, q, [{ body: 'h1' }, { body: 'h2' }]);
+    const r1 = new TestReceiver(t.conn, q);
     const got = await r1.next(2);
     got[0]!.delivery.accept();
     r1.link.close();
-    const r2 = new TestReceiver(conn, q);
+    const r2 = new TestReceiver(t.conn, q);
     const [b] = await r2.next(1);
     expect(b!.message.body).toBe('h2');
     expect(b!.message.delivery_count ?? 0).toBe(1);
@@ -91,21 +90,17 @@ describe('rhea client against the broker', () => {
     const q = fresh('drop');
     const n = 300;
     await sendAll(
-      conn,
+      t.conn,
       q,
       Array.from({ length: n }, (_, i) => ({ body: i })),
     );
-    const victims = await Promise.all(Array.from({ length: 5 }, () => connect({ port: broker.port })));
+    const victims = await Promise.all(Array.from({ length: 5 }, () => connect({ port: t.port })));
     const receivers = victims.map((c) => new TestReceiver(c, q));
     await Promise.all(receivers.map((r) => r.next(40)));
-    expect(broker.stats().queues.find((x) => x.name === q)?.acquired).toBe(200);
+    await waitCounts(t, q, { depth: n, acquired: 200 });
     for (const c of victims) (c as unknown as { socket: { destroy(): void } }).socket.destroy();
-    await waitFor(() => broker.stats().queues.find((x) => x.name === q)?.acquired === 0, {
-      timeoutMs: 10_000,
-      what: 'broker.stats().queues.find((x) => x.name === q)?.acquired === 0',
-      intervalMs: 20,
-    });
-    const r = new TestReceiver(conn, q);
+    await waitCounts(t, q, { depth: n, acquired: 0 });
+    const r = new TestReceiver(t.conn, q);
     const got = await r.next(n);
     expect(new Set(got.map((g) => g.message.body)).size).toBe(n);
     for (const g of got) g.delivery.accept();
@@ -114,14 +109,14 @@ describe('rhea client against the broker', () => {
 
   it('a receiver re-attached under the same container-id and name steals the link', async () => {
     const q = fresh('steal');
-    await sendAll(conn, q, [{ body: 'st1' }]);
-    const c1 = await connect({ port: broker.port, containerId: 'steal-container' });
-    const c2 = await connect({ port: broker.port, containerId: 'steal-container' });
+    await sendAll(t.conn, q, [{ body: 'st1' }]);
+    const c1 = await connect({ port: t.port, containerId: 'steal-container' });
+    const c2 = await connect({ port: t.port, containerId: 'steal-container' });
     const r1 = new TestReceiver(c1, q, { name: 'the-link' });
     const [a] = await r1.next(1);
     expect(a!.message.body).toBe('st1');
     const r2 = new TestReceiver(c2, q, { name: 'the-link' });
-    await r1.until(() => r1.closedByPeer, 5000, 'stolen detach');
+    await r1.until(() => r1.closedByPeer, 15_000, 'stolen detach');
     expect(r1.error?.condition).toBe('amqp:link:stolen');
     // what the predecessor held is offered to the successor
     const [b] = await r2.next(1);
@@ -133,14 +128,14 @@ describe('rhea client against the broker', () => {
 
   it('drain: sends what is available, then answers by advancing delivery-count', async () => {
     const q = fresh('drain');
-    await sendAll(conn, q, [{ body: 'd1' }, { body: 'd2' }, { body: 'd3' }]);
-    const r = new TestReceiver(conn, q);
+    await sendAll(t.conn, q, [{ body: 'd1' }, { body: 'd2' }, { body: 'd3' }]);
+    const r = new TestReceiver(t.conn, q);
     await r.opened;
     let drained = 0;
     r.link.on('receiver_drained', () => drained++);
     r.link.add_credit(10);
     r.link.drain_credit();
-    await r.until(() => drained === 1, 5000, 'drained');
+    await r.until(() => drained === 1, 15_000, 'drained');
     const got = await r.next(3);
     expect(got.map((g) => g.message.body)).toEqual(['d1', 'd2', 'd3']);
     expect((r.link as unknown as { credit: number }).credit).toBe(0);
@@ -148,7 +143,7 @@ describe('rhea client against the broker', () => {
     // empty queue: drained at once
     r.link.add_credit(5);
     r.link.drain_credit();
-    await r.until(() => drained === 2, 5000, 'drained again');
+    await r.until(() => drained === 2, 15_000, 'drained again');
     expect((r.link as unknown as { credit: number }).credit).toBe(0);
     r.link.close();
   });

@@ -1,15 +1,14 @@
 /**
- * rhea 3.0.5 (an independent AMQP 1.0 client) against our single-node broker, what a message carries:
- * bodies and properties, large multi-frame messages, duplicate detection, TTL, max-message-size.
+ * rhea 3.0.5 (an independent AMQP 1.0 client) against our broker, the single node and a cluster
+ * follower (rhea-broker.ts), what a message carries: bodies and properties, large multi-frame
+ * messages, duplicate detection, TTL, max-message-size.
  */
 import rhea from 'rhea';
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import { type RheaMessage, sendAll, TestReceiver } from '../../../cluster-broker/server/rhea-client.js';
-import { broker, conn, fresh, useRheaBroker } from './rhea-broker.js';
+import { fresh, onEachTarget, waitCounts } from './rhea-broker.js';
 
-useRheaBroker();
-
-describe('rhea client against the broker', () => {
+onEachTarget('rhea client against the broker', (t, it) => {
   it('round-trips mixed bodies, properties and annotations untouched', async () => {
     const q = fresh('bodies');
     const bodies: unknown[] = [
@@ -30,9 +29,9 @@ describe('rhea client against the broker', () => {
       durable: true,
       priority: 7,
     }));
-    const outcomes = await sendAll(conn, q, messages);
+    const outcomes = await sendAll(t.conn, q, messages);
     expect(outcomes.map((o) => o.state)).toEqual(bodies.map(() => 'accepted'));
-    const r = new TestReceiver(conn, q);
+    const r = new TestReceiver(t.conn, q);
     const got = await r.next(bodies.length);
     for (let i = 0; i < bodies.length; i++) {
       const m = got[i]!.message;
@@ -56,12 +55,12 @@ describe('rhea client against the broker', () => {
     const q = fresh('large');
     const big = Buffer.alloc(5 * 1024 * 1024);
     for (let i = 0; i < big.length; i++) big[i] = (i * 31 + 7) & 0xff;
-    const outcomes = await sendAll(conn, q, [
+    const outcomes = await sendAll(t.conn, q, [
       { body: rheaData(big), message_id: 'big-1' },
       { body: rheaData(big.subarray(1)), message_id: 'big-2' },
     ]);
     expect(outcomes.map((o) => o.state)).toEqual(['accepted', 'accepted']);
-    const r = new TestReceiver(conn, q);
+    const r = new TestReceiver(t.conn, q);
     const got = await r.next(2, 30_000);
     expect(Buffer.from(got[0]!.message.body.content as Buffer).equals(big)).toBe(true);
     expect(Buffer.from(got[1]!.message.body.content as Buffer).equals(big.subarray(1))).toBe(true);
@@ -73,16 +72,21 @@ describe('rhea client against the broker', () => {
     const q = fresh('dedup');
     const dedup = { desired_capabilities: ['quorate:dedup'] };
     const first = await sendAll(
-      conn,
+      t.conn,
       q,
       [{ body: 'd1', message_id: 'dup-1' }, { body: 'd2', message_id: 'dup-2' }, { body: 'n1' }],
       dedup,
     );
     expect(first.map((o) => o.state)).toEqual(['accepted', 'accepted', 'accepted']);
-    const again = await sendAll(conn, q, [{ body: 'd1 again', message_id: 'dup-1' }, { body: 'n1' }], dedup);
+    const again = await sendAll(
+      t.conn,
+      q,
+      [{ body: 'd1 again', message_id: 'dup-1' }, { body: 'n1' }],
+      dedup,
+    );
     expect(again.map((o) => o.state)).toEqual(['accepted', 'accepted']);
-    expect(broker.stats().queues.find((x) => x.name === q)?.depth).toBe(4);
-    const r = new TestReceiver(conn, q);
+    await waitCounts(t, q, { depth: 4 });
+    const r = new TestReceiver(t.conn, q);
     const got = await r.next(4);
     expect(got.map((g) => g.message.body)).toEqual(['d1', 'd2', 'n1', 'n1']);
     for (const g of got) g.delivery.accept();
@@ -92,10 +96,10 @@ describe('rhea client against the broker', () => {
   it('a sender not asking for dedup re-using message-ids (Proton simple_send run twice) gets every message delivered', async () => {
     const q = fresh('no-dedup');
     const run = (): RheaMessage[] => [1, 2, 3].map((i) => ({ body: `seq ${i}`, message_id: i }));
-    const first = await sendAll(conn, q, run());
-    const second = await sendAll(conn, q, run());
+    const first = await sendAll(t.conn, q, run());
+    const second = await sendAll(t.conn, q, run());
     expect([...first, ...second].map((o) => o.state)).toEqual(Array(6).fill('accepted'));
-    const r = new TestReceiver(conn, q);
+    const r = new TestReceiver(t.conn, q);
     const got = await r.next(6);
     expect(got.map((g) => g.message.body)).toEqual(['seq 1', 'seq 2', 'seq 3', 'seq 1', 'seq 2', 'seq 3']);
     for (const g of got) g.delivery.accept();
@@ -104,13 +108,13 @@ describe('rhea client against the broker', () => {
 
   it('expires messages by TTL', async () => {
     const q = fresh('ttl');
-    await sendAll(conn, q, [
+    await sendAll(t.conn, q, [
       { body: 'short', ttl: 100, message_id: 't1' },
       { body: 'long', ttl: 60_000, message_id: 't2' },
       { body: 'none', message_id: 't3' },
     ]);
     await new Promise((r) => setTimeout(r, 300)); // let the 100 ms TTL pass
-    const r = new TestReceiver(conn, q);
+    const r = new TestReceiver(t.conn, q);
     const got = await r.next(2);
     expect(got.map((g) => g.message.body)).toEqual(['long', 'none']);
     for (const g of got) g.delivery.accept();
@@ -119,12 +123,12 @@ describe('rhea client against the broker', () => {
 
   it("a message over the receiver's max-message-size is never offered to that link", async () => {
     const q = fresh('max-size');
-    await sendAll(conn, q, [{ body: 'x'.repeat(2000) }, { body: 'small' }]);
-    const small = new TestReceiver(conn, q, { max_message_size: 1000 });
+    await sendAll(t.conn, q, [{ body: 'x'.repeat(2000) }, { body: 'small' }]);
+    const small = new TestReceiver(t.conn, q, { max_message_size: 1000 });
     const [m] = await small.next(1);
     expect(m!.message.body).toBe('small');
     m!.delivery.accept();
-    const big = new TestReceiver(conn, q);
+    const big = new TestReceiver(t.conn, q);
     const [b] = await big.next(1);
     expect((b!.message.body as string).length).toBe(2000);
     b!.delivery.accept();

@@ -1,19 +1,17 @@
 /**
- * rhea 3.0.5 against our single-node broker, the outcomes of docs/delivery-contract.md#outcomes:
- * released, modified, rejected, the default outcome, rcv-settle-mode second, pre-settled consumers.
+ * rhea 3.0.5 against our broker, the single node and a cluster follower (rhea-broker.ts), the
+ * outcomes of docs/delivery-contract.md#outcomes: released, modified, rejected, the default
+ * outcome, rcv-settle-mode second, pre-settled consumers.
  */
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import { sendAll, TestReceiver } from '../../../cluster-broker/server/rhea-client.js';
-import { waitFor } from '../../../support/net.js';
-import { broker, conn, fresh, useRheaBroker } from './rhea-broker.js';
+import { fresh, onEachTarget, waitCounts } from './rhea-broker.js';
 
-useRheaBroker();
-
-describe('rhea client against the broker', () => {
+onEachTarget('rhea client against the broker', (t, it) => {
   it('released: offered again with delivery-count unchanged, first-acquirer false', async () => {
     const q = fresh('release');
-    await sendAll(conn, q, [{ body: 'r1', message_id: 'r1' }]);
-    const r = new TestReceiver(conn, q);
+    await sendAll(t.conn, q, [{ body: 'r1', message_id: 'r1' }]);
+    const r = new TestReceiver(t.conn, q);
     const [first] = await r.next(1);
     expect(first!.message.first_acquirer).toBe(true);
     first!.delivery.release();
@@ -27,8 +25,8 @@ describe('rhea client against the broker', () => {
 
   it('modified{deliveryFailed}: delivery-count + 1; settled without outcome: the default outcome', async () => {
     const q = fresh('modified');
-    await sendAll(conn, q, [{ body: 'm1', message_id: 'm1' }]);
-    const r = new TestReceiver(conn, q);
+    await sendAll(t.conn, q, [{ body: 'm1', message_id: 'm1' }]);
+    const r = new TestReceiver(t.conn, q);
     const [a] = await r.next(1);
     a!.delivery.modified({ delivery_failed: true });
     const [b] = await r.next(1);
@@ -43,7 +41,7 @@ describe('rhea client against the broker', () => {
 
   it('advertises the default outcome modified{delivery-failed} on sources', async () => {
     const q = fresh('default-outcome');
-    const r = new TestReceiver(conn, q);
+    const r = new TestReceiver(t.conn, q);
     await r.opened;
     const src = (r.link as unknown as { remote: { attach: { source: { default_outcome?: unknown } } } })
       .remote.attach.source;
@@ -59,13 +57,13 @@ describe('rhea client against the broker', () => {
 
   it('modified{undeliverableHere} on a queue without a delivery limit: never again to that link, still to another', async () => {
     const q = fresh('undeliverable');
-    await sendAll(conn, q, [{ body: 'u1', message_id: 'u1' }]);
-    const r1 = new TestReceiver(conn, q);
+    await sendAll(t.conn, q, [{ body: 'u1', message_id: 'u1' }]);
+    const r1 = new TestReceiver(t.conn, q);
     const [a] = await r1.next(1);
     a!.delivery.modified({ undeliverable_here: true });
     r1.link.add_credit(5);
     expect(await r1.drainFor(400)).toEqual([]);
-    const r2 = new TestReceiver(conn, q);
+    const r2 = new TestReceiver(t.conn, q);
     const [b] = await r2.next(1);
     expect(b!.message.body).toBe('u1');
     b!.delivery.accept();
@@ -75,11 +73,11 @@ describe('rhea client against the broker', () => {
 
   it('rejected: moved to the dead-letter queue <queue>.dlq', async () => {
     const q = fresh('reject');
-    await sendAll(conn, q, [{ body: 'x1', message_id: 'x1', application_properties: { k: 'v' } }]);
-    const r = new TestReceiver(conn, q);
+    await sendAll(t.conn, q, [{ body: 'x1', message_id: 'x1', application_properties: { k: 'v' } }]);
+    const r = new TestReceiver(t.conn, q);
     const [a] = await r.next(1);
     a!.delivery.reject({ condition: 'app:bad', description: 'no thanks' });
-    const dlq = new TestReceiver(conn, `${q}.dlq`);
+    const dlq = new TestReceiver(t.conn, `${q}.dlq`);
     const [d] = await dlq.next(1);
     expect(d!.message.body).toBe('x1');
     expect(d!.message.message_id).toBe('x1');
@@ -93,11 +91,11 @@ describe('rhea client against the broker', () => {
 
   it('rcv-settle-mode second: the broker settles after committing the accept', async () => {
     const q = fresh('second');
-    await sendAll(conn, q, [
+    await sendAll(t.conn, q, [
       { body: 'a', message_id: 's1' },
       { body: 'b', message_id: 's2' },
     ]);
-    const r = new TestReceiver(conn, q, { rcv_settle_mode: 1 });
+    const r = new TestReceiver(t.conn, q, { rcv_settle_mode: 1 });
     await r.opened;
     expect(
       (r.link as unknown as { remote: { attach: { rcv_settle_mode: number } } }).remote.attach
@@ -106,28 +104,24 @@ describe('rhea client against the broker', () => {
     const got = await r.next(2);
     // one outcome per tick: rhea 3.0.5 merges different outcomes into one disposition range
     got[0]!.delivery.accept();
-    await r.until(() => r.settledDeliveries.length >= 1, 5000, 'broker settlement');
+    await r.until(() => r.settledDeliveries.length >= 1, 15_000, 'broker settlement');
     got[1]!.delivery.release();
-    await r.until(() => r.settledDeliveries.length >= 2, 5000, 'broker settlement');
+    await r.until(() => r.settledDeliveries.length >= 2, 15_000, 'broker settlement');
     const [again] = await r.next(1);
     expect(again!.message.body).toBe('b');
     again!.delivery.accept();
-    await r.until(() => r.settledDeliveries.length >= 3, 5000, 'broker settlement');
-    expect(broker.stats().queues.find((x) => x.name === q)?.depth).toBe(0);
+    await r.until(() => r.settledDeliveries.length >= 3, 15_000, 'broker settlement');
+    await waitCounts(t, q, { depth: 0 });
     r.link.close();
   });
 
   it('a pre-settled consumer (snd-settle-mode settled) removes messages as it sends them', async () => {
     const q = fresh('presettled');
-    await sendAll(conn, q, [{ body: 'p1' }, { body: 'p2' }]);
-    const r = new TestReceiver(conn, q, { snd_settle_mode: 1 });
+    await sendAll(t.conn, q, [{ body: 'p1' }, { body: 'p2' }]);
+    const r = new TestReceiver(t.conn, q, { snd_settle_mode: 1 });
     const got = await r.next(2);
     expect(got.map((g) => g.message.body)).toEqual(['p1', 'p2']);
-    await waitFor(() => broker.stats().queues.find((x) => x.name === q)?.depth === 0, {
-      timeoutMs: 5000,
-      what: 'broker.stats().queues.find((x) => x.name === q)?.depth === 0',
-      intervalMs: 20,
-    });
+    await waitCounts(t, q, { depth: 0 });
     r.link.close();
   });
 });
