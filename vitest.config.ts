@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
-// `npm test` runs both projects. Pure tests (test/**) run in parallel; tests that start servers
+// `npm test` runs both projects. Pure tests (test/**) run two files at a time; tests that start servers
 // (test/integration/**) run one file at a time and share one RabbitMQ node started by the global
 // setup. Under CI the JSON reporter also writes .vitest-results.json, which .ci/run counts.
 export default defineConfig({
@@ -19,7 +19,14 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: ['test/integration/**'] },
+        // two files at a time: vitest's default is one fewer than the cores (one on a 2-core machine),
+        // which left the unit files, the replication simulation among them, running one by one
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/integration/**'],
+          maxWorkers: 2,
+        },
       },
       {
         extends: true,

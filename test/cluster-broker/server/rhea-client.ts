@@ -129,6 +129,13 @@ export function sendAll(
         (d as unknown as { index: number }).index = i;
       }
     };
+    const onClose = (ctx: rhea.EventContext): void => {
+      if (done < messages.length)
+        reject(new Error(`connection closed: ${JSON.stringify(ctx.connection.error)}`));
+    };
+    const onDisconnected = (): void => {
+      if (done < messages.length) reject(new Error('disconnected'));
+    };
     const settle = (state: string) => (ctx: rhea.EventContext) => {
       const d = ctx.delivery as unknown as { index: number; remote_state?: { error?: Outcome['error'] } };
       const o: Outcome = { state };
@@ -136,6 +143,9 @@ export function sendAll(
       if (err) o.error = { condition: String(err.condition), description: err.description };
       outcomes[d.index] = o;
       if (++done === messages.length) {
+        // the connection is shared by many calls: leave no listener of this one on it
+        conn.removeListener('connection_close', onClose);
+        conn.removeListener('disconnected', onDisconnected);
         sender.close();
         resolve(outcomes);
       }
@@ -148,13 +158,8 @@ export function sendAll(
     sender.on('sender_close', (ctx) => {
       if (done < messages.length) reject(new Error(`sender closed: ${JSON.stringify(ctx.sender.error)}`));
     });
-    conn.once('connection_close', (ctx) => {
-      if (done < messages.length)
-        reject(new Error(`connection closed: ${JSON.stringify(ctx.connection.error)}`));
-    });
-    conn.once('disconnected', () => {
-      if (done < messages.length) reject(new Error('disconnected'));
-    });
+    conn.once('connection_close', onClose);
+    conn.once('disconnected', onDisconnected);
   });
 }
 
