@@ -24,6 +24,8 @@ export interface RheaTarget {
   readonly kind: TargetKind;
   /** The AMQP port of the broker (the follower) under test. */
   port: number;
+  /** Its AMQP URL (for clients other than rhea). */
+  url: string;
   /** A connection to it (a new one after the member closed the last, see targetIt). */
   conn: RheaConnection;
   /** What the broker under test says of `queue` now (undefined: it knows no such queue). */
@@ -97,6 +99,7 @@ function useTarget(kind: TargetKind): TargetState {
     view: {
       kind,
       port: 0,
+      url: '',
       conn: undefined as unknown as RheaConnection,
       counts: async () => undefined,
     },
@@ -119,6 +122,7 @@ function useTarget(kind: TargetKind): TargetState {
       const broker: BrokerHandle = await startBroker({ port: 0, queueDefaults: {} });
       stop = () => broker.stop();
       target.port = broker.port;
+      target.url = broker.url;
       target.counts = async (queue) => {
         const q = broker.stats().queues.find((x) => x.name === queue);
         return q && { depth: q.depth, acquired: q.acquired };
@@ -129,6 +133,7 @@ function useTarget(kind: TargetKind): TargetState {
       const leader = await waitLeader(handle);
       const follower = handle.members().find((m) => m.id !== leader)!;
       target.port = follower.amqpPort;
+      target.url = follower.url;
       target.counts = (queue) => memberCounts(follower.httpUrl!, queue);
       serving = () => handle.waitServing(follower.id, 60_000);
     }
