@@ -36,6 +36,12 @@ let queueNo = 0;
 /** A queue name not used before in this test file. */
 export const fresh = (name: string) => `${name}-${++queueNo}`;
 
+/** Broker settings a file needs, given to the single node and to every member alike. */
+export interface TargetOptions {
+  /** How long a dynamic node outlives its lost connection (dynamicNodeGraceMs; --owner-grace-ms). */
+  ownerGraceMs?: number;
+}
+
 /** Declares one test of a target's describe block (see onEachTarget). */
 export type TargetTest = (name: string, body: () => Promise<void>) => void;
 
@@ -45,9 +51,13 @@ export type TargetTest = (name: string, body: () => Promise<void>) => void;
  * declared with the `it` given to `tests`: on the cluster it runs a test once more when the
  * member closed the connection with amqp:connection:forced while it ran (see targetIt).
  */
-export function onEachTarget(title: string, tests: (t: RheaTarget, it: TargetTest) => void): void {
+export function onEachTarget(
+  title: string,
+  tests: (t: RheaTarget, it: TargetTest) => void,
+  options: TargetOptions = {},
+): void {
   describe.each(['single node', 'cluster follower'] as const)(`${title} (%s)`, (kind) => {
-    const target = useTarget(kind);
+    const target = useTarget(kind, options);
     tests(target.view, targetIt(target));
   });
 }
@@ -92,7 +102,8 @@ function targetIt(target: TargetState): TargetTest {
     );
 }
 
-function useTarget(kind: TargetKind): TargetState {
+function useTarget(kind: TargetKind, options: TargetOptions): TargetState {
+  const { ownerGraceMs } = options;
   let stop: (() => Promise<void>) | undefined;
   let serving: () => Promise<void> = async () => undefined;
   const state: TargetState = {
@@ -119,7 +130,11 @@ function useTarget(kind: TargetKind): TargetState {
 
   beforeAll(async () => {
     if (kind === 'single node') {
-      const broker: BrokerHandle = await startBroker({ port: 0, queueDefaults: {} });
+      const broker: BrokerHandle = await startBroker({
+        port: 0,
+        queueDefaults: {},
+        ...(ownerGraceMs === undefined ? {} : { dynamicNodeGraceMs: ownerGraceMs }),
+      });
       stop = () => broker.stop();
       target.port = broker.port;
       target.url = broker.url;
@@ -128,7 +143,9 @@ function useTarget(kind: TargetKind): TargetState {
         return q && { depth: q.depth, acquired: q.acquired };
       };
     } else {
-      const handle: ClusterHandle = await startTestCluster();
+      const handle: ClusterHandle = await startTestCluster({
+        memberArgs: ownerGraceMs === undefined ? [] : ['--owner-grace-ms', String(ownerGraceMs)],
+      });
       stop = () => handle.stop();
       const leader = await waitLeader(handle);
       const follower = handle.members().find((m) => m.id !== leader)!;
