@@ -38,6 +38,8 @@ export const fresh = (name: string) => `${name}-${++queueNo}`;
 
 /** Broker settings a file needs, given to the single node and to every member alike. */
 export interface TargetOptions {
+  /** Every queue's delivery limit (queueDefaults.deliveryLimit; a member's --delivery-limit). */
+  deliveryLimit?: number;
   /** How long a dynamic node outlives its lost connection (dynamicNodeGraceMs; --owner-grace-ms). */
   ownerGraceMs?: number;
 }
@@ -103,7 +105,7 @@ function targetIt(target: TargetState): TargetTest {
 }
 
 function useTarget(kind: TargetKind, options: TargetOptions): TargetState {
-  const { ownerGraceMs } = options;
+  const { deliveryLimit, ownerGraceMs } = options;
   let stop: (() => Promise<void>) | undefined;
   let serving: () => Promise<void> = async () => undefined;
   const state: TargetState = {
@@ -132,7 +134,7 @@ function useTarget(kind: TargetKind, options: TargetOptions): TargetState {
     if (kind === 'single node') {
       const broker: BrokerHandle = await startBroker({
         port: 0,
-        queueDefaults: {},
+        queueDefaults: deliveryLimit === undefined ? {} : { deliveryLimit },
         ...(ownerGraceMs === undefined ? {} : { dynamicNodeGraceMs: ownerGraceMs }),
       });
       stop = () => broker.stop();
@@ -144,7 +146,10 @@ function useTarget(kind: TargetKind, options: TargetOptions): TargetState {
       };
     } else {
       const handle: ClusterHandle = await startTestCluster({
-        memberArgs: ownerGraceMs === undefined ? [] : ['--owner-grace-ms', String(ownerGraceMs)],
+        memberArgs: [
+          ...(deliveryLimit === undefined ? [] : ['--delivery-limit', String(deliveryLimit)]),
+          ...(ownerGraceMs === undefined ? [] : ['--owner-grace-ms', String(ownerGraceMs)]),
+        ],
       });
       stop = () => handle.stop();
       const leader = await waitLeader(handle);
