@@ -24,6 +24,8 @@ export interface RheaTarget {
   readonly kind: TargetKind;
   /** The AMQP port of the broker (the follower) under test. */
   port: number;
+  /** Its AMQP URL (for clients other than rhea). */
+  url: string;
   /** A connection to it (a new one after the member closed the last, see targetIt). */
   conn: RheaConnection;
   /** What the broker under test says of `queue` now (undefined: it knows no such queue). */
@@ -34,6 +36,14 @@ let queueNo = 0;
 /** A queue name not used before in this test file. */
 export const fresh = (name: string) => `${name}-${++queueNo}`;
 
+/** Broker settings a file needs, given to the single node and to every member alike. */
+export interface TargetOptions {
+  /** Every queue's delivery limit (queueDefaults.deliveryLimit; a member's --delivery-limit). */
+  deliveryLimit?: number;
+  /** How long a dynamic node outlives its lost connection (dynamicNodeGraceMs; --owner-grace-ms). */
+  ownerGraceMs?: number;
+}
+
 /** Declares one test of a target's describe block (see onEachTarget). */
 export type TargetTest = (name: string, body: () => Promise<void>) => void;
 
@@ -43,9 +53,13 @@ export type TargetTest = (name: string, body: () => Promise<void>) => void;
  * declared with the `it` given to `tests`: on the cluster it runs a test once more when the
  * member closed the connection with amqp:connection:forced while it ran (see targetIt).
  */
-export function onEachTarget(title: string, tests: (t: RheaTarget, it: TargetTest) => void): void {
+export function onEachTarget(
+  title: string,
+  tests: (t: RheaTarget, it: TargetTest) => void,
+  options: TargetOptions = {},
+): void {
   describe.each(['single node', 'cluster follower'] as const)(`${title} (%s)`, (kind) => {
-    const target = useTarget(kind);
+    const target = useTarget(kind, options);
     tests(target.view, targetIt(target));
   });
 }
@@ -90,13 +104,15 @@ function targetIt(target: TargetState): TargetTest {
     );
 }
 
-function useTarget(kind: TargetKind): TargetState {
+function useTarget(kind: TargetKind, options: TargetOptions): TargetState {
+  const { deliveryLimit, ownerGraceMs } = options;
   let stop: (() => Promise<void>) | undefined;
   let serving: () => Promise<void> = async () => undefined;
   const state: TargetState = {
     view: {
       kind,
       port: 0,
+      url: '',
       conn: undefined as unknown as RheaConnection,
       counts: async () => undefined,
     },
@@ -116,19 +132,30 @@ function useTarget(kind: TargetKind): TargetState {
 
   beforeAll(async () => {
     if (kind === 'single node') {
-      const broker: BrokerHandle = await startBroker({ port: 0, queueDefaults: {} });
+      const broker: BrokerHandle = await startBroker({
+        port: 0,
+        queueDefaults: deliveryLimit === undefined ? {} : { deliveryLimit },
+        ...(ownerGraceMs === undefined ? {} : { dynamicNodeGraceMs: ownerGraceMs }),
+      });
       stop = () => broker.stop();
       target.port = broker.port;
+      target.url = broker.url;
       target.counts = async (queue) => {
         const q = broker.stats().queues.find((x) => x.name === queue);
         return q && { depth: q.depth, acquired: q.acquired };
       };
     } else {
-      const handle: ClusterHandle = await startTestCluster();
+      const handle: ClusterHandle = await startTestCluster({
+        memberArgs: [
+          ...(deliveryLimit === undefined ? [] : ['--delivery-limit', String(deliveryLimit)]),
+          ...(ownerGraceMs === undefined ? [] : ['--owner-grace-ms', String(ownerGraceMs)]),
+        ],
+      });
       stop = () => handle.stop();
       const leader = await waitLeader(handle);
       const follower = handle.members().find((m) => m.id !== leader)!;
       target.port = follower.amqpPort;
+      target.url = follower.url;
       target.counts = (queue) => memberCounts(follower.httpUrl!, queue);
       serving = () => handle.waitServing(follower.id, 60_000);
     }
