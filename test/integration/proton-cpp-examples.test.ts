@@ -188,7 +188,7 @@ describe('against a member of a 3-member cluster', () => {
   examplesAgainst({ hostPort: () => hostPort('n2'), conn: () => conn }, 'cluster');
 
   it(
-    'reconnect_client across a SIGKILL of the member it uses: every message once, in order, none left',
+    'reconnect_client across a SIGKILL of the member it uses: every message once, in order, what it did not read still queued',
     async () => {
       const queue = 'cpp-reconnect';
       const count = 200;
@@ -233,7 +233,10 @@ describe('against a member of a 3-member cluster', () => {
         seen.push(...received.filter((n) => !earlier.has(n)));
       }
       expect(seen, output).toEqual(oneTo(count - redelivered));
-      expect(await leftOn(conn, queue)).toEqual([]);
+      // the example stops after `count` receptions, a redelivered one counted: each redelivery
+      // leaves one of the last messages in the queue, and nothing else may be left
+      const unread = oneTo(count).slice(count - redelivered);
+      expect(await leftOn(conn, queue), output).toEqual(unread.map((sequence) => ({ sequence })));
     },
     TEST_MS,
   );
