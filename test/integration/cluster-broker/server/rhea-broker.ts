@@ -9,6 +9,7 @@ import { type BrokerHandle, type ClusterHandle, startBroker } from '../../../../
 import type { QueuesDocument } from '../../../../src/cluster-broker/http/types.js';
 import { startTestCluster, waitLeader } from '../../../cluster-broker/cluster/cluster-support.js';
 import { closeConnection, connect, type RheaConnection } from '../../../cluster-broker/server/rhea-client.js';
+import { getJson } from '../../../support/federation.js';
 import { waitFor } from '../../../support/net.js';
 
 export type TargetKind = 'single node' | 'cluster follower';
@@ -156,7 +157,7 @@ function useTarget(kind: TargetKind, options: TargetOptions): TargetState {
       const follower = handle.members().find((m) => m.id !== leader)!;
       target.port = follower.amqpPort;
       target.url = follower.url;
-      target.counts = (queue) => memberCounts(follower.httpUrl!, queue);
+      target.counts = (queue) => memberCounts(Number(new URL(follower.httpUrl!).port), queue);
       serving = () => handle.waitServing(follower.id, 60_000);
     }
     await state.reconnect();
@@ -171,10 +172,8 @@ function useTarget(kind: TargetKind, options: TargetOptions): TargetState {
 }
 
 /** A member's counts from its `/api/queues` (its applied state: the same rows as broker.stats()). */
-async function memberCounts(httpUrl: string, queue: string): Promise<QueueCounts | undefined> {
-  const res = await fetch(`${httpUrl}/api/queues`, { signal: AbortSignal.timeout(10_000) });
-  if (!res.ok) throw new Error(`GET /api/queues: ${res.status}`);
-  const row = ((await res.json()) as QueuesDocument).queues.find((q) => q.name === queue);
+async function memberCounts(httpPort: number, queue: string): Promise<QueueCounts | undefined> {
+  const row = (await getJson<QueuesDocument>(httpPort, '/api/queues')).queues.find((q) => q.name === queue);
   return row && { depth: row.messages, acquired: row.unacknowledged };
 }
 
