@@ -36,6 +36,12 @@ interface SuiteSpec {
 const repeatsOf = (quick: boolean) => (quick ? 1 : 3);
 const repeatFlag = (quick: boolean) => (quick ? '' : ` --repeat ${repeatsOf(quick)}`);
 
+/**
+ * The e2e bench's measured rounds: three, so that each figure is a median that one round's swing
+ * (a collection, a neighbour's burst) does not move, where two rounds gave their mean.
+ */
+const e2eRoundsOf = (quick: boolean) => (quick ? 1 : 3);
+
 /** The benches of the page, each with the counts of the full and the quick report. */
 const SUITES: SuiteSpec[] = [
   {
@@ -48,12 +54,12 @@ const SUITES: SuiteSpec[] = [
     name: 'e2e',
     title: 'End to end',
     command: (q) =>
-      `npm run bench -- e2e --messages ${q ? 2000 : 20000} --rounds ${q ? 1 : 2} --warm ${q ? 2000 : 20000} --receive both --targets ${e2eTargets().join(',')}`,
+      `npm run bench -- e2e --messages ${q ? 2000 : 20000} --rounds ${e2eRoundsOf(q)} --warm ${q ? 2000 : 20000} --receive both --targets ${e2eTargets().join(',')}`,
     run: async (q, log) =>
       (await import('./e2e.js')).run({
         log,
         messages: q ? 2000 : 20_000,
-        rounds: q ? 1 : 2,
+        rounds: e2eRoundsOf(q),
         // as large as a round: the brokers at steady state (docs/benchmarks.md#e2e-warm-up)
         warm: q ? 2000 : 20_000,
         receive: 'both',
