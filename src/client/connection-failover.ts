@@ -9,6 +9,7 @@
  */
 import { ClientError } from '../errors.js';
 import { describeServer, type PoolChange, type ServerAddress } from '../failover/index.js';
+import type { EngineEvent } from '../protocol/index.js';
 import { isNotQuorate, MEMBERSHIP_ADDRESS, MEMBERSHIP_CAPABILITY } from '../wire-extensions.js';
 import { connectAbortError, describeCause } from './connect-errors.js';
 import { ConnectionLinks } from './connection-links.js';
@@ -19,6 +20,24 @@ import { dialMembers, isRedirect, unresponsiveHoldMs } from './reconnect.js';
 import type { CallOptions, FailoverEvent } from './types.js';
 import { isUnresponsive } from './unresponsive.js';
 
+/**
+ * A physical connection's events, routed to the logical connection through methods every
+ * connection shares: a closure per connection would be the constant call target of the optimized
+ * code that calls it for every event, thrown away (V8's "weak objects" deopt) and compiled again
+ * after each connection is collected.
+ */
+class Routing implements PhysicalHandler {
+  constructor(private readonly conn: FailoverConnection) {}
+
+  onEvent(ev: EngineEvent): void {
+    this.conn.onEngineEvent(ev);
+  }
+
+  onLost(phys: PhysicalConnection, error: Error): void {
+    this.conn.onPhysicalLost(phys, error);
+  }
+}
+
 /** A connection that moves between physical connections; connection.ts adds the public API. */
 export abstract class FailoverConnection extends ConnectionLinks {
   private membership: Receiver | undefined;
@@ -27,10 +46,7 @@ export abstract class FailoverConnection extends ConnectionLinks {
   /** The last failed connection attempt's error: the cause of a connect() deadline error. */
   private lastAttemptError: Error | undefined;
   protected closedWaiters: (() => void)[] = [];
-  private readonly handler: PhysicalHandler = {
-    onEvent: (ev) => this.onEngineEvent(ev),
-    onLost: (phys, error) => this.onPhysicalLost(phys, error),
-  };
+  private readonly handler: PhysicalHandler = new Routing(this);
 
   /** @internal connect() runs this: tries the members like a reconnect. */
   async start(options: CallOptions): Promise<void> {
@@ -161,7 +177,8 @@ export abstract class FailoverConnection extends ConnectionLinks {
     publish(membershipChannel, () => ({ ...info, containerId: this.containerId }));
   }
 
-  private onPhysicalLost(phys: PhysicalConnection, error: Error): void {
+  /** @internal the physical connection is gone (Routing.onLost). */
+  onPhysicalLost(phys: PhysicalConnection, error: Error): void {
     if (phys !== this.phys) return;
     const lostAt = now();
     const from = phys.url;

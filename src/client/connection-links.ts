@@ -84,11 +84,14 @@ export abstract class ConnectionLinks extends EventEmitter<ConnectionEvents> {
     this.firstByte =
       unresponsiveMs !== undefined ? new HeaderDeadline(headerDeadlineOptions(unresponsiveMs)) : undefined;
     const bufferLimit = bounds ? { ...bounds.bufferLimit, ...options.bufferLimit } : options.bufferLimit;
-    this.sends = new SendBuffer({ ...options, bufferLimit }, () =>
-      this.closeError || this.state === 'closing' || this.state === 'closed'
-        ? (this.closeError ?? new ClientError('quorate:closed', 'connection closed'))
-        : undefined,
-    );
+    this.sends = new SendBuffer({ ...options, bufferLimit }, this);
+  }
+
+  /** @internal SendGate: why new sends are refused, if they are. */
+  sendRefusal(): Error | undefined {
+    return this.closeError || this.state === 'closing' || this.state === 'closed'
+      ? (this.closeError ?? new ClientError('quorate:closed', 'connection closed'))
+      : undefined;
   }
 
   /** @internal the replay journal: sends from send() until the broker settles them (use stats()). */
@@ -184,7 +187,8 @@ export abstract class ConnectionLinks extends EventEmitter<ConnectionEvents> {
     this.sends.failAll(error);
   }
 
-  protected onEngineEvent(ev: EngineEvent): void {
+  /** @internal a physical connection's event (the failover connection routes them here). */
+  onEngineEvent(ev: EngineEvent): void {
     let target: unknown;
     switch (ev.type) {
       case 'link-attached':

@@ -14,6 +14,7 @@ import type { Open } from '../codec/contract.js';
 import { ClientError } from '../errors.js';
 import type { ServerAddress, SilenceWatchOptions } from '../failover/index.js';
 import {
+  type DriverHooks,
   EngineDriver,
   type EngineEvent,
   type EngineOutput,
@@ -86,7 +87,29 @@ export class LostSocket extends ClientError {
   }
 }
 
-export class PhysicalConnection {
+/**
+ * The port's calls into its connection, as methods of a class rather than closures made per
+ * connection (the connection is the driver's hooks itself, for the same reason): optimized code
+ * that calls a per-connection closure holds that closure as its call target, so it was thrown
+ * away (V8's "weak objects" deopt) and compiled again after every connection collected.
+ */
+class PortEvents implements SocketEvents {
+  constructor(private readonly phys: PhysicalConnection) {}
+
+  data(chunk: Uint8Array, at: number, more: boolean): void {
+    this.phys.portData(chunk, at, more);
+  }
+
+  error(err: Error): void {
+    this.phys.portFailed(err);
+  }
+
+  close(): void {
+    this.phys.portClosed();
+  }
+}
+
+export class PhysicalConnection implements DriverHooks {
   readonly engine: ProtocolConnection;
   readonly url: string;
   remoteOpen: Open | undefined = undefined;
@@ -128,32 +151,41 @@ export class PhysicalConnection {
       logger: opts.logger,
       onAsyncWork: () => this.pump(),
     });
-    this.port = openPort({
-      data: (chunk, at, more) => {
-        if (this.lostError) return;
-        this.guard?.heard(at);
-        this.engine.receive(chunk, at);
-        if (more) this.holdWritesForNextRead();
-        else this.readsCaughtUp = true;
-        this.pump();
-      },
-      error: (err) => this.lose(new LostSocket(`connection to ${this.url} failed`, err)),
-      close: () => this.lose(new LostSocket(`connection to ${this.url} closed by the network`)),
-    });
-    this.driver = new EngineDriver(
-      this.engine,
-      this.port,
-      {
-        onDeadline: (at) => {
-          this.engine.tick(at);
-          this.dispatch();
-        },
-        beforeFlush: () => this.readsCaughtUp,
-      },
-      { clock: now, batch: 'drained' },
-    );
+    this.port = openPort(new PortEvents(this));
+    this.driver = new EngineDriver(this.engine, this.port, this, { clock: now, batch: 'drained' });
     this.guard = opts.unresponsive ? new UnresponsiveGuard(this, opts.unresponsive, now) : undefined;
     this.pump();
+  }
+
+  /** @internal the port read `chunk` (PortEvents.data). */
+  portData(chunk: Uint8Array, at: number, more: boolean): void {
+    if (this.lostError) return;
+    this.guard?.heard(at);
+    this.engine.receive(chunk, at);
+    if (more) this.holdWritesForNextRead();
+    else this.readsCaughtUp = true;
+    this.pump();
+  }
+
+  /** @internal the port failed (PortEvents.error). */
+  portFailed(err: Error): void {
+    this.lose(new LostSocket(`connection to ${this.url} failed`, err));
+  }
+
+  /** @internal the port closed (PortEvents.close). */
+  portClosed(): void {
+    this.lose(new LostSocket(`connection to ${this.url} closed by the network`));
+  }
+
+  /** @internal DriverHooks: the engine's deadline passed. */
+  onDeadline(at: number): void {
+    this.engine.tick(at);
+    this.dispatch();
+  }
+
+  /** @internal DriverHooks: a scheduled batch is written unless a read hold is on. */
+  beforeFlush(): boolean {
+    return this.readsCaughtUp;
   }
 
   get isLost(): boolean {

@@ -35,6 +35,16 @@ export interface BatchWaiter<D> extends Settle<D[] | undefined>, TimedWait {
 
 export type ReceiveWaiter<D> = OneWaiter<D> | BatchWaiter<D>;
 
+/**
+ * Who the queue hands deliveries out through: an object with a method rather than a function of
+ * its own, so the call is to one method shared by every receiver. Optimized code calling a
+ * per-receiver closure holds that closure, and loses it (V8's "weak objects" deopt, then a
+ * recompile) once the receiver is collected.
+ */
+export interface HandsOut<D> {
+  handOut(d: D): D;
+}
+
 const isBatch = <D>(w: ReceiveWaiter<D>): w is BatchWaiter<D> => 'max' in w;
 const isTimed = (w: TimedWait): boolean => w.expiresAt !== undefined;
 
@@ -78,11 +88,11 @@ export class ReceiveQueue<D> {
   };
 
   /**
-   * `handOut` runs for every delivery as it leaves the queue for the application; `clock` (ms)
-   * measures the callers' deadlines.
+   * `owner.handOut` runs for every delivery as it leaves the queue for the application; `clock`
+   * (ms) measures the callers' deadlines.
    */
   constructor(
-    private readonly handOut: (d: D) => D,
+    private readonly owner: HandsOut<D>,
     private readonly clock: () => number = () => performance.now(),
   ) {}
 
@@ -123,7 +133,7 @@ export class ReceiveQueue<D> {
   /** The next buffered delivery, handed out; undefined when it must wait (as serveNow()). */
   shift(): D | undefined {
     if (this.length === 0 || this.waiters.length > 0) return undefined;
-    return this.handOut(this.take());
+    return this.owner.handOut(this.take());
   }
 
   /** Up to `max` buffered deliveries, handed out; undefined when it must wait (as serveNow()). */
@@ -150,7 +160,7 @@ export class ReceiveQueue<D> {
   /**
    * The queue ends (its receiver closed or failed; nobody waits on it again): every waiting caller
    * ends, rejected with `error` or (undefined) done, and the timer is cleared. Left armed, it would
-   * keep the queue's handOut, and through it the receiver with its dedup window, reachable until
+   * keep the queue's owner, the receiver with its dedup window, reachable until
    * the last caller's deadline (a minute after a receive({ timeoutMs: 60_000 })).
    */
   endWaiters(error: Error | undefined): void {
@@ -202,7 +212,7 @@ export class ReceiveQueue<D> {
 
   private serve(w: ReceiveWaiter<D>): void {
     if (!isBatch(w)) {
-      w.resolve({ done: false, value: this.handOut(this.take()) });
+      w.resolve({ done: false, value: this.owner.handOut(this.take()) });
       return;
     }
     w.resolve(this.takeFront(w.max));
@@ -211,7 +221,7 @@ export class ReceiveQueue<D> {
   private takeFront(max: number): D[] {
     const n = Math.min(max, this.length);
     const out = new Array<D>(n);
-    for (let i = 0; i < n; i++) out[i] = this.handOut(this.take());
+    for (let i = 0; i < n; i++) out[i] = this.owner.handOut(this.take());
     return out;
   }
 

@@ -27,7 +27,7 @@ export abstract class ReceiverFields<T = MessageBody> extends LogicalLink<Receiv
   /** Ask for rcv-settle-mode second on the next attach. */
   protected wantSecond: boolean;
   protected askedSecond = false;
-  protected readonly queue = new ReceiveQueue<Delivery<T>>((d) => this.handOut(d), now);
+  protected readonly queue = new ReceiveQueue<Delivery<T>>(this, now);
   protected readonly drainWaiters = new Waiters();
   /**
    * Settled by the application, the broker's confirmation still awaited: those fail if the
@@ -81,7 +81,8 @@ export abstract class ReceiverFields<T = MessageBody> extends LogicalLink<Receiv
     return this.subscribes !== 'durable';
   }
 
-  protected abstract handOut(d: Delivery<T>): Delivery<T>;
+  /** @internal the receive queue hands each delivery to the application through this. */
+  abstract handOut(d: Delivery<T>): Delivery<T>;
 }
 
 /**

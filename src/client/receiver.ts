@@ -272,7 +272,8 @@ export class Receiver<T = MessageBody>
     return this.failure ?? new ClientError('quorate:closed', `receiver '${this.name}' closed`);
   }
 
-  protected handOut(d: Delivery<T>): Delivery<T> {
+  /** @internal */
+  handOut(d: Delivery<T>): Delivery<T> {
     publish(receiveChannel, () => ({
       message: d.message,
       address: this.address,

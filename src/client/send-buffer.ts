@@ -61,6 +61,17 @@ export interface SendCounters {
   notAccepted: number;
 }
 
+/**
+ * Whether the connection refuses new sends. The connection itself, so admit() calls a method every
+ * connection shares: optimized code that calls a closure made per connection holds it (and the
+ * connection with it) as a constant, and is thrown away (V8's "weak objects" deopt) and compiled
+ * again after each connection is collected.
+ */
+export interface SendGate {
+  /** Why new sends are refused (the connection closed or gave up), if they are. */
+  sendRefusal(): Error | undefined;
+}
+
 export class SendBuffer {
   readonly journal: ReplayJournal<PendingSend, SendWaiter>;
   readonly counters: SendCounters = { sent: 0, resent: 0, accepted: 0, notAccepted: 0 };
@@ -68,8 +79,7 @@ export class SendBuffer {
 
   constructor(
     options: Pick<ConnectOptions, 'bufferLimit' | 'onFull'>,
-    /** Why new sends are refused (the connection closed or gave up), if they are. */
-    private readonly refusal: () => Error | undefined,
+    private readonly gate: SendGate,
   ) {
     this.journal = new ReplayJournal<PendingSend, SendWaiter>({
       maxMessages: options.bufferLimit?.messages ?? 10_000,
@@ -80,7 +90,7 @@ export class SendBuffer {
 
   /** A send asks for room: journaled and written now, parked, or rejected (bound, closed). */
   admit(waiter: SendWaiter): void {
-    const refused = this.refusal();
+    const refused = this.gate.sendRefusal();
     if (refused) {
       this.rejectUnjournaled(waiter.ctx, refused);
       return;

@@ -42,14 +42,17 @@ const SLOTS_PER_ROW = 4;
 export type KeyHash = (key: string) => number;
 
 /** FNV-1a over the key's UTF-16 code units from `seed`, with a final mix so every bit moves the low bits. */
+function seededHash(seed: number, key: string): number {
+  let h = seed ^ key.length;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  return h ^ (h >>> 13);
+}
+
+/** seededHash with `seed` fixed. */
 export function seededKeyHash(seed: number): KeyHash {
-  return (key) => {
-    let h = seed ^ key.length;
-    for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-    h ^= h >>> 16;
-    h = Math.imul(h, 0x85ebca6b);
-    return h ^ (h >>> 13);
-  };
+  return (key) => seededHash(seed, key);
 }
 
 /** A seed no producer can know: from the platform's CSPRNG (Node and browsers alike). */
@@ -70,13 +73,24 @@ export class KeyRows {
   private lastHash = 0;
 
   /**
+   * The default hash's seed. The default is seededHash called with it, not a closure made per
+   * index: optimized code calling a per-index closure holds it as a constant and is thrown away
+   * (V8's "weak objects" deopt) and compiled again after each receiver is collected.
+   */
+  private readonly seed = randomSeed();
+
+  /**
    * `keys[row]` is the key a row in the index holds (the window's own array, read here).
-   * @internal `hash`: tests give one that collides on purpose; the window takes the default.
+   * @internal `customHash`: tests give one that collides on purpose; the window takes the default.
    */
   constructor(
     private readonly keys: readonly (string | undefined)[],
-    private readonly hash: KeyHash = seededKeyHash(randomSeed()),
+    private readonly customHash?: KeyHash,
   ) {}
+
+  private hash(key: string): number {
+    return this.customHash === undefined ? seededHash(this.seed, key) : this.customHash(key);
+  }
 
   /** True once the index has moved to a Map (for tests and the docs' claims). */
   get fellBack(): boolean {

@@ -23,9 +23,11 @@ function one(): { w: OneWaiter<number>; p: Promise<IteratorResult<number, undefi
 describe('ReceiveQueue', () => {
   it('a waiting batch carries every delivery pushed in the same synchronous run, up to max', async () => {
     const handedOut: number[] = [];
-    const q = new ReceiveQueue<number>((d) => {
-      handedOut.push(d);
-      return d;
+    const q = new ReceiveQueue<number>({
+      handOut: (d) => {
+        handedOut.push(d);
+        return d;
+      },
     });
     const b = batch(3);
     q.wait(b.w);
@@ -37,7 +39,7 @@ describe('ReceiveQueue', () => {
   });
 
   it('a caller arriving while a batch answer is queued waits behind it', async () => {
-    const q = new ReceiveQueue<number>((d) => d);
+    const q = new ReceiveQueue<number>({ handOut: (d) => d });
     const b = batch(10);
     q.wait(b.w);
     q.push(1);
@@ -54,7 +56,7 @@ describe('ReceiveQueue', () => {
   });
 
   it('a single waiter is answered at once; ending answers every waiter', async () => {
-    const q = new ReceiveQueue<number>((d) => d);
+    const q = new ReceiveQueue<number>({ handOut: (d) => d });
     const a = one();
     q.wait(a.w);
     q.push(7);
@@ -73,7 +75,7 @@ describe('ReceiveQueue', () => {
   });
 
   it('a batch waiter answered after the buffer was dropped keeps waiting', async () => {
-    const q = new ReceiveQueue<number>((d) => d);
+    const q = new ReceiveQueue<number>({ handOut: (d) => d });
     const b = batch(5);
     q.wait(b.w);
     q.push(1);
@@ -84,7 +86,7 @@ describe('ReceiveQueue', () => {
   });
 
   it('one timer for every waiting caller: the one past its deadline rejects, the others still wait', async () => {
-    const q = new ReceiveQueue<number>((d) => d);
+    const q = new ReceiveQueue<number>({ handOut: (d) => d });
     const early = batch(5);
     const late = batch(5);
     Object.assign(early.w, q.deadline(30));
@@ -103,7 +105,7 @@ describe('ReceiveQueue', () => {
   });
 
   it('expiry keeps the line in order and re-arms for the next deadline, with the error a Deadline gives', async () => {
-    const q = new ReceiveQueue<number>((d) => d);
+    const q = new ReceiveQueue<number>({ handOut: (d) => d });
     const untimed = one();
     const early = batch(5);
     const late = one();
@@ -129,7 +131,7 @@ describe('ReceiveQueue', () => {
 
   it('an ended queue keeps nothing alive: the timer a deadline armed is cleared', async () => {
     // what a closed receiver leaves: its last receive() was answered in time, its deadline far off
-    let q: ReceiveQueue<number> | undefined = new ReceiveQueue<number>((d) => d);
+    let q: ReceiveQueue<number> | undefined = new ReceiveQueue<number>({ handOut: (d) => d });
     const ref = new WeakRef(q);
     const answered = batch(5);
     Object.assign(answered.w, q.deadline(600_000));
