@@ -37,10 +37,13 @@ const repeatsOf = (quick: boolean) => (quick ? 1 : 3);
 const repeatFlag = (quick: boolean) => (quick ? '' : ` --repeat ${repeatsOf(quick)}`);
 
 /**
- * The e2e bench's measured rounds: three, so that each figure is a median that one round's swing
- * (a collection, a neighbour's burst) does not move, where two rounds gave their mean.
+ * The e2e bench's measured rounds: four, so that each figure is a median (the middle two's mean)
+ * that one round's swing (a collection, a neighbour's burst) moves less than a mean of two, and an
+ * even count: `--receive both` alternates which of the two quorate runs meets the broker right
+ * after rhea's, and an odd count gives one of them that place more often (three rounds read the
+ * batch receive dearer than `for await` on four of five brokers, two had read them alike).
  */
-const e2eRoundsOf = (quick: boolean) => (quick ? 1 : 3);
+const e2eRoundsOf = (quick: boolean) => (quick ? 1 : 4);
 
 /** The benches of the page, each with the counts of the full and the quick report. */
 const SUITES: SuiteSpec[] = [
