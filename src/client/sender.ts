@@ -20,8 +20,12 @@ import { sendErrorFrom } from './outcome.js';
 import type { PhysicalConnection } from './physical.js';
 import type { PendingSend, SendBuffer, SendOwner, SendWaiter } from './send-buffer.js';
 import { SendError } from './send-error.js';
+import { keepSendShapesOf } from './send-shapes.js';
 import { checkTransaction, type Transaction } from './transaction.js';
 import type { SenderOptions, SendOptions, SendResult } from './types.js';
+
+/** A Sender holding nothing, for send-shapes.ts: its fields are its constructor's alone. */
+const senderTwin = (nothing: object): object => new Sender(nothing as SenderHost, '', {}, '');
 
 /** What a Sender needs from its connection: the link host plus the connection's send buffer. */
 export interface SenderHost extends LinkHost {
@@ -41,6 +45,8 @@ export class Sender extends LogicalLink<SenderLink> implements SendOwner, Public
   private readonly sends: SendBuffer;
   private tagCounter = 0;
   private readonly presettledInFlight = new Set<PendingSend>();
+  /** Whether this sender's first send left its twins (send-shapes.ts). */
+  private shapesKept = false;
 
   /** @internal link properties of the attach (the management pair's `paired`). */
   attachProperties: Fields | undefined;
@@ -129,6 +135,10 @@ export class Sender extends LogicalLink<SenderLink> implements SendOwner, Public
     }
     const refused = transaction?.refusal();
     if (refused) return Promise.reject(sendErrorFrom(refused, messageId, false));
+    if (!this.shapesKept) {
+      this.shapesKept = true;
+      keepSendShapesOf(copy, senderTwin);
+    }
     return new Promise<SendResult>((resolve, reject) => {
       const ctx: PendingSend = {
         sender: this,

@@ -30,8 +30,11 @@ function hollow(v: unknown): unknown {
   return typeof v === 'string' ? '' : NOTHING;
 }
 
-/** The message's keys in its own order, with hollow values: the same map as `m`. */
-function messageTwin(m: object): Message {
+/**
+ * The message's keys in its own order, with hollow values: the same map as `m` when `m` too was
+ * built from `{}` key by key (a decoded message, a send's copy: copyWith).
+ */
+export function messageTwin(m: object): Message {
   const twin: Record<string, unknown> = {};
   for (const key of Object.keys(m)) twin[key] = hollow((m as Record<string, unknown>)[key]);
   return twin as Message;

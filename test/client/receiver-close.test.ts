@@ -7,11 +7,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { collectGarbage } from '../../bench/lib/full-gc.js';
 import { type BrokerHandle, startBroker } from '../../src/broker.js';
 import { keptTwin } from '../../src/client/shape-keeper.js';
 import { ClientError } from '../../src/errors.js';
 import { type Connection, connect } from '../../src/index.js';
+import { collectedWithin } from '../support/collected.js';
 
 let dir: string;
 let broker: BrokerHandle;
@@ -77,15 +77,7 @@ it('a closed receiver is not kept alive by the deadline of its last receive()', 
   receiver = undefined;
   // its session still refers to it until the broker's end arrives, just after close() resolves:
   // collect until it is gone, well before the deadline's timer would have let go of it
-  const deadline = Date.now() + 20_000;
-  let collected = false;
-  while (!collected && Date.now() < deadline) {
-    // a WeakRef's target is kept until the job that read it ends
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    collectGarbage();
-    collected = ref.deref() === undefined;
-  }
-  expect(collected).toBe(true);
+  expect(await collectedWithin([ref])).toBe(true);
 });
 
 it("a receiver's first arrival leaves a twin (same keys) holding none of its objects, and is collected while the receiver is open", async () => {
@@ -106,15 +98,7 @@ it("a receiver's first arrival leaves a twin (same keys) holding none of its obj
   expect(Object.keys(twin?.message ?? {})).toEqual(keys);
   expect(twin?.message.messageId).toBe('');
   // the receiver is still open and keeps nothing of the arrival: the application dropped it
-  const deadline = Date.now() + 20_000;
-  let collected = false;
-  while (!collected && Date.now() < deadline) {
-    // a WeakRef's target is kept until the job that read it ends
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    collectGarbage();
-    collected = refs.every((r) => r.deref() === undefined);
-  }
-  expect(collected).toBe(true);
+  expect(await collectedWithin(refs)).toBe(true);
   await receiver.close();
   await sender.close();
 });

@@ -4,24 +4,13 @@
  * is checked in a child Node with --allow-natives-syntax (%HaveSameMap), next to a control whose
  * keys come in another order, which must differ (else the probe proves nothing).
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { expect, it } from 'vitest';
-
-const src = (path: string) =>
-  pathToFileURL(fileURLToPath(new URL(`../../src/${path}`, import.meta.url))).href;
+import { runNativesProbe, srcUrl as src } from '../support/natives-probe.js';
 
 it("a receiver's twins have the hidden classes of the next receiver's delivery, transfer and message", () => {
-  const dir = mkdtempSync(join(tmpdir(), 'quorate-shape-keeper-'));
-  try {
-    const probe = join(dir, 'probe.mts');
-    writeFileSync(
-      probe,
-      `import { startBroker } from ${JSON.stringify(src('broker.ts'))};
+  const seen = runNativesProbe(
+    'shape-keeper',
+    `import { startBroker } from ${JSON.stringify(src('broker.ts'))};
 import { connect } from ${JSON.stringify(src('index.ts'))};
 import { keptTwin } from ${JSON.stringify(src('client/shape-keeper.ts'))};
 const broker = await startBroker({ port: 0 });
@@ -53,20 +42,11 @@ await sender.close();
 await conn.close();
 await broker.stop();
 `,
-    );
-    const tsx = createRequire(import.meta.url).resolve('tsx');
-    const out = execFileSync(
-      process.execPath,
-      ['--allow-natives-syntax', '--import', pathToFileURL(tsx).href, probe],
-      { encoding: 'utf8', timeout: 60_000 },
-    );
-    expect(JSON.parse(out.trim().split('\n').at(-1) ?? '')).toEqual({
-      delivery: true,
-      transfer: true,
-      message: true,
-      control: false,
-    });
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  );
+  expect(seen).toEqual({
+    delivery: true,
+    transfer: true,
+    message: true,
+    control: false,
+  });
 }, 90_000);
