@@ -40,8 +40,7 @@ const repeatFlag = (quick: boolean) => (quick ? '' : ` --repeat ${repeatsOf(quic
  * The e2e bench's measured rounds: four, so that each figure is a median (the middle two's mean)
  * that one round's swing (a collection, a neighbour's burst) moves less than a mean of two, and an
  * even count: `--receive both` alternates which of the two quorate runs meets the broker right
- * after rhea's, and an odd count gives one of them that place more often (three rounds read the
- * batch receive dearer than `for await` on four of five brokers, two had read them alike).
+ * after rhea's, and an odd count gives one of them that place more often.
  */
 const e2eRoundsOf = (quick: boolean) => (quick ? 1 : 4);
 
