@@ -77,12 +77,16 @@ export const connectPhysical: typeof NodeConnectPhysical = (opts: AttemptOptions
             port = new WebSocketPort(
               ws.ws,
               { clock: now },
+              // each call forwarded: the connection's events are methods of a class (physical.ts),
+              // which a spread of the object would leave behind
               {
-                ...events,
                 data: (chunk, at, more) => {
                   firstByte.heard();
                   events.data(chunk, at, more);
                 },
+                error: (err) => events.error(err),
+                close: () => events.close(),
+                drain: () => events.drain?.(),
               },
             );
             return port;
