@@ -86,7 +86,6 @@ export const connectPhysical: typeof NodeConnectPhysical = (opts: AttemptOptions
                 },
                 error: (err) => events.error(err),
                 close: () => events.close(),
-                drain: () => events.drain?.(),
               },
             );
             return port;

@@ -42,17 +42,12 @@ const SLOTS_PER_ROW = 4;
 export type KeyHash = (key: string) => number;
 
 /** FNV-1a over the key's UTF-16 code units from `seed`, with a final mix so every bit moves the low bits. */
-function seededHash(seed: number, key: string): number {
+export function seededHash(seed: number, key: string): number {
   let h = seed ^ key.length;
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   return h ^ (h >>> 13);
-}
-
-/** seededHash with `seed` fixed. */
-export function seededKeyHash(seed: number): KeyHash {
-  return (key) => seededHash(seed, key);
 }
 
 /** A seed no producer can know: from the platform's CSPRNG (Node and browsers alike). */

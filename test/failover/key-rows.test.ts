@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type KeyHash, KeyRows, MAX_PROBE, seededKeyHash } from '../../src/failover/key-rows.js';
+import { type KeyHash, KeyRows, MAX_PROBE, seededHash } from '../../src/failover/key-rows.js';
 import { ReceiverDedup } from '../../src/failover/receiver-dedup.js';
 import { ACCEPTED } from '../../src/protocol/index.js';
 
@@ -11,8 +11,8 @@ import { ACCEPTED } from '../../src/protocol/index.js';
 describe('KeyRows', () => {
   // the seeded hash; 16 hashes around the table's end (long runs that wrap around it); one hash
   const hashes: [string, KeyHash, boolean][] = [
-    ['its seeded hash', seededKeyHash(0x1234567), false],
-    ['16 hashes', (key) => (seededKeyHash(1)(key) & 15) - 8, true],
+    ['its seeded hash', (key: string) => seededHash(0x1234567, key), false],
+    ['16 hashes', (key) => (seededHash(1, key) & 15) - 8, true],
     ['one hash', () => -1, true],
   ];
   it.each(hashes)('finds exactly the rows inserted and not removed, %s', (_name, hash, colliding) => {
@@ -77,7 +77,7 @@ describe('ReceiverDedup with ids that collide', () => {
 
   it('keeps ids apart that share a full hash, in runs too short to move the index', () => {
     // pairs of ids with one hash per pair: every lookup meets its twin's equal hash
-    const pairHash = seededKeyHash(7);
+    const pairHash = (key: string) => seededHash(7, key);
     const d = new ReceiverDedup<string>({}, (key) => pairHash(`${Number(key.slice(2)) >> 1}`));
     const ids = Array.from({ length: 500 }, (_, i) => `p-${i}`);
     expect(receiveAll(d, ids, 0)).toBe(500);
